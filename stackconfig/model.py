@@ -1,0 +1,281 @@
+"""The validated shape of a stack's configuration.
+
+Every key a stack file may set under the `platform:` namespace is a field here. Field names
+are snake_case in Python and camelCase in the stack files (the alias); unknown keys are
+errors. This module checks types and single-field rules only; rules that relate several
+fields (address overlaps, subnet sizing, AKS limits) live in `stackconfig.checks`, so that
+they can report every problem at once with its full config key.
+
+Defaults here are the secure choice. Environments weaken a setting explicitly in their
+stack file (for example `disableLocalAccounts: false`), where reviewers and policies see it.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address, IPv4Network
+from typing import Annotated, Literal, Optional
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.alias_generators import to_camel
+
+
+class Model(BaseModel):
+    """Base for every config section: camelCase keys, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        str_strip_whitespace=True,
+    )
+
+
+EnvironmentName = Literal["dev", "staging", "prod"]
+Zone = Literal["1", "2", "3"]
+Uuid = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    ),
+]
+# Azure region names as ARM spells them: eastus2, southcentralus, swedencentral.
+RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z]+[0-9]*$", max_length=24)]
+# Keys that become parts of resource names: short, lowercase, DNS-safe.
+ShortName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,9}$")]
+# AKS: Linux agent pool names are 1-12 lowercase alphanumerics starting with a letter.
+AgentPoolName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,11}$")]
+# Kubernetes namespace: a DNS-1123 label.
+NamespaceName = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+]
+VmSize = Annotated[str, StringConstraints(pattern=r"^Standard_[A-Za-z0-9_]+$")]
+# "33%" or an absolute node count such as "5".
+MaxSurge = Annotated[str, StringConstraints(pattern=r"^([1-9][0-9]*%|[1-9][0-9]*)$")]
+# Go-style durations as the AKS autoscaler profile takes them: "10s", "10m", "1h".
+Duration = Annotated[str, StringConstraints(pattern=r"^[0-9]+(s|m|h)$")]
+# A Kubernetes taint as AKS takes it: key=value:Effect.
+Taint = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]*:(NoSchedule|PreferNoSchedule|NoExecute)$"
+    ),
+]
+KUBERNETES_VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))?$")
+
+
+def _kubernetes_version(value: str) -> str:
+    if not KUBERNETES_VERSION.match(value):
+        raise ValueError(
+            f"{value!r} is not a Kubernetes version: use major.minor (e.g. 1.33) "
+            "or major.minor.patch (e.g. 1.33.2)"
+        )
+    return value
+
+
+KubernetesVersion = Annotated[str, AfterValidator(_kubernetes_version)]
+
+
+class EntraConfig(Model):
+    """Entra ID integration shared by every cluster of the environment."""
+
+    # Members of these groups are cluster admins (Azure Kubernetes Service RBAC Cluster Admin).
+    admin_group_object_ids: list[Uuid] = Field(default_factory=list)
+    # Tenant of the admin groups; defaults to the tenant of the identity running the deploy.
+    tenant_id: Optional[Uuid] = None
+    # How the exported kubeconfig logs in through kubelogin. Both are non-interactive:
+    # `azurecli` reuses `az login` (people, self-hosted runners); `workloadidentity` uses a
+    # federated token (CI jobs running in Kubernetes or GitHub OIDC).
+    kubelogin_mode: Literal["azurecli", "workloadidentity"] = "azurecli"
+
+
+class HubConfig(Model):
+    """The hub VNet (deploy runners, firewall, on-premises gateways) to peer with."""
+
+    virtual_network_id: Annotated[
+        str,
+        StringConstraints(
+            pattern=r"(?i)^/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w._()]+"
+            r"/providers/Microsoft\.Network/virtualNetworks/[-\w._]+$"
+        ),
+    ]
+    address_space: list[IPv4Network] = Field(min_length=1)
+    # Also create the hub-to-spoke half of each peering (needs write access to the hub VNet).
+    create_hub_side_peering: bool = True
+    # Route spoke traffic through the hub's VPN/ExpressRoute gateway.
+    use_remote_gateways: bool = False
+
+
+class NatGatewayConfig(Model):
+    idle_timeout_minutes: int = Field(default=4, ge=4, le=120)
+    # Each public IP gives 64,512 SNAT ports; large fleets need more than one.
+    public_ip_count: int = Field(default=1, ge=1, le=16)
+
+
+class EgressConfig(Model):
+    """How nodes reach the internet. There is no default outbound access."""
+
+    # userAssignedNATGateway: a NAT gateway this program creates on the node subnets.
+    # userDefinedRouting: 0.0.0.0/0 is routed to a firewall (deny-by-default allowlist).
+    outbound_type: Literal["userAssignedNATGateway", "userDefinedRouting"] = (
+        "userAssignedNATGateway"
+    )
+    firewall_private_ip: Optional[IPv4Address] = None
+    nat_gateway: NatGatewayConfig = Field(default_factory=NatGatewayConfig)
+
+
+class RegionSubnets(Model):
+    private_endpoints: IPv4Network
+
+
+class RegionNetworkConfig(Model):
+    """The VNet of one region that hosts clusters."""
+
+    address_space: list[IPv4Network] = Field(min_length=1)
+    subnets: RegionSubnets
+
+
+class NetworkConfig(Model):
+    # Azure CNI Overlay: each node takes a /24 from this range; it cannot grow later.
+    pod_cidr: IPv4Network
+    service_cidr: IPv4Network
+    dns_service_ip: IPv4Address = Field(alias="dnsServiceIP")
+    regions: dict[RegionName, RegionNetworkConfig] = Field(min_length=1)
+    hub: Optional[HubConfig] = None
+    on_premises_ranges: list[IPv4Network] = Field(default_factory=list)
+    egress: EgressConfig = Field(default_factory=EgressConfig)
+
+
+class ClusterSubnets(Model):
+    system: IPv4Network
+    nodes: IPv4Network
+    # Delegated to Microsoft.ContainerService/managedClusters for API server VNet integration.
+    api_server: Optional[IPv4Network] = None
+    # Classic Azure CNI only (`cni: podSubnet`): pods take addresses from this subnet.
+    pods: Optional[IPv4Network] = None
+
+
+class ApiServerConfig(Model):
+    # Private API server: reachable only from the VNets (and the peered hub).
+    private: bool = True
+    # Project the API server into a delegated subnet of the cluster's VNet.
+    vnet_integration: bool = True
+    # Only for a public API server: the source ranges allowed to reach it.
+    authorized_ip_ranges: list[IPv4Network] = Field(default_factory=list)
+
+
+class MaintenanceWindowConfig(Model):
+    day_of_week: Literal[
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"
+    ] = "Sunday"
+    start_time: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] = (
+        "02:00"
+    )
+    duration_hours: int = Field(default=4, ge=4, le=24)
+    utc_offset: Annotated[str, StringConstraints(pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$")] = (
+        "+00:00"
+    )
+
+
+class UpgradeConfig(Model):
+    # Who owns the Kubernetes version (see README, "Upgrades"):
+    #   patch  - this program owns major.minor, AKS applies patches in the window.
+    #   stable, rapid - AKS owns the version; kubernetesVersion must be left out.
+    #   none   - this program owns the full version; nothing upgrades on its own.
+    channel: Literal["patch", "stable", "rapid", "none"] = "patch"
+    node_os_channel: Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"] = "NodeImage"
+    maintenance_window: MaintenanceWindowConfig = Field(default_factory=MaintenanceWindowConfig)
+
+
+class AutoscalerProfileConfig(Model):
+    """The cluster autoscaler profile (values as AKS takes them)."""
+
+    expander: Literal["least-waste", "most-pods", "priority", "random"] = "least-waste"
+    balance_similar_node_groups: bool = True
+    scan_interval: Duration = "10s"
+    scale_down_delay_after_add: Duration = "10m"
+    scale_down_unneeded_time: Duration = "10m"
+    scale_down_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
+    max_graceful_termination_sec: int = Field(default=600, ge=0)
+    max_node_provision_time: Duration = "15m"
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = False
+
+
+class PoolConfig(Model):
+    """Settings shared by the system pool and user pools."""
+
+    vm_size: VmSize
+    min_count: int = Field(ge=0)
+    max_count: int = Field(ge=1)
+    max_pods: int = Field(default=110, ge=10, le=250)
+    max_surge: MaxSurge = "10%"
+    os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
+    os_disk_type: Literal["Ephemeral", "Managed"] = "Ephemeral"
+    os_sku: Literal["AzureLinux", "Ubuntu"] = "AzureLinux"
+    # Defaults to the cluster's zones.
+    zones: Optional[list[Zone]] = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+
+
+class SystemPoolConfig(PoolConfig):
+    """The inline system pool; it always carries the CriticalAddonsOnly taint."""
+
+    min_count: int = Field(default=3, ge=1)
+    max_count: int = Field(default=6, ge=1)
+
+
+class NodePoolConfig(PoolConfig):
+    """A user pool, registered as its own AgentPool resource."""
+
+
+class ClusterConfig(Model):
+    region: RegionName
+    kubernetes_version: Optional[KubernetesVersion] = None
+    tier: Literal["Free", "Standard", "Premium"] = "Standard"
+    zones: list[Zone] = Field(default_factory=lambda: ["1", "2", "3"], min_length=1)
+    # overlay: Azure CNI Overlay (pods from network.podCidr). podSubnet: classic Azure CNI
+    # with pods in subnets.pods (VNet-routable pod IPs).
+    cni: Literal["overlay", "podSubnet"] = "overlay"
+    api_server: ApiServerConfig = Field(default_factory=ApiServerConfig)
+    disable_local_accounts: bool = True
+    upgrades: UpgradeConfig = Field(default_factory=UpgradeConfig)
+    autoscaler: AutoscalerProfileConfig = Field(default_factory=AutoscalerProfileConfig)
+    subnets: ClusterSubnets
+    system_pool: SystemPoolConfig
+    node_pools: dict[AgentPoolName, NodePoolConfig] = Field(default_factory=dict)
+
+
+class TeamConfig(Model):
+    entra_group_object_ids: list[Uuid] = Field(min_length=1)
+    namespaces: list[NamespaceName] = Field(min_length=1)
+
+
+class OperationsConfig(Model):
+    log_retention_days: int = Field(default=90, ge=30, le=730)
+    # Microsoft Defender for Containers (uses the environment's Log Analytics workspace).
+    defender: bool = True
+    image_cleaner_interval_hours: int = Field(default=168, ge=24, le=2160)
+    secret_rotation_interval: Duration = "2m"
+
+
+class PlatformConfig(Model):
+    """Everything one stack (one environment) may set under `platform:`."""
+
+    environment: EnvironmentName
+    # Short lowercase prefix for resource names (Azure names some resources globally).
+    prefix: ShortName
+    # Tags on every taggable resource; `environment` is added from `environment`.
+    tags: dict[str, str]
+    # protect: stateful and hard-to-rebuild resources refuse deletion (pulumi `protect`).
+    protect: bool = True
+    entra: EntraConfig = Field(default_factory=EntraConfig)
+    network: NetworkConfig
+    clusters: dict[ShortName, ClusterConfig] = Field(min_length=1)
+    teams: dict[ShortName, TeamConfig] = Field(default_factory=dict)
+    operations: OperationsConfig = Field(default_factory=OperationsConfig)
+
+
+REQUIRED_TAGS = ("owner", "cost-center")
