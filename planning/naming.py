@@ -52,3 +52,20 @@ class Naming:
     def node_resource_group(self, cluster_key: str, region: str) -> str:
         # AKS puts the node VMs, disks and load balancers here; the name is fixed at creation.
         return self.name("rg", cluster_key, "nodes", region)
+
+
+@dataclass(frozen=True)
+class ResourceId:
+    subscription: str
+    resource_group: str
+    provider: str
+    type: str
+    name: str
+
+
+def parse_resource_id(resource_id: str) -> ResourceId:
+    """Split `/subscriptions/<s>/resourceGroups/<g>/providers/<ns>/<type>/<name>`."""
+    parts = resource_id.strip("/").split("/")
+    if len(parts) != 8 or parts[0].lower() != "subscriptions" or parts[2].lower() != "resourcegroups" or parts[4].lower() != "providers":
+        raise ValueError(f"not a top-level Azure resource ID: {resource_id}")
+    return ResourceId(parts[1], parts[3], parts[5], parts[6], parts[7])

@@ -1,0 +1,23 @@
+"""Entry point for `pulumi up -s <env>`: validate the stack's config, build the platform."""
+
+import pulumi
+
+from components.platform import Platform, PlatformArgs
+from stackconfig import load_environment
+
+config = load_environment()
+platform = Platform(f"platform-{config.environment}", PlatformArgs(config))
+
+pulumi.export(
+    "clusters",
+    {
+        key: {
+            "name": cluster.cluster_name,
+            "resourceGroup": cluster.resource_group_name,
+            "oidcIssuerUrl": cluster.oidc_issuer_url,
+        }
+        for key, cluster in platform.clusters.items()
+    },
+)
+# Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
+pulumi.export("kubeconfigs", {key: cluster.kubeconfig for key, cluster in platform.clusters.items()})

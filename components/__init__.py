@@ -1,0 +1,1 @@
+"""Pulumi components, one module per capability. Nothing is registered at import time."""

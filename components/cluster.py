@@ -1,0 +1,475 @@
+"""One hardened AKS cluster and everything it needs to be operated.
+
+- Azure CNI Overlay (or classic CNI with a pod subnet) with the Cilium dataplane and policy.
+- Entra ID only: managed AAD, Azure RBAC for Kubernetes, local accounts disabled, OIDC
+  issuer and workload identity on, user-assigned control-plane and kubelet identities.
+- The system pool inline (tainted CriticalAddonsOnly); every other pool a separate
+  AgentPool, so the two never fight (pulumi-azure-native#2719). Autoscaled pools let the
+  autoscaler own `count`.
+- Upgrades: one owner of the Kubernetes version (see README, "Upgrades") and maintenance
+  windows for both upgrade channels.
+- Operations: audit logs to Log Analytics, managed Prometheus wired end to end, Azure
+  Policy, Key Vault secrets provider with rotation, image cleaner, Defender when enabled.
+- Exports a kubeconfig that logs in through kubelogin non-interactively.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import containerservice as aks
+from pulumi_azure_native import managedidentity, monitor, resources
+
+from components.rbac import assign_role
+from planning.kubeconfig import non_interactive_kubeconfig
+from planning.naming import Naming
+from stackconfig.model import ClusterConfig, NetworkConfig, OperationsConfig, PoolConfig
+
+SYSTEM_POOL_NAME = "system"
+SYSTEM_POOL_TAINT = "CriticalAddonsOnly=true:NoSchedule"
+# Cluster log categories sent to Log Analytics: API audit (without get/list noise), Entra ID
+# authentication (guard), and the autoscaler's decisions.
+DIAGNOSTIC_LOG_CATEGORIES = ("kube-audit-admin", "guard", "cluster-autoscaler")
+# The exact names AKS gives meaning to (planned maintenance docs).
+AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
+NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
+PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
+
+
+@dataclass(frozen=True)
+class ClusterNetwork:
+    """The subnets this cluster runs in (IDs from the regional network)."""
+
+    system_subnet_id: pulumi.Input[str]
+    nodes_subnet_id: pulumi.Input[str]
+    api_server_subnet_id: pulumi.Input[str] | None = None
+    pods_subnet_id: pulumi.Input[str] | None = None
+
+    def subnets(self) -> dict[str, pulumi.Input[str]]:
+        named = {
+            "system": self.system_subnet_id,
+            "nodes": self.nodes_subnet_id,
+            "apiServer": self.api_server_subnet_id,
+            "pods": self.pods_subnet_id,
+        }
+        return {role: subnet for role, subnet in named.items() if subnet is not None}
+
+
+@dataclass(frozen=True)
+class ClusterMonitoring:
+    log_analytics_workspace_id: pulumi.Input[str]
+    monitor_workspace_id: pulumi.Input[str]
+    monitor_workspace_region: str
+
+
+@dataclass(frozen=True)
+class AksClusterArgs:
+    naming: Naming
+    key: str
+    cluster: ClusterConfig
+    network: NetworkConfig
+    subnets: ClusterNetwork
+    admin_group_object_ids: list[str]
+    tenant_id: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+    kubelogin_mode: str
+    operations: OperationsConfig
+    monitoring: ClusterMonitoring
+    protect: bool
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def _upgrade_settings(pool: PoolConfig) -> aks.AgentPoolUpgradeSettingsArgs:
+    return aks.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge, drain_timeout_in_minutes=30)
+
+
+def _autoscaled_pool_inputs(pool: PoolConfig, zones: list[str]) -> dict:
+    """Inputs shared by the inline system pool and AgentPool resources (same property names)."""
+    return dict(
+        vm_size=pool.vm_size,
+        # Only the initial size: the autoscaler owns `count` afterwards (ignored on update).
+        count=pool.min_count,
+        enable_auto_scaling=True,
+        min_count=pool.min_count,
+        max_count=pool.max_count,
+        max_pods=pool.max_pods,
+        availability_zones=list(pool.zones or zones),
+        os_type=aks.OSType.LINUX,
+        os_sku=aks.OSSKU(pool.os_sku),
+        os_disk_type=aks.OSDiskType(pool.os_disk_type),
+        os_disk_size_gb=pool.os_disk_size_gb,
+        enable_encryption_at_host=True,
+        enable_node_public_ip=False,
+        type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+        upgrade_settings=_upgrade_settings(pool),
+        security_profile=aks.AgentPoolSecurityProfileArgs(ssh_access=aks.AgentPoolSSHAccess.DISABLED),
+        node_labels=dict(pool.labels) or None,
+    )
+
+
+class AksCluster(pulumi.ComponentResource):
+    cluster_name: pulumi.Output[str]
+    oidc_issuer_url: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:aks:Cluster", name, None, opts)
+        cfg, naming, key = args.cluster, args.naming, args.key
+        region = cfg.region
+        child = pulumi.ResourceOptions(parent=self)
+
+        group = resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=naming.name("rg", key, "cluster"),
+            location=region,
+            tags=args.tags,
+            opts=child,
+        )
+        control_plane = managedidentity.UserAssignedIdentity(
+            f"{name}-control-plane-id",
+            resource_name_=naming.name("id", key, "control-plane"),
+            resource_group_name=group.name,
+            location=region,
+            tags=args.tags,
+            opts=child,
+        )
+        kubelet = managedidentity.UserAssignedIdentity(
+            f"{name}-kubelet-id",
+            resource_name_=naming.name("id", key, "kubelet"),
+            resource_group_name=group.name,
+            location=region,
+            tags=args.tags,
+            opts=child,
+        )
+        principal = f"{naming.environment}/{key}/control-plane"
+        grants = [
+            # AKS assigns the kubelet identity to the node VMs on the control plane's behalf.
+            assign_role(
+                f"{name}-control-plane-operates-kubelet",
+                role="Managed Identity Operator",
+                scope=kubelet.id,
+                scope_key=f"{naming.environment}/{key}/identity/kubelet",
+                principal_id=control_plane.principal_id,
+                principal_key=principal,
+                subscription_id=args.subscription_id,
+                parent=self,
+            )
+        ]
+        # Joining nodes, pods and the API server to our subnets: Network Contributor on each
+        # subnet, not on the VNet or resource group.
+        for role, subnet_id in args.subnets.subnets().items():
+            grants.append(
+                assign_role(
+                    f"{name}-control-plane-joins-{role}",
+                    role="Network Contributor",
+                    scope=subnet_id,
+                    scope_key=f"{naming.environment}/{key}/subnet/{role}",
+                    principal_id=control_plane.principal_id,
+                    principal_key=principal,
+                    subscription_id=args.subscription_id,
+                    parent=self,
+                )
+            )
+
+        cluster = aks.ManagedCluster(
+            f"{name}-aks",
+            resource_name_=naming.cluster(key),
+            resource_group_name=group.name,
+            location=region,
+            dns_prefix=naming.cluster(key),
+            node_resource_group=naming.node_resource_group(key, region),
+            kubernetes_version=cfg.kubernetes_version,
+            sku=aks.ManagedClusterSKUArgs(
+                name=aks.ManagedClusterSKUName.BASE, tier=aks.ManagedClusterSKUTier(cfg.tier)
+            ),
+            support_plan=aks.KubernetesSupportPlan.KUBERNETES_OFFICIAL,
+            identity=aks.ManagedClusterIdentityArgs(
+                type=aks.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[control_plane.id],
+            ),
+            identity_profile={
+                "kubeletidentity": aks.UserAssignedIdentityArgs(
+                    resource_id=kubelet.id, client_id=kubelet.client_id, object_id=kubelet.principal_id
+                )
+            },
+            enable_rbac=True,
+            disable_local_accounts=cfg.disable_local_accounts,
+            aad_profile=aks.ManagedClusterAADProfileArgs(
+                managed=True,
+                enable_azure_rbac=True,
+                admin_group_object_ids=list(args.admin_group_object_ids),
+                tenant_id=args.tenant_id,
+            ),
+            oidc_issuer_profile=aks.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=self._security_profile(args),
+            api_server_access_profile=self._api_server_profile(args),
+            network_profile=self._network_profile(args),
+            agent_pool_profiles=[self._system_pool(args)],
+            auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel=aks.UpgradeChannel(cfg.upgrades.channel),
+                node_os_upgrade_channel=aks.NodeOSUpgradeChannel(cfg.upgrades.node_os_channel),
+            ),
+            auto_scaler_profile=self._autoscaler_profile(cfg),
+            addon_profiles={
+                "azurepolicy": aks.ManagedClusterAddonProfileArgs(enabled=True),
+                "azureKeyvaultSecretsProvider": aks.ManagedClusterAddonProfileArgs(
+                    enabled=True,
+                    config={
+                        "enableSecretRotation": "true",
+                        "rotationPollInterval": args.operations.secret_rotation_interval,
+                    },
+                ),
+            },
+            azure_monitor_profile=aks.ManagedClusterAzureMonitorProfileArgs(
+                metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(
+                    enabled=True,
+                    kube_state_metrics=aks.ManagedClusterAzureMonitorProfileKubeStateMetricsArgs(
+                        metric_labels_allowlist="", metric_annotations_allow_list=""
+                    ),
+                )
+            ),
+            storage_profile=aks.ManagedClusterStorageProfileArgs(
+                disk_csi_driver=aks.ManagedClusterStorageProfileDiskCSIDriverArgs(enabled=True),
+                snapshot_controller=aks.ManagedClusterStorageProfileSnapshotControllerArgs(enabled=True),
+                # Azure Files CSI mounts with storage account keys; the platform allows none.
+                file_csi_driver=aks.ManagedClusterStorageProfileFileCSIDriverArgs(enabled=False),
+            ),
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                depends_on=grants,
+                ignore_changes=self._ignored_cluster_changes(cfg),
+            ),
+        )
+
+        for pool_name, pool in cfg.node_pools.items():
+            aks.AgentPool(
+                f"{name}-pool-{pool_name}",
+                agent_pool_name=pool_name,
+                resource_name_=cluster.name,
+                resource_group_name=group.name,
+                mode=aks.AgentPoolMode.USER,
+                orchestrator_version=cfg.kubernetes_version,
+                vnet_subnet_id=args.subnets.nodes_subnet_id,
+                pod_subnet_id=args.subnets.pods_subnet_id,
+                node_taints=list(pool.taints) or None,
+                **_autoscaled_pool_inputs(pool, cfg.zones),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    ignore_changes=["count"] + (["orchestratorVersion"] if cfg.kubernetes_version is None else []),
+                    # Pool names are fixed, so a replacement must delete the old pool first.
+                    delete_before_replace=True,
+                ),
+            )
+
+        self._maintenance_windows(name, args, group, cluster)
+        self._monitoring(name, args, group, cluster)
+
+        credentials = aks.list_managed_cluster_user_credentials_output(
+            resource_group_name=group.name,
+            resource_name=cluster.name,
+            format="exec",
+            # Waits for the cluster; in a preview of a new cluster the kubeconfig stays unknown.
+            opts=pulumi.InvokeOutputOptions(depends_on=[cluster]),
+        )
+        self.kubeconfig = pulumi.Output.secret(
+            credentials.kubeconfigs.apply(
+                lambda kubeconfigs: non_interactive_kubeconfig(
+                    base64.b64decode(kubeconfigs[0].value).decode(), args.kubelogin_mode
+                )
+            )
+        )
+        self.cluster_name = cluster.name
+        self.cluster_id = cluster.id
+        self.resource_group_name = group.name
+        self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(lambda profile: profile.issuer_url)
+        self.kubelet_object_id = kubelet.principal_id
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    @staticmethod
+    def _ignored_cluster_changes(cfg: ClusterConfig) -> list[str]:
+        ignored = ["agentPoolProfiles[0].count"]  # the autoscaler owns the system pool's size
+        if cfg.kubernetes_version is None:  # AKS owns the version (stable/rapid channel)
+            ignored += ["kubernetesVersion", "agentPoolProfiles[0].orchestratorVersion"]
+        return ignored
+
+    @staticmethod
+    def _system_pool(args: AksClusterArgs) -> aks.ManagedClusterAgentPoolProfileArgs:
+        cfg = args.cluster
+        pool = cfg.system_pool
+        return aks.ManagedClusterAgentPoolProfileArgs(
+            name=SYSTEM_POOL_NAME,
+            mode=aks.AgentPoolMode.SYSTEM,
+            orchestrator_version=cfg.kubernetes_version,
+            vnet_subnet_id=args.subnets.system_subnet_id,
+            pod_subnet_id=args.subnets.pods_subnet_id,
+            # Only critical add-ons schedule here; workloads go to user pools.
+            node_taints=[SYSTEM_POOL_TAINT, *pool.taints],
+            **_autoscaled_pool_inputs(pool, cfg.zones),
+        )
+
+    @staticmethod
+    def _security_profile(args: AksClusterArgs) -> aks.ManagedClusterSecurityProfileArgs:
+        operations = args.operations
+        return aks.ManagedClusterSecurityProfileArgs(
+            workload_identity=aks.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
+            image_cleaner=aks.ManagedClusterSecurityProfileImageCleanerArgs(
+                enabled=True, interval_hours=operations.image_cleaner_interval_hours
+            ),
+            defender=aks.ManagedClusterSecurityProfileDefenderArgs(
+                log_analytics_workspace_resource_id=args.monitoring.log_analytics_workspace_id,
+                security_monitoring=aks.ManagedClusterSecurityProfileDefenderSecurityMonitoringArgs(enabled=True),
+            )
+            if operations.defender
+            else None,
+        )
+
+    @staticmethod
+    def _api_server_profile(args: AksClusterArgs) -> aks.ManagedClusterAPIServerAccessProfileArgs:
+        api = args.cluster.api_server
+        return aks.ManagedClusterAPIServerAccessProfileArgs(
+            enable_private_cluster=api.private,
+            # AKS-managed private DNS zone; no public FQDN resolving to the private address.
+            private_dns_zone="system" if api.private else None,
+            enable_private_cluster_public_fqdn=False if api.private else None,
+            enable_vnet_integration=api.vnet_integration,
+            subnet_id=args.subnets.api_server_subnet_id if api.vnet_integration else None,
+            authorized_ip_ranges=[str(r) for r in api.authorized_ip_ranges] or None,
+        )
+
+    @staticmethod
+    def _network_profile(args: AksClusterArgs) -> aks.ContainerServiceNetworkProfileArgs:
+        overlay = args.cluster.cni == "overlay"
+        net = args.network
+        return aks.ContainerServiceNetworkProfileArgs(
+            network_plugin=aks.NetworkPlugin.AZURE,
+            network_plugin_mode=aks.NetworkPluginMode.OVERLAY if overlay else None,
+            network_dataplane=aks.NetworkDataplane.CILIUM,
+            network_policy=aks.NetworkPolicy.CILIUM,
+            pod_cidr=str(net.pod_cidr) if overlay else None,
+            service_cidr=str(net.service_cidr),
+            dns_service_ip=str(net.dns_service_ip),
+            outbound_type=aks.OutboundType(net.egress.outbound_type),
+            load_balancer_sku=aks.LoadBalancerSku.STANDARD,
+        )
+
+    @staticmethod
+    def _autoscaler_profile(cfg: ClusterConfig) -> aks.ManagedClusterPropertiesAutoScalerProfileArgs:
+        scaler = cfg.autoscaler
+        # AKS takes every autoscaler setting as a string.
+        return aks.ManagedClusterPropertiesAutoScalerProfileArgs(
+            expander=aks.Expander(scaler.expander),
+            balance_similar_node_groups=str(scaler.balance_similar_node_groups).lower(),
+            scan_interval=scaler.scan_interval,
+            scale_down_delay_after_add=scaler.scale_down_delay_after_add,
+            scale_down_unneeded_time=scaler.scale_down_unneeded_time,
+            scale_down_utilization_threshold=str(scaler.scale_down_utilization_threshold),
+            max_graceful_termination_sec=str(scaler.max_graceful_termination_sec),
+            max_node_provision_time=scaler.max_node_provision_time,
+            skip_nodes_with_system_pods=str(scaler.skip_nodes_with_system_pods).lower(),
+            skip_nodes_with_local_storage=str(scaler.skip_nodes_with_local_storage).lower(),
+        )
+
+    def _maintenance_windows(
+        self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
+    ) -> None:
+        upgrades = args.cluster.upgrades
+        window = upgrades.maintenance_window
+        schedules = []
+        if upgrades.channel != "none":
+            schedules.append(("auto-upgrade", AUTO_UPGRADE_SCHEDULE))
+        if upgrades.node_os_channel not in ("None", "Unmanaged"):
+            schedules.append(("node-os", NODE_OS_UPGRADE_SCHEDULE))
+        for label, config_name in schedules:
+            aks.MaintenanceConfiguration(
+                f"{name}-maintenance-{label}",
+                config_name=config_name,
+                resource_group_name=group.name,
+                resource_name_=cluster.name,
+                maintenance_window=aks.MaintenanceWindowArgs(
+                    schedule=aks.ScheduleArgs(
+                        weekly=aks.WeeklyScheduleArgs(
+                            day_of_week=aks.WeekDay(window.day_of_week), interval_weeks=1
+                        )
+                    ),
+                    duration_hours=window.duration_hours,
+                    start_time=window.start_time,
+                    utc_offset=window.utc_offset,
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+
+    def _monitoring(
+        self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
+    ) -> None:
+        naming, key = args.naming, args.key
+        child = pulumi.ResourceOptions(parent=self)
+        monitoring = args.monitoring
+        # Managed Prometheus: endpoint and rule live in the Azure Monitor workspace's region
+        # (as in AKS's own template), the association on the cluster.
+        endpoint = monitor.DataCollectionEndpoint(
+            f"{name}-prometheus-dce",
+            data_collection_endpoint_name=naming.name("dce", key, "prometheus"),
+            resource_group_name=group.name,
+            location=monitoring.monitor_workspace_region,
+            kind=monitor.KnownDataCollectionEndpointResourceKind.LINUX,
+            tags=args.tags,
+            opts=child,
+        )
+        rule = monitor.DataCollectionRule(
+            f"{name}-prometheus-dcr",
+            data_collection_rule_name=naming.name("dcr", key, "prometheus"),
+            resource_group_name=group.name,
+            location=monitoring.monitor_workspace_region,
+            kind=monitor.KnownDataCollectionRuleResourceKind.LINUX,
+            data_collection_endpoint_id=endpoint.id,
+            data_sources=monitor.DataCollectionRuleDataSourcesArgs(
+                prometheus_forwarder=[
+                    monitor.PrometheusForwarderDataSourceArgs(
+                        name="PrometheusDataSource",
+                        streams=[monitor.KnownPrometheusForwarderDataSourceStreams.MICROSOFT_PROMETHEUS_METRICS],
+                        label_include_filter={},
+                    )
+                ]
+            ),
+            destinations=monitor.DataCollectionRuleDestinationsArgs(
+                monitoring_accounts=[
+                    monitor.MonitoringAccountDestinationArgs(
+                        account_resource_id=monitoring.monitor_workspace_id, name="MonitoringAccount1"
+                    )
+                ]
+            ),
+            # The SDK's KnownDataFlowStreams enum does not list the Prometheus stream.
+            data_flows=[monitor.DataFlowArgs(streams=[PROMETHEUS_STREAM], destinations=["MonitoringAccount1"])],
+            tags=args.tags,
+            opts=child,
+        )
+        monitor.DataCollectionRuleAssociation(
+            f"{name}-prometheus-dcra",
+            association_name=naming.name("dcra", key, "prometheus"),
+            resource_uri=cluster.id,
+            data_collection_rule_id=rule.id,
+            opts=child,
+        )
+        monitor.DiagnosticSetting(
+            f"{name}-audit-logs",
+            name="audit-to-log-analytics",
+            resource_uri=cluster.id,
+            workspace_id=monitoring.log_analytics_workspace_id,
+            # Resource-specific tables (AKSAudit, AKSAuditAdmin, ...) rather than AzureDiagnostics.
+            log_analytics_destination_type="Dedicated",
+            logs=[
+                monitor.DiagnosticsLogSettingsArgs(category=category, enabled=True)
+                for category in DIAGNOSTIC_LOG_CATEGORIES
+            ],
+            opts=child,
+        )

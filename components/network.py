@@ -1,0 +1,240 @@
+"""One region's spoke network: VNet, subnets with NSGs, egress, and peering to the hub.
+
+Subnets are separate `Subnet` resources (never inline in the VNet, which would fight
+them), created one after another because Azure rejects concurrent writes to one VNet.
+No subnet has default outbound access: nodes leave through our NAT gateway or, with
+`userDefinedRouting`, through the firewall at `firewallPrivateIp`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address, IPv4Network
+
+import pulumi
+from pulumi_azure_native import network, resources
+
+from planning.naming import Naming, parse_resource_id
+
+
+@dataclass(frozen=True)
+class SubnetSpec:
+    """A subnet to create: `role` names it, `egress` attaches the NAT gateway or route table."""
+
+    key: str
+    role: str
+    prefix: IPv4Network
+    egress: bool = False
+    delegation: str | None = None
+
+
+@dataclass(frozen=True)
+class HubPeeringSpec:
+    virtual_network_id: str
+    create_hub_side: bool
+    use_remote_gateways: bool
+
+
+@dataclass(frozen=True)
+class RegionalNetworkArgs:
+    naming: Naming
+    region: str
+    address_space: list[IPv4Network]
+    subnets: list[SubnetSpec]
+    outbound_type: str
+    firewall_private_ip: IPv4Address | None
+    nat_idle_timeout_minutes: int
+    nat_public_ip_count: int
+    hub: HubPeeringSpec | None
+    protect: bool
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class RegionalNetwork(pulumi.ComponentResource):
+    """Outputs: `vnet_id`, `vnet_name`, `resource_group_name`, and `subnet_ids[key]`."""
+
+    vnet_id: pulumi.Output[str]
+    subnet_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: RegionalNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:network:RegionalNetwork", name, None, opts)
+        naming, region = args.naming, args.region
+        child = pulumi.ResourceOptions(parent=self)
+
+        group = resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=naming.regional("rg", region, "network"),
+            location=region,
+            tags=args.tags,
+            opts=child,
+        )
+        vnet = network.VirtualNetwork(
+            f"{name}-vnet",
+            virtual_network_name=naming.regional("vnet", region),
+            resource_group_name=group.name,
+            location=region,
+            address_space=network.AddressSpaceArgs(
+                address_prefixes=[str(space) for space in args.address_space]
+            ),
+            tags=args.tags,
+            # Subnets are managed as their own resources (see module docstring).
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+        )
+
+        nat_gateway, route_table = self._egress(name, args, group)
+
+        self.subnet_ids: dict[str, pulumi.Output[str]] = {}
+        previous: pulumi.Resource | None = None
+        for spec in args.subnets:
+            nsg = network.NetworkSecurityGroup(
+                f"{name}-nsg-{spec.key}",
+                network_security_group_name=naming.regional("nsg", region, spec.key),
+                resource_group_name=group.name,
+                location=region,
+                tags=args.tags,
+                opts=child,
+            )
+            subnet = network.Subnet(
+                f"{name}-snet-{spec.key}",
+                subnet_name=naming.regional("snet", region, spec.key),
+                resource_group_name=group.name,
+                virtual_network_name=vnet.name,
+                address_prefix=str(spec.prefix),
+                default_outbound_access=False,
+                network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
+                nat_gateway=network.SubResourceArgs(id=nat_gateway.id) if spec.egress and nat_gateway else None,
+                route_table=network.RouteTableArgs(id=route_table.id) if spec.egress and route_table else None,
+                delegations=[
+                    network.DelegationArgs(name=spec.delegation.replace("/", "-"), service_name=spec.delegation)
+                ]
+                if spec.delegation
+                else None,
+                # Let NSGs and route tables apply to private endpoints too.
+                private_endpoint_network_policies=network.VirtualNetworkPrivateEndpointNetworkPolicies.ENABLED,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
+            )
+            self.subnet_ids[spec.key] = subnet.id
+            previous = subnet
+
+        if args.hub:
+            self._peer_with_hub(name, args, group, vnet, previous)
+
+        self.resource_group_name = group.name
+        self.vnet_id = vnet.id
+        self.vnet_name = vnet.name
+        self.region = region
+        self.register_outputs({"vnetId": vnet.id, "subnetIds": self.subnet_ids})
+
+    def _egress(
+        self, name: str, args: RegionalNetworkArgs, group: resources.ResourceGroup
+    ) -> tuple[network.NatGateway | None, network.RouteTable | None]:
+        naming, region = args.naming, args.region
+        child = pulumi.ResourceOptions(parent=self)
+        if args.outbound_type == "userDefinedRouting":
+            route_table = network.RouteTable(
+                f"{name}-rt",
+                route_table_name=naming.regional("rt", region, "egress"),
+                resource_group_name=group.name,
+                location=region,
+                # Routes learned over BGP (e.g. a gateway's 0.0.0.0/0) must not bypass the firewall.
+                disable_bgp_route_propagation=True,
+                routes=[
+                    network.RouteArgs(
+                        name="default-to-firewall",
+                        address_prefix="0.0.0.0/0",
+                        next_hop_type=network.RouteNextHopType.VIRTUAL_APPLIANCE,
+                        next_hop_ip_address=str(args.firewall_private_ip),
+                    )
+                ],
+                tags=args.tags,
+                opts=child,
+            )
+            return None, route_table
+
+        public_ips = [
+            network.PublicIPAddress(
+                f"{name}-nat-pip-{i}",
+                public_ip_address_name=naming.regional("pip", region, "nat", str(i)),
+                resource_group_name=group.name,
+                location=region,
+                sku=network.PublicIPAddressSkuArgs(
+                    name=network.PublicIPAddressSkuName.STANDARD,
+                    tier=network.PublicIPAddressSkuTier.REGIONAL,
+                ),
+                public_ip_allocation_method=network.IPAllocationMethod.STATIC,
+                public_ip_address_version=network.IPVersion.I_PV4,
+                tags=args.tags,
+                opts=child,
+            )
+            for i in range(1, args.nat_public_ip_count + 1)
+        ]
+        nat_gateway = network.NatGateway(
+            f"{name}-nat",
+            nat_gateway_name=naming.regional("ng", region),
+            resource_group_name=group.name,
+            location=region,
+            sku=network.NatGatewaySkuArgs(name=network.NatGatewaySkuName.STANDARD),
+            idle_timeout_in_minutes=args.nat_idle_timeout_minutes,
+            public_ip_addresses=[network.SubResourceArgs(id=ip.id) for ip in public_ips],
+            tags=args.tags,
+            opts=child,
+        )
+        return nat_gateway, None
+
+    def _peer_with_hub(
+        self,
+        name: str,
+        args: RegionalNetworkArgs,
+        group: resources.ResourceGroup,
+        vnet: network.VirtualNetwork,
+        last_subnet: pulumi.Resource | None,
+    ) -> None:
+        hub = args.hub
+        assert hub is not None
+        after_subnets = pulumi.ResourceOptions(parent=self, depends_on=[last_subnet] if last_subnet else None)
+        network.VirtualNetworkPeering(
+            f"{name}-to-hub",
+            virtual_network_peering_name="peer-to-hub",
+            resource_group_name=group.name,
+            virtual_network_name=vnet.name,
+            remote_virtual_network=network.SubResourceArgs(id=hub.virtual_network_id),
+            allow_virtual_network_access=True,
+            # Return traffic from the hub firewall arrives forwarded.
+            allow_forwarded_traffic=True,
+            use_remote_gateways=hub.use_remote_gateways,
+            opts=after_subnets,
+        )
+        if hub.create_hub_side:
+            hub_id = parse_resource_id(hub.virtual_network_id)
+            network.VirtualNetworkPeering(
+                f"{name}-from-hub",
+                virtual_network_peering_name=f"peer-to-{args.naming.regional('vnet', args.region)}",
+                resource_group_name=hub_id.resource_group,
+                virtual_network_name=hub_id.name,
+                remote_virtual_network=network.SubResourceArgs(id=vnet.id),
+                allow_virtual_network_access=True,
+                allow_forwarded_traffic=True,
+                allow_gateway_transit=hub.use_remote_gateways,
+                opts=after_subnets,
+            )
+
+
+def peer_regions(
+    first: RegionalNetwork, second: RegionalNetwork, parent: pulumi.Resource
+) -> list[network.VirtualNetworkPeering]:
+    """Both halves of a peering between two regions of one environment."""
+    peerings = []
+    for local, remote in ((first, second), (second, first)):
+        peerings.append(
+            network.VirtualNetworkPeering(
+                f"peer-{local.region}-to-{remote.region}",
+                virtual_network_peering_name=f"peer-to-{remote.region}",
+                resource_group_name=local.resource_group_name,
+                virtual_network_name=local.vnet_name,
+                remote_virtual_network=network.SubResourceArgs(id=remote.vnet_id),
+                allow_virtual_network_access=True,
+                allow_forwarded_traffic=True,
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=[first, second]),
+            )
+        )
+    return peerings

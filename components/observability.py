@@ -1,0 +1,74 @@
+"""Environment-wide observability: Log Analytics (audit logs, Defender) and the Azure
+Monitor workspace that stores managed Prometheus metrics. Per-cluster wiring (data
+collection endpoint/rule/association, diagnostic settings) lives in the cluster component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import monitor, operationalinsights, resources
+
+from planning.naming import Naming
+
+
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    naming: Naming
+    region: str
+    retention_days: int
+    protect: bool
+    tags: dict[str, str]
+
+
+class Observability(pulumi.ComponentResource):
+    resource_group_name: pulumi.Output[str]
+    log_analytics_workspace_id: pulumi.Output[str]
+    monitor_workspace_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:observability:Observability", name, None, opts)
+        naming = args.naming
+        child = pulumi.ResourceOptions(parent=self)
+        stateful = pulumi.ResourceOptions(parent=self, protect=args.protect)
+
+        group = resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=naming.regional("rg", args.region, "ops"),
+            location=args.region,
+            tags=args.tags,
+            opts=child,
+        )
+        workspace = operationalinsights.Workspace(
+            f"{name}-logs",
+            workspace_name=naming.regional("log", args.region),
+            resource_group_name=group.name,
+            location=args.region,
+            sku=operationalinsights.WorkspaceSkuArgs(
+                name=operationalinsights.WorkspaceSkuNameEnum.PER_GB2018
+            ),
+            retention_in_days=args.retention_days,
+            # Entra ID only: no workspace shared keys for ingestion or queries.
+            features=operationalinsights.WorkspaceFeaturesArgs(disable_local_auth=True),
+            tags=args.tags,
+            opts=stateful,
+        )
+        metrics = monitor.AzureMonitorWorkspace(
+            f"{name}-prometheus",
+            azure_monitor_workspace_name=naming.regional("amw", args.region),
+            resource_group_name=group.name,
+            location=args.region,
+            tags=args.tags,
+            opts=stateful,
+        )
+
+        self.resource_group_name = group.name
+        self.log_analytics_workspace_id = workspace.id
+        self.monitor_workspace_id = metrics.id
+        self.region = args.region
+        self.register_outputs(
+            {
+                "logAnalyticsWorkspaceId": workspace.id,
+                "monitorWorkspaceId": metrics.id,
+            }
+        )

@@ -1,0 +1,132 @@
+"""The whole environment: observability, one network per region, and the clusters.
+
+This is the only place that knows how capabilities connect; each component below it takes
+plain typed arguments and can be read on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import pulumi
+from pulumi_azure_native import authorization
+
+from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
+from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
+from components.observability import Observability, ObservabilityArgs
+from planning.naming import Naming
+from stackconfig.model import PlatformConfig
+
+API_SERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
+PRIVATE_ENDPOINT_SUBNET = "private-endpoints"
+
+
+def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
+    """The subnets of one region's VNet, in creation order, keyed `<cluster>-<role>`."""
+    vnet = config.network.regions[region]
+    specs = [SubnetSpec(PRIVATE_ENDPOINT_SUBNET, "privateEndpoints", vnet.subnets.private_endpoints)]
+    for key, cluster in config.clusters.items():
+        if cluster.region != region:
+            continue
+        subnets = cluster.subnets
+        specs.append(SubnetSpec(f"{key}-system", "system", subnets.system, egress=True))
+        specs.append(SubnetSpec(f"{key}-nodes", "nodes", subnets.nodes, egress=True))
+        if subnets.pods is not None:
+            specs.append(SubnetSpec(f"{key}-pods", "pods", subnets.pods, egress=True))
+        if subnets.api_server is not None:
+            specs.append(
+                SubnetSpec(f"{key}-apiserver", "apiServer", subnets.api_server, delegation=API_SERVER_DELEGATION)
+            )
+    return specs
+
+
+@dataclass(frozen=True)
+class PlatformArgs:
+    config: PlatformConfig
+
+
+class Platform(pulumi.ComponentResource):
+    clusters: dict[str, AksCluster]
+    networks: dict[str, RegionalNetwork]
+
+    def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:index:Platform", name, None, opts)
+        config = args.config
+        naming = Naming(config.prefix, config.environment)
+        tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
+        child = pulumi.ResourceOptions(parent=self)
+        deployer = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+
+        primary_region = next(iter(config.clusters.values())).region
+        observability = Observability(
+            "ops",
+            ObservabilityArgs(
+                naming=naming,
+                region=primary_region,
+                retention_days=config.operations.log_retention_days,
+                protect=config.protect,
+                tags=tags,
+            ),
+            opts=child,
+        )
+
+        egress, hub = config.network.egress, config.network.hub
+        self.networks = {
+            region: RegionalNetwork(
+                f"net-{region}",
+                RegionalNetworkArgs(
+                    naming=naming,
+                    region=region,
+                    address_space=list(vnet.address_space),
+                    subnets=region_subnets(config, region),
+                    outbound_type=egress.outbound_type,
+                    firewall_private_ip=egress.firewall_private_ip,
+                    nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
+                    nat_public_ip_count=egress.nat_gateway.public_ip_count,
+                    hub=HubPeeringSpec(hub.virtual_network_id, hub.create_hub_side_peering, hub.use_remote_gateways)
+                    if hub
+                    else None,
+                    protect=config.protect,
+                    tags=tags,
+                ),
+                opts=child,
+            )
+            for region, vnet in config.network.regions.items()
+        }
+        # Regions of one environment reach each other directly (e.g. Kafka mirroring).
+        for first, second in combinations(self.networks.values(), 2):
+            peer_regions(first, second, parent=self)
+
+        self.clusters = {}
+        for key, cluster in config.clusters.items():
+            subnet_ids = self.networks[cluster.region].subnet_ids
+            self.clusters[key] = AksCluster(
+                f"aks-{key}",
+                AksClusterArgs(
+                    naming=naming,
+                    key=key,
+                    cluster=cluster,
+                    network=config.network,
+                    subnets=ClusterNetwork(
+                        system_subnet_id=subnet_ids[f"{key}-system"],
+                        nodes_subnet_id=subnet_ids[f"{key}-nodes"],
+                        api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
+                        pods_subnet_id=subnet_ids.get(f"{key}-pods"),
+                    ),
+                    admin_group_object_ids=list(config.entra.admin_group_object_ids),
+                    tenant_id=config.entra.tenant_id or deployer.tenant_id,
+                    subscription_id=deployer.subscription_id,
+                    kubelogin_mode=config.entra.kubelogin_mode,
+                    operations=config.operations,
+                    monitoring=ClusterMonitoring(
+                        log_analytics_workspace_id=observability.log_analytics_workspace_id,
+                        monitor_workspace_id=observability.monitor_workspace_id,
+                        monitor_workspace_region=observability.region,
+                    ),
+                    protect=config.protect,
+                    tags={**tags, "cluster": key},
+                ),
+                opts=child,
+            )
+        self.register_outputs({"clusters": {key: c.cluster_name for key, c in self.clusters.items()}})

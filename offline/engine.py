@@ -1,0 +1,338 @@
+"""The offline preview engine: run the real Pulumi program in-process under mocks.
+
+One implementation serves `make preview`, the tests and CI. A run:
+1. reads the stack file as the CLI would (`secure:` values become placeholders),
+2. resets the Pulumi runtime (fresh event loop, fresh root stack, program modules dropped
+   from `sys.modules`), so one process can preview several stacks,
+3. runs `__main__.py` with `runpy` inside `run_pulumi_func`, in preview mode,
+4. records every RegisterResource request: type, name, parent, inputs with their wire
+   names, dependencies and options (protect, ignoreChanges, ...), and the stack outputs.
+
+Later stages (policy evaluation, reports) consume the returned `Plan`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import runpy
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from offline.mocks import OfflineMocks
+from offline.stackfile import StackConfig, read_stack_config
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_SECRET_SIG = rpc._special_sig_key
+_SECRET_VALUE = rpc._special_secret_sig
+
+
+class _Unknown:
+    """A value Pulumi does not know during preview (it is computed by the cloud)."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass(frozen=True)
+class ResourceOptions:
+    protect: bool
+    ignore_changes: tuple[str, ...]
+    replace_on_changes: tuple[str, ...]
+    retain_on_delete: bool
+    delete_before_replace: bool
+    additional_secret_outputs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CapturedResource:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    dependencies: tuple[str, ...]
+    property_dependencies: dict[str, tuple[str, ...]]
+    options: ResourceOptions
+    # The request's raw input Struct (wire names, secrets and unknowns as the engine sees
+    # them), for consumers such as the policy analyzer.
+    raw_inputs: Any = field(repr=False, compare=False)
+
+    @property
+    def is_component(self) -> bool:
+        return not self.custom
+
+
+@dataclass
+class Plan:
+    stack: str
+    project: str
+    preview: bool
+    resources: list[CapturedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def of_type(self, token: str) -> list[CapturedResource]:
+        return [r for r in self.resources if r.type == token]
+
+    def one(self, token: str, name: str | None = None) -> CapturedResource:
+        matches = [r for r in self.of_type(token) if name is None or r.name == name]
+        if len(matches) != 1:
+            raise LookupError(f"expected one {token} named {name!r}, found {[r.name for r in matches]}")
+        return matches[0]
+
+    def by_urn(self, urn: str) -> CapturedResource:
+        for resource in self.resources:
+            if resource.urn == urn:
+                return resource
+        raise LookupError(urn)
+
+    def children_of(self, urn: str) -> list[CapturedResource]:
+        return [r for r in self.resources if r.parent == urn]
+
+    def counts_by_type(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for resource in self.resources:
+            counts[resource.type] = counts.get(resource.type, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack,
+            "project": self.project,
+            "preview": self.preview,
+            "error": self.error,
+            "counts": self.counts_by_type(),
+            "resources": [
+                {
+                    "urn": r.urn,
+                    "type": r.type,
+                    "name": r.name,
+                    "parent": r.parent,
+                    "custom": r.custom,
+                    "inputs": _jsonable(r.inputs),
+                    "dependencies": list(r.dependencies),
+                    "propertyDependencies": {k: list(v) for k, v in r.property_dependencies.items()},
+                    "options": {
+                        "protect": r.options.protect,
+                        "ignoreChanges": list(r.options.ignore_changes),
+                        "replaceOnChanges": list(r.options.replace_on_changes),
+                        "retainOnDelete": r.options.retain_on_delete,
+                        "deleteBeforeReplace": r.options.delete_before_replace,
+                        "additionalSecretOutputs": list(r.options.additional_secret_outputs),
+                    },
+                }
+                for r in self.resources
+            ],
+            "outputs": _jsonable(self.outputs),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if value is UNKNOWN:
+        return "[unknown]"
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def plain_value(value: Any) -> Any:
+    """Wire value -> Python: secrets unwrapped, unknowns as UNKNOWN, whole floats as ints."""
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG) == _SECRET_VALUE:
+            return plain_value(value.get("value"))
+        return {k: plain_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_value(v) for v in value]
+    if value == rpc.UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _urn_name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+class CapturingMonitor(pulumi_mocks.MockMonitor):
+    """The mock monitor, plus a record of each registration's full request."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks):
+        super().__init__(mocks)
+        self.captured: list[CapturedResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.stack_urn: str | None = None
+
+    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            self.stack_urn = response.urn
+            return response
+        self.captured.append(
+            CapturedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=request.custom,
+                inputs=plain_value(json_format.MessageToDict(request.object)),
+                dependencies=tuple(request.dependencies),
+                property_dependencies={
+                    name: tuple(deps.urns) for name, deps in request.propertyDependencies.items()
+                },
+                options=ResourceOptions(
+                    protect=request.protect,
+                    ignore_changes=tuple(request.ignoreChanges),
+                    replace_on_changes=tuple(request.replaceOnChanges),
+                    retain_on_delete=request.retainOnDelete,
+                    delete_before_replace=request.deleteBeforeReplace,
+                    additional_secret_outputs=tuple(request.additionalSecretOutputs),
+                ),
+                raw_inputs=request.object,
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 - gRPC method name
+        if request.urn == self.stack_urn:
+            self.stack_outputs = plain_value(json_format.MessageToDict(request.outputs))
+        return super().RegisterResourceOutputs(request)
+
+
+class _ErrorLog(logging.Handler):
+    """Collects errors the Pulumi runtime logs instead of raising (e.g. in `apply`)."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _program_modules(project_dir: Path) -> Iterator[str]:
+    root = str(project_dir)
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if path.startswith(root + os.sep) and not path.startswith(str(PROJECT_ROOT / "offline")):
+            yield name
+
+
+def _run_main(program: str) -> None:
+    runpy.run_path(program, run_name="__main__")
+    # set_mocks finished the root stack before the program ran; register its exports now,
+    # as the CLI does after the program returns (pinned SDK internals, covered by tests).
+    root = settings.get_root_resource()
+    root._outputs_registered = False
+    root._finish()
+
+
+def _drain(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what a failed run left pending, so closing the loop prints nothing."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # Failed futures nobody awaited would be reported when collected; mark them retrieved.
+    loop.set_exception_handler(lambda _loop, _context: None)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, pulumi.RunError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def run_program(
+    stack_config: StackConfig,
+    project_dir: Path = PROJECT_ROOT,
+    *,
+    preview: bool = True,
+) -> Plan:
+    """Run the program once under mocks and return what it registered."""
+    started = time.perf_counter()
+    plan = Plan(stack=stack_config.stack, project=stack_config.project, preview=preview)
+    monitor = CapturingMonitor(OfflineMocks())
+    errors = _ErrorLog()
+    logger = logging.getLogger(f"offline.{stack_config.stack}")
+    logger.propagate = False
+    logger.addHandler(errors)
+
+    for module in list(_program_modules(project_dir)):
+        del sys.modules[module]
+    previous_loop = None
+    try:
+        previous_loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        pass
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    previous_cwd = os.getcwd()
+    added_path = str(project_dir) not in sys.path
+    if added_path:
+        sys.path.insert(0, str(project_dir))
+    os.chdir(project_dir)
+    try:
+        settings.reset_options(
+            project=stack_config.project, stack=stack_config.stack, preview=preview, root_directory=str(project_dir)
+        )
+        pulumi.runtime.set_all_config(dict(stack_config.values), list(stack_config.secret_keys))
+        pulumi.runtime.set_mocks(
+            monitor.mocks,
+            project=stack_config.project,
+            stack=stack_config.stack,
+            preview=preview,
+            logger=logger,
+            monitor=monitor,
+        )
+        program = str(project_dir / "__main__.py")
+        _sync_await(run_pulumi_func(lambda: _run_main(program)))
+    except BaseException as error:  # noqa: BLE001 - reported in the plan, like the CLI does
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        plan.error = _describe(error)
+    finally:
+        os.chdir(previous_cwd)
+        if added_path:
+            sys.path.remove(str(project_dir))
+        _drain(loop)
+        loop.close()
+        asyncio.set_event_loop(previous_loop)
+        logger.removeHandler(errors)
+        settings.reset_options()
+        pulumi.runtime.set_all_config({}, [])
+    if plan.error is None and errors.messages:
+        plan.error = "\n".join(errors.messages)
+    plan.resources = monitor.captured
+    plan.outputs = monitor.stack_outputs
+    plan.seconds = time.perf_counter() - started
+    return plan
+
+
+def preview_stack(stack: str, project_dir: Path = PROJECT_ROOT, *, preview: bool = True) -> Plan:
+    """Preview a stack from its stack file, e.g. `preview_stack("prod")`."""
+    return run_program(read_stack_config(project_dir, stack), project_dir, preview=preview)

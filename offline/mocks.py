@@ -1,0 +1,198 @@
+"""Mocks that answer like Azure would: ARM resource IDs, names, identity and OIDC values.
+
+Every output the program reads must come back known, or an `apply` on it never runs in
+preview and whatever it would register goes missing. Values are deterministic (uuid5 of
+the resource's name), so two runs produce identical plans.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from typing import Any
+
+import yaml
+from pulumi.runtime import Mocks, MockCallArgs, MockResourceArgs
+
+OFFLINE_NAMESPACE = uuid.UUID("1f0e4c7a-5b7e-4d43-8a0a-6a3f0c1d2e3f")
+# Placeholders for the deploying identity; clearly not a real tenant.
+OFFLINE_SUBSCRIPTION_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "subscription"))
+OFFLINE_TENANT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "tenant"))
+OFFLINE_CLIENT_OBJECT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "deployer"))
+
+# Pulumi type token -> (ARM provider namespace, resource type, input naming the resource,
+# inputs naming the parent resources in path order).
+ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
+    "azure-native:resources:ResourceGroup": ("", "", "resourceGroupName", ()),
+    "azure-native:network:VirtualNetwork": ("Microsoft.Network", "virtualNetworks", "virtualNetworkName", ()),
+    "azure-native:network:Subnet": (
+        "Microsoft.Network", "subnets", "subnetName", (("virtualNetworks", "virtualNetworkName"),)
+    ),
+    "azure-native:network:VirtualNetworkPeering": (
+        "Microsoft.Network", "virtualNetworkPeerings", "virtualNetworkPeeringName",
+        (("virtualNetworks", "virtualNetworkName"),),
+    ),
+    "azure-native:network:NetworkSecurityGroup": (
+        "Microsoft.Network", "networkSecurityGroups", "networkSecurityGroupName", ()
+    ),
+    "azure-native:network:NatGateway": ("Microsoft.Network", "natGateways", "natGatewayName", ()),
+    "azure-native:network:PublicIPAddress": ("Microsoft.Network", "publicIPAddresses", "publicIpAddressName", ()),
+    "azure-native:network:RouteTable": ("Microsoft.Network", "routeTables", "routeTableName", ()),
+    "azure-native:managedidentity:UserAssignedIdentity": (
+        "Microsoft.ManagedIdentity", "userAssignedIdentities", "resourceName", ()
+    ),
+    "azure-native:containerservice:ManagedCluster": (
+        "Microsoft.ContainerService", "managedClusters", "resourceName", ()
+    ),
+    "azure-native:containerservice:AgentPool": (
+        "Microsoft.ContainerService", "agentPools", "agentPoolName", (("managedClusters", "resourceName"),)
+    ),
+    "azure-native:containerservice:MaintenanceConfiguration": (
+        "Microsoft.ContainerService", "maintenanceConfigurations", "configName",
+        (("managedClusters", "resourceName"),),
+    ),
+    "azure-native:operationalinsights:Workspace": (
+        "Microsoft.OperationalInsights", "workspaces", "workspaceName", ()
+    ),
+    "azure-native:monitor:AzureMonitorWorkspace": ("Microsoft.Monitor", "accounts", "azureMonitorWorkspaceName", ()),
+    "azure-native:monitor:DataCollectionEndpoint": (
+        "Microsoft.Insights", "dataCollectionEndpoints", "dataCollectionEndpointName", ()
+    ),
+    "azure-native:monitor:DataCollectionRule": (
+        "Microsoft.Insights", "dataCollectionRules", "dataCollectionRuleName", ()
+    ),
+}
+# Extension resources live under another resource's ID.
+EXTENSION_TYPES: dict[str, tuple[str, str, str]] = {
+    "azure-native:authorization:RoleAssignment": (
+        "scope", "Microsoft.Authorization/roleAssignments", "roleAssignmentName"
+    ),
+    "azure-native:monitor:DataCollectionRuleAssociation": (
+        "resourceUri", "Microsoft.Insights/dataCollectionRuleAssociations", "associationName"
+    ),
+    "azure-native:monitor:DiagnosticSetting": ("resourceUri", "Microsoft.Insights/diagnosticSettings", "name"),
+}
+
+
+def offline_uuid(*parts: str) -> str:
+    return str(uuid.uuid5(OFFLINE_NAMESPACE, "/".join(parts)))
+
+
+def arm_id(token: str, name: str, inputs: dict[str, Any]) -> str:
+    """The resource ID Azure would give this resource."""
+    if token in EXTENSION_TYPES:
+        scope_key, arm_type, name_key = EXTENSION_TYPES[token]
+        return f"{inputs.get(scope_key, '')}/providers/{arm_type}/{inputs.get(name_key, name)}"
+    group = f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}/resourceGroups/{inputs.get('resourceGroupName', name)}"
+    if token not in ARM_TYPES:
+        raise NotImplementedError(
+            f"the offline engine does not know the ARM type of {token}; add it to ARM_TYPES in offline/mocks.py"
+        )
+    namespace, arm_type, name_key, parents = ARM_TYPES[token]
+    if not namespace:
+        return group
+    path = f"{group}/providers/{namespace}"
+    for parent_type, parent_key in parents:
+        path += f"/{parent_type}/{inputs.get(parent_key)}"
+    return f"{path}/{arm_type}/{inputs.get(name_key, name)}"
+
+
+def fake_user_kubeconfig(cluster: str, server: str) -> str:
+    """What `listClusterUserCredential` returns for an Entra ID cluster (format=exec)."""
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": cluster,
+                    "cluster": {
+                        "server": server,
+                        "certificate-authority-data": base64.b64encode(b"offline-ca").decode(),
+                    },
+                }
+            ],
+            "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": f"clusterUser_{cluster}"}}],
+            "current-context": cluster,
+            "users": [
+                {
+                    "name": f"clusterUser_{cluster}",
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "kubelogin",
+                            "args": [
+                                "get-token", "--environment", "AzurePublicCloud",
+                                "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630",
+                                "--client-id", "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
+                                "--tenant-id", OFFLINE_TENANT_ID, "--login", "devicecode",
+                            ],
+                            "provideClusterInfo": False,
+                        }
+                    },
+                }
+            ],
+        }
+    )
+
+
+class OfflineMocks(Mocks):
+    """Answers resource registrations and invokes with Azure-shaped values."""
+
+    def new_resource(self, args: MockResourceArgs) -> tuple[str, dict]:
+        inputs = dict(args.inputs)
+        token = args.typ
+        if not token.startswith("azure-native:"):
+            return f"{args.name}-id", inputs
+        resource_id = arm_id(token, args.name, inputs)
+        state = {**inputs, "id": resource_id, "name": resource_id.rsplit("/", 1)[-1]}
+        if token == "azure-native:managedidentity:UserAssignedIdentity":
+            state["principalId"] = offline_uuid(resource_id, "principal")
+            state["clientId"] = offline_uuid(resource_id, "client")
+            state["tenantId"] = OFFLINE_TENANT_ID
+        elif token == "azure-native:containerservice:ManagedCluster":
+            location = inputs.get("location", "eastus2")
+            cluster_uid = offline_uuid(resource_id)
+            state["oidcIssuerProfile"] = {
+                **inputs.get("oidcIssuerProfile", {}),
+                "issuerURL": f"https://{location}.oic.prod-aks.azure.com/{OFFLINE_TENANT_ID}/{cluster_uid}/",
+            }
+            host = f"{inputs.get('dnsPrefix', args.name)}-{cluster_uid[:8]}"
+            if inputs.get("apiServerAccessProfile", {}).get("enablePrivateCluster"):
+                state["privateFQDN"] = f"{host}.{cluster_uid[:8]}.privatelink.{location}.azmk8s.io"
+            else:
+                state["fqdn"] = f"{host}.hcp.{location}.azmk8s.io"
+            state["nodeResourceGroup"] = inputs.get("nodeResourceGroup")
+            # Azure answers user-assigned identities as a map keyed by identity ID.
+            identity = inputs.get("identity") or {}
+            if isinstance(identity.get("userAssignedIdentities"), list):
+                state["identity"] = {
+                    **identity,
+                    "userAssignedIdentities": {
+                        identity_id: {
+                            "principalId": offline_uuid(identity_id, "principal"),
+                            "clientId": offline_uuid(identity_id, "client"),
+                        }
+                        for identity_id in identity["userAssignedIdentities"]
+                    },
+                }
+        elif token == "azure-native:network:PublicIPAddress":
+            state["ipAddress"] = "198.51.100.10"  # TEST-NET-2, never routable
+        return resource_id, state
+
+    def call(self, args: MockCallArgs) -> dict:
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {
+                "clientId": offline_uuid("deployer-client"),
+                "objectId": OFFLINE_CLIENT_OBJECT_ID,
+                "subscriptionId": OFFLINE_SUBSCRIPTION_ID,
+                "tenantId": OFFLINE_TENANT_ID,
+            }
+        if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            cluster = args.args.get("resourceName", "cluster")
+            server = f"https://{cluster}.offline.azmk8s.io:443"
+            value = base64.b64encode(fake_user_kubeconfig(cluster, server).encode()).decode()
+            return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        raise NotImplementedError(
+            f"the offline engine has no mock for invoke {args.token}; add one to offline/mocks.py"
+        )

@@ -1,0 +1,81 @@
+"""Read a project's Pulumi.yaml and a stack file the way the Pulumi CLI hands them over."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# What a `secure:` value becomes offline: the real ciphertext needs the stack's secrets provider.
+SECRET_PLACEHOLDER = "offline-secret-placeholder"
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    project: str
+    stack: str
+    # Fully qualified keys ("platform:network") to the string the CLI would pass:
+    # scalars as text, objects and lists as JSON.
+    values: dict[str, str]
+    secret_keys: list[str]
+
+
+def project_name(project_dir: Path) -> str:
+    return yaml.safe_load((project_dir / "Pulumi.yaml").read_text())["name"]
+
+
+def stack_file(project_dir: Path, stack: str) -> Path:
+    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
+    return project_dir / project.get("stackConfigDir", ".") / f"Pulumi.{stack}.yaml"
+
+
+def available_stacks(project_dir: Path) -> list[str]:
+    folder = stack_file(project_dir, "x").parent
+    return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in folder.glob("Pulumi.*.yaml"))
+
+
+def _replace_secure(value: Any) -> tuple[Any, bool]:
+    """Swap `{secure: <ciphertext>}` for a placeholder; report whether any was found."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER, True
+        found = False
+        replaced = {}
+        for k, v in value.items():
+            replaced[k], inner = _replace_secure(v)
+            found = found or inner
+        return replaced, found
+    if isinstance(value, list):
+        pairs = [_replace_secure(v) for v in value]
+        return [v for v, _ in pairs], any(found for _, found in pairs)
+    return value, False
+
+
+def _as_cli_string(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def read_stack_config(project_dir: Path, stack: str) -> StackConfig:
+    path = stack_file(project_dir, stack)
+    if not path.exists():
+        known = ", ".join(available_stacks(project_dir)) or "none"
+        raise FileNotFoundError(f"no stack file {path} (stacks: {known})")
+    document = yaml.safe_load(path.read_text()) or {}
+    project = project_name(project_dir)
+    values: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for raw_key, raw_value in (document.get("config") or {}).items():
+        # Keys without a namespace belong to the project, as in the CLI.
+        full_key = raw_key if ":" in raw_key else f"{project}:{raw_key}"
+        value, secret = _replace_secure(raw_value)
+        values[full_key] = _as_cli_string(value)
+        if secret:
+            secret_keys.append(full_key)
+    return StackConfig(project, stack, values, secret_keys)
