@@ -233,11 +233,23 @@ class _ErrorLog(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+# Folders of the project that are tooling, not program: never unloaded between runs.
+_TOOLING = ("offline", "tests", "scripts", "policies")
+
+
 def _program_modules(project_dir: Path) -> Iterator[str]:
-    root = str(project_dir)
+    """Modules the program imported from its own folder (not the venv, not tooling)."""
+    root = project_dir.resolve()
+    environments = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
     for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None) or ""
-        if path.startswith(root + os.sep) and not path.startswith(str(PROJECT_ROOT / "offline")):
+        path = getattr(module, "__file__", None)
+        if not path:
+            continue
+        file = Path(path).resolve()
+        if root not in file.parents or any(env == file or env in file.parents for env in environments):
+            continue
+        top = file.relative_to(root).parts[0]
+        if top not in _TOOLING and not top.startswith("venv"):
             yield name
 
 

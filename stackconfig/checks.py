@@ -133,10 +133,9 @@ def check_address_overlaps(config: PlatformConfig) -> Iterator[ConfigProblem]:
             if declared.network.overlaps(reserved):
                 yield ConfigProblem(declared.key, f"{declared.network} overlaps {reserved}, which AKS cannot use")
     for first, second in addressing.overlapping_pairs(owned + _external_ranges(config)):
-        yield ConfigProblem(
-            second.key,
-            f"{second.network} overlaps {first.key} ({first.network})",
-        )
+        # Name the range this environment owns: the hub's and on-premises' are not ours to move.
+        subject, other = (first, second) if second not in owned else (second, first)
+        yield ConfigProblem(subject.key, f"{subject.network} overlaps {other.key} ({other.network})")
 
 
 def _region_subnets(config: PlatformConfig, region: str) -> list[NamedRange]:

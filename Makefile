@@ -1,0 +1,47 @@
+# Set-up is two commands: `make preview` and `make test` (README, "Quick start").
+PYTHON ?= python3
+VENV := venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+# Reference material (CRD schemas, chart values) beside the repository; see README.
+SHARED_DIR ?= ../shared
+
+.PHONY: help install preview preview-all test bench lock clean
+
+help:
+	@echo "make preview [STACK=dev|staging|prod]  offline preview of a stack (creates ./venv first)"
+	@echo "make preview-all                        offline preview of every stack"
+	@echo "make test                               the whole test suite, offline"
+	@echo "make bench                              preview wall times against the import floor"
+
+# The venv is rebuilt whenever a requirements or constraints file changes.
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+preview: $(VENV)/.installed
+	$(PY) scripts/preview.py --stack $(STACK)
+
+preview-all: $(VENV)/.installed
+	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --no-tree
+
+test: $(VENV)/.installed
+	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) scripts/bench.py
+
+# Refresh constraints.txt (transitive pins) from a clean install of requirements-dev.txt.
+lock:
+	rm -rf /tmp/platform-lock-venv && $(PYTHON) -m venv /tmp/platform-lock-venv
+	/tmp/platform-lock-venv/bin/pip install --quiet -r requirements-dev.txt
+	/tmp/platform-lock-venv/bin/pip freeze --exclude-editable \
+	  | grep -viE '^(pulumi|pulumi[-_]azure[-_]native|pulumi[-_]kubernetes|pulumi[-_]policy|pydantic|pyyaml|rich|pytest|hypothesis|jsonschema)==' \
+	  | sed '1i # Transitive pins, so a fresh clone installs exactly what CI tested.\n# Regenerate with `make lock` after changing requirements*.txt.' > constraints.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache out

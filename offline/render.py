@@ -1,0 +1,69 @@
+"""Print a plan the way `pulumi preview` does: a resource tree, then counts by type."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from offline.engine import CapturedResource, Plan
+
+
+def _label(resource: CapturedResource) -> str:
+    marks = []
+    if resource.options.protect:
+        marks.append("[yellow]protected[/]")
+    if resource.options.ignore_changes:
+        marks.append(f"[dim]ignores {', '.join(resource.options.ignore_changes)}[/]")
+    suffix = f"  {' '.join(marks)}" if marks else ""
+    style = "bold" if resource.is_component else "green"
+    return f"[{style}]+ {resource.type}[/]  {resource.name}{suffix}"
+
+
+def plan_tree(plan: Plan) -> Tree:
+    root = Tree(f"[bold]pulumi:pulumi:Stack[/]  {plan.project}-{plan.stack}")
+    nodes: dict[str | None, Tree] = {}
+    by_parent: dict[str | None, list[CapturedResource]] = {}
+    known = {resource.urn for resource in plan.resources}
+    for resource in plan.resources:
+        parent = resource.parent if resource.parent in known else None
+        by_parent.setdefault(parent, []).append(resource)
+
+    def attach(tree: Tree, parent: str | None) -> None:
+        # Components first, then resources by type and name: stable across runs.
+        children = sorted(by_parent.get(parent, []), key=lambda r: (r.custom, r.type, r.name))
+        for resource in children:
+            node = tree.add(_label(resource))
+            nodes[resource.urn] = node
+            attach(node, resource.urn)
+
+    attach(root, None)
+    return root
+
+
+def counts_table(plan: Plan) -> Table:
+    table = Table(title=f"Resources: {len(plan.resources)} to create", title_justify="left", box=None)
+    table.add_column("type")
+    table.add_column("count", justify="right")
+    for token, count in plan.counts_by_type().items():
+        table.add_row(token, str(count))
+    table.add_row("[bold]total[/]", f"[bold]{len(plan.resources)}[/]")
+    return table
+
+
+def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
+    console.print(f"[bold]Previewing update ({plan.stack}), offline[/]  [dim]({plan.seconds:.2f}s)[/]")
+    if tree:
+        console.print(plan_tree(plan))
+    console.print(counts_table(plan))
+    if plan.outputs:
+        console.print("[bold]Outputs:[/]")
+        for name in sorted(plan.outputs):
+            value = plan.outputs[name]
+            shown = "[secret]" if name == "kubeconfigs" else value
+            console.print(f"  {name}: {shown}", highlight=False, markup=False)
+
+
+def print_error(plan: Plan, console: Console) -> None:
+    console.print(f"[bold red]error:[/] the {plan.stack} stack cannot be previewed:")
+    console.print(plan.error, markup=False, highlight=False)

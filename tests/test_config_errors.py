@@ -1,0 +1,183 @@
+"""Bad stack configuration: one clean message naming every problem's key, nothing registered.
+
+Every case runs the real program through the offline engine with one change to a real
+stack file, so it proves what `pulumi up` would do: stop before registering anything.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, run_with
+
+
+def set_in(path: str, value):
+    """A change that sets `platform:<top>.<a>.<b>` to value (creating dicts on the way)."""
+
+    def change(values):
+        top, *rest = path.split(".")
+        if not rest:
+            values[f"platform:{top}"] = value
+            return
+        node = values.setdefault(f"platform:{top}", {})
+        for part in rest[:-1]:
+            node = node.setdefault(part, {})
+        node[rest[-1]] = value
+
+    return change
+
+
+def expect_problem(stack: str, change, key: str, *reason_parts: str) -> str:
+    plan = run_with(stack, change)
+    assert plan.resources == [], "a bad config must stop the program before any resource is registered"
+    assert plan.error is not None
+    lines = [line for line in plan.error.splitlines() if line.strip().startswith(f"- {key}:")]
+    assert lines, f"no problem for {key} in:\n{plan.error}"
+    for part in reason_parts:
+        assert any(part in line for line in lines), f"{part!r} not in {lines}"
+    assert "Traceback" not in plan.error
+    return plan.error
+
+
+CASES = {
+    "unknown top-level key": (
+        "dev", set_in("clusterz", {}), "platform:clusterz", "not a known key"),
+    "unknown nested key": (
+        "prod", set_in("network.regions.eastus2.subnets.gateway", "10.20.251.0/24"),
+        "platform:network.regions.eastus2.subnets.gateway", "not a known key"),
+    "misspelled pool key": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.maxcount", 5),
+        "platform:clusters.eus2.nodePools.cpu.maxcount", "not a known key"),
+    "malformed CIDR": (
+        "dev", set_in("network.podCidr", "100.64.0.0/33"), "platform:network.podCidr", "not valid"),
+    "CIDR with host bits": (
+        "dev", set_in("network.serviceCidr", "172.16.0.1/16"), "platform:network.serviceCidr", "not valid"),
+    "subnets overlap": (
+        "dev", set_in("clusters.eus2.subnets.nodes", "10.10.0.0/22"),
+        "platform:clusters.eus2.subnets.nodes", "overlaps platform:clusters.eus2.subnets.system"),
+    "pod CIDR overlaps a VNet": (
+        "staging", set_in("network.podCidr", "10.30.0.0/16"),
+        "platform:network.podCidr", "overlaps platform:network.regions.eastus2.addressSpace[0]"),
+    "service CIDR overlaps the hub": (
+        "prod", set_in("network.serviceCidr", "10.0.0.0/16"),
+        "platform:network.serviceCidr", "overlaps platform:network.hub.addressSpace[0]"),
+    "VNet overlaps on-premises": (
+        "prod", set_in("network.onPremisesRanges", ["10.21.0.0/20"]),
+        "platform:network.regions.southcentralus.addressSpace[0]", "overlaps platform:network.onPremisesRanges[0]"),
+    "subnet outside its VNet": (
+        "dev", set_in("clusters.eus2.subnets.system", "10.99.0.0/24"),
+        "platform:clusters.eus2.subnets.system", "outside the eastus2 VNet"),
+    "AKS-reserved range": (
+        "dev", set_in("network.serviceCidr", "172.30.0.0/16"),
+        "platform:network.serviceCidr", "which AKS cannot use"),
+    "node subnet too small for max + surge": (
+        "prod", set_in("clusters.eus2.subnets.nodes", "10.20.32.0/22"),
+        "platform:clusters.eus2.subnets.nodes", "is too small", "1,100 nodes with surge", "use a /21"),
+    "overlay pod CIDR too small": (
+        "prod", set_in("network.podCidr", "100.64.0.0/16"),
+        "platform:network.podCidr", "serves 256 nodes", "1,116 with surge"),
+    "dnsServiceIP outside serviceCidr": (
+        "dev", set_in("network.dnsServiceIP", "172.17.0.10"),
+        "platform:network.dnsServiceIP", "outside serviceCidr"),
+    "dnsServiceIP is kubernetes.default": (
+        "dev", set_in("network.dnsServiceIP", "172.16.0.1"),
+        "platform:network.dnsServiceIP", "first address"),
+    "min above max": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.minCount", 11),
+        "platform:clusters.eus2.nodePools.cpu.minCount", "greater than maxCount 10"),
+    "more than 1,000 nodes in a pool": (
+        "prod", set_in("clusters.eus2.nodePools.cpu.maxCount", 1001),
+        "platform:clusters.eus2.nodePools.cpu.maxCount", "1,001 exceeds AKS's 1,000"),
+    "unknown environment": (
+        "dev", set_in("environment", "qa"), "platform:environment", "'qa' is not allowed"),
+    "malformed Kubernetes version": (
+        "dev", set_in("clusters.eus2.kubernetesVersion", "v1.35"),
+        "platform:clusters.eus2.kubernetesVersion", "not a Kubernetes version"),
+    "patch channel with a pinned patch": (
+        "dev", set_in("clusters.eus2.kubernetesVersion", "1.35.2"),
+        "platform:clusters.eus2.kubernetesVersion", "give major.minor only"),
+    "local accounts off without an admin group": (
+        "prod", set_in("entra.adminGroupObjectIds", []),
+        "platform:entra.adminGroupObjectIds", "local accounts are disabled on eus2, scus"),
+    "public API server open to the internet": (
+        "dev", set_in("clusters.eus2.apiServer.authorizedIpRanges", ["0.0.0.0/0"]),
+        "platform:clusters.eus2.apiServer.authorizedIpRanges[0]", "opens the API server to the internet"),
+    "public API server without ranges": (
+        "dev", set_in("clusters.eus2.apiServer.authorizedIpRanges", []),
+        "platform:clusters.eus2.apiServer.authorizedIpRanges", "required for a public API server"),
+    "VNet integration without a subnet": (
+        "dev", set_in("clusters.eus2.apiServer.vnetIntegration", True),
+        "platform:clusters.eus2.subnets.apiServer", "required when apiServer.vnetIntegration"),
+    "firewall routing without a firewall": (
+        "staging", set_in("network.egress.outboundType", "userDefinedRouting"),
+        "platform:network.egress.firewallPrivateIp", "required when outboundType is userDefinedRouting"),
+    "cluster in an undeclared region": (
+        "dev", set_in("clusters.eus2.region", "westus3"),
+        "platform:clusters.eus2.region", "westus3 has no VNet"),
+    "team claims kube-system": (
+        "dev", set_in("teams.research.namespaces", ["kube-system"]),
+        "platform:teams.research.namespaces[0]", "reserved"),
+    "required tag missing": (
+        "dev", set_in("tags", {"owner": "someone"}), "platform:tags.cost-center", "required"),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_bad_config_names_the_key_and_registers_nothing(case):
+    stack, change, key, *reason = case
+    expect_problem(stack, change, key, *reason)
+
+
+def test_more_than_5000_nodes_in_a_cluster():
+    def change(values):
+        pools = values["platform:clusters"]["eus2"]["nodePools"]
+        for i in range(5):
+            pools[f"cpu{i}"] = {"vmSize": "Standard_D32ds_v5", "minCount": 0, "maxCount": 1000}
+        values["platform:clusters"]["eus2"]["subnets"]["nodes"] = "10.20.64.0/18"
+        values["platform:network"]["regions"]["eastus2"]["addressSpace"] = ["10.20.0.0/16"]
+
+    expect_problem("prod", change, "platform:clusters.eus2.nodePools", "6,012 nodes, over AKS's 5,000")
+
+
+def test_more_than_100_pools():
+    def change(values):
+        pools = values["platform:clusters"]["eus2"]["nodePools"]
+        for i in range(99):  # with the system and cpu pools: 101
+            pools[f"p{i}"] = {"vmSize": "Standard_D4ds_v5", "minCount": 0, "maxCount": 1, "maxSurge": "1"}
+
+    expect_problem("prod", change, "platform:clusters.eus2.nodePools", "101 pools", "exceed AKS's 100")
+
+
+def test_one_message_lists_every_problem_sorted_by_key():
+    def change(values):
+        set_in("clusters.eus2.nodePools.cpu.minCount", 50)(values)
+        set_in("network.dnsServiceIP", "10.9.9.9")(values)
+        set_in("entra.adminGroupObjectIds", [])(values)
+
+    message = expect_problem("dev", change, "platform:clusters.eus2.nodePools.cpu.minCount")
+    keys = [line.split(": ")[0].strip("- ").strip() for line in message.splitlines() if line.startswith("  - ")]
+    assert keys == sorted(keys) == [
+        "platform:clusters.eus2.nodePools.cpu.minCount",
+        "platform:entra.adminGroupObjectIds",
+        "platform:network.dnsServiceIP",
+    ]
+    assert message.startswith("The stack configuration has 3 problems; nothing was deployed")
+
+
+def test_preview_cli_reports_bad_config_without_a_traceback(tmp_path):
+    """The CLI path a user runs: exit 1, the message, no Python traceback."""
+    project = tmp_path / "project"
+    subprocess.run(["cp", "-r", str(ROOT), str(project)], check=True)
+    subprocess.run(["rm", "-rf", str(project / "venv")], check=True)
+    stack_file = project / "stacks" / "Pulumi.dev.yaml"
+    stack_file.write_text(stack_file.read_text().replace("podCidr: 100.64.0.0/16", "podCidr: 100.64.0.0/29"))
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev"], cwd=project, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    output = result.stdout + result.stderr
+    assert "platform:network.podCidr" in output and "smaller than one node's /24" in output
+    assert "Traceback" not in output
