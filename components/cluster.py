@@ -256,6 +256,7 @@ class AksCluster(pulumi.ComponentResource):
                 vnet_subnet_id=args.subnets.nodes_subnet_id,
                 pod_subnet_id=args.subnets.pods_subnet_id,
                 node_taints=list(pool.taints) or None,
+                tags=args.tags,
                 **_autoscaled_pool_inputs(pool, cfg.zones),
                 opts=pulumi.ResourceOptions(
                     parent=self,

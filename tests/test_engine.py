@@ -1,0 +1,97 @@
+"""The offline engine itself: isolation, completeness, options, secrets, errors, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from offline.engine import preview_stack, run_program
+from offline.stackfile import SECRET_PLACEHOLDER, StackConfig, read_stack_config
+from tests.conftest import ROOT, STACKS
+
+FIXTURE = ROOT / "tests" / "fixtures" / "apply_program"
+
+
+def signature(plan):
+    return sorted((r.urn, json.dumps(r.inputs, sort_keys=True, default=str)) for r in plan.resources)
+
+
+def test_one_process_previews_every_stack_and_repeats_identically(plans):
+    again = {stack: preview_stack(stack) for stack in reversed(STACKS)}
+    for stack in STACKS:
+        assert again[stack].ok
+        assert signature(again[stack]) == signature(plans[stack]), f"{stack} differs on a second run"
+        assert {r.urn.split("::")[0] for r in again[stack].resources} == {f"urn:pulumi:{stack}"}
+
+
+def test_no_resource_is_silently_missing_from_the_preview(plans):
+    """Preview skips applies on unknown outputs; an update runs them all. Same resources in both
+    means the mocks answer every output the program reads."""
+    for stack in STACKS:
+        update = preview_stack(stack, preview=False)
+        assert update.ok, update.error
+        assert sorted(r.urn for r in update.resources) == sorted(r.urn for r in plans[stack].resources)
+
+
+def test_the_completeness_check_catches_a_resource_hidden_behind_an_unknown_output():
+    config = read_stack_config(FIXTURE, "probe")
+    preview = run_program(config, FIXTURE, preview=True)
+    update = run_program(config, FIXTURE, preview=False)
+    assert preview.ok and update.ok, (preview.error, update.error)
+    previewed = {r.name for r in preview.resources}
+    assert "known-output-child" in previewed, "a resource created in an apply on a known output is captured"
+    assert "unknown-output-child" not in previewed
+    assert "unknown-output-child" in {r.name for r in update.resources}
+    assert preview.outputs["principal"]
+
+
+def test_options_dependencies_and_parents_are_captured(plans):
+    plan = plans["prod"]
+    cluster = plan.one("azure-native:containerservice:ManagedCluster", "aks-eus2-aks")
+    assert cluster.options.protect is True
+    assert cluster.options.ignore_changes == ("agentPoolProfiles[0].count",)
+    assert plan.by_urn(cluster.parent).type == "platform:aks:Cluster"
+    granted = {plan.by_urn(urn).name for urn in cluster.dependencies}
+    assert {"aks-eus2-control-plane-joins-nodes", "aks-eus2-control-plane-operates-kubelet"} <= granted
+    pool = plan.one("azure-native:containerservice:AgentPool", "aks-eus2-pool-cpu")
+    assert pool.options.delete_before_replace and pool.options.ignore_changes == ("count",)
+    assert plan.by_urn(pool.property_dependencies["resourceName"][0]).name == "aks-eus2-aks"
+    for resource in plan.resources:
+        if resource.type != "platform:index:Platform":
+            assert resource.parent, f"{resource.name} is not parented to a component"
+
+
+def test_secure_values_become_placeholders_and_secret_keys(tmp_path):
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text("name: demo\nruntime: python\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks" / "Pulumi.x.yaml").write_text(
+        "config:\n  demo:token:\n    secure: AAABAcipher\n  demo:nested:\n    a:\n      secure: zzz\n    b: 1\n  plain: 3\n"
+    )
+    config = read_stack_config(tmp_path, "x")
+    assert config.values["demo:token"] == SECRET_PLACEHOLDER
+    assert json.loads(config.values["demo:nested"]) == {"a": SECRET_PLACEHOLDER, "b": 1}
+    assert config.values["demo:plain"] == "3"
+    assert sorted(config.secret_keys) == ["demo:nested", "demo:token"]
+
+
+def test_a_program_error_is_reported_not_raised():
+    base = read_stack_config(ROOT, "dev")
+    plan = run_program(StackConfig(base.project, "dev", {}, []), ROOT)
+    assert not plan.ok and "platform:environment: is required" in plan.error
+    assert plan.resources == []
+
+
+def test_cli_prints_a_tree_and_counts_and_writes_json(tmp_path):
+    out = tmp_path / "plan.json"
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "staging", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "platform:index:Platform" in result.stdout and "└──" in result.stdout
+    assert "azure-native:containerservice:ManagedCluster" in result.stdout and "total" in result.stdout
+    plan = json.loads(out.read_text())
+    assert plan["stack"] == "staging" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
+    assert len(plan["resources"]) == sum(plan["counts"].values())
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,275 @@
+"""Security and sizing properties of every stack's plan, read from the captured inputs."""
+
+from __future__ import annotations
+
+import math
+from ipaddress import IPv4Network
+
+import pytest
+
+from tests.conftest import STACKS
+
+CLUSTER = "azure-native:containerservice:ManagedCluster"
+POOL = "azure-native:containerservice:AgentPool"
+SUBNET = "azure-native:network:Subnet"
+
+
+def clusters(plan):
+    return plan.of_type(CLUSTER)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_clusters_are_entra_only(plans, stack):
+    for cluster in clusters(plans[stack]):
+        inputs = cluster.inputs
+        assert inputs["disableLocalAccounts"] is True, f"{cluster.name} keeps local accounts"
+        assert inputs["enableRBAC"] is True
+        aad = inputs["aadProfile"]
+        assert aad["managed"] is True and aad["enableAzureRBAC"] is True
+        assert aad["adminGroupObjectIDs"], "an Entra admin group is required"
+        assert inputs["oidcIssuerProfile"]["enabled"] is True
+        assert inputs["securityProfile"]["workloadIdentity"]["enabled"] is True
+        assert inputs["identity"]["type"] == "UserAssigned"
+        assert set(inputs["identityProfile"]) == {"kubeletidentity"}
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_staging_and_prod_api_servers_are_private(plans, stack):
+    for cluster in clusters(plans[stack]):
+        access = cluster.inputs["apiServerAccessProfile"]
+        assert access["enablePrivateCluster"] is True
+        assert access["enablePrivateClusterPublicFQDN"] is False
+        assert access["enableVnetIntegration"] is True and access["subnetId"].endswith("-apiserver")
+        assert "authorizedIPRanges" not in access
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_no_api_server_is_open_to_the_internet(plans, stack):
+    for cluster in clusters(plans[stack]):
+        access = cluster.inputs["apiServerAccessProfile"]
+        if access.get("enablePrivateCluster"):
+            continue
+        ranges = [IPv4Network(r) for r in access.get("authorizedIPRanges", [])]
+        assert ranges, f"{cluster.name} has a public API server with no authorized ranges"
+        assert all(r.prefixlen > 0 for r in ranges), f"{cluster.name} authorizes 0.0.0.0/0"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_azure_cni_overlay_with_cilium(plans, stack):
+    for cluster in clusters(plans[stack]):
+        network = cluster.inputs["networkProfile"]
+        assert network["networkPlugin"] == "azure"
+        assert network["networkPluginMode"] == "overlay"
+        assert network["networkDataplane"] == "cilium" and network["networkPolicy"] == "cilium"
+        assert network["outboundType"] in ("userAssignedNATGateway", "userDefinedRouting")
+
+
+def test_tiers_per_environment(plans):
+    assert {c.inputs["sku"]["tier"] for c in clusters(plans["dev"])} == {"Free"}
+    assert {c.inputs["sku"]["tier"] for c in clusters(plans["staging"])} == {"Standard"}
+    assert {c.inputs["sku"]["tier"] for c in clusters(plans["prod"])} == {"Standard"}
+    assert len(clusters(plans["prod"])) == 2, "prod runs one cluster per region"
+    assert all(c.inputs["agentPoolProfiles"][0]["availabilityZones"] == ["1", "2", "3"] for c in clusters(plans["prod"]))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_autoscaled_pools_never_fight_the_autoscaler(plans, stack):
+    plan = plans[stack]
+    for cluster in clusters(plan):
+        for index, pool in enumerate(cluster.inputs["agentPoolProfiles"]):
+            if pool.get("enableAutoScaling"):
+                assert f"agentPoolProfiles[{index}].count" in cluster.options.ignore_changes
+    pools = plan.of_type(POOL)
+    assert pools, "every stack has user pools"
+    for pool in pools:
+        assert pool.inputs["enableAutoScaling"] is True
+        assert "count" in pool.options.ignore_changes, f"{pool.name} would reset the autoscaler's count"
+        assert pool.options.delete_before_replace, f"{pool.name} keeps a fixed name, so replacement must delete first"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_system_pool_is_hardened(plans, stack):
+    for cluster in clusters(plans[stack]):
+        (system,) = cluster.inputs["agentPoolProfiles"]  # other pools are separate AgentPools
+        assert system["mode"] == "System"
+        assert "CriticalAddonsOnly=true:NoSchedule" in system["nodeTaints"]
+        assert system["osDiskType"] == "Ephemeral" and system["osSKU"] == "AzureLinux"
+        assert system["enableEncryptionAtHost"] is True and system["enableNodePublicIP"] is False
+        assert system["securityProfile"]["sshAccess"] == "Disabled"
+        assert system["upgradeSettings"]["maxSurge"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_node_subnets_hold_every_pool_at_max_plus_surge(plans, stack):
+    """Counted from the captured AgentPool/subnet inputs, not from the config model."""
+    plan = plans[stack]
+    prefixes = {}
+    for subnet in plan.of_type(SUBNET):
+        prefixes[subnet.inputs["subnetName"]] = IPv4Network(subnet.inputs["addressPrefix"])
+    for cluster in clusters(plan):
+        needed: dict[str, int] = {}
+        profiles = list(cluster.inputs["agentPoolProfiles"])
+        profiles += [p.inputs for p in plan.of_type(POOL) if p.inputs["resourceName"] == cluster.inputs["resourceName"]]
+        for pool in profiles:
+            surge = pool["upgradeSettings"]["maxSurge"]
+            extra = math.ceil(pool["maxCount"] * int(surge[:-1]) / 100) if surge.endswith("%") else int(surge)
+            subnet_name = pool["vnetSubnetID"].rsplit("/", 1)[-1]
+            needed[subnet_name] = needed.get(subnet_name, 0) + pool["maxCount"] + extra
+        for subnet_name, nodes in needed.items():
+            assert prefixes[subnet_name].num_addresses - 5 >= nodes, f"{subnet_name} cannot hold {nodes} nodes"
+        pod_cidr = IPv4Network(cluster.inputs["networkProfile"]["podCidr"])
+        assert 2 ** (24 - pod_cidr.prefixlen) >= sum(needed.values()), "overlay pod CIDR too small"
+
+
+def test_prod_is_sized_for_5000_nodes_at_250_pods(plans):
+    plan = plans["prod"]
+    for subnet in plan.of_type(SUBNET):
+        if subnet.inputs["subnetName"].endswith("-nodes"):
+            assert IPv4Network(subnet.inputs["addressPrefix"]).num_addresses - 5 >= 5000 * 1.1
+    for cluster in clusters(plan):
+        assert 2 ** (24 - IPv4Network(cluster.inputs["networkProfile"]["podCidr"]).prefixlen) >= 5000 * 1.1
+    assert {p.inputs["maxPods"] for p in plan.of_type(POOL)} == {250}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_subnet_has_an_nsg_and_no_default_outbound_access(plans, stack):
+    for subnet in plans[stack].of_type(SUBNET):
+        assert subnet.inputs["defaultOutboundAccess"] is False
+        assert "/networkSecurityGroups/" in subnet.inputs["networkSecurityGroup"]["id"]
+
+
+def test_egress_paths(plans):
+    for stack in ("dev", "staging"):
+        for subnet in plans[stack].of_type(SUBNET):
+            name = subnet.inputs["subnetName"]
+            if name.endswith(("-system", "-nodes")):
+                assert "/natGateways/" in subnet.inputs["natGateway"]["id"], name
+    (route_table, *_) = plans["prod"].of_type("azure-native:network:RouteTable")
+    (route,) = route_table.inputs["routes"]
+    assert route["addressPrefix"] == "0.0.0.0/0" and route["nextHopType"] == "VirtualAppliance"
+    assert route["nextHopIpAddress"] == "10.0.1.4"
+    assert route_table.inputs["disableBgpRoutePropagation"] is True
+    for subnet in plans["prod"].of_type(SUBNET):
+        if subnet.inputs["subnetName"].endswith(("-system", "-nodes")):
+            assert "/routeTables/" in subnet.inputs["routeTable"]["id"]
+            assert "natGateway" not in subnet.inputs
+
+
+def test_api_server_subnet_is_delegated(plans):
+    delegated = [s for s in plans["prod"].of_type(SUBNET) if s.inputs["subnetName"].endswith("-apiserver")]
+    assert len(delegated) == 2
+    for subnet in delegated:
+        (delegation,) = subnet.inputs["delegations"]
+        assert delegation["serviceName"] == "Microsoft.ContainerService/managedClusters"
+        assert IPv4Network(subnet.inputs["addressPrefix"]).prefixlen <= 28
+
+
+def test_prod_protects_what_is_hard_to_rebuild_and_dev_does_not(plans):
+    stateful = (CLUSTER, "azure-native:operationalinsights:Workspace", "azure-native:network:VirtualNetwork",
+                "azure-native:monitor:AzureMonitorWorkspace")
+    for token in stateful:
+        assert all(r.options.protect for r in plans["prod"].of_type(token)), token
+        assert not any(r.options.protect for r in plans["dev"].of_type(token)), token
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_control_plane_roles_are_least_privilege(plans, stack):
+    plan = plans[stack]
+    assignments = plan.of_type("azure-native:authorization:RoleAssignment")
+    assert assignments
+    for assignment in assignments:
+        scope = assignment.inputs["scope"]
+        assert "/providers/" in scope, f"{assignment.name} is scoped to a subscription or resource group"
+        assert assignment.inputs["principalType"] == "ServicePrincipal"
+        role = assignment.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
+        if role == "4d97b98b-1d4f-4787-a291-c67834d212e7":  # Network Contributor
+            assert "/subnets/" in scope
+        else:
+            assert role == "f1a07417-d97a-45cb-824c-7a7467783830"  # Managed Identity Operator
+            assert "/userAssignedIdentities/" in scope and scope.endswith("-kubelet")
+    names = [a.inputs["roleAssignmentName"] for a in assignments]
+    assert len(set(names)) == len(names)
+
+
+def test_role_assignment_names_are_identical_across_runs(plans):
+    from offline.engine import preview_stack
+
+    again = preview_stack("prod")
+    first = sorted(a.inputs["roleAssignmentName"] for a in plans["prod"].of_type("azure-native:authorization:RoleAssignment"))
+    second = sorted(a.inputs["roleAssignmentName"] for a in again.of_type("azure-native:authorization:RoleAssignment"))
+    assert first == second
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_operations_are_wired(plans, stack):
+    plan = plans[stack]
+    workspace = plan.one("azure-native:operationalinsights:Workspace")
+    assert workspace.inputs["features"]["disableLocalAuth"] is True
+    amw_id = "/providers/Microsoft.Monitor/accounts/"
+    for cluster in clusters(plan):
+        cluster_id_suffix = f"/managedClusters/{cluster.inputs['resourceName']}"
+        addons = cluster.inputs["addonProfiles"]
+        assert addons["azurepolicy"]["enabled"] is True
+        assert addons["azureKeyvaultSecretsProvider"]["config"]["enableSecretRotation"] == "true"
+        assert cluster.inputs["securityProfile"]["imageCleaner"]["enabled"] is True
+        assert cluster.inputs["azureMonitorProfile"]["metrics"]["enabled"] is True
+        diagnostics = [d for d in plan.of_type("azure-native:monitor:DiagnosticSetting") if d.inputs["resourceUri"].endswith(cluster_id_suffix)]
+        (diagnostic,) = diagnostics
+        assert {"kube-audit-admin", "guard"} <= {log["category"] for log in diagnostic.inputs["logs"]}
+        assert "/workspaces/" in diagnostic.inputs["workspaceId"]
+        (association,) = [a for a in plan.of_type("azure-native:monitor:DataCollectionRuleAssociation") if a.inputs["resourceUri"].endswith(cluster_id_suffix)]
+        rule = next(r for r in plan.of_type("azure-native:monitor:DataCollectionRule") if association.inputs["dataCollectionRuleId"].endswith(r.inputs["dataCollectionRuleName"]))
+        assert amw_id in rule.inputs["destinations"]["monitoringAccounts"][0]["accountResourceId"]
+        assert rule.inputs["dataFlows"][0]["streams"] == ["Microsoft-PrometheusMetrics"]
+        assert "/dataCollectionEndpoints/" in rule.inputs["dataCollectionEndpointId"]
+    defender = [c.inputs["securityProfile"].get("defender") for c in clusters(plan)]
+    if stack == "dev":
+        assert defender == [None]
+    else:
+        assert all("/workspaces/" in d["logAnalyticsWorkspaceResourceId"] for d in defender)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_one_owner_of_the_kubernetes_version_and_maintenance_windows(plans, stack):
+    plan = plans[stack]
+    for cluster in clusters(plan):
+        profile = cluster.inputs["autoUpgradeProfile"]
+        assert profile["upgradeChannel"] == "patch" and profile["nodeOSUpgradeChannel"] == "NodeImage"
+        assert cluster.inputs["kubernetesVersion"].count(".") == 1, "patch channel: we own major.minor only"
+    names = sorted(m.inputs["configName"] for m in plan.of_type("azure-native:containerservice:MaintenanceConfiguration"))
+    assert names == sorted(["aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"] * len(clusters(plan)))
+
+
+def test_regions_and_hub_are_peered_both_ways(plans):
+    peerings = plans["prod"].of_type("azure-native:network:VirtualNetworkPeering")
+    names = sorted(p.name for p in peerings)
+    assert names == sorted([
+        "net-eastus2-to-hub", "net-eastus2-from-hub", "net-southcentralus-to-hub", "net-southcentralus-from-hub",
+        "peer-eastus2-to-southcentralus", "peer-southcentralus-to-eastus2",
+    ])
+    assert not plans["dev"].of_type("azure-native:network:VirtualNetworkPeering")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_outputs_give_cluster_name_issuer_and_a_kubelogin_kubeconfig(plans, stack):
+    outputs = plans[stack].outputs
+    for key, cluster in outputs["clusters"].items():
+        assert cluster["name"].startswith("aks-")
+        assert cluster["oidcIssuerUrl"].startswith("https://") and ".oic.prod-aks.azure.com/" in cluster["oidcIssuerUrl"]
+        kubeconfig = outputs["kubeconfigs"][key]
+        assert "--login\n      - azurecli" in kubeconfig and "devicecode" not in kubeconfig
+        assert "client-certificate-data" not in kubeconfig and "token:" not in kubeconfig
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_taggable_resource_carries_the_required_tags(plans, stack):
+    for resource in plans[stack].resources:
+        if not resource.type.startswith("azure-native:") or resource.type in (
+            "azure-native:authorization:RoleAssignment", "azure-native:network:Subnet",
+            "azure-native:network:VirtualNetworkPeering", "azure-native:containerservice:MaintenanceConfiguration",
+            "azure-native:monitor:DataCollectionRuleAssociation", "azure-native:monitor:DiagnosticSetting",
+        ):
+            continue
+        tags = resource.inputs.get("tags", {})
+        assert {"environment", "owner", "cost-center"} <= set(tags), f"{resource.type} {resource.name}"
+        assert tags["environment"] == stack
