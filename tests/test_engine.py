@@ -95,3 +95,14 @@ def test_cli_prints_a_tree_and_counts_and_writes_json(tmp_path):
     assert plan["stack"] == "staging" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
     assert len(plan["resources"]) == sum(plan["counts"].values())
     assert "Traceback" not in result.stderr
+
+
+def test_the_alias_shortcut_changes_nothing_that_is_captured(plans):
+    slow = preview_stack("prod", fast_aliases=False)
+    assert slow.ok
+    fast = plans["prod"]
+    assert signature(slow) == signature(fast)
+    assert {r.urn: r.aliases for r in slow.resources} == {r.urn: r.aliases for r in fast.resources}
+    assert {r.urn: r.options for r in slow.resources} == {r.urn: r.options for r in fast.resources}
+    cluster = fast.one("azure-native:containerservice:ManagedCluster", "aks-eus2-aks")
+    assert len(cluster.aliases) > 100, "azure-native declares an alias per API version"
