@@ -245,17 +245,12 @@ _TOOLING = ("offline", "tests", "scripts", "policies")
 
 def _program_modules(project_dir: Path) -> Iterator[str]:
     """Modules the program imported from its own folder (not the venv, not tooling)."""
-    root = project_dir.resolve()
-    environments = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    root = os.path.realpath(project_dir) + os.sep
+    tooling = tuple(root + folder + os.sep for folder in _TOOLING)
+    environments = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix})
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if not path:
-            continue
-        file = Path(path).resolve()
-        if root not in file.parents or any(env == file or env in file.parents for env in environments):
-            continue
-        top = file.relative_to(root).parts[0]
-        if top not in _TOOLING and not top.startswith("venv"):
+        if path and path.startswith(root) and not path.startswith(tooling) and not path.startswith(environments):
             yield name
 
 
