@@ -46,6 +46,9 @@ class ClusterNetwork:
     nodes_subnet_id: pulumi.Input[str]
     api_server_subnet_id: pulumi.Input[str] | None = None
     pods_subnet_id: pulumi.Input[str] | None = None
+    vnet_id: pulumi.Input[str] | None = None
+    # privatelink.<region>.azmk8s.io, for a private API server.
+    api_server_dns_zone_id: pulumi.Input[str] | None = None
 
     def subnets(self) -> dict[str, pulumi.Input[str]]:
         named = {
@@ -157,15 +160,32 @@ class AksCluster(pulumi.ComponentResource):
                 parent=self,
             )
         ]
-        # Joining nodes, pods and the API server to our subnets: Network Contributor on each
-        # subnet, not on the VNet or resource group.
-        for role, subnet_id in args.subnets.subnets().items():
+        # A public cluster joins nodes, pods and the API server to our subnets: Network
+        # Contributor on each subnet. A private cluster with our own DNS zone also links the
+        # zone to its VNet, which AKS documents as Network Contributor on the VNet plus
+        # Private DNS Zone Contributor on the zone. Never the resource group.
+        network_scopes: dict[str, pulumi.Input[str]] = dict(args.subnets.subnets())
+        if cfg.api_server.private:
+            network_scopes = {"vnet": args.subnets.vnet_id}
             grants.append(
                 assign_role(
-                    f"{name}-control-plane-joins-{role}",
+                    f"{name}-control-plane-writes-api-dns",
+                    role="Private DNS Zone Contributor",
+                    scope=args.subnets.api_server_dns_zone_id,
+                    scope_key=f"{naming.environment}/{cfg.region}/private-dns/azmk8s",
+                    principal_id=control_plane.principal_id,
+                    principal_key=principal,
+                    subscription_id=args.subscription_id,
+                    parent=self,
+                )
+            )
+        for scope_name, scope_id in network_scopes.items():
+            grants.append(
+                assign_role(
+                    f"{name}-control-plane-joins-{scope_name}",
                     role="Network Contributor",
-                    scope=subnet_id,
-                    scope_key=f"{naming.environment}/{key}/subnet/{role}",
+                    scope=scope_id,
+                    scope_key=f"{naming.environment}/{key}/network/{scope_name}",
                     principal_id=control_plane.principal_id,
                     principal_key=principal,
                     subscription_id=args.subscription_id,
@@ -339,8 +359,9 @@ class AksCluster(pulumi.ComponentResource):
         api = args.cluster.api_server
         return aks.ManagedClusterAPIServerAccessProfileArgs(
             enable_private_cluster=api.private,
-            # AKS-managed private DNS zone; no public FQDN resolving to the private address.
-            private_dns_zone="system" if api.private else None,
+            # Our zone, linked to the hub too (AKS's "system" zone links only the cluster VNet);
+            # no public FQDN resolving to the private address.
+            private_dns_zone=args.subnets.api_server_dns_zone_id if api.private else None,
             enable_private_cluster_public_fqdn=False if api.private else None,
             enable_vnet_integration=api.vnet_integration,
             subnet_id=args.subnets.api_server_subnet_id if api.vnet_integration else None,
@@ -351,7 +372,7 @@ class AksCluster(pulumi.ComponentResource):
     def _network_profile(args: AksClusterArgs) -> aks.ContainerServiceNetworkProfileArgs:
         overlay = args.cluster.cni == "overlay"
         net = args.network
-        return aks.ContainerServiceNetworkProfileArgs(
+        profile = aks.ContainerServiceNetworkProfileArgs(
             network_plugin=aks.NetworkPlugin.AZURE,
             network_plugin_mode=aks.NetworkPluginMode.OVERLAY if overlay else None,
             network_dataplane=aks.NetworkDataplane.CILIUM,
@@ -362,6 +383,11 @@ class AksCluster(pulumi.ComponentResource):
             outbound_type=aks.OutboundType(net.egress.outbound_type),
             load_balancer_sku=aks.LoadBalancerSku.STANDARD,
         )
+        if not overlay:
+            # The SDK fills in podCidr 10.244.0.0/16 when it is left out; classic Azure CNI
+            # takes pod IPs from the pod subnet and rejects a pod CIDR.
+            pulumi.set(profile, "pod_cidr", None)
+        return profile
 
     @staticmethod
     def _autoscaler_profile(cfg: ClusterConfig) -> aks.ManagedClusterPropertiesAutoScalerProfileArgs:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network
 
 import pulumi
-from pulumi_azure_native import network, resources
+from pulumi_azure_native import network, privatedns, resources
 
 from planning.naming import Naming, parse_resource_id
 
@@ -33,6 +33,10 @@ class HubPeeringSpec:
     virtual_network_id: str
     create_hub_side: bool
     use_remote_gateways: bool
+    # Provider for the hub's subscription, which may not be the deployment's.
+    provider: pulumi.ProviderResource | None = None
+    # Hub-side peerings of one hub VNet are written one at a time (one region after another).
+    after: pulumi.Resource | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,9 @@ class RegionalNetworkArgs:
     nat_public_ip_count: int
     hub: HubPeeringSpec | None
     protect: bool
+    # Create privatelink.<region>.azmk8s.io for private API servers, linked to this VNet and
+    # the hub, so that deploy runners in the hub resolve the API servers' names.
+    api_server_dns_zone: bool = False
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -116,8 +123,13 @@ class RegionalNetwork(pulumi.ComponentResource):
             self.subnet_ids[spec.key] = subnet.id
             previous = subnet
 
+        self.hub_side_peering: network.VirtualNetworkPeering | None = None
         if args.hub:
-            self._peer_with_hub(name, args, group, vnet, previous)
+            self.hub_side_peering = self._peer_with_hub(name, args, group, vnet, previous)
+
+        self.api_server_dns_zone_id: pulumi.Output[str] | None = None
+        if args.api_server_dns_zone:
+            self.api_server_dns_zone_id = self._api_server_dns_zone(name, args, group, vnet)
 
         self.resource_group_name = group.name
         self.vnet_id = vnet.id
@@ -188,10 +200,29 @@ class RegionalNetwork(pulumi.ComponentResource):
         group: resources.ResourceGroup,
         vnet: network.VirtualNetwork,
         last_subnet: pulumi.Resource | None,
-    ) -> None:
+    ) -> network.VirtualNetworkPeering | None:
+        """Both halves of the hub peering; returns the hub-side half (if this program owns it)."""
         hub = args.hub
         assert hub is not None
-        after_subnets = pulumi.ResourceOptions(parent=self, depends_on=[last_subnet] if last_subnet else None)
+        hub_side = None
+        if hub.create_hub_side:
+            hub_id = parse_resource_id(hub.virtual_network_id)
+            hub_side = network.VirtualNetworkPeering(
+                f"{name}-from-hub",
+                virtual_network_peering_name=f"peer-to-{args.naming.regional('vnet', args.region)}",
+                resource_group_name=hub_id.resource_group,
+                virtual_network_name=hub_id.name,
+                remote_virtual_network=network.SubResourceArgs(id=vnet.id),
+                allow_virtual_network_access=True,
+                allow_forwarded_traffic=True,
+                # The spoke may use the hub's VPN/ExpressRoute gateway only if the hub offers it.
+                allow_gateway_transit=hub.use_remote_gateways,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=hub.provider,
+                    depends_on=[r for r in (last_subnet, hub.after) if r is not None],
+                ),
+            )
         network.VirtualNetworkPeering(
             f"{name}-to-hub",
             virtual_network_peering_name="peer-to-hub",
@@ -202,21 +233,41 @@ class RegionalNetwork(pulumi.ComponentResource):
             # Return traffic from the hub firewall arrives forwarded.
             allow_forwarded_traffic=True,
             use_remote_gateways=hub.use_remote_gateways,
-            opts=after_subnets,
+            # After the hub side, which must offer gateway transit before the spoke uses it.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[r for r in (last_subnet, hub_side) if r is not None]
+            ),
         )
-        if hub.create_hub_side:
-            hub_id = parse_resource_id(hub.virtual_network_id)
-            network.VirtualNetworkPeering(
-                f"{name}-from-hub",
-                virtual_network_peering_name=f"peer-to-{args.naming.regional('vnet', args.region)}",
-                resource_group_name=hub_id.resource_group,
-                virtual_network_name=hub_id.name,
-                remote_virtual_network=network.SubResourceArgs(id=vnet.id),
-                allow_virtual_network_access=True,
-                allow_forwarded_traffic=True,
-                allow_gateway_transit=hub.use_remote_gateways,
-                opts=after_subnets,
+        return hub_side
+
+    def _api_server_dns_zone(
+        self, name: str, args: RegionalNetworkArgs, group: resources.ResourceGroup, vnet: network.VirtualNetwork
+    ) -> pulumi.Output[str]:
+        zone = privatedns.PrivateZone(
+            f"{name}-aks-dns",
+            private_zone_name=f"privatelink.{args.region}.azmk8s.io",
+            resource_group_name=group.name,
+            location="global",
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        links = {"spoke": vnet.id}
+        if args.hub:
+            links["hub"] = args.hub.virtual_network_id
+        for label, vnet_id in links.items():
+            privatedns.VirtualNetworkLink(
+                f"{name}-aks-dns-{label}",
+                virtual_network_link_name=f"link-{label}",
+                private_zone_name=zone.name,
+                resource_group_name=group.name,
+                location="global",
+                virtual_network=privatedns.SubResourceArgs(id=vnet_id),
+                # Resolution only: AKS writes the API server's record itself.
+                registration_enabled=False,
+                tags=args.tags,
+                opts=pulumi.ResourceOptions(parent=self),
             )
+        return zone.id
 
 
 def peer_regions(

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import pulumi
+import pulumi_azure_native
 from pulumi_azure_native import authorization
 
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
 from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
 from components.observability import Observability, ObservabilityArgs
-from planning.naming import Naming
+from planning.naming import Naming, parse_resource_id
 from stackconfig.model import PlatformConfig
 
 API_SERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
@@ -72,8 +73,19 @@ class Platform(pulumi.ComponentResource):
         )
 
         egress, hub = config.network.egress, config.network.hub
-        self.networks = {
-            region: RegionalNetwork(
+        hub_provider = None
+        if hub and hub.create_hub_side_peering:
+            # The hub often lives in a connectivity subscription of its own.
+            hub_provider = pulumi_azure_native.Provider(
+                "hub-subscription",
+                subscription_id=parse_resource_id(hub.virtual_network_id).subscription,
+                opts=child,
+            )
+        private_regions = {c.region for c in config.clusters.values() if c.api_server.private}
+        self.networks = {}
+        previous_hub_peering = None
+        for region, vnet in config.network.regions.items():
+            regional = RegionalNetwork(
                 f"net-{region}",
                 RegionalNetworkArgs(
                     naming=naming,
@@ -84,23 +96,31 @@ class Platform(pulumi.ComponentResource):
                     firewall_private_ip=egress.firewall_private_ip,
                     nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
                     nat_public_ip_count=egress.nat_gateway.public_ip_count,
-                    hub=HubPeeringSpec(hub.virtual_network_id, hub.create_hub_side_peering, hub.use_remote_gateways)
+                    hub=HubPeeringSpec(
+                        hub.virtual_network_id,
+                        hub.create_hub_side_peering,
+                        hub.use_remote_gateways,
+                        provider=hub_provider,
+                        after=previous_hub_peering,
+                    )
                     if hub
                     else None,
                     protect=config.protect,
+                    api_server_dns_zone=region in private_regions,
                     tags=tags,
                 ),
                 opts=child,
             )
-            for region, vnet in config.network.regions.items()
-        }
+            previous_hub_peering = regional.hub_side_peering or previous_hub_peering
+            self.networks[region] = regional
         # Regions of one environment reach each other directly (e.g. Kafka mirroring).
         for first, second in combinations(self.networks.values(), 2):
             peer_regions(first, second, parent=self)
 
         self.clusters = {}
         for key, cluster in config.clusters.items():
-            subnet_ids = self.networks[cluster.region].subnet_ids
+            regional = self.networks[cluster.region]
+            subnet_ids = regional.subnet_ids
             self.clusters[key] = AksCluster(
                 f"aks-{key}",
                 AksClusterArgs(
@@ -113,6 +133,8 @@ class Platform(pulumi.ComponentResource):
                         nodes_subnet_id=subnet_ids[f"{key}-nodes"],
                         api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
                         pods_subnet_id=subnet_ids.get(f"{key}-pods"),
+                        vnet_id=regional.vnet_id,
+                        api_server_dns_zone_id=regional.api_server_dns_zone_id,
                     ),
                     admin_group_object_ids=list(config.entra.admin_group_object_ids),
                     tenant_id=config.entra.tenant_id or deployer.tenant_id,

@@ -68,6 +68,8 @@ class CapturedResource:
     name: str
     parent: str | None
     custom: bool
+    # The provider reference ("<provider urn>::<id>"), set when a resource names one explicitly.
+    provider: str
     inputs: dict[str, Any]
     dependencies: tuple[str, ...]
     property_dependencies: dict[str, tuple[str, ...]]
@@ -135,6 +137,7 @@ class Plan:
                     "name": r.name,
                     "parent": r.parent,
                     "custom": r.custom,
+                    "provider": r.provider,
                     "inputs": _jsonable(r.inputs),
                     "dependencies": list(r.dependencies),
                     "propertyDependencies": {k: list(v) for k, v in r.property_dependencies.items()},
@@ -203,6 +206,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 name=request.name,
                 parent=request.parent or None,
                 custom=request.custom,
+                provider=request.provider,
                 inputs=plain_value(json_format.MessageToDict(request.object)),
                 dependencies=tuple(request.dependencies),
                 property_dependencies={

@@ -38,6 +38,10 @@ ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
     "azure-native:network:NatGateway": ("Microsoft.Network", "natGateways", "natGatewayName", ()),
     "azure-native:network:PublicIPAddress": ("Microsoft.Network", "publicIPAddresses", "publicIpAddressName", ()),
     "azure-native:network:RouteTable": ("Microsoft.Network", "routeTables", "routeTableName", ()),
+    "azure-native:privatedns:PrivateZone": ("Microsoft.Network", "privateDnsZones", "privateZoneName", ()),
+    "azure-native:privatedns:VirtualNetworkLink": (
+        "Microsoft.Network", "virtualNetworkLinks", "virtualNetworkLinkName", (("privateDnsZones", "privateZoneName"),)
+    ),
     "azure-native:managedidentity:UserAssignedIdentity": (
         "Microsoft.ManagedIdentity", "userAssignedIdentities", "resourceName", ()
     ),

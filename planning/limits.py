@@ -20,3 +20,5 @@ SERVICE_CIDR_MIN_PREFIX = 12
 FORBIDDEN_RANGES = ("169.254.0.0/16", "172.30.0.0/16", "172.31.0.0/16", "192.0.2.0/24")
 # A public API server takes at most this many authorized IP ranges.
 MAX_AUTHORIZED_IP_RANGES = 200
+# Authorized ranges broader than this are the internet in all but name (0.0.0.0/1 + 128.0.0.0/1).
+MIN_AUTHORIZED_IP_PREFIX = 8

@@ -318,8 +318,12 @@ def check_api_servers(config: PlatformConfig) -> Iterator[ConfigProblem]:
         if len(api.authorized_ip_ranges) > limits.MAX_AUTHORIZED_IP_RANGES:
             yield ConfigProblem(ranges_key, f"AKS takes at most {limits.MAX_AUTHORIZED_IP_RANGES} ranges")
         for i, ip_range in enumerate(api.authorized_ip_ranges):
-            if ip_range.prefixlen == 0:
-                yield ConfigProblem(f"{ranges_key}[{i}]", f"{ip_range} opens the API server to the internet")
+            if ip_range.prefixlen < limits.MIN_AUTHORIZED_IP_PREFIX:
+                yield ConfigProblem(
+                    f"{ranges_key}[{i}]",
+                    f"{ip_range} opens the API server to a large part of the internet "
+                    f"(ranges must be /{limits.MIN_AUTHORIZED_IP_PREFIX} or narrower)",
+                )
         subnet_key = key("clusters", name, "subnets", "apiServer")
         subnet = cluster.subnets.api_server
         if api.vnet_integration and subnet is None:

@@ -38,6 +38,7 @@ def expect_problem(stack: str, change, key: str, *reason_parts: str) -> str:
     assert lines, f"no problem for {key} in:\n{plan.error}"
     for part in reason_parts:
         assert any(part in line for line in lines), f"{part!r} not in {lines}"
+    assert plan.error.startswith("The stack configuration has"), "a config problem, not a program crash"
     assert "Traceback" not in plan.error
     return plan.error
 
@@ -104,7 +105,22 @@ CASES = {
         "platform:entra.adminGroupObjectIds", "local accounts are disabled on eus2, scus"),
     "public API server open to the internet": (
         "dev", set_in("clusters.eus2.apiServer.authorizedIpRanges", ["0.0.0.0/0"]),
-        "platform:clusters.eus2.apiServer.authorizedIpRanges[0]", "opens the API server to the internet"),
+        "platform:clusters.eus2.apiServer.authorizedIpRanges[0]", "opens the API server"),
+    "public API server open to half the internet twice": (
+        "dev", set_in("clusters.eus2.apiServer.authorizedIpRanges", ["0.0.0.0/1", "128.0.0.0/1"]),
+        "platform:clusters.eus2.apiServer.authorizedIpRanges[1]", "/8 or narrower"),
+    "pod CIDR overlaps the service CIDR": (
+        "dev", set_in("network.podCidr", "172.16.0.0/16"),
+        "platform:network.podCidr", "overlaps platform:network.serviceCidr"),
+    "pod CIDR overlaps the hub": (
+        "prod", set_in("network.podCidr", "10.0.0.0/12"),
+        "platform:network.podCidr", "overlaps platform:network.hub.addressSpace[0]"),
+    "pod CIDR overlaps on-premises": (
+        "prod", set_in("network.podCidr", "192.168.0.0/14"),
+        "platform:network.podCidr", "overlaps platform:network.onPremisesRanges[0]"),
+    "system pool min above max": (
+        "prod", set_in("clusters.scus.systemPool.minCount", 13),
+        "platform:clusters.scus.systemPool.minCount", "greater than maxCount 12"),
     "public API server without ranges": (
         "dev", set_in("clusters.eus2.apiServer.authorizedIpRanges", []),
         "platform:clusters.eus2.apiServer.authorizedIpRanges", "required for a public API server"),
@@ -181,3 +197,22 @@ def test_preview_cli_reports_bad_config_without_a_traceback(tmp_path):
     output = result.stdout + result.stderr
     assert "platform:network.podCidr" in output and "smaller than one node's /24" in output
     assert "Traceback" not in output
+
+
+def test_config_is_read_from_every_source_the_cli_uses(monkeypatch):
+    """Unknown keys can only be found by listing all config, which pulumi.Config cannot do;
+    the loader reads the SDK's config map and the PULUMI_CONFIG variable the CLI sets."""
+    import json
+
+    import pulumi.runtime
+
+    from stackconfig.loader import current_stack_config
+
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"platform:fromEnv": "1", "platform:both": "env"}))
+    pulumi.runtime.set_all_config({"platform:fromMap": "2", "platform:both": "map"})
+    try:
+        merged = current_stack_config()
+    finally:
+        pulumi.runtime.set_all_config({})
+    assert merged["platform:fromEnv"] == "1" and merged["platform:fromMap"] == "2"
+    assert merged["platform:both"] == "map", "explicitly set config wins, as in pulumi.Config"

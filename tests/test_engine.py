@@ -53,7 +53,8 @@ def test_options_dependencies_and_parents_are_captured(plans):
     assert cluster.options.ignore_changes == ("agentPoolProfiles[0].count",)
     assert plan.by_urn(cluster.parent).type == "platform:aks:Cluster"
     granted = {plan.by_urn(urn).name for urn in cluster.dependencies}
-    assert {"aks-eus2-control-plane-joins-nodes", "aks-eus2-control-plane-operates-kubelet"} <= granted
+    assert {"aks-eus2-control-plane-joins-vnet", "aks-eus2-control-plane-operates-kubelet",
+            "aks-eus2-control-plane-writes-api-dns"} <= granted
     pool = plan.one("azure-native:containerservice:AgentPool", "aks-eus2-pool-cpu")
     assert pool.options.delete_before_replace and pool.options.ignore_changes == ("count",)
     assert plan.by_urn(pool.property_dependencies["resourceName"][0]).name == "aks-eus2-aks"

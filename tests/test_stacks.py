@@ -41,6 +41,21 @@ def test_staging_and_prod_api_servers_are_private(plans, stack):
         assert access["enablePrivateClusterPublicFQDN"] is False
         assert access["enableVnetIntegration"] is True and access["subnetId"].endswith("-apiserver")
         assert "authorizedIPRanges" not in access
+        region = cluster.inputs["location"]
+        assert access["privateDNSZone"].endswith(f"/privateDnsZones/privatelink.{region}.azmk8s.io")
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_hub_runners_can_resolve_private_api_servers(plans, stack):
+    plan = plans[stack]
+    for zone in plan.of_type("azure-native:privatedns:PrivateZone"):
+        links = [
+            link for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink")
+            if link.inputs["privateZoneName"] == zone.inputs["privateZoneName"]
+        ]
+        linked = {link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1] for link in links}
+        assert "vnet-hub-eus2" in linked and any(v.startswith("vnet-ailab-") for v in linked)
+        assert all(link.inputs["registrationEnabled"] is False for link in links)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -172,20 +187,33 @@ def test_prod_protects_what_is_hard_to_rebuild_and_dev_does_not(plans):
         assert not any(r.options.protect for r in plans["dev"].of_type(token)), token
 
 
+ROLE_IDS = {
+    "4d97b98b-1d4f-4787-a291-c67834d212e7": "Network Contributor",
+    "f1a07417-d97a-45cb-824c-7a7467783830": "Managed Identity Operator",
+    "b12aa53e-6015-4669-85d0-8515ebb3ae7f": "Private DNS Zone Contributor",
+}
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_control_plane_roles_are_least_privilege(plans, stack):
     plan = plans[stack]
     assignments = plan.of_type("azure-native:authorization:RoleAssignment")
     assert assignments
+    private = {c.inputs["resourceName"] for c in clusters(plan) if c.inputs["apiServerAccessProfile"].get("enablePrivateCluster")}
     for assignment in assignments:
         scope = assignment.inputs["scope"]
         assert "/providers/" in scope, f"{assignment.name} is scoped to a subscription or resource group"
         assert assignment.inputs["principalType"] == "ServicePrincipal"
-        role = assignment.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
-        if role == "4d97b98b-1d4f-4787-a291-c67834d212e7":  # Network Contributor
-            assert "/subnets/" in scope
+        role = ROLE_IDS[assignment.inputs["roleDefinitionId"].rsplit("/", 1)[-1]]
+        if role == "Network Contributor":
+            cluster_name = f"aks-ailab-{stack}-{assignment.name.split('-')[1]}"
+            # Subnets for a public cluster; the VNet for a private one (AKS docs: a custom
+            # private DNS zone needs Network Contributor on the VNet).
+            expected_parent = "virtualNetworks" if cluster_name in private else "subnets"
+            assert scope.split("/")[-2] == expected_parent, (assignment.name, scope)
+        elif role == "Private DNS Zone Contributor":
+            assert "/privateDnsZones/privatelink." in scope
         else:
-            assert role == "f1a07417-d97a-45cb-824c-7a7467783830"  # Managed Identity Operator
             assert "/userAssignedIdentities/" in scope and scope.endswith("-kubelet")
     names = [a.inputs["roleAssignmentName"] for a in assignments]
     assert len(set(names)) == len(names)
@@ -240,6 +268,22 @@ def test_one_owner_of_the_kubernetes_version_and_maintenance_windows(plans, stac
     assert names == sorted(["aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"] * len(clusters(plan)))
 
 
+def test_hub_side_peerings_run_in_the_hub_subscription_one_at_a_time(plans):
+    plan = plans["prod"]
+    provider = plan.one("pulumi:providers:azure-native", "hub-subscription")
+    assert provider.inputs["subscriptionId"] == "0b1f6471-1bf0-4dda-aec3-111122223333"
+    hub_side = [p for p in plan.of_type("azure-native:network:VirtualNetworkPeering") if p.name.endswith("-from-hub")]
+    assert len(hub_side) == 2
+    assert all(p.provider.startswith(provider.urn) for p in hub_side)
+    assert all(p.inputs["resourceGroupName"] == "rg-hub-eus2" and p.inputs["virtualNetworkName"] == "vnet-hub-eus2" for p in hub_side)
+    first, second = sorted(hub_side, key=lambda p: len(p.dependencies))
+    assert first.urn in second.dependencies, "two writes to one hub VNet at once fail"
+    for spoke_side in plan.of_type("azure-native:network:VirtualNetworkPeering"):
+        if spoke_side.name.endswith("-to-hub"):
+            assert spoke_side.provider == "" or not spoke_side.provider.startswith(provider.urn)
+            assert any(plan.by_urn(u).name.endswith("-from-hub") for u in spoke_side.dependencies)
+
+
 def test_regions_and_hub_are_peered_both_ways(plans):
     peerings = plans["prod"].of_type("azure-native:network:VirtualNetworkPeering")
     names = sorted(p.name for p in peerings)
@@ -273,3 +317,24 @@ def test_every_taggable_resource_carries_the_required_tags(plans, stack):
         tags = resource.inputs.get("tags", {})
         assert {"environment", "owner", "cost-center"} <= set(tags), f"{resource.type} {resource.name}"
         assert tags["environment"] == stack
+
+
+def test_classic_cni_takes_pods_from_the_pod_subnet():
+    """cni: podSubnet - pods get VNet addresses; no overlay, no pod CIDR (the SDK would add one)."""
+    from tests.conftest import run_with
+
+    def change(values):
+        cluster = values["platform:clusters"]["eus2"]
+        cluster["cni"] = "podSubnet"
+        cluster["subnets"]["pods"] = "10.10.16.0/20"
+
+    plan = run_with("dev", change)
+    assert plan.ok, plan.error
+    (cluster,) = clusters(plan)
+    network = cluster.inputs["networkProfile"]
+    assert "podCidr" not in network and "networkPluginMode" not in network
+    assert network["networkPlugin"] == "azure" and network["networkDataplane"] == "cilium"
+    pools = list(cluster.inputs["agentPoolProfiles"]) + [p.inputs for p in plan.of_type(POOL)]
+    assert all(pool["podSubnetID"].endswith("-eus2-pods") for pool in pools)
+    pods_subnet = plan.one(SUBNET, "net-eastus2-snet-eus2-pods")
+    assert "/natGateways/" in pods_subnet.inputs["natGateway"]["id"]
