@@ -130,36 +130,33 @@ class AksCluster(pulumi.ComponentResource):
             tags=args.tags,
             opts=child,
         )
-        control_plane = managedidentity.UserAssignedIdentity(
-            f"{name}-control-plane-id",
-            resource_name_=naming.name("id", key, "control-plane"),
-            resource_group_name=group.name,
-            location=region,
-            tags=args.tags,
-            opts=child,
+        control_plane, kubelet = (
+            managedidentity.UserAssignedIdentity(
+                f"{name}-{role}-id",
+                resource_name_=naming.name("id", key, role),
+                resource_group_name=group.name,
+                location=region,
+                tags=args.tags,
+                opts=child,
+            )
+            for role in ("control-plane", "kubelet")
         )
-        kubelet = managedidentity.UserAssignedIdentity(
-            f"{name}-kubelet-id",
-            resource_name_=naming.name("id", key, "kubelet"),
-            resource_group_name=group.name,
-            location=region,
-            tags=args.tags,
-            opts=child,
-        )
-        principal = f"{naming.environment}/{key}/control-plane"
-        grants = [
-            # AKS assigns the kubelet identity to the node VMs on the control plane's behalf.
-            assign_role(
-                f"{name}-control-plane-operates-kubelet",
-                role="Managed Identity Operator",
-                scope=kubelet.id,
-                scope_key=f"{naming.environment}/{key}/identity/kubelet",
+
+        def grant(action: str, role: str, scope: pulumi.Input[str], scope_key: str):
+            """A role for the control-plane identity on exactly one resource."""
+            return assign_role(
+                f"{name}-control-plane-{action}",
+                role=role,
+                scope=scope,
+                scope_key=f"{naming.environment}/{scope_key}",
                 principal_id=control_plane.principal_id,
-                principal_key=principal,
+                principal_key=f"{naming.environment}/{key}/control-plane",
                 subscription_id=args.subscription_id,
                 parent=self,
             )
-        ]
+
+        # AKS assigns the kubelet identity to the node VMs on the control plane's behalf.
+        grants = [grant("operates-kubelet", "Managed Identity Operator", kubelet.id, f"{key}/identity/kubelet")]
         # A public cluster joins nodes, pods and the API server to our subnets: Network
         # Contributor on each subnet. A private cluster with our own DNS zone also links the
         # zone to its VNet, which AKS documents as Network Contributor on the VNet plus
@@ -168,30 +165,15 @@ class AksCluster(pulumi.ComponentResource):
         if cfg.api_server.private:
             network_scopes = {"vnet": args.subnets.vnet_id}
             grants.append(
-                assign_role(
-                    f"{name}-control-plane-writes-api-dns",
-                    role="Private DNS Zone Contributor",
-                    scope=args.subnets.api_server_dns_zone_id,
-                    scope_key=f"{naming.environment}/{cfg.region}/private-dns/azmk8s",
-                    principal_id=control_plane.principal_id,
-                    principal_key=principal,
-                    subscription_id=args.subscription_id,
-                    parent=self,
+                grant(
+                    "writes-api-dns",
+                    "Private DNS Zone Contributor",
+                    args.subnets.api_server_dns_zone_id,
+                    f"{cfg.region}/private-dns/azmk8s",
                 )
             )
         for scope_name, scope_id in network_scopes.items():
-            grants.append(
-                assign_role(
-                    f"{name}-control-plane-joins-{scope_name}",
-                    role="Network Contributor",
-                    scope=scope_id,
-                    scope_key=f"{naming.environment}/{key}/network/{scope_name}",
-                    principal_id=control_plane.principal_id,
-                    principal_key=principal,
-                    subscription_id=args.subscription_id,
-                    parent=self,
-                )
-            )
+            grants.append(grant(f"joins-{scope_name}", "Network Contributor", scope_id, f"{key}/network/{scope_name}"))
 
         cluster = aks.ManagedCluster(
             f"{name}-aks",

@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tree", action="store_true", help="print counts only, not the resource tree")
     args = parser.parse_args(argv)
 
-    # Logs (CI, pipes) get long lines rather than wrapped ones.
-    console = Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+    # Logs (CI, pipes) get whole lines: rich would crop them at 80 columns.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 220)
     failed = False
     selected = args.stack or ["dev"]
     for stack in selected:

@@ -91,6 +91,8 @@ def test_cli_prints_a_tree_and_counts_and_writes_json(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "platform:index:Platform" in result.stdout and "└──" in result.stdout
+    # Whole names, not cropped at the width of a terminal that is not there.
+    assert "azure-native:authorization:RoleAssignment  aks-eus2-control-plane-operates-kubelet" in result.stdout
     assert "azure-native:containerservice:ManagedCluster" in result.stdout and "total" in result.stdout
     plan = json.loads(out.read_text())
     assert plan["stack"] == "staging" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
