@@ -285,6 +285,8 @@ def peer_regions(
                 remote_virtual_network=network.SubResourceArgs(id=remote.vnet_id),
                 allow_virtual_network_access=True,
                 allow_forwarded_traffic=True,
+                # After both networks are complete: a peering written while the VNet's subnets
+                # or hub peering are still changing fails with AnotherOperationInProgress.
                 opts=pulumi.ResourceOptions(parent=parent, depends_on=[first, second]),
             )
         )

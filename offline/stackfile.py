@@ -23,18 +23,25 @@ class StackConfig:
     secret_keys: list[str]
 
 
+def _project(project_dir: Path) -> dict[str, Any]:
+    return yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
+
+
 def project_name(project_dir: Path) -> str:
-    return yaml.safe_load((project_dir / "Pulumi.yaml").read_text())["name"]
+    return _project(project_dir)["name"]
+
+
+def stacks_dir(project_dir: Path) -> Path:
+    """Where the stack files live (`stackConfigDir` in Pulumi.yaml, as the CLI reads it)."""
+    return project_dir / _project(project_dir).get("stackConfigDir", ".")
 
 
 def stack_file(project_dir: Path, stack: str) -> Path:
-    project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
-    return project_dir / project.get("stackConfigDir", ".") / f"Pulumi.{stack}.yaml"
+    return stacks_dir(project_dir) / f"Pulumi.{stack}.yaml"
 
 
 def available_stacks(project_dir: Path) -> list[str]:
-    folder = stack_file(project_dir, "x").parent
-    return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in folder.glob("Pulumi.*.yaml"))
+    return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in stacks_dir(project_dir).glob("Pulumi.*.yaml"))
 
 
 def _replace_secure(value: Any) -> tuple[Any, bool]:
