@@ -19,13 +19,15 @@ import base64
 from dataclasses import dataclass, field
 
 import pulumi
+import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, monitor, resources
 
 from components.rbac import assign_role
+from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, gpu_pool_labels
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
-from stackconfig.model import ClusterConfig, NetworkConfig, OperationsConfig, PoolConfig
+from stackconfig.model import ClusterConfig, GpuPoolConfig, NetworkConfig, OperationsConfig, PoolSettings
 
 SYSTEM_POOL_NAME = "system"
 SYSTEM_POOL_TAINT = "CriticalAddonsOnly=true:NoSchedule"
@@ -36,6 +38,9 @@ DIAGNOSTIC_LOG_CATEGORIES = ("kube-audit-admin", "guard", "cluster-autoscaler")
 AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
 NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
+# Immutable pool properties: changing one deletes and recreates the pool (and its nodes),
+# so the preview names the replacement explicitly.
+POOL_REPLACED_BY = ["vmSize", "gpuInstanceProfile", "scaleSetPriority"]
 
 
 @dataclass(frozen=True)
@@ -81,14 +86,18 @@ class AksClusterArgs:
     operations: OperationsConfig
     monitoring: ClusterMonitoring
     protect: bool
+    # The cluster's own auto-upgrade channel ("none" when a fleet runs its upgrades).
+    upgrade_channel: str
+    # A fleet owns this cluster's Kubernetes version (platform:fleet).
+    fleet_managed: bool = False
     tags: dict[str, str] = field(default_factory=dict)
 
 
-def _upgrade_settings(pool: PoolConfig) -> aks.AgentPoolUpgradeSettingsArgs:
+def _upgrade_settings(pool: PoolSettings) -> aks.AgentPoolUpgradeSettingsArgs:
     return aks.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge, drain_timeout_in_minutes=30)
 
 
-def _autoscaled_pool_inputs(pool: PoolConfig, zones: list[str]) -> dict:
+def _autoscaled_pool_inputs(pool: PoolSettings, zones: list[str], os_sku: str) -> dict:
     """Inputs shared by the inline system pool and AgentPool resources (same property names)."""
     return dict(
         vm_size=pool.vm_size,
@@ -100,7 +109,7 @@ def _autoscaled_pool_inputs(pool: PoolConfig, zones: list[str]) -> dict:
         max_pods=pool.max_pods,
         availability_zones=list(pool.zones or zones),
         os_type=aks.OSType.LINUX,
-        os_sku=aks.OSSKU(pool.os_sku),
+        os_sku=aks.OSSKU(os_sku),
         os_disk_type=aks.OSDiskType(pool.os_disk_type),
         os_disk_size_gb=pool.os_disk_size_gb,
         enable_encryption_at_host=True,
@@ -109,7 +118,32 @@ def _autoscaled_pool_inputs(pool: PoolConfig, zones: list[str]) -> dict:
         upgrade_settings=_upgrade_settings(pool),
         security_profile=aks.AgentPoolSecurityProfileArgs(ssh_access=aks.AgentPoolSSHAccess.DISABLED),
         node_labels=dict(pool.labels) or None,
+        node_taints=list(pool.taints) or None,
     )
+
+
+def gpu_pool_inputs(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig) -> dict:
+    """AgentPool inputs of a GPU pool: labels and taints for scheduling, driver, MIG, Spot."""
+    size = GPU_VM_SIZES[pool.vm_size]
+    inputs = _autoscaled_pool_inputs(pool, cluster.zones, cluster.gpu.os_sku)
+    taints = [cluster.gpu.taint] + ([SPOT_TAINT] if pool.spot else []) + list(pool.taints)
+    inputs.update(
+        node_labels={**gpu_pool_labels(pool_name, size, pool.purpose, pool.mig_profile), **pool.labels},
+        node_taints=taints,
+        # One switch decides who installs the driver; the GPU operator's values follow it.
+        gpu_profile=aks.GPUProfileArgs(
+            driver=aks.GPUDriver.INSTALL if cluster.gpu.driver == "aks" else aks.GPUDriver.NONE
+        ),
+        gpu_instance_profile=aks.GPUInstanceProfile(pool.mig_profile) if pool.mig_profile else None,
+        capacity_reservation_group_id=pool.capacity_reservation_group_id,
+    )
+    if pool.spot:
+        inputs.update(
+            scale_set_priority=aks.ScaleSetPriority.SPOT,
+            scale_set_eviction_policy=aks.ScaleSetEvictionPolicy.DELETE,
+            spot_max_price=-1,  # pay up to the on-demand price; evicted only for capacity
+        )
+    return inputs
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -210,7 +244,7 @@ class AksCluster(pulumi.ComponentResource):
             network_profile=self._network_profile(args),
             agent_pool_profiles=[self._system_pool(args)],
             auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
-                upgrade_channel=aks.UpgradeChannel(cfg.upgrades.channel),
+                upgrade_channel=aks.UpgradeChannel(args.upgrade_channel),
                 node_os_upgrade_channel=aks.NodeOSUpgradeChannel(cfg.upgrades.node_os_channel),
             ),
             auto_scaler_profile=self._autoscaler_profile(cfg),
@@ -243,11 +277,15 @@ class AksCluster(pulumi.ComponentResource):
                 parent=self,
                 protect=args.protect,
                 depends_on=grants,
-                ignore_changes=self._ignored_cluster_changes(cfg),
+                ignore_changes=self._ignored_cluster_changes(args),
             ),
         )
 
-        for pool_name, pool in cfg.node_pools.items():
+        user_pools = {
+            **{pool_name: _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku) for pool_name, pool in cfg.node_pools.items()},
+            **{pool_name: gpu_pool_inputs(pool_name, pool, cfg) for pool_name, pool in cfg.gpu_pools.items()},
+        }
+        for pool_name, inputs in user_pools.items():
             aks.AgentPool(
                 f"{name}-pool-{pool_name}",
                 agent_pool_name=pool_name,
@@ -257,12 +295,12 @@ class AksCluster(pulumi.ComponentResource):
                 orchestrator_version=cfg.kubernetes_version,
                 vnet_subnet_id=args.subnets.nodes_subnet_id,
                 pod_subnet_id=args.subnets.pods_subnet_id,
-                node_taints=list(pool.taints) or None,
                 tags=args.tags,
-                **_autoscaled_pool_inputs(pool, cfg.zones),
+                **inputs,
                 opts=pulumi.ResourceOptions(
                     parent=self,
-                    ignore_changes=["count"] + (["orchestratorVersion"] if cfg.kubernetes_version is None else []),
+                    ignore_changes=["count"] + (["orchestratorVersion"] if self._version_owned_elsewhere(args) else []),
+                    replace_on_changes=POOL_REPLACED_BY,
                     # Pool names are fixed, so a replacement must delete the old pool first.
                     delete_before_replace=True,
                 ),
@@ -285,6 +323,14 @@ class AksCluster(pulumi.ComponentResource):
                 )
             )
         )
+        # Every in-cluster resource goes through this provider, authenticated like a person
+        # or a CI job would be (kubelogin), never with a local admin certificate.
+        self.kubernetes_provider = kubernetes.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id
         self.resource_group_name = group.name
@@ -299,9 +345,14 @@ class AksCluster(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _ignored_cluster_changes(cfg: ClusterConfig) -> list[str]:
+    def _version_owned_elsewhere(args: AksClusterArgs) -> bool:
+        """AKS (stable/rapid channel) or the fleet moves the version, not this program."""
+        return args.cluster.kubernetes_version is None or args.fleet_managed
+
+    @classmethod
+    def _ignored_cluster_changes(cls, args: AksClusterArgs) -> list[str]:
         ignored = ["agentPoolProfiles[0].count"]  # the autoscaler owns the system pool's size
-        if cfg.kubernetes_version is None:  # AKS owns the version (stable/rapid channel)
+        if cls._version_owned_elsewhere(args):
             ignored += ["kubernetesVersion", "agentPoolProfiles[0].orchestratorVersion"]
         return ignored
 
@@ -309,15 +360,16 @@ class AksCluster(pulumi.ComponentResource):
     def _system_pool(args: AksClusterArgs) -> aks.ManagedClusterAgentPoolProfileArgs:
         cfg = args.cluster
         pool = cfg.system_pool
+        inputs = _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku)
+        # Only critical add-ons schedule here; workloads go to user pools.
+        inputs["node_taints"] = [SYSTEM_POOL_TAINT, *pool.taints]
         return aks.ManagedClusterAgentPoolProfileArgs(
             name=SYSTEM_POOL_NAME,
             mode=aks.AgentPoolMode.SYSTEM,
             orchestrator_version=cfg.kubernetes_version,
             vnet_subnet_id=args.subnets.system_subnet_id,
             pod_subnet_id=args.subnets.pods_subnet_id,
-            # Only critical add-ons schedule here; workloads go to user pools.
-            node_taints=[SYSTEM_POOL_TAINT, *pool.taints],
-            **_autoscaled_pool_inputs(pool, cfg.zones),
+            **inputs,
         )
 
     @staticmethod
@@ -394,7 +446,8 @@ class AksCluster(pulumi.ComponentResource):
         upgrades = args.cluster.upgrades
         window = upgrades.maintenance_window
         schedules = []
-        if upgrades.channel != "none":
+        # Fleet update runs also wait for the auto-upgrade window of each member.
+        if args.upgrade_channel != "none" or args.fleet_managed:
             schedules.append(("auto-upgrade", AUTO_UPGRADE_SCHEDULE))
         if upgrades.node_os_channel not in ("None", "Unmanaged"):
             schedules.append(("node-os", NODE_OS_UPGRADE_SCHEDULE))

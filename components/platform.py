@@ -14,8 +14,11 @@ import pulumi_azure_native
 from pulumi_azure_native import authorization
 
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
+from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
+from components.gpu_stack import GpuStack, GpuStackArgs
 from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
 from components.observability import Observability, ObservabilityArgs
+from planning import capacity
 from planning.naming import Naming, parse_resource_id
 from stackconfig.model import PlatformConfig
 
@@ -147,7 +150,31 @@ class Platform(pulumi.ComponentResource):
                         monitor_workspace_region=observability.region,
                     ),
                     protect=config.protect,
+                    upgrade_channel=config.upgrade_channel(key),
+                    fleet_managed=config.has_fleet,
                     tags={**tags, "cluster": key},
+                ),
+                opts=child,
+            )
+            gpu_pools = capacity.plan_cluster(config, key).gpu_pools
+            if gpu_pools:
+                GpuStack(
+                    f"gpu-{key}",
+                    GpuStackArgs(cluster_key=key, cluster=cluster, gpu_pools=gpu_pools, teams=dict(config.teams)),
+                    provider=self.clusters[key].kubernetes_provider,
+                    opts=child,
+                )
+
+        self.fleet = None
+        if config.has_fleet:
+            self.fleet = KubernetesFleet(
+                "fleet",
+                FleetArgs(
+                    naming=naming,
+                    region=primary_region,
+                    settings=config.fleet_settings,
+                    members=[FleetMemberSpec(key, c.cluster_id) for key, c in self.clusters.items()],
+                    tags=tags,
                 ),
                 opts=child,
             )

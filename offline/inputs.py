@@ -29,6 +29,10 @@ DOCUMENTED_ENUM_EXTENSIONS: dict[tuple[str, str], frozenset[str]] = {
     # AKS's managed Prometheus template (Azure/prometheus-collector, AddonBicepTemplate)
     # routes this stream; KnownDataFlowStreams predates it.
     ("azure-native:monitor:DataCollectionRule", "dataFlows[].streams[]"): frozenset({"Microsoft-PrometheusMetrics"}),
+    # Fleet Manager's auto-upgrade channels (Microsoft.ContainerService/fleets/autoUpgradeProfiles,
+    # azure-rest-api-specs Fleet.Management autoupgradeprofile.tsp); the SDK merged this enum
+    # with the managed cluster's lowercase UpgradeChannel.
+    ("azure-native:containerservice:AutoUpgradeProfile", "channel"): frozenset({"Stable", "Rapid", "NodeImage"}),
 }
 
 

@@ -51,6 +51,16 @@ ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
     "azure-native:containerservice:AgentPool": (
         "Microsoft.ContainerService", "agentPools", "agentPoolName", (("managedClusters", "resourceName"),)
     ),
+    "azure-native:containerservice:Fleet": ("Microsoft.ContainerService", "fleets", "fleetName", ()),
+    "azure-native:containerservice:FleetMember": (
+        "Microsoft.ContainerService", "members", "fleetMemberName", (("fleets", "fleetName"),)
+    ),
+    "azure-native:containerservice:FleetUpdateStrategy": (
+        "Microsoft.ContainerService", "updateStrategies", "updateStrategyName", (("fleets", "fleetName"),)
+    ),
+    "azure-native:containerservice:AutoUpgradeProfile": (
+        "Microsoft.ContainerService", "autoUpgradeProfiles", "autoUpgradeProfileName", (("fleets", "fleetName"),)
+    ),
     "azure-native:containerservice:MaintenanceConfiguration": (
         "Microsoft.ContainerService", "maintenanceConfigurations", "configName",
         (("managedClusters", "resourceName"),),

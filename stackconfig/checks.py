@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import IPv4Network
-from typing import Callable, Iterator
+from typing import Iterator
 
-from planning import addressing, limits
+from planning import addressing, capacity, limits
 from planning.addressing import NamedRange
-from stackconfig.model import REQUIRED_TAGS, ClusterConfig, PlatformConfig, PoolConfig
+from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, taint_key
+from stackconfig.keys import NAMESPACE, key
+from stackconfig.model import REQUIRED_TAGS, PlatformConfig
 
-NAMESPACE = "platform"
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset(
     {"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"}
@@ -31,41 +32,8 @@ class ConfigProblem:
         return f"{self.key}: {self.reason}"
 
 
-def key(*parts: str | int) -> str:
-    """`key("clusters", "eus2", "nodePools", "gpu")` -> `platform:clusters.eus2.nodePools.gpu`."""
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
-    return f"{NAMESPACE}:{text}"
-
-
 def _n(value: int) -> str:
     return f"{value:,}"
-
-
-@dataclass(frozen=True)
-class PoolPlacement:
-    """A pool with the config key it was declared under."""
-
-    key: str
-    pool: PoolConfig
-
-    @property
-    def peak_nodes(self) -> int:
-        """Nodes the pool can reach during an upgrade of a fully scaled-out pool."""
-        return self.pool.max_count + addressing.surge_nodes(self.pool.max_count, self.pool.max_surge)
-
-
-def cluster_pools(name: str, cluster: ClusterConfig) -> list[PoolPlacement]:
-    pools = [PoolPlacement(key("clusters", name, "systemPool"), cluster.system_pool)]
-    pools += [
-        PoolPlacement(key("clusters", name, "nodePools", pool_name), pool)
-        for pool_name, pool in cluster.node_pools.items()
-    ]
-    return pools
 
 
 def check_tags(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -170,99 +138,152 @@ def check_subnets(config: PlatformConfig) -> Iterator[ConfigProblem]:
             yield ConfigProblem(second.key, f"{second.network} overlaps {first.key} ({first.network})")
 
 
-def _subnet_capacity_problem(
-    subnet_key: str, subnet: IPv4Network, pools: list[PoolPlacement], per_node: Callable[[PoolConfig], int], what: str
-) -> ConfigProblem | None:
-    needed = sum(p.peak_nodes * per_node(p.pool) for p in pools)
-    available = addressing.usable_addresses(subnet)
-    if needed <= available:
-        return None
-    nodes = sum(p.pool.max_count for p in pools)
-    peak = sum(p.peak_nodes for p in pools)
+def _address_problem(use: capacity.AddressUse, cluster: capacity.ClusterCapacity) -> ConfigProblem:
+    """Why a range cannot hold the pools it serves at their peak, and what size would."""
+    if use.unit == "nodes":  # the overlay pod CIDR: one /24 per node
+        return ConfigProblem(
+            use.key,
+            f"({use.network}) is too small for cluster {cluster.key}: overlay gives each node a "
+            f"/24, so it serves {_n(use.available)} nodes but the pools can grow to {_n(use.needed)} "
+            f"with surge; use a /{limits.OVERLAY_NODE_PREFIX - max(use.needed - 1, 1).bit_length()} "
+            "or larger (it cannot be enlarged after creation)",
+        )
+    surge = use.peak_nodes - use.max_nodes
+    needs = f"needing {_n(use.needed)} pod addresses" if use.key.endswith(".pods") else "one address each"
     return ConfigProblem(
-        subnet_key,
-        f"({subnet}) is too small: the pools can grow to {_n(peak)} nodes with surge "
-        f"({_n(nodes)} max + {_n(peak - nodes)} surge), needing {_n(needed)} {what} "
-        f"but it has {_n(available)} usable (Azure reserves 5); "
-        f"use a /{addressing.smallest_prefix_for(needed)} or larger",
+        use.key,
+        f"({use.network}) is too small: the pools it serves can grow to {_n(use.peak_nodes)} nodes "
+        f"with surge ({_n(use.max_nodes)} max + {_n(surge)} surge), {needs}, but it has "
+        f"{_n(use.available)} usable addresses (Azure reserves 5); "
+        f"use a /{addressing.smallest_prefix_for(use.needed)} or larger",
     )
 
 
 def check_cluster_capacity(config: PlatformConfig) -> Iterator[ConfigProblem]:
-    network = config.network
+    """Subnets and the overlay pod CIDR hold every pool at its peak; AKS limits hold."""
     for name, cluster in config.clusters.items():
-        pools = cluster_pools(name, cluster)
-        system, user = pools[:1], pools[1:]
-        one_each = lambda pool: 1  # noqa: E731 - one VNet address per node
-        for subnet_key, subnet, placed in (
-            (key("clusters", name, "subnets", "system"), cluster.subnets.system, system),
-            (key("clusters", name, "subnets", "nodes"), cluster.subnets.nodes, user),
-        ):
-            problem = _subnet_capacity_problem(subnet_key, subnet, placed, one_each, "addresses")
-            if problem:
-                yield problem
-
-        if cluster.cni == "podSubnet":
-            pods_key = key("clusters", name, "subnets", "pods")
-            if cluster.subnets.pods is None:
-                yield ConfigProblem(pods_key, "is required when cni is podSubnet")
-            else:
-                problem = _subnet_capacity_problem(
-                    pods_key, cluster.subnets.pods, pools, lambda pool: pool.max_pods, "pod addresses"
-                )
-                if problem:
-                    yield problem
-        else:
-            if cluster.subnets.pods is not None:
-                yield ConfigProblem(
-                    key("clusters", name, "subnets", "pods"),
-                    "is only used with cni: podSubnet; with overlay, pods take network.podCidr",
-                )
-            peak = sum(p.peak_nodes for p in pools)
-            capacity = addressing.overlay_node_capacity(network.pod_cidr)
-            if peak > capacity:
-                yield ConfigProblem(
-                    key("network", "podCidr"),
-                    f"({network.pod_cidr}) is too small for cluster {name}: overlay gives each node a "
-                    f"/24, so it serves {_n(capacity)} nodes but the pools can grow to {_n(peak)} "
-                    f"with surge; use a /{limits.OVERLAY_NODE_PREFIX - max(peak - 1, 1).bit_length()} "
-                    "or larger (it cannot be enlarged after creation)",
-                )
+        plan = capacity.plan_cluster(config, name)
+        for use in plan.address_uses:
+            if not use.fits:
+                yield _address_problem(use, plan)
+        for breach in capacity.limit_breaches(plan):
+            yield ConfigProblem(breach.key, breach.reason)
+        if cluster.cni == "podSubnet" and cluster.subnets.pods is None:
+            yield ConfigProblem(key("clusters", name, "subnets", "pods"), "is required when cni is podSubnet")
+        if cluster.cni == "overlay" and cluster.subnets.pods is not None:
+            yield ConfigProblem(
+                key("clusters", name, "subnets", "pods"),
+                "is only used with cni: podSubnet; with overlay, pods take network.podCidr",
+            )
 
 
-def check_cluster_limits(config: PlatformConfig) -> Iterator[ConfigProblem]:
+def check_pools(config: PlatformConfig) -> Iterator[ConfigProblem]:
     for name, cluster in config.clusters.items():
-        pools = cluster_pools(name, cluster)
-        for placed in pools:
-            pool = placed.pool
-            if pool.min_count > pool.max_count:
+        for pool in capacity.cluster_pools(name, cluster):
+            settings = pool.pool
+            if settings.min_count > settings.max_count:
                 yield ConfigProblem(
-                    f"{placed.key}.minCount",
-                    f"{pool.min_count} is greater than maxCount {pool.max_count}",
+                    f"{pool.key}.minCount",
+                    f"{settings.min_count} is greater than maxCount {settings.max_count}",
                 )
-            if pool.max_count > limits.MAX_NODES_PER_POOL:
-                yield ConfigProblem(
-                    f"{placed.key}.maxCount",
-                    f"{_n(pool.max_count)} exceeds AKS's {_n(limits.MAX_NODES_PER_POOL)} nodes per pool",
-                )
-            for zone in pool.zones or []:
+            for zone in settings.zones or []:
                 if zone not in cluster.zones:
                     yield ConfigProblem(
-                        f"{placed.key}.zones",
+                        f"{pool.key}.zones",
                         f"zone {zone} is not one of the cluster's zones ({', '.join(cluster.zones)})",
                     )
-        total = sum(p.pool.max_count for p in pools)
-        if total > limits.MAX_NODES_PER_CLUSTER:
+        for pool_name in sorted(set(cluster.node_pools) & set(cluster.gpu_pools)):
             yield ConfigProblem(
-                key("clusters", name, "nodePools"),
-                f"the pools add up to {_n(total)} nodes, over AKS's {_n(limits.MAX_NODES_PER_CLUSTER)} "
-                "per cluster; split the fleet across clusters",
+                key("clusters", name, "gpuPools", pool_name),
+                f"{pool_name} is also declared under nodePools; AKS pool names are unique per cluster",
             )
-        if len(pools) > limits.MAX_POOLS_PER_CLUSTER:
+        for section, pools in (("nodePools", cluster.node_pools), ("gpuPools", cluster.gpu_pools)):
+            if "system" in pools:
+                yield ConfigProblem(
+                    key("clusters", name, section, "system"), "the name system belongs to the system pool"
+                )
+
+
+# A GPU pool surging by a percentage needs that share of scarce GPU quota spare at upgrade time.
+MAX_GPU_SURGE_PERCENT = 10
+
+
+def check_gpu_pools(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    for name, cluster in config.clusters.items():
+        if taint_key(cluster.gpu.taint) == taint_key(SPOT_TAINT):
             yield ConfigProblem(
-                key("clusters", name, "nodePools"),
-                f"{len(pools)} pools (with the system pool) exceed AKS's {limits.MAX_POOLS_PER_CLUSTER} per cluster",
+                key("clusters", name, "gpu", "taint"), "is the Spot taint AKS sets itself; choose a GPU taint"
             )
+        for pool_name, pool in cluster.gpu_pools.items():
+            pool_key = key("clusters", name, "gpuPools", pool_name)
+            size = GPU_VM_SIZES[pool.vm_size]
+            if pool.mig_profile and not size.mig:
+                yield ConfigProblem(
+                    f"{pool_key}.migProfile",
+                    f"{pool.vm_size} ({size.gpu_model}) does not support MIG; remove migProfile",
+                )
+            if pool.spot and pool.capacity_reservation_group_id:
+                yield ConfigProblem(
+                    f"{pool_key}.capacityReservationGroupId",
+                    "Spot pools cannot draw from a capacity reservation; remove one of the two",
+                )
+            if pool.max_surge.endswith("%") and int(pool.max_surge[:-1]) > MAX_GPU_SURGE_PERCENT:
+                yield ConfigProblem(
+                    f"{pool_key}.maxSurge",
+                    f"{pool.max_surge} of a GPU pool needs that much spare GPU quota during upgrades; "
+                    f'use a node count (e.g. "1") or at most {MAX_GPU_SURGE_PERCENT}%',
+                )
+            if pool.os_disk_type == "Ephemeral" and pool.os_disk_size_gb > size.temp_disk_gib:
+                yield ConfigProblem(
+                    f"{pool_key}.osDiskSizeGB",
+                    f"{pool.os_disk_size_gb} GB does not fit {pool.vm_size}'s {size.temp_disk_gib} GiB "
+                    "temporary disk, which holds an ephemeral OS disk; lower it or use osDiskType Managed",
+                )
+            for taint in pool.taints:
+                if taint_key(taint) in (taint_key(cluster.gpu.taint), taint_key(SPOT_TAINT)):
+                    yield ConfigProblem(
+                        f"{pool_key}.taints",
+                        f"{taint} is set by the platform (gpu.taint, spot); list only extra taints",
+                    )
+
+
+def check_gpu_quotas(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Kueue quotas name known teams and never promise more GPUs than a pool can hold."""
+    for name in config.clusters:
+        plan = capacity.plan_cluster(config, name)
+        for pool, promised in capacity.quota_use(plan):
+            for team in pool.pool.quotas:
+                if team not in config.teams:
+                    yield ConfigProblem(
+                        f"{pool.key}.quotas.{team}",
+                        f"team {team} is not declared under platform:teams "
+                        f"(declared: {', '.join(sorted(config.teams)) or 'none'})",
+                    )
+            if promised > pool.max_gpu_units:
+                unit = "MIG slices" if pool.pool.mig_profile else "GPUs"
+                yield ConfigProblem(
+                    f"{pool.key}.quotas",
+                    f"the teams' quotas add up to {_n(promised)} {unit}, but the pool holds at most "
+                    f"{_n(pool.max_gpu_units)} ({_n(pool.max_nodes)} nodes x {pool.gpu_units_per_node})",
+                )
+
+
+def check_fleet(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    if not config.has_fleet:
+        if config.fleet is not None:
+            yield ConfigProblem(key("fleet"), "applies only to environments of two or more clusters; remove it")
+        return
+    canaries = config.fleet_settings.canary_clusters
+    for i, canary in enumerate(canaries):
+        if canary not in config.clusters:
+            yield ConfigProblem(
+                key("fleet", "canaryClusters", i),
+                f"{canary} is not a cluster of this environment ({', '.join(config.clusters)})",
+            )
+    if set(canaries) >= set(config.clusters):
+        yield ConfigProblem(
+            key("fleet", "canaryClusters"), "leaves no cluster for the second stage; name fewer canaries"
+        )
 
 
 def check_service_network(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -347,8 +368,17 @@ def check_identity(config: PlatformConfig) -> Iterator[ConfigProblem]:
 def check_upgrades(config: PlatformConfig) -> Iterator[ConfigProblem]:
     for name, cluster in config.clusters.items():
         version_key = key("clusters", name, "kubernetesVersion")
-        channel = cluster.upgrades.channel
+        channel = config.upgrade_channel(name)
         version = cluster.kubernetes_version
+        if config.has_fleet:
+            # One upgrade owner: the fleet. kubernetesVersion is only where a new cluster starts.
+            if channel != "none":
+                yield ConfigProblem(
+                    key("clusters", name, "upgrades", "channel"),
+                    f"{channel} would upgrade this cluster on its own, but the fleet owns Kubernetes "
+                    "upgrades of multi-cluster environments (platform:fleet); remove it",
+                )
+            continue
         if channel in ("stable", "rapid"):
             if version is not None:
                 yield ConfigProblem(
@@ -384,8 +414,11 @@ CHECKS = (
     check_address_overlaps,
     check_subnets,
     check_service_network,
-    check_cluster_limits,
+    check_pools,
     check_cluster_capacity,
+    check_gpu_pools,
+    check_gpu_quotas,
+    check_fleet,
     check_egress,
     check_api_servers,
     check_identity,

@@ -19,6 +19,8 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
+from planning.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, MIG_SLICES_PER_GPU, known_sizes
+
 
 class Model(BaseModel):
     """Base for every config section: camelCase keys, unknown keys rejected, immutable."""
@@ -75,6 +77,23 @@ def _kubernetes_version(value: str) -> str:
 
 
 KubernetesVersion = Annotated[str, AfterValidator(_kubernetes_version)]
+
+
+def _gpu_vm_size(value: str) -> str:
+    if value not in GPU_VM_SIZES:
+        raise ValueError(f"{value!r} is not a supported GPU VM size; known sizes: {known_sizes()}")
+    return value
+
+
+GpuVmSizeName = Annotated[str, AfterValidator(_gpu_vm_size)]
+MigProfile = Literal[tuple(MIG_SLICES_PER_GPU)]  # type: ignore[valid-type]
+CapacityReservationGroupId = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"(?i)^/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w._()]+"
+        r"/providers/Microsoft\.Compute/capacityReservationGroups/[-\w._]+$"
+    ),
+]
 
 
 class EntraConfig(Model):
@@ -178,12 +197,17 @@ class MaintenanceWindowConfig(Model):
     )
 
 
+UpgradeChannel = Literal["patch", "stable", "rapid", "none"]
+
+
 class UpgradeConfig(Model):
     # Who owns the Kubernetes version (see README, "Upgrades"):
     #   patch  - this program owns major.minor, AKS applies patches in the window.
     #   stable, rapid - AKS owns the version; kubernetesVersion must be left out.
     #   none   - this program owns the full version; nothing upgrades on its own.
-    channel: Literal["patch", "stable", "rapid", "none"] = "patch"
+    # Unset means `patch` for a lone cluster and `none` for fleet members, whose
+    # Kubernetes upgrades the fleet runs (platform:fleet).
+    channel: Optional[UpgradeChannel] = None
     node_os_channel: Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"] = "NodeImage"
     maintenance_window: MaintenanceWindowConfig = Field(default_factory=MaintenanceWindowConfig)
 
@@ -203,8 +227,11 @@ class AutoscalerProfileConfig(Model):
     skip_nodes_with_local_storage: bool = False
 
 
-class PoolConfig(Model):
-    """Settings shared by the system pool and user pools."""
+OsSku = Literal["AzureLinux", "Ubuntu"]
+
+
+class PoolSettings(Model):
+    """Settings every node pool has: the system pool, CPU pools and GPU pools."""
 
     vm_size: VmSize
     min_count: int = Field(ge=0)
@@ -213,11 +240,16 @@ class PoolConfig(Model):
     max_surge: MaxSurge = "10%"
     os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
     os_disk_type: Literal["Ephemeral", "Managed"] = "Ephemeral"
-    os_sku: Literal["AzureLinux", "Ubuntu"] = "AzureLinux"
     # Defaults to the cluster's zones.
     zones: Optional[list[Zone]] = None
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
+
+
+class PoolConfig(PoolSettings):
+    """Settings shared by the system pool and CPU user pools."""
+
+    os_sku: OsSku = "AzureLinux"
 
 
 class SystemPoolConfig(PoolConfig):
@@ -228,7 +260,40 @@ class SystemPoolConfig(PoolConfig):
 
 
 class NodePoolConfig(PoolConfig):
-    """A user pool, registered as its own AgentPool resource."""
+    """A CPU user pool, registered as its own AgentPool resource."""
+
+
+class GpuPoolConfig(PoolSettings):
+    """A GPU pool: an AgentPool of a catalogued GPU size (planning/gpu.py)."""
+
+    vm_size: GpuVmSizeName
+    # Read by policies and Kueue: training (gang-scheduled, InfiniBand), batch, inference.
+    purpose: Literal["training", "batch", "inference"]
+    # Scale to zero when idle; the autoscaler owns the node count between the bounds.
+    min_count: int = Field(default=0, ge=0)
+    # GPU capacity is scarce: surge one node at a time, never a percentage of the fleet.
+    max_surge: MaxSurge = "1"
+    # Spot VMs: evicted (deleted) when Azure needs the capacity back, at any price up to on-demand.
+    spot: bool = False
+    # Multi-Instance GPU partitioning, fixed at creation (MIG-capable sizes only).
+    mig_profile: Optional[MigProfile] = None
+    # Reserved capacity to draw nodes from (Microsoft.Compute/capacityReservationGroups).
+    capacity_reservation_group_id: Optional[CapacityReservationGroupId] = None
+    # GPUs (or MIG slices) of this pool each team may use through Kueue: {team: count}.
+    quotas: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=dict)
+
+
+class GpuSettings(Model):
+    """What all GPU pools of one cluster share."""
+
+    # Who installs the NVIDIA driver and container toolkit: `aks` (gpuProfile.driver
+    # Install; the GPU operator skips both) or `operator` (driver None; the GPU operator
+    # installs them). One switch, so the pool and the operator cannot disagree.
+    driver: Literal["aks", "operator"] = "aks"
+    # The GPU operator does not support mixed node OS versions across GPU nodes.
+    os_sku: OsSku = "Ubuntu"
+    # Keeps non-GPU pods off GPU nodes; the GPU stack and Kueue flavors tolerate it.
+    taint: Taint = DEFAULT_GPU_TAINT
 
 
 class ClusterConfig(Model):
@@ -246,6 +311,8 @@ class ClusterConfig(Model):
     subnets: ClusterSubnets
     system_pool: SystemPoolConfig
     node_pools: dict[AgentPoolName, NodePoolConfig] = Field(default_factory=dict)
+    gpu: GpuSettings = Field(default_factory=GpuSettings)
+    gpu_pools: dict[AgentPoolName, GpuPoolConfig] = Field(default_factory=dict)
 
 
 class TeamConfig(Model):
@@ -259,6 +326,23 @@ class OperationsConfig(Model):
     defender: bool = True
     image_cleaner_interval_hours: int = Field(default=168, ge=24, le=2160)
     secret_rotation_interval: Duration = "2m"
+
+
+class FleetConfig(Model):
+    """Azure Kubernetes Fleet Manager, which environments of two or more clusters join.
+
+    The fleet owns Kubernetes upgrades: it upgrades the canary clusters first, waits, then
+    the rest. The clusters' own upgrade channel is off (node OS images stay per cluster).
+    """
+
+    # Fleet auto-upgrade channel (Azure spells these capitalized).
+    upgrade_channel: Literal["Stable", "Rapid"] = "Stable"
+    # Latest: each region's newest image. Consistent: one image version across the fleet.
+    node_image_selection: Literal["Latest", "Consistent"] = "Consistent"
+    # Clusters upgraded first; defaults to the first cluster declared.
+    canary_clusters: list[ShortName] = Field(default_factory=list)
+    # How long the canary stage soaks before the other clusters upgrade.
+    soak_hours: int = Field(default=24, ge=0, le=168)
 
 
 class PlatformConfig(Model):
@@ -276,6 +360,21 @@ class PlatformConfig(Model):
     clusters: dict[ShortName, ClusterConfig] = Field(min_length=1)
     teams: dict[ShortName, TeamConfig] = Field(default_factory=dict)
     operations: OperationsConfig = Field(default_factory=OperationsConfig)
+    # Only for environments of two or more clusters, which always join a fleet.
+    fleet: Optional[FleetConfig] = None
+
+    @property
+    def has_fleet(self) -> bool:
+        return len(self.clusters) > 1
+
+    @property
+    def fleet_settings(self) -> FleetConfig:
+        return self.fleet or FleetConfig()
+
+    def upgrade_channel(self, cluster_key: str) -> str:
+        """The cluster's own auto-upgrade channel: off for fleet members (the fleet upgrades)."""
+        configured = self.clusters[cluster_key].upgrades.channel
+        return configured or ("none" if self.has_fleet else "patch")
 
 
 REQUIRED_TAGS = ("owner", "cost-center")

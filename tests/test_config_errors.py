@@ -76,10 +76,10 @@ CASES = {
         "platform:network.serviceCidr", "which AKS cannot use"),
     "node subnet too small for max + surge": (
         "prod", set_in("clusters.eus2.subnets.nodes", "10.20.32.0/22"),
-        "platform:clusters.eus2.subnets.nodes", "is too small", "1,100 nodes with surge", "use a /21"),
+        "platform:clusters.eus2.subnets.nodes", "is too small", "1,452 nodes with surge (1,350 max + 102 surge)", "use a /21"),
     "overlay pod CIDR too small": (
         "prod", set_in("network.podCidr", "100.64.0.0/16"),
-        "platform:network.podCidr", "serves 256 nodes", "1,116 with surge"),
+        "platform:network.podCidr", "serves 256 nodes", "1,468 with surge"),
     "dnsServiceIP outside serviceCidr": (
         "dev", set_in("network.dnsServiceIP", "172.17.0.10"),
         "platform:network.dnsServiceIP", "outside serviceCidr"),
@@ -138,6 +138,63 @@ CASES = {
         "platform:teams.research.namespaces[0]", "reserved"),
     "required tag missing": (
         "dev", set_in("tags", {"owner": "someone"}), "platform:tags.cost-center", "required"),
+    # GPU pools
+    "unknown GPU size": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.vmSize", "Standard_ND40rs_v2"),
+        "platform:clusters.eus2.gpuPools.a100spot.vmSize", "not a supported GPU VM size",
+        "Standard_ND96isr_H100_v5"),
+    "GPU pool without a purpose": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.purpose", "mining"),
+        "platform:clusters.eus2.gpuPools.a100spot.purpose", "'training', 'batch' or 'inference'"),
+    "misspelled GPU pool key": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.migprofile", "MIG1g"),
+        "platform:clusters.eus2.gpuPools.a100spot.migprofile", "not a known key"),
+    "MIG on a GPU without MIG": (
+        "dev", lambda v: (set_in("clusters.eus2.gpuPools.a100spot.vmSize", "Standard_NC4as_T4_v3")(v),
+                          set_in("clusters.eus2.gpuPools.a100spot.migProfile", "MIG1g")(v)),
+        "platform:clusters.eus2.gpuPools.a100spot.migProfile", "does not support MIG"),
+    "GPU pool surging by a third": (
+        "prod", set_in("clusters.eus2.gpuPools.h100.maxSurge", "33%"),
+        "platform:clusters.eus2.gpuPools.h100.maxSurge", "spare GPU quota"),
+    "Spot pool on reserved capacity": (
+        "dev", set_in(
+            "clusters.eus2.gpuPools.a100spot.capacityReservationGroupId",
+            "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-cap"
+            "/providers/Microsoft.Compute/capacityReservationGroups/crg-a100"),
+        "platform:clusters.eus2.gpuPools.a100spot.capacityReservationGroupId", "cannot draw from a capacity reservation"),
+    "ephemeral OS disk larger than the temp disk": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.osDiskSizeGB", 128),
+        "platform:clusters.eus2.gpuPools.a100spot.osDiskSizeGB", "64 GiB temporary disk"),
+    "GPU pool named like a CPU pool": (
+        "dev", set_in("clusters.eus2.gpuPools.cpu", {"vmSize": "Standard_NC4as_T4_v3", "purpose": "batch", "maxCount": 1}),
+        "platform:clusters.eus2.gpuPools.cpu", "also declared under nodePools"),
+    "one GPU node over the pool limit": (
+        "prod", set_in("clusters.eus2.gpuPools.h100.maxCount", 1001),
+        "platform:clusters.eus2.gpuPools.h100.maxCount", "1,001 exceeds AKS's 1,000"),
+    "quotas over the pool's GPUs": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.quotas", {"research": 3, "inference": 2}),
+        "platform:clusters.eus2.gpuPools.a100spot.quotas", "add up to 5 GPUs", "at most 4 (4 nodes x 1)"),
+    "quotas over the pool's MIG slices": (
+        "staging", set_in("clusters.eus2.gpuPools.a100.quotas", {"inference": 16, "research": 1}),
+        "platform:clusters.eus2.gpuPools.a100.quotas", "17 MIG slices", "at most 16 (8 nodes x 2)"),
+    "quota for an undeclared team": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.quotas", {"ghosts": 1}),
+        "platform:clusters.eus2.gpuPools.a100spot.quotas.ghosts", "not declared under platform:teams"),
+    "zero quota": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.quotas", {"research": 0}),
+        "platform:clusters.eus2.gpuPools.a100spot.quotas.research", "greater than or equal to 1"),
+    # Fleets
+    "fleet settings on a single cluster": (
+        "dev", set_in("fleet", {"soakHours": 2}), "platform:fleet", "two or more clusters"),
+    "a cluster channel beside the fleet": (
+        "prod", set_in("clusters.scus.upgrades.channel", "patch"),
+        "platform:clusters.scus.upgrades.channel", "the fleet owns Kubernetes upgrades"),
+    "unknown canary cluster": (
+        "prod", set_in("fleet.canaryClusters", ["wus3"]),
+        "platform:fleet.canaryClusters[0]", "not a cluster of this environment"),
+    "every cluster a canary": (
+        "prod", set_in("fleet.canaryClusters", ["eus2", "scus"]),
+        "platform:fleet.canaryClusters", "no cluster for the second stage"),
 }
 
 
@@ -155,16 +212,16 @@ def test_more_than_5000_nodes_in_a_cluster():
         values["platform:clusters"]["eus2"]["subnets"]["nodes"] = "10.20.64.0/18"
         values["platform:network"]["regions"]["eastus2"]["addressSpace"] = ["10.20.0.0/16"]
 
-    expect_problem("prod", change, "platform:clusters.eus2.nodePools", "6,012 nodes, over AKS's 5,000")
+    expect_problem("prod", change, "platform:clusters.eus2", "6,362 nodes, over AKS's 5,000")
 
 
 def test_more_than_100_pools():
     def change(values):
         pools = values["platform:clusters"]["eus2"]["nodePools"]
-        for i in range(99):  # with the system and cpu pools: 101
+        for i in range(97):  # with the system, cpu and two GPU pools: 101
             pools[f"p{i}"] = {"vmSize": "Standard_D4ds_v5", "minCount": 0, "maxCount": 1, "maxSurge": "1"}
 
-    expect_problem("prod", change, "platform:clusters.eus2.nodePools", "101 pools", "exceed AKS's 100")
+    expect_problem("prod", change, "platform:clusters.eus2", "101 pools", "exceed AKS's 100")
 
 
 def test_one_message_lists_every_problem_sorted_by_key():

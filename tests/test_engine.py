@@ -50,13 +50,15 @@ def test_options_dependencies_and_parents_are_captured(plans):
     plan = plans["prod"]
     cluster = plan.one("azure-native:containerservice:ManagedCluster", "aks-eus2-aks")
     assert cluster.options.protect is True
-    assert cluster.options.ignore_changes == ("agentPoolProfiles[0].count",)
+    # The fleet owns prod's versions, so they are ignored beside the autoscaled count.
+    assert cluster.options.ignore_changes == (
+        "agentPoolProfiles[0].count", "kubernetesVersion", "agentPoolProfiles[0].orchestratorVersion")
     assert plan.by_urn(cluster.parent).type == "platform:aks:Cluster"
     granted = {plan.by_urn(urn).name for urn in cluster.dependencies}
     assert {"aks-eus2-control-plane-joins-vnet", "aks-eus2-control-plane-operates-kubelet",
             "aks-eus2-control-plane-writes-api-dns"} <= granted
     pool = plan.one("azure-native:containerservice:AgentPool", "aks-eus2-pool-cpu")
-    assert pool.options.delete_before_replace and pool.options.ignore_changes == ("count",)
+    assert pool.options.delete_before_replace and pool.options.ignore_changes == ("count", "orchestratorVersion")
     assert plan.by_urn(pool.property_dependencies["resourceName"][0]).name == "aks-eus2-aks"
     for resource in plan.resources:
         if resource.type != "platform:index:Platform":

@@ -143,7 +143,8 @@ def test_prod_is_sized_for_5000_nodes_at_250_pods(plans):
             assert IPv4Network(subnet.inputs["addressPrefix"]).num_addresses - 5 >= 5000 * 1.1
     for cluster in clusters(plan):
         assert 2 ** (24 - IPv4Network(cluster.inputs["networkProfile"]["podCidr"]).prefixlen) >= 5000 * 1.1
-    assert {p.inputs["maxPods"] for p in plan.of_type(POOL)} == {250}
+    cpu_pools = [p for p in plan.of_type(POOL) if "gpuProfile" not in p.inputs]
+    assert cpu_pools and {p.inputs["maxPods"] for p in cpu_pools} == {250}
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -259,11 +260,22 @@ def test_operations_are_wired(plans, stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_one_owner_of_the_kubernetes_version_and_maintenance_windows(plans, stack):
+    """A lone cluster owns major.minor with the patch channel; fleet members leave the
+    version to the fleet (channel off, version changes ignored)."""
     plan = plans[stack]
+    fleet_members = {m.inputs["fleetMemberName"] for m in plan.of_type("azure-native:containerservice:FleetMember")}
     for cluster in clusters(plan):
         profile = cluster.inputs["autoUpgradeProfile"]
-        assert profile["upgradeChannel"] == "patch" and profile["nodeOSUpgradeChannel"] == "NodeImage"
-        assert cluster.inputs["kubernetesVersion"].count(".") == 1, "patch channel: we own major.minor only"
+        assert profile["nodeOSUpgradeChannel"] == "NodeImage"
+        if len(clusters(plan)) > 1:
+            assert profile["upgradeChannel"] == "none", "the fleet, not AKS, upgrades fleet members"
+            assert "kubernetesVersion" in cluster.options.ignore_changes
+            assert cluster.inputs["resourceName"].removeprefix("aks-ailab-prod-") in fleet_members
+        else:
+            assert profile["upgradeChannel"] == "patch"
+            assert cluster.inputs["kubernetesVersion"].count(".") == 1, "patch channel: we own major.minor only"
+            assert "kubernetesVersion" not in cluster.options.ignore_changes
+            assert not fleet_members
     names = sorted(m.inputs["configName"] for m in plan.of_type("azure-native:containerservice:MaintenanceConfiguration"))
     assert names == sorted(["aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"] * len(clusters(plan)))
 
@@ -307,13 +319,14 @@ def test_outputs_give_cluster_name_issuer_and_a_kubelogin_kubeconfig(plans, stac
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_taggable_resource_carries_the_required_tags(plans, stack):
-    for resource in plans[stack].resources:
-        if not resource.type.startswith("azure-native:") or resource.type in (
-            "azure-native:authorization:RoleAssignment", "azure-native:network:Subnet",
-            "azure-native:network:VirtualNetworkPeering", "azure-native:containerservice:MaintenanceConfiguration",
-            "azure-native:monitor:DataCollectionRuleAssociation", "azure-native:monitor:DiagnosticSetting",
-        ):
-            continue
+    from offline.inputs import resource_args_class, wire_properties
+
+    taggable = [
+        r for r in plans[stack].resources
+        if r.custom and r.type.startswith("azure-native:") and "tags" in wire_properties(resource_args_class(r.type))
+    ]
+    assert len(taggable) > 15
+    for resource in taggable:
         tags = resource.inputs.get("tags", {})
         assert {"environment", "owner", "cost-center"} <= set(tags), f"{resource.type} {resource.name}"
         assert tags["environment"] == stack

@@ -1,0 +1,256 @@
+"""The in-cluster GPU stack of one cluster: team namespaces, the NVIDIA GPU Operator, the
+NVIDIA Network Operator where pools have InfiniBand, and Kueue with its queues.
+
+Controllers run on the system pool (they tolerate CriticalAddonsOnly); node agents run on
+GPU nodes (they tolerate the GPU and Spot taints). GPU health (DCGM) reaches managed
+Prometheus through an `azmonitoring.coreos.com/v1` ServiceMonitor, the CRD the AKS metrics
+add-on reads; the charts' own `monitoring.coreos.com` monitors are off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as kubernetes
+import yaml
+
+from components.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, helm_release
+from planning.capacity import PoolCapacity
+from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, SPOT_TAINT, toleration
+from planning.queues import TEAM_LABEL, cluster_manifests
+from stackconfig.model import ClusterConfig, TeamConfig
+
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
+KUEUE_NAMESPACE = "kueue-system"
+SYSTEM_POOL_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+# The GPU operator's DCGM exporter Service (assets/state-dcgm-exporter in NVIDIA/gpu-operator).
+DCGM_SERVICE_LABELS = {"app": "nvidia-dcgm-exporter"}
+DCGM_PORT = "gpu-metrics"
+# Extended resource the RDMA shared device plugin advertises on InfiniBand nodes; pods ask
+# for `rdma/shared_ib: 1` (and IPC_LOCK) to use all of the node's IB links.
+RDMA_RESOURCE_NAME = "shared_ib"
+# The DOCA (MOFED) driver NVIDIA pairs with Network Operator 26.4.
+DOCA_DRIVER_VERSION = "doca3.4.0-26.04-0.8.6.0-0"
+KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
+KUEUE_VERSION = "v0.19.2"
+
+
+def gpu_node_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
+    taints = [cluster.gpu.taint]
+    if any(pool.spot for pool in cluster.gpu_pools.values()):
+        taints.append(SPOT_TAINT)
+    return [toleration(t) for t in taints]
+
+
+def has_infiniband(cluster: ClusterConfig) -> bool:
+    return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
+
+
+def gpu_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
+    """Values for NVIDIA's gpu-operator chart, derived from the cluster's one driver switch."""
+    operator_installs_driver = cluster.gpu.driver == "operator"
+    node_tolerations = gpu_node_tolerations(cluster)
+    driver: dict[str, Any] = {"enabled": operator_installs_driver}
+    if operator_installs_driver and has_infiniband(cluster):
+        # GPUDirect RDMA (nvidia-peermem) against the DOCA driver of the Network Operator.
+        driver["rdma"] = {"enabled": True}
+    return {
+        # AKS's driver (gpuProfile.driver Install) ships its own container toolkit.
+        "driver": driver,
+        "toolkit": {"enabled": operator_installs_driver},
+        # AKS partitions MIG at pool creation; each slice is one nvidia.com/gpu.
+        "mig": {"strategy": "single"},
+        "migManager": {"enabled": False},
+        "devicePlugin": {"enabled": True},
+        "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": False}},
+        "daemonsets": {"tolerations": node_tolerations},
+        "operator": {"tolerations": [SYSTEM_POOL_TOLERATION]},
+        "node-feature-discovery": {"worker": {"tolerations": node_tolerations}},
+    }
+
+
+def network_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
+    return {
+        # The GPU operator already runs node feature discovery on every node.
+        "nfd": {"enabled": False},
+        "operator": {"tolerations": [SYSTEM_POOL_TOLERATION]},
+    }
+
+
+def nic_cluster_policy_spec(cluster: ClusterConfig) -> dict[str, Any]:
+    """DOCA driver and RDMA shared device plugin on InfiniBand nodes only."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": f"{LABEL_PREFIX}/infiniband", "operator": "In", "values": ["true"]}]}
+                ]
+            }
+        },
+        "tolerations": gpu_node_tolerations(cluster),
+        "ofedDriver": {
+            "repository": "nvcr.io/nvidia/mellanox",
+            "image": "doca-driver",
+            "version": DOCA_DRIVER_VERSION,
+            "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1, "drain": {"enable": True, "force": True, "deleteEmptyDir": True, "timeoutSeconds": 300}},
+        },
+        "rdmaSharedDevicePlugin": {
+            "repository": "nvcr.io/nvidia/mellanox",
+            "image": "k8s-rdma-shared-dev-plugin",
+            "version": f"network-operator-{NETWORK_OPERATOR.version}",
+            "config": yaml.safe_dump(
+                {
+                    "configList": [
+                        {
+                            "resourceName": RDMA_RESOURCE_NAME,
+                            "rdmaHcaMax": 63,
+                            "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]},
+                        }
+                    ]
+                },
+                default_flow_style=True,
+            ),
+        },
+    }
+
+
+def kueue_manager_config() -> str:
+    """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2), as the chart takes it."""
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        # All-or-nothing: a job whose pods are not all ready in time is evicted and requeued,
+        # so a half-started gang does not hold GPUs.
+        "waitForPodsReady": {
+            "timeout": "10m",
+            "blockAdmission": False,
+            "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+        },
+        # Queues account for cpu, memory and GPUs; requests for these do not need quota.
+        "resources": {"excludeResourcePrefixes": ["ephemeral-storage", "hugepages-", "rdma/"]},
+        "integrations": {
+            "frameworks": [
+                "batch/job",
+                "jobset.x-k8s.io/jobset",
+                "kubeflow.org/mpijob",
+                "trainer.kubeflow.org/trainjob",
+                "ray.io/rayjob",
+                "ray.io/raycluster",
+                "pod",
+            ]
+        },
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def kueue_values() -> dict[str, Any]:
+    return {
+        "controllerManager": {
+            # The chart's in-repo default is a staging image with pullPolicy Always; pin the release.
+            "manager": {"image": {"repository": KUEUE_IMAGE, "tag": KUEUE_VERSION, "pullPolicy": "IfNotPresent"}},
+            "replicas": 2,
+            "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
+            "tolerations": [SYSTEM_POOL_TOLERATION],
+        },
+        "managerConfig": {"controllerManagerConfigYaml": kueue_manager_config()},
+    }
+
+
+@dataclass(frozen=True)
+class GpuStackArgs:
+    cluster_key: str
+    cluster: ClusterConfig
+    gpu_pools: list[PoolCapacity]
+    teams: dict[str, TeamConfig]
+
+
+class GpuStack(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: GpuStackArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:gpu:Stack", name, None, opts)
+        cluster = args.cluster
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
+
+        def namespace(ns: str, labels: dict[str, str]) -> kubernetes.core.v1.Namespace:
+            return kubernetes.core.v1.Namespace(
+                f"{name}-ns-{ns}",
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=ns, labels=labels),
+                opts=in_cluster,
+            )
+
+        # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
+        privileged = {"pod-security.kubernetes.io/enforce": "privileged"}
+        team_namespaces = {
+            ns: namespace(ns, {TEAM_LABEL: team}) for team, spec in args.teams.items() for ns in spec.namespaces
+        }
+
+        gpu_ns = namespace(GPU_OPERATOR_NAMESPACE, privileged)
+        gpu_operator = helm_release(
+            f"{name}-gpu-operator",
+            GPU_OPERATOR,
+            gpu_ns.metadata.name,
+            gpu_operator_values(cluster),
+            provider=provider,
+            parent=self,
+        )
+        kubernetes.apiextensions.CustomResource(
+            f"{name}-dcgm-monitor",
+            api_version="azmonitoring.coreos.com/v1",
+            kind="ServiceMonitor",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name="nvidia-dcgm-exporter", namespace=gpu_ns.metadata.name),
+            spec={
+                # Limits as in Azure's templates, so that no series is dropped.
+                "labelLimit": 63,
+                "labelNameLengthLimit": 511,
+                "labelValueLengthLimit": 1023,
+                "selector": {"matchLabels": DCGM_SERVICE_LABELS},
+                "endpoints": [{"port": DCGM_PORT, "interval": "30s", "path": "/metrics"}],
+            },
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[gpu_operator]),
+        )
+
+        if has_infiniband(cluster):
+            network_ns = namespace(NETWORK_OPERATOR_NAMESPACE, privileged)
+            network_operator = helm_release(
+                f"{name}-network-operator",
+                NETWORK_OPERATOR,
+                network_ns.metadata.name,
+                network_operator_values(cluster),
+                provider=provider,
+                parent=self,
+            )
+            kubernetes.apiextensions.CustomResource(
+                f"{name}-nic-cluster-policy",
+                api_version="mellanox.com/v1alpha1",
+                kind="NicClusterPolicy",
+                # The operator reconciles only the policy of this name.
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(name="nic-cluster-policy"),
+                spec=nic_cluster_policy_spec(cluster),
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[network_operator]),
+            )
+
+        kueue_ns = namespace(KUEUE_NAMESPACE, {})
+        kueue = helm_release(f"{name}-kueue", KUEUE, kueue_ns.metadata.name, kueue_values(), provider=provider, parent=self)
+        for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
+            depends = [kueue] + ([team_namespaces[manifest.namespace]] if manifest.namespace else [])
+            kubernetes.apiextensions.CustomResource(
+                f"{name}-{manifest.kind.lower()}-{manifest.namespace + '-' if manifest.namespace else ''}{manifest.name}",
+                api_version=manifest.api_version,
+                kind=manifest.kind,
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=manifest.name, namespace=manifest.namespace),
+                spec=manifest.spec,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends),
+            )
+        self.register_outputs({})

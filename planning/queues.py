@@ -1,0 +1,98 @@
+"""Kueue objects for one cluster, as plain Kubernetes manifests (apiVersion kueue.x-k8s.io/v1beta2).
+
+- A ResourceFlavor per GPU pool: the pool's node label, and the tolerations Kueue adds to
+  admitted pods so they land on (tainted) GPU nodes.
+- A ClusterQueue per team holding quota on any pool: nominal GPUs (or MIG slices) from the
+  pool's `quotas`, with CPU and memory in proportion to the node shape. All teams share a
+  cohort, so idle quota can be borrowed and is reclaimed by its owner.
+- A LocalQueue named `gpu` in each of the team's namespaces.
+
+Jobs opt in with the label `kueue.x-k8s.io/queue-name: gpu`; Kueue admits a gang-scheduled
+job only when its whole quota fits, so training jobs queue instead of half-starting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from planning.capacity import PoolCapacity
+from planning.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL, SPOT_TAINT, toleration
+from stackconfig.model import ClusterConfig, GpuPoolConfig, TeamConfig
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+LOCAL_QUEUE = "gpu"
+COHORT = "gpu"
+TEAM_LABEL = "platform.ai/team"
+COVERED_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    kind: str
+    name: str
+    spec: dict[str, Any]
+    namespace: str | None = None
+
+    @property
+    def api_version(self) -> str:
+        return API_VERSION
+
+
+def flavor_name(pool: str) -> str:
+    return f"gpu-{pool}"
+
+
+def resource_flavor(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig) -> Manifest:
+    taints = [cluster.gpu.taint] + ([SPOT_TAINT] if pool.spot else [])
+    return Manifest(
+        "ResourceFlavor",
+        flavor_name(pool_name),
+        {"nodeLabels": {POOL_LABEL: pool_name}, "tolerations": [toleration(t) for t in taints]},
+    )
+
+
+def _flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[str, Any]:
+    """Quota on one flavor: the GPUs, and the CPU and memory that come with them."""
+    size = GPU_VM_SIZES[pool.vm_size]
+    share = gpus / units_per_node  # nodes' worth of this pool
+    return {
+        "name": flavor_name(pool_name),
+        "resources": [
+            {"name": "cpu", "nominalQuota": max(int(size.vcpus * share), 1)},
+            {"name": "memory", "nominalQuota": f"{max(int(size.memory_gib * share), 1)}Gi"},
+            {"name": GPU_RESOURCE, "nominalQuota": gpus},
+        ],
+    }
+
+
+def cluster_queue(team: str, pools: list[PoolCapacity]) -> Manifest:
+    """The team's ClusterQueue over every pool it holds quota on."""
+    flavors = [
+        _flavor_quota(p.name, p.pool, p.gpu_units_per_node, p.pool.quotas[team])
+        for p in pools
+        if team in p.pool.quotas
+    ]
+    return Manifest(
+        "ClusterQueue",
+        f"team-{team}",
+        {
+            "cohortName": COHORT,
+            "namespaceSelector": {"matchLabels": {TEAM_LABEL: team}},
+            "queueingStrategy": "BestEffortFIFO",
+            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [{"coveredResources": list(COVERED_RESOURCES), "flavors": flavors}],
+        },
+    )
+
+
+def cluster_manifests(cluster: ClusterConfig, gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]) -> list[Manifest]:
+    """Every Kueue object of one cluster, flavors first."""
+    manifests = [resource_flavor(p.name, p.pool, cluster) for p in gpu_pools]
+    for team in sorted({team for p in gpu_pools for team in p.pool.quotas}):
+        manifests.append(cluster_queue(team, gpu_pools))
+        for namespace in teams[team].namespaces:
+            manifests.append(
+                Manifest("LocalQueue", LOCAL_QUEUE, {"clusterQueue": f"team-{team}"}, namespace=namespace)
+            )
+    return manifests
