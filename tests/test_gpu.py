@@ -1,0 +1,235 @@
+"""GPU pools and the in-cluster GPU stack, read from each stack's captured plan.
+
+Chart values are checked against the charts' published defaults and Kueue objects against
+the upstream CRDs, both from the shared reference folder (SHARED_DIR, pinned in
+reference.lock). A missing reference file fails these tests; it is never skipped.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR
+from offline.chartcheck import chart_defaults, crd_problems, unread_values
+from offline.reference import reference_file
+from planning.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
+from tests.conftest import STACKS
+
+POOL = "azure-native:containerservice:AgentPool"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+KUEUE_CRDS = ("clusterqueues", "localqueues", "resourceflavors", "cohorts", "workloadpriorityclasses")
+GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+
+
+def gpu_pools(plan):
+    return [p for p in plan.of_type(POOL) if "gpuProfile" in p.inputs]
+
+
+def cluster_key_of(resource) -> str:
+    """`aks-eus2-pool-h100` / `gpu-eus2-kueue` -> `eus2`."""
+    return resource.name.split("-")[1]
+
+
+def releases(plan, chart):
+    return [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == chart.chart]
+
+
+def kueue_objects(plan):
+    return [r for r in plan.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")]
+
+
+def test_prod_trains_on_infiniband_h100_and_serves_on_nc_a100(plans):
+    sizes = {p.inputs["vmSize"] for p in gpu_pools(plans["prod"])}
+    assert "Standard_ND96isr_H100_v5" in sizes and GPU_VM_SIZES["Standard_ND96isr_H100_v5"].infiniband
+    assert "Standard_NC24ads_A100_v4" in sizes
+    h100 = [p for p in gpu_pools(plans["prod"]) if p.inputs["vmSize"] == "Standard_ND96isr_H100_v5"]
+    assert all(p.inputs["nodeLabels"]["platform.ai/gpu-purpose"] == "training" for p in h100)
+
+
+def test_dev_has_one_spot_gpu_pool_that_scales_to_zero(plans):
+    (pool,) = gpu_pools(plans["dev"])
+    inputs = pool.inputs
+    assert inputs["scaleSetPriority"] == "Spot" and inputs["scaleSetEvictionPolicy"] == "Delete"
+    assert inputs["spotMaxPrice"] == -1
+    assert inputs["minCount"] == 0 and inputs["enableAutoScaling"] is True
+    assert SPOT_TAINT in inputs["nodeTaints"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gpu_pools_are_tainted_labelled_and_left_to_the_autoscaler(plans, stack):
+    pools = gpu_pools(plans[stack])
+    assert pools
+    for pool in pools:
+        inputs, labels = pool.inputs, pool.inputs["nodeLabels"]
+        size = GPU_VM_SIZES[inputs["vmSize"]]
+        assert GPU_TAINT in inputs["nodeTaints"], f"{pool.name}: non-GPU pods could land on GPU nodes"
+        assert (SPOT_TAINT in inputs["nodeTaints"]) == (inputs.get("scaleSetPriority") == "Spot")
+        assert labels["accelerator"] == "nvidia"
+        assert labels["platform.ai/gpu-model"] == size.gpu_model
+        assert labels["platform.ai/gpu-purpose"] in ("training", "batch", "inference")
+        assert labels["platform.ai/infiniband"] == str(size.infiniband).lower()
+        slices = MIG_SLICES_PER_GPU[inputs["gpuInstanceProfile"]] if "gpuInstanceProfile" in inputs else 1
+        assert labels["platform.ai/gpu-count"] == str(size.gpus * slices)
+        # Autoscaled between the bounds; `count` is only the initial size and never managed.
+        assert inputs["enableAutoScaling"] is True and 0 <= inputs["minCount"] <= inputs["maxCount"]
+        assert "count" in pool.options.ignore_changes
+        # Replacing a pool is loud in review, and the old pool goes first (fixed names).
+        assert {"vmSize", "gpuInstanceProfile"} <= set(pool.options.replace_on_changes)
+        assert pool.options.delete_before_replace
+        assert inputs["osDiskType"] == "Ephemeral" and inputs["osDiskSizeGB"] <= size.temp_disk_gib
+        assert inputs["enableNodePublicIP"] is False
+        assert not inputs["upgradeSettings"]["maxSurge"].endswith("%") or int(inputs["upgradeSettings"]["maxSurge"][:-1]) <= 10
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_mig_only_on_mig_capable_sizes(plans, stack):
+    for pool in gpu_pools(plans[stack]):
+        if "gpuInstanceProfile" in pool.inputs:
+            assert GPU_VM_SIZES[pool.inputs["vmSize"]].mig, pool.name
+    assert any("gpuInstanceProfile" in p.inputs for p in gpu_pools(plans["prod"])), "prod shows MIG in use"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_one_os_and_one_driver_owner_per_cluster(plans, stack):
+    """AKS installs the driver (Install) and the GPU operator does not, or the reverse;
+    every GPU pool of a cluster runs the same OS (the GPU operator needs that)."""
+    plan = plans[stack]
+    for release in releases(plan, GPU_OPERATOR):
+        cluster = cluster_key_of(release)
+        pools = [p for p in gpu_pools(plan) if cluster_key_of(p) == cluster]
+        drivers = {p.inputs["gpuProfile"]["driver"] for p in pools}
+        assert len(drivers) == 1 and len({p.inputs["osSKU"] for p in pools}) == 1
+        values = release.inputs["values"]
+        aks_installs = drivers == {"Install"}
+        assert values["driver"]["enabled"] is not aks_installs
+        assert values["toolkit"]["enabled"] is not aks_installs
+    expected = {"dev": {"Install"}, "staging": {"Install"}, "prod": {"None"}}[stack]
+    assert {p.inputs["gpuProfile"]["driver"] for p in gpu_pools(plan)} == expected
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gpu_operator_leaves_mig_to_aks_and_exports_gpu_health(plans, stack):
+    plan = plans[stack]
+    for release in releases(plan, GPU_OPERATOR):
+        values = release.inputs["values"]
+        assert values["mig"]["strategy"] == "single" and values["migManager"]["enabled"] is False
+        assert values["dcgmExporter"]["enabled"] is True
+        assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False, "AKS reads azmonitoring.coreos.com only"
+        tolerated = {t["key"] for t in values["daemonsets"]["tolerations"]}
+        assert "nvidia.com/gpu" in tolerated
+        monitor = plan.one("kubernetes:azmonitoring.coreos.com/v1:ServiceMonitor", f"gpu-{cluster_key_of(release)}-dcgm-monitor")
+        assert monitor.inputs["metadata"]["namespace"] == release.inputs["namespace"]
+        assert monitor.inputs["spec"]["selector"]["matchLabels"] == {"app": "nvidia-dcgm-exporter"}
+        assert monitor.inputs["spec"]["endpoints"][0]["port"] == "gpu-metrics"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_cluster_with_gpus_gets_the_stack_and_infiniband_gets_the_network_operator(plans, stack):
+    plan = plans[stack]
+    clusters = {cluster_key_of(p) for p in gpu_pools(plan)}
+    with_infiniband = {
+        cluster_key_of(p) for p in gpu_pools(plan) if p.inputs["nodeLabels"]["platform.ai/infiniband"] == "true"
+    }
+    assert {cluster_key_of(r) for r in releases(plan, GPU_OPERATOR)} == clusters
+    assert {cluster_key_of(r) for r in releases(plan, KUEUE)} == clusters
+    assert {cluster_key_of(r) for r in releases(plan, NETWORK_OPERATOR)} == with_infiniband
+    assert len(plan.of_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")) == len(with_infiniband)
+    assert bool(with_infiniband) == (stack != "dev")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_releases_are_pinned_and_run_through_the_clusters_kubelogin_provider(plans, stack):
+    plan = plans[stack]
+    for release in plan.of_type(RELEASE):
+        chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
+        assert release.inputs["version"] == chart.version and chart.version[-1].isdigit()
+        assert release.provider.split("::")[-2].endswith(f"aks-{cluster_key_of(release)}-k8s")
+        assert release.inputs["atomic"] is True
+    for provider in plan.of_type("pulumi:providers:kubernetes"):
+        assert "kubelogin" in str(provider.inputs["kubeconfig"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_helm_value_is_a_key_the_chart_reads(plans, stack):
+    for release in plans[stack].of_type(RELEASE):
+        chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
+        defaults = chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}"))
+        assert unread_values(release.inputs["values"], defaults) == [], f"{release.name} sets keys {chart.name} never reads"
+
+
+def test_the_helm_check_catches_a_misspelled_value():
+    defaults = chart_defaults(reference_file(f"reference/helm-values/{GPU_OPERATOR.values_file}"))
+    assert unread_values({"dcgmExporter": {"serviceMonitor": {"enable": False}}}, defaults) == [
+        "dcgmExporter.serviceMonitor.enable"
+    ]
+    # Free-form defaults ({} or lists) take any content.
+    assert unread_values({"daemonsets": {"labels": {"team": "x"}, "tolerations": [{}]}}, defaults) == []
+
+
+def _crd_files():
+    return [reference_file(f"schemas/kueue-0.19.2/{name}.yaml") for name in KUEUE_CRDS]
+
+
+def _manifest(resource):
+    inputs = resource.inputs
+    return {"apiVersion": inputs["apiVersion"], "kind": inputs["kind"], "metadata": inputs["metadata"], "spec": inputs["spec"]}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kueue_objects_validate_against_the_upstream_crds(plans, stack):
+    objects = kueue_objects(plans[stack])
+    assert {r.inputs["kind"] for r in objects} == {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    for resource in objects:
+        assert resource.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+        assert crd_problems(_manifest(resource), _crd_files()) == [], resource.name
+
+
+def test_the_crd_check_rejects_fields_the_api_server_would_prune():
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "q"},
+        "spec": {"cohort": "gpu", "resourceGroups": []},  # v1beta1's name for cohortName
+    }
+    problems = crd_problems(queue, _crd_files())
+    assert any("'cohort' was unexpected" in p for p in problems), problems
+    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"},
+              "spec": {"tolerations": [{"key": "k", "tolerationSeconds": "soon"}]}}
+    assert crd_problems(flavor, _crd_files())
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_queues_cover_every_pool_team_and_namespace_within_capacity(plans, stack):
+    """Quotas are checked here against the AgentPools' own inputs, not the planner."""
+    plan = plans[stack]
+    from tests.conftest import stack_values
+
+    teams = stack_values(stack)["platform:teams"]
+    for cluster in {cluster_key_of(p) for p in gpu_pools(plan)}:
+        pools = {p.inputs["agentPoolName"]: p.inputs for p in gpu_pools(plan) if cluster_key_of(p) == cluster}
+        objects = [r for r in kueue_objects(plan) if cluster_key_of(r) == cluster]
+        flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in objects if r.inputs["kind"] == "ResourceFlavor"}
+        assert set(flavors) == {f"gpu-{name}" for name in pools}
+        for name, pool in pools.items():
+            flavor = flavors[f"gpu-{name}"]
+            assert flavor["nodeLabels"] == {"platform.ai/gpu-pool": name}
+            assert {t["key"] for t in flavor["tolerations"]} >= {"nvidia.com/gpu"}
+        promised: dict[str, int] = {}
+        queues = [r for r in objects if r.inputs["kind"] == "ClusterQueue"]
+        assert queues
+        for queue in queues:
+            spec = queue.inputs["spec"]
+            team = queue.inputs["metadata"]["name"].removeprefix("team-")
+            assert spec["namespaceSelector"] == {"matchLabels": {"platform.ai/team": team}}
+            for group in spec["resourceGroups"]:
+                assert "nvidia.com/gpu" in group["coveredResources"]
+                for flavor in group["flavors"]:
+                    gpus = next(r["nominalQuota"] for r in flavor["resources"] if r["name"] == "nvidia.com/gpu")
+                    promised[flavor["name"]] = promised.get(flavor["name"], 0) + gpus
+            local = {r.inputs["metadata"]["namespace"] for r in objects
+                     if r.inputs["kind"] == "LocalQueue" and r.inputs["spec"]["clusterQueue"] == queue.inputs["metadata"]["name"]}
+            assert local == set(teams[team]["namespaces"])
+        for name, pool in pools.items():
+            capacity = pool["maxCount"] * int(pool["nodeLabels"]["platform.ai/gpu-count"])
+            assert promised.get(f"gpu-{name}", 0) <= capacity, f"{name}: quota beyond what the pool can hold"
