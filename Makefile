@@ -6,11 +6,13 @@ STACK ?= dev
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
-.PHONY: help install preview preview-all test bench lock clean
+.PHONY: help install schemas preview preview-all capacity test bench lock clean
 
 help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of a stack (creates ./venv first)"
 	@echo "make preview-all                        offline preview of every stack"
+	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
+	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
 	@echo "make test                               the whole test suite, offline"
 	@echo "make bench                              preview wall times against the import floor"
 
@@ -26,10 +28,17 @@ install: $(VENV)/.installed
 preview: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack $(STACK)
 
+capacity: $(VENV)/.installed
+	$(PY) scripts/preview.py --stack $(STACK) --capacity --no-tree
+
+# Upstream CRDs and chart defaults the tests check against, pinned in reference.lock.
+schemas: $(VENV)/.installed
+	SHARED_DIR=$(SHARED_DIR) $(PY) -m offline.reference
+
 preview-all: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --no-tree
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed schemas
 	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest
 
 bench: $(VENV)/.installed

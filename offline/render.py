@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from offline.engine import CapturedResource, Plan
+from planning.capacity import CapacityPlan
 
 
 def _label(resource: CapturedResource) -> str:
@@ -15,6 +16,8 @@ def _label(resource: CapturedResource) -> str:
         marks.append("[yellow]protected[/]")
     if resource.options.ignore_changes:
         marks.append(f"[dim]ignores {', '.join(resource.options.ignore_changes)}[/]")
+    if resource.options.replace_on_changes:
+        marks.append(f"[magenta]replaced if {', '.join(resource.options.replace_on_changes)} change[/]")
     suffix = f"  {' '.join(marks)}" if marks else ""
     style = "bold" if resource.is_component else "green"
     return f"[{style}]+ {resource.type}[/]  {resource.name}{suffix}"
@@ -67,3 +70,38 @@ def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
 def print_error(plan: Plan, console: Console) -> None:
     console.print(f"[bold red]error:[/] the {plan.stack} stack cannot be previewed:")
     console.print(plan.error, markup=False, highlight=False)
+
+
+def capacity_table(capacity: CapacityPlan) -> Table:
+    """Per pool: nodes at max and at peak (with surge), pods and GPUs; then address headroom."""
+    table = Table(title="Capacity plan", title_justify="left", box=None)
+    for column in ("cluster", "pool", "kind", "vm size", "max nodes", "peak", "max pods", "GPUs", "schedulable"):
+        table.add_column(column, justify="right" if column in ("max nodes", "peak", "max pods", "GPUs", "schedulable") else "left")
+    for cluster in capacity.clusters:
+        for pool in cluster.pools:
+            gpus = f"{pool.max_gpus:,} {pool.gpu_model}" if pool.gpu_model else ""
+            units = f"{pool.max_gpu_units:,}" if pool.gpu_model else ""
+            table.add_row(
+                cluster.key, pool.name, pool.kind, pool.pool.vm_size, f"{pool.max_nodes:,}",
+                f"{pool.peak_nodes:,}", f"{pool.max_pods:,}", gpus, units,
+            )
+        table.add_row(
+            f"[bold]{cluster.key}[/]", "[bold]total[/]", "", "", f"[bold]{cluster.max_nodes:,}[/]",
+            f"[bold]{cluster.peak_nodes:,}[/]", f"[bold]{cluster.max_pods:,}[/]",
+            ", ".join(f"{n:,} {m}" for m, n in sorted(cluster.gpus_by_model.items())), "",
+        )
+    return table
+
+
+def headroom_table(capacity: CapacityPlan) -> Table:
+    table = Table(title="Address headroom at peak", title_justify="left", box=None)
+    for column in ("cluster", "range", "network", "needed", "available", "headroom"):
+        table.add_column(column, justify="right" if column in ("needed", "available", "headroom") else "left")
+    for cluster in capacity.clusters:
+        for use in cluster.address_uses:
+            style = "green" if use.fits else "red"
+            table.add_row(
+                cluster.key, use.key, str(use.network), f"{use.needed:,} {use.unit}",
+                f"{use.available:,}", f"[{style}]{use.headroom:,}[/]",
+            )
+    return table

@@ -1,0 +1,68 @@
+"""Fleets beyond one cluster: Fleet Manager owns upgrades, and the 7,500-node fleet plans."""
+
+from __future__ import annotations
+
+import pytest
+
+from offline.engine import preview_stack
+from offline.inputs import input_problems
+from offline.stackfile import read_stack_config
+from planning.capacity import plan_capacity
+from stackconfig.loader import parse_platform_config
+from tests.conftest import ROOT
+
+FLEET = "azure-native:containerservice:Fleet"
+MEMBER = "azure-native:containerservice:FleetMember"
+STRATEGY = "azure-native:containerservice:FleetUpdateStrategy"
+AUTO_UPGRADE = "azure-native:containerservice:AutoUpgradeProfile"
+
+
+@pytest.fixture(scope="module")
+def scale_plan():
+    plan = preview_stack("prod-scale")
+    assert plan.ok, plan.error
+    return plan
+
+
+def test_single_cluster_environments_have_no_fleet(plans):
+    for stack in ("dev", "staging"):
+        assert not plans[stack].of_type(FLEET)
+
+
+def test_prod_clusters_join_one_fleet_that_upgrades_the_canary_first(plans):
+    plan = plans["prod"]
+    fleet = plan.one(FLEET)
+    members = {m.inputs["fleetMemberName"]: m for m in plan.of_type(MEMBER)}
+    assert set(members) == {"eus2", "scus"}
+    assert members["eus2"].inputs["group"] == "canary" and members["scus"].inputs["group"] == "rest"
+    for key, member in members.items():
+        assert member.inputs["clusterResourceId"].endswith(f"/managedClusters/aks-ailab-prod-{key}")
+        assert member.inputs["fleetName"] == fleet.inputs["fleetName"]
+    strategy = plan.one(STRATEGY)
+    stages = strategy.inputs["strategy"]["stages"]
+    assert [[g["name"] for g in stage["groups"]] for stage in stages] == [["canary"], ["rest"]]
+    assert stages[0]["afterStageWaitInSeconds"] == 24 * 3600
+    profile = plan.one(AUTO_UPGRADE)
+    assert profile.inputs["channel"] == "Stable" and profile.inputs["disabled"] is False
+    assert profile.inputs["updateStrategyId"].endswith("/updateStrategies/canary-first")
+    assert profile.inputs["nodeImageSelection"] == {"type": "Consistent"}
+    for resource in (fleet, strategy, profile, *members.values()):
+        assert input_problems(resource) == [], resource.name
+
+
+def test_the_scale_fleet_passes_the_planner_with_7500_gpu_nodes():
+    config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
+    capacity = plan_capacity(config)
+    assert len(capacity.clusters) == 2
+    assert capacity.gpu_nodes >= 7500
+    assert all(cluster.max_nodes <= 5000 for cluster in capacity.clusters)
+    assert all(use.fits for cluster in capacity.clusters for use in cluster.address_uses)
+    assert capacity.summary().startswith("clusters 2 · max nodes 7,840 · GPU nodes 7,600 · GPUs 60,800 H100")
+
+
+def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scale_plan):
+    pools = scale_plan.of_type("azure-native:containerservice:AgentPool")
+    assert len(pools) == 10  # 2 clusters x (cpu + 4 GPU pools)
+    assert sum(p.inputs["maxCount"] for p in pools if "gpuProfile" in p.inputs) == 7600
+    assert len(scale_plan.of_type(MEMBER)) == 2
+    assert len(scale_plan.resources) < 200
