@@ -19,7 +19,7 @@ import yaml
 from components.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, helm_release
 from planning.capacity import PoolCapacity
 from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, SPOT_TAINT, toleration
-from planning.queues import TEAM_LABEL, cluster_manifests
+from planning.queues import TEAM_LABEL, Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
@@ -117,6 +117,24 @@ def nic_cluster_policy_spec(cluster: ClusterConfig) -> dict[str, Any]:
     }
 
 
+def dcgm_service_monitor() -> Manifest:
+    """Managed Prometheus scrapes DCGM through the CRD the AKS metrics add-on reads."""
+    return Manifest(
+        "ServiceMonitor",
+        "nvidia-dcgm-exporter",
+        {
+            # Limits as in Azure's templates, so that no series is dropped.
+            "labelLimit": 63,
+            "labelNameLengthLimit": 511,
+            "labelValueLengthLimit": 1023,
+            "selector": {"matchLabels": DCGM_SERVICE_LABELS},
+            "endpoints": [{"port": DCGM_PORT, "interval": "30s", "path": "/metrics"}],
+        },
+        namespace=GPU_OPERATOR_NAMESPACE,
+        api_version="azmonitoring.coreos.com/v1",
+    )
+
+
 def kueue_manager_config() -> str:
     """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2), as the chart takes it."""
     config = {
@@ -183,6 +201,17 @@ class GpuStack(pulumi.ComponentResource):
         cluster = args.cluster
         in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
 
+        def apply(manifest: Manifest, depends_on: list[pulumi.Resource]) -> kubernetes.apiextensions.CustomResource:
+            where = f"{manifest.namespace}-" if manifest.namespace else ""
+            return kubernetes.apiextensions.CustomResource(
+                f"{name}-{manifest.kind.lower()}-{where}{manifest.name}",
+                api_version=manifest.api_version,
+                kind=manifest.kind,
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=manifest.name, namespace=manifest.namespace),
+                spec=manifest.spec,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on),
+            )
+
         def namespace(ns: str, labels: dict[str, str]) -> kubernetes.core.v1.Namespace:
             return kubernetes.core.v1.Namespace(
                 f"{name}-ns-{ns}",
@@ -205,21 +234,7 @@ class GpuStack(pulumi.ComponentResource):
             provider=provider,
             parent=self,
         )
-        kubernetes.apiextensions.CustomResource(
-            f"{name}-dcgm-monitor",
-            api_version="azmonitoring.coreos.com/v1",
-            kind="ServiceMonitor",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name="nvidia-dcgm-exporter", namespace=gpu_ns.metadata.name),
-            spec={
-                # Limits as in Azure's templates, so that no series is dropped.
-                "labelLimit": 63,
-                "labelNameLengthLimit": 511,
-                "labelValueLengthLimit": 1023,
-                "selector": {"matchLabels": DCGM_SERVICE_LABELS},
-                "endpoints": [{"port": DCGM_PORT, "interval": "30s", "path": "/metrics"}],
-            },
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[gpu_operator]),
-        )
+        apply(dcgm_service_monitor(), depends_on=[gpu_operator])
 
         if has_infiniband(cluster):
             network_ns = namespace(NETWORK_OPERATOR_NAMESPACE, privileged)
@@ -231,26 +246,12 @@ class GpuStack(pulumi.ComponentResource):
                 provider=provider,
                 parent=self,
             )
-            kubernetes.apiextensions.CustomResource(
-                f"{name}-nic-cluster-policy",
-                api_version="mellanox.com/v1alpha1",
-                kind="NicClusterPolicy",
-                # The operator reconciles only the policy of this name.
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name="nic-cluster-policy"),
-                spec=nic_cluster_policy_spec(cluster),
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[network_operator]),
-            )
+            # The operator reconciles only the policy of this name.
+            apply(Manifest("NicClusterPolicy", "nic-cluster-policy", nic_cluster_policy_spec(cluster),
+                           api_version="mellanox.com/v1alpha1"), depends_on=[network_operator])
 
         kueue_ns = namespace(KUEUE_NAMESPACE, {})
         kueue = helm_release(f"{name}-kueue", KUEUE, kueue_ns.metadata.name, kueue_values(), provider=provider, parent=self)
         for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
-            depends = [kueue] + ([team_namespaces[manifest.namespace]] if manifest.namespace else [])
-            kubernetes.apiextensions.CustomResource(
-                f"{name}-{manifest.kind.lower()}-{manifest.namespace + '-' if manifest.namespace else ''}{manifest.name}",
-                api_version=manifest.api_version,
-                kind=manifest.kind,
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=manifest.name, namespace=manifest.namespace),
-                spec=manifest.spec,
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends),
-            )
+            apply(manifest, depends_on=[kueue] + ([team_namespaces[manifest.namespace]] if manifest.namespace else []))
         self.register_outputs({})

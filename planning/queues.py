@@ -29,14 +29,13 @@ COVERED_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
 
 @dataclass(frozen=True)
 class Manifest:
+    """A custom resource to apply: apiVersion, kind, name (and namespace), spec."""
+
     kind: str
     name: str
     spec: dict[str, Any]
     namespace: str | None = None
-
-    @property
-    def api_version(self) -> str:
-        return API_VERSION
+    api_version: str = API_VERSION
 
 
 def flavor_name(pool: str) -> str:

@@ -76,6 +76,18 @@ gpu_pools = st.dictionaries(
 cpu_surges = st.one_of(st.integers(1, 50).map(str), st.integers(1, 50).map(lambda p: f"{p}%"))
 
 
+def generated_section(node_prefix: int, pod_prefix: int, cpu_max: int, cpu_surge: str):
+    """dev with a generated node subnet, pod CIDR and CPU pool."""
+    section = dev_section()
+    cluster = section["clusters"]["eus2"]
+    nodes = IPv4Network(f"10.10.128.0/{node_prefix}")
+    pod_cidr = IPv4Network(f"100.64.0.0/{pod_prefix}")
+    section["network"]["podCidr"] = str(pod_cidr)
+    cluster["subnets"]["nodes"] = str(nodes)
+    cluster["nodePools"]["cpu"].update(maxCount=cpu_max, maxSurge=cpu_surge, minCount=0)
+    return section, cluster, nodes, pod_cidr
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     node_prefix=st.integers(19, 28),
@@ -85,13 +97,7 @@ cpu_surges = st.one_of(st.integers(1, 50).map(str), st.integers(1, 50).map(lambd
     pools=gpu_pools,
 )
 def test_planner_agrees_with_the_oracle_on_subnets_and_pod_cidr(node_prefix, pod_prefix, cpu_max, cpu_surge, pools):
-    section = dev_section()
-    cluster = section["clusters"]["eus2"]
-    nodes = IPv4Network(f"10.10.128.0/{node_prefix}")
-    pod_cidr = IPv4Network(f"100.64.0.0/{pod_prefix}")
-    section["network"]["podCidr"] = str(pod_cidr)
-    cluster["subnets"]["nodes"] = str(nodes)
-    cluster["nodePools"]["cpu"].update(maxCount=cpu_max, maxSurge=cpu_surge, minCount=0)
+    section, cluster, nodes, pod_cidr = generated_section(node_prefix, pod_prefix, cpu_max, cpu_surge)
     cluster["gpuPools"] = pools
 
     user_pools = [(cpu_max, cpu_surge)] + [(p["maxCount"], p["maxSurge"]) for p in pools.values()]
@@ -126,12 +132,7 @@ def test_planner_agrees_with_the_oracle_at_the_edge(node_prefix, pod_prefix, cpu
     """Random sizes rarely land on a boundary; these fleets end within two nodes of one."""
     from hypothesis import assume
 
-    section = dev_section()
-    cluster = section["clusters"]["eus2"]
-    nodes = IPv4Network(f"10.10.128.0/{node_prefix}")
-    pod_cidr = IPv4Network(f"100.64.0.0/{pod_prefix}")
-    cluster["subnets"]["nodes"] = str(nodes)
-    cluster["nodePools"]["cpu"].update(maxCount=cpu_max, maxSurge=cpu_surge, minCount=0)
+    section, cluster, nodes, pod_cidr = generated_section(node_prefix, pod_prefix, cpu_max, cpu_surge)
     system = cluster["systemPool"]
     system_peak = system["maxCount"] + oracle_surge(system["maxCount"], system.get("maxSurge", "10%"))
     cpu_peak = cpu_max + oracle_surge(cpu_max, cpu_surge)
@@ -142,7 +143,6 @@ def test_planner_agrees_with_the_oracle_at_the_edge(node_prefix, pod_prefix, cpu
                                     "maxCount": filler, "maxSurge": "1", "osDiskType": "Managed"}}
     user_peak = cpu_peak + filler + 1
     overlay_nodes = oracle_overlay_nodes(pod_cidr)
-    section["network"]["podCidr"] = str(pod_cidr)
     keys = problem_keys(section)
     assert (NODES_KEY in keys) == (user_peak > oracle_usable_addresses(nodes)) == (node_delta > 0)
     assert (POD_CIDR_KEY in keys) == (system_peak + user_peak > overlay_nodes)

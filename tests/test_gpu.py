@@ -118,7 +118,7 @@ def test_gpu_operator_leaves_mig_to_aks_and_exports_gpu_health(plans, stack):
         assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False, "AKS reads azmonitoring.coreos.com only"
         tolerated = {t["key"] for t in values["daemonsets"]["tolerations"]}
         assert "nvidia.com/gpu" in tolerated
-        monitor = plan.one("kubernetes:azmonitoring.coreos.com/v1:ServiceMonitor", f"gpu-{cluster_key_of(release)}-dcgm-monitor")
+        monitor = plan.one("kubernetes:azmonitoring.coreos.com/v1:ServiceMonitor", f"gpu-{cluster_key_of(release)}-servicemonitor-gpu-operator-nvidia-dcgm-exporter")
         assert monitor.inputs["metadata"]["namespace"] == release.inputs["namespace"]
         assert monitor.inputs["spec"]["selector"]["matchLabels"] == {"app": "nvidia-dcgm-exporter"}
         assert monitor.inputs["spec"]["endpoints"][0]["port"] == "gpu-metrics"
