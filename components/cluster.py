@@ -88,6 +88,7 @@ class AksClusterArgs:
     protect: bool
     # The cluster's own auto-upgrade channel ("none" when a fleet runs its upgrades).
     upgrade_channel: str
+    node_os_channel: str
     # A fleet owns this cluster's Kubernetes version (platform:fleet).
     fleet_managed: bool = False
     tags: dict[str, str] = field(default_factory=dict)
@@ -208,6 +209,12 @@ class AksCluster(pulumi.ComponentResource):
             )
         for scope_name, scope_id in network_scopes.items():
             grants.append(grant(f"joins-{scope_name}", "Network Contributor", scope_id, f"{key}/network/{scope_name}"))
+        # AKS places reserved nodes only if the cluster identity may use the reservation
+        # group (Contributor on the group itself, nothing wider); without it the pool is
+        # created with on-demand capacity and a warning.
+        reservations = sorted({p.capacity_reservation_group_id for p in cfg.gpu_pools.values()} - {None})
+        for i, reservation in enumerate(reservations):
+            grants.append(grant(f"uses-reservation-{i}", "Contributor", reservation, reservation.lower()))
 
         cluster = aks.ManagedCluster(
             f"{name}-aks",
@@ -245,7 +252,7 @@ class AksCluster(pulumi.ComponentResource):
             agent_pool_profiles=[self._system_pool(args)],
             auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel=aks.UpgradeChannel(args.upgrade_channel),
-                node_os_upgrade_channel=aks.NodeOSUpgradeChannel(cfg.upgrades.node_os_channel),
+                node_os_upgrade_channel=aks.NodeOSUpgradeChannel(args.node_os_channel),
             ),
             auto_scaler_profile=self._autoscaler_profile(cfg),
             addon_profiles={
@@ -449,7 +456,7 @@ class AksCluster(pulumi.ComponentResource):
         # Fleet update runs also wait for the auto-upgrade window of each member.
         if args.upgrade_channel != "none" or args.fleet_managed:
             schedules.append(("auto-upgrade", AUTO_UPGRADE_SCHEDULE))
-        if upgrades.node_os_channel not in ("None", "Unmanaged"):
+        if args.node_os_channel not in ("None", "Unmanaged"):
             schedules.append(("node-os", NODE_OS_UPGRADE_SCHEDULE))
         for label, config_name in schedules:
             aks.MaintenanceConfiguration(

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import json
+
 import pulumi
 import pulumi_kubernetes as kubernetes
 import yaml
@@ -57,6 +59,11 @@ def gpu_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
     if operator_installs_driver and has_infiniband(cluster):
         # GPUDirect RDMA (nvidia-peermem) against the DOCA driver of the Network Operator.
         driver["rdma"] = {"enabled": True}
+    operator: dict[str, Any] = {"tolerations": [SYSTEM_POOL_TOLERATION]}
+    if not operator_installs_driver:
+        # AKS's GPU nodes register NVIDIA's runtime under this handler name, not the chart's
+        # default `nvidia` (NVIDIA's GPU operator guide for AKS).
+        operator["runtimeClass"] = "nvidia-container-runtime"
     return {
         # AKS's driver (gpuProfile.driver Install) ships its own container toolkit.
         "driver": driver,
@@ -67,7 +74,7 @@ def gpu_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
         "devicePlugin": {"enabled": True},
         "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": False}},
         "daemonsets": {"tolerations": node_tolerations},
-        "operator": {"tolerations": [SYSTEM_POOL_TOLERATION]},
+        "operator": operator,
         "node-feature-discovery": {"worker": {"tolerations": node_tolerations}},
     }
 
@@ -101,7 +108,8 @@ def nic_cluster_policy_spec(cluster: ClusterConfig) -> dict[str, Any]:
             "repository": "nvcr.io/nvidia/mellanox",
             "image": "k8s-rdma-shared-dev-plugin",
             "version": f"network-operator-{NETWORK_OPERATOR.version}",
-            "config": yaml.safe_dump(
+            # The plugin reads this as config.json (json.Unmarshal): JSON, not YAML.
+            "config": json.dumps(
                 {
                     "configList": [
                         {
@@ -110,8 +118,7 @@ def nic_cluster_policy_spec(cluster: ClusterConfig) -> dict[str, Any]:
                             "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]},
                         }
                     ]
-                },
-                default_flow_style=True,
+                }
             ),
         },
     }
@@ -144,10 +151,23 @@ def kueue_manager_config() -> str:
         "metrics": {"bindAddress": ":8443"},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        # The chart's defaults, kept: replacing the config must not lower them.
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
         # All-or-nothing: a job whose pods are not all ready in time is evicted and requeued,
-        # so a half-started gang does not hold GPUs.
+        # so a half-started gang does not hold GPUs. Long enough for a GPU pool to scale up
+        # from zero (the autoscaler alone may take 15m) and the driver to load.
         "waitForPodsReady": {
-            "timeout": "10m",
+            "timeout": "30m",
             "blockAdmission": False,
             "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
         },

@@ -151,6 +151,7 @@ class Platform(pulumi.ComponentResource):
                     ),
                     protect=config.protect,
                     upgrade_channel=config.upgrade_channel(key),
+                    node_os_channel=config.node_os_channel(key),
                     fleet_managed=config.has_fleet,
                     tags={**tags, "cluster": key},
                 ),

@@ -145,8 +145,9 @@ def main() -> int:
     if args.synthetic_clusters:
         name = f"synthetic-{args.synthetic_clusters}"
         commands[name] = [sys.executable, "scripts/bench.py", "--preview-synthetic", str(args.synthetic_clusters)]
-    counts = {name: resource_count(name) for name in commands if name != "floor"}
     results = measure(commands, args.runs)
+    # Counted after timing: a preview in this process would raise every child's peak RSS.
+    counts = {name: resource_count(name) for name in commands if name != "floor"}
     floor, floor_mem = results.pop("floor")
 
     print(f"offline preview, whole process, median of {args.runs} interleaved runs ({os.cpu_count()} cores)")

@@ -222,6 +222,19 @@ def check_gpu_pools(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     f"{pool_key}.migProfile",
                     f"{pool.vm_size} ({size.gpu_model}) does not support MIG; remove migProfile",
                 )
+            if pool.mig_profile and cluster.gpu.driver == "operator":
+                yield ConfigProblem(
+                    f"{pool_key}.migProfile",
+                    "AKS partitions MIG with the driver it installs, but gpu.driver is operator; "
+                    "use gpu.driver aks on this cluster or remove migProfile",
+                )
+            zones = pool.zones or cluster.zones
+            if size.infiniband and len(zones) > 1:
+                yield ConfigProblem(
+                    f"{pool_key}.zones",
+                    f"{pool.vm_size} nodes talk over InfiniBand, which does not span availability "
+                    f"zones; pin the pool to one zone (zones: [\"{zones[0]}\"])",
+                )
             if pool.spot and pool.capacity_reservation_group_id:
                 yield ConfigProblem(
                     f"{pool_key}.capacityReservationGroupId",

@@ -208,7 +208,9 @@ class UpgradeConfig(Model):
     # Unset means `patch` for a lone cluster and `none` for fleet members, whose
     # Kubernetes upgrades the fleet runs (platform:fleet).
     channel: Optional[UpgradeChannel] = None
-    node_os_channel: Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"] = "NodeImage"
+    # Unset means NodeImage for a lone cluster. Fleet members default to SecurityPatch: the
+    # fleet's update runs move node images with the version, AKS patches the OS in between.
+    node_os_channel: Optional[Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"]] = None
     maintenance_window: MaintenanceWindowConfig = Field(default_factory=MaintenanceWindowConfig)
 
 
@@ -370,6 +372,10 @@ class PlatformConfig(Model):
     @property
     def fleet_settings(self) -> FleetConfig:
         return self.fleet or FleetConfig()
+
+    def node_os_channel(self, cluster_key: str) -> str:
+        configured = self.clusters[cluster_key].upgrades.node_os_channel
+        return configured or ("SecurityPatch" if self.has_fleet else "NodeImage")
 
     def upgrade_channel(self, cluster_key: str) -> str:
         """The cluster's own auto-upgrade channel: off for fleet members (the fleet upgrades)."""

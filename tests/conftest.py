@@ -19,12 +19,14 @@ from offline.engine import Plan, preview_stack, run_program  # noqa: E402
 from offline.stackfile import StackConfig, read_stack_config  # noqa: E402
 
 STACKS = ("dev", "staging", "prod")
+# With the 7,600-GPU-node fleet, for the tests that hold for every stack file.
+ALL_STACKS = STACKS + ("prod-scale",)
 
 
 @pytest.fixture(scope="session")
 def plans() -> dict[str, Plan]:
     """The offline preview of every stack, all in this one process."""
-    previews = {stack: preview_stack(stack) for stack in STACKS}
+    previews = {stack: preview_stack(stack) for stack in ALL_STACKS}
     for stack, plan in previews.items():
         assert plan.ok, f"{stack} failed to preview:\n{plan.error}"
     return previews

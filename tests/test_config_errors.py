@@ -183,6 +183,12 @@ CASES = {
     "zero quota": (
         "dev", set_in("clusters.eus2.gpuPools.a100spot.quotas", {"research": 0}),
         "platform:clusters.eus2.gpuPools.a100spot.quotas.research", "greater than or equal to 1"),
+    "MIG with the operator's driver": (
+        "prod", set_in("clusters.eus2.gpuPools.a100.migProfile", "MIG3g"),
+        "platform:clusters.eus2.gpuPools.a100.migProfile", "AKS partitions MIG with the driver it installs"),
+    "InfiniBand pool across zones": (
+        "prod", set_in("clusters.eus2.gpuPools.h100.zones", ["1", "2"]),
+        "platform:clusters.eus2.gpuPools.h100.zones", "does not span availability zones"),
     # Fleets
     "fleet settings on a single cluster": (
         "dev", set_in("fleet", {"soakHours": 2}), "platform:fleet", "two or more clusters"),

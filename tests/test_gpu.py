@@ -13,7 +13,7 @@ from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR
 from offline.chartcheck import chart_defaults, crd_problems, unread_values
 from offline.reference import reference_file
 from planning.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
-from tests.conftest import STACKS
+from tests.conftest import ALL_STACKS as STACKS
 
 POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -87,7 +87,7 @@ def test_mig_only_on_mig_capable_sizes(plans, stack):
     for pool in gpu_pools(plans[stack]):
         if "gpuInstanceProfile" in pool.inputs:
             assert GPU_VM_SIZES[pool.inputs["vmSize"]].mig, pool.name
-    assert any("gpuInstanceProfile" in p.inputs for p in gpu_pools(plans["prod"])), "prod shows MIG in use"
+    assert any("gpuInstanceProfile" in p.inputs for p in gpu_pools(plans["staging"])), "staging shows MIG in use"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -104,7 +104,9 @@ def test_one_os_and_one_driver_owner_per_cluster(plans, stack):
         aks_installs = drivers == {"Install"}
         assert values["driver"]["enabled"] is not aks_installs
         assert values["toolkit"]["enabled"] is not aks_installs
-    expected = {"dev": {"Install"}, "staging": {"Install"}, "prod": {"None"}}[stack]
+        if aks_installs:
+            assert values["operator"]["runtimeClass"] == "nvidia-container-runtime", "AKS's runtime handler"
+    expected = {"dev": {"Install"}, "staging": {"Install"}, "prod": {"None"}, "prod-scale": {"None"}}[stack]
     assert {p.inputs["gpuProfile"]["driver"] for p in gpu_pools(plan)} == expected
 
 
@@ -233,3 +235,79 @@ def test_queues_cover_every_pool_team_and_namespace_within_capacity(plans, stack
         for name, pool in pools.items():
             capacity = pool["maxCount"] * int(pool["nodeLabels"]["platform.ai/gpu-count"])
             assert promised.get(f"gpu-{name}", 0) <= capacity, f"{name}: quota beyond what the pool can hold"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_infiniband_pools_sit_in_one_zone_and_expose_rdma(plans, stack):
+    import json
+
+    plan = plans[stack]
+    for pool in gpu_pools(plan):
+        if GPU_VM_SIZES[pool.inputs["vmSize"]].infiniband:
+            assert len(pool.inputs["availabilityZones"]) == 1, f"{pool.name}: InfiniBand does not span zones"
+    for policy in plan.of_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"):
+        spec = policy.inputs["spec"]
+        # The device plugin parses its config with json.Unmarshal.
+        (resource,) = json.loads(spec["rdmaSharedDevicePlugin"]["config"])["configList"]
+        assert resource["resourceName"] == "shared_ib" and resource["selectors"]["linkTypes"] == ["infiniband"]
+        term = spec["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+        assert term["matchExpressions"][0]["key"] == "platform.ai/infiniband"
+        assert {t["key"] for t in spec["tolerations"]} >= {"nvidia.com/gpu"}
+
+
+def test_kueue_configuration_keeps_the_charts_sections_and_adds_only_documented_ones(plans):
+    """The manager config is one YAML string to Helm; compare its keys with the chart's own."""
+    import yaml
+
+    defaults = chart_defaults(reference_file(f"reference/helm-values/{KUEUE.values_file}"))
+    chart_config = yaml.safe_load(defaults["managerConfig"]["controllerManagerConfigYaml"])
+    for release in releases(plans["prod"], KUEUE):
+        ours = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+        assert ours["apiVersion"] == chart_config["apiVersion"] == "config.kueue.x-k8s.io/v1beta2"
+        assert set(chart_config) <= set(ours), "replacing the config must not drop a chart section"
+        # Configuration v1beta2 fields (kueue.sigs.k8s.io/docs/reference/kueue-config.v1beta2).
+        assert set(ours) - set(chart_config) <= {"waitForPodsReady", "resources"}
+        assert "enable" not in ours["waitForPodsReady"], "v1beta2 removed waitForPodsReady.enable"
+        assert ours["clientConnection"] == chart_config["clientConnection"]
+
+
+def test_a_capacity_reservation_is_usable_by_the_cluster_identity():
+    from tests.conftest import run_with
+
+    reservation = ("/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-cap"
+                   "/providers/Microsoft.Compute/capacityReservationGroups/crg-h100")
+
+    def reserve(values):
+        values["platform:clusters"]["eus2"]["gpuPools"]["h100"]["capacityReservationGroupId"] = reservation
+
+    plan = run_with("staging", reserve)
+    assert plan.ok, plan.error
+    pool = plan.one(POOL, "aks-eus2-pool-h100")
+    assert pool.inputs["capacityReservationGroupID"] == reservation
+    (grant,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.inputs["scope"] == reservation]
+    assert grant.inputs["roleDefinitionId"].endswith("b24988ac-6180-42a0-ab88-20f7382dd24c")  # Contributor
+    cluster = plan.one("azure-native:containerservice:ManagedCluster")
+    assert grant.urn in cluster.dependencies
+
+
+def test_a_missing_or_altered_reference_file_fails_instead_of_skipping(tmp_path, monkeypatch):
+    from offline.reference import ReferenceError
+
+    monkeypatch.setenv("SHARED_DIR", str(tmp_path))
+    with pytest.raises(ReferenceError, match="make schemas"):
+        reference_file("schemas/kueue-0.19.2/clusterqueues.yaml")
+    altered = tmp_path / "schemas" / "kueue-0.19.2" / "clusterqueues.yaml"
+    altered.parent.mkdir(parents=True)
+    altered.write_text("kind: CustomResourceDefinition\n")
+    with pytest.raises(ReferenceError, match="sha256"):
+        reference_file("schemas/kueue-0.19.2/clusterqueues.yaml")
+
+
+def test_the_lock_pins_the_same_bytes_and_urls_as_the_shared_sources():
+    from offline.reference import pinned_files, shared_dir
+
+    pins = {(pin.sha256, pin.path, pin.url) for pin in pinned_files()}
+    for line in (shared_dir() / "schemas" / "SOURCES.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            sha256, path, url = line.split()
+            assert (sha256, f"schemas/{path}", url) in pins

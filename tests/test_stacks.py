@@ -266,12 +266,14 @@ def test_one_owner_of_the_kubernetes_version_and_maintenance_windows(plans, stac
     fleet_members = {m.inputs["fleetMemberName"] for m in plan.of_type("azure-native:containerservice:FleetMember")}
     for cluster in clusters(plan):
         profile = cluster.inputs["autoUpgradeProfile"]
-        assert profile["nodeOSUpgradeChannel"] == "NodeImage"
         if len(clusters(plan)) > 1:
+            # Fleet update runs move node images with the version; AKS only patches the OS.
+            assert profile["nodeOSUpgradeChannel"] == "SecurityPatch"
             assert profile["upgradeChannel"] == "none", "the fleet, not AKS, upgrades fleet members"
             assert "kubernetesVersion" in cluster.options.ignore_changes
             assert cluster.inputs["resourceName"].removeprefix("aks-ailab-prod-") in fleet_members
         else:
+            assert profile["nodeOSUpgradeChannel"] == "NodeImage"
             assert profile["upgradeChannel"] == "patch"
             assert cluster.inputs["kubernetesVersion"].count(".") == 1, "patch channel: we own major.minor only"
             assert "kubernetesVersion" not in cluster.options.ignore_changes
