@@ -66,7 +66,7 @@ def synthetic_fleet(clusters: int) -> dict:
         }
         cluster["nodePools"]["cpu"]["maxCount"] = 100
         cluster["gpuPools"] = {
-            name: {"vmSize": "Standard_ND96isr_H100_v5", "purpose": "training", "maxCount": 500,
+            name: {"vmSize": "Standard_ND96isr_H100_v5", "purpose": "training", "maxCount": 500, "zones": ["1"],
                    "quotas": {"research": 2000, "inference": 2000}}
             for name in ("h100a", "h100b")
         }

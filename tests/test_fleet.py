@@ -66,3 +66,17 @@ def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scal
     assert sum(p.inputs["maxCount"] for p in pools if "gpuProfile" in p.inputs) == 7600
     assert len(scale_plan.of_type(MEMBER)) == 2
     assert len(scale_plan.resources) < 200
+
+
+def test_the_benchmarks_synthetic_fleet_is_a_valid_config():
+    """`make bench` previews it; a config the planner rejects would time an error message."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from bench import synthetic_fleet
+
+    values = synthetic_fleet(50)
+    raw = {k: json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in values.items()}
+    capacity = plan_capacity(parse_platform_config(raw))
+    assert len(capacity.clusters) == 50 and capacity.gpu_nodes == 50_000
