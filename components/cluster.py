@@ -23,8 +23,9 @@ import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, monitor, resources
 
+from components.groups import resource_group
 from components.rbac import assign_role
-from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, gpu_pool_labels
+from planning.gpu import GPU_VM_SIZES, gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
 from stackconfig.model import ClusterConfig, GpuPoolConfig, NetworkConfig, OperationsConfig, PoolSettings
@@ -127,7 +128,7 @@ def gpu_pool_inputs(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig)
     """AgentPool inputs of a GPU pool: labels and taints for scheduling, driver, MIG, Spot."""
     size = GPU_VM_SIZES[pool.vm_size]
     inputs = _autoscaled_pool_inputs(pool, cluster.zones, cluster.gpu.os_sku)
-    taints = [cluster.gpu.taint] + ([SPOT_TAINT] if pool.spot else []) + list(pool.taints)
+    taints = platform_taints(cluster.gpu.taint, pool.spot) + list(pool.taints)
     inputs.update(
         node_labels={**gpu_pool_labels(pool_name, size, pool.purpose, pool.mig_profile), **pool.labels},
         node_taints=taints,
@@ -158,13 +159,7 @@ class AksCluster(pulumi.ComponentResource):
         region = cfg.region
         child = pulumi.ResourceOptions(parent=self)
 
-        group = resources.ResourceGroup(
-            f"{name}-rg",
-            resource_group_name=naming.name("rg", key, "cluster"),
-            location=region,
-            tags=args.tags,
-            opts=child,
-        )
+        group = resource_group(name, naming.name("rg", key, "cluster"), region, args.tags, parent=self)
         control_plane, kubelet = (
             managedidentity.UserAssignedIdentity(
                 f"{name}-{role}-id",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import containerservice as aks
-from pulumi_azure_native import resources
 
+from components.groups import resource_group
 from planning.naming import Naming
 from stackconfig.model import FleetConfig
 
@@ -51,13 +51,7 @@ class KubernetesFleet(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         naming, settings = args.naming, args.settings
 
-        group = resources.ResourceGroup(
-            f"{name}-rg",
-            resource_group_name=naming.name("rg", "fleet"),
-            location=args.region,
-            tags=args.tags,
-            opts=child,
-        )
+        group = resource_group(name, naming.name("rg", "fleet"), args.region, args.tags, parent=self)
         fleet = aks.Fleet(
             f"{name}-fleet",
             fleet_name=naming.name("fleet"),

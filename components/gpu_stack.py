@@ -20,7 +20,7 @@ import yaml
 
 from components.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, helm_release
 from planning.capacity import PoolCapacity
-from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, SPOT_TAINT, toleration
+from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, platform_taints, toleration
 from planning.queues import TEAM_LABEL, Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
@@ -41,10 +41,8 @@ KUEUE_VERSION = "v0.19.2"
 
 
 def gpu_node_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
-    taints = [cluster.gpu.taint]
-    if any(pool.spot for pool in cluster.gpu_pools.values()):
-        taints.append(SPOT_TAINT)
-    return [toleration(t) for t in taints]
+    any_spot = any(pool.spot for pool in cluster.gpu_pools.values())
+    return [toleration(t) for t in platform_taints(cluster.gpu.taint, any_spot)]
 
 
 def has_infiniband(cluster: ClusterConfig) -> bool:
@@ -203,7 +201,6 @@ def kueue_values() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class GpuStackArgs:
-    cluster_key: str
     cluster: ClusterConfig
     gpu_pools: list[PoolCapacity]
     teams: dict[str, TeamConfig]

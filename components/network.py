@@ -14,6 +14,7 @@ from ipaddress import IPv4Address, IPv4Network
 import pulumi
 from pulumi_azure_native import network, privatedns, resources
 
+from components.groups import resource_group
 from planning.naming import Naming, parse_resource_id
 
 
@@ -68,13 +69,7 @@ class RegionalNetwork(pulumi.ComponentResource):
         naming, region = args.naming, args.region
         child = pulumi.ResourceOptions(parent=self)
 
-        group = resources.ResourceGroup(
-            f"{name}-rg",
-            resource_group_name=naming.regional("rg", region, "network"),
-            location=region,
-            tags=args.tags,
-            opts=child,
-        )
+        group = resource_group(name, naming.regional("rg", region, "network"), region, args.tags, parent=self)
         vnet = network.VirtualNetwork(
             f"{name}-vnet",
             virtual_network_name=naming.regional("vnet", region),

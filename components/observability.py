@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-from pulumi_azure_native import monitor, operationalinsights, resources
+from pulumi_azure_native import monitor, operationalinsights
 
+from components.groups import resource_group
 from planning.naming import Naming
 
 
@@ -29,16 +30,9 @@ class Observability(pulumi.ComponentResource):
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:observability:Observability", name, None, opts)
         naming = args.naming
-        child = pulumi.ResourceOptions(parent=self)
         stateful = pulumi.ResourceOptions(parent=self, protect=args.protect)
 
-        group = resources.ResourceGroup(
-            f"{name}-rg",
-            resource_group_name=naming.regional("rg", args.region, "ops"),
-            location=args.region,
-            tags=args.tags,
-            opts=child,
-        )
+        group = resource_group(name, naming.regional("rg", args.region, "ops"), args.region, args.tags, parent=self)
         workspace = operationalinsights.Workspace(
             f"{name}-logs",
             workspace_name=naming.regional("log", args.region),

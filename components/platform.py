@@ -161,7 +161,7 @@ class Platform(pulumi.ComponentResource):
             if gpu_pools:
                 GpuStack(
                     f"gpu-{key}",
-                    GpuStackArgs(cluster_key=key, cluster=cluster, gpu_pools=gpu_pools, teams=dict(config.teams)),
+                    GpuStackArgs(cluster=cluster, gpu_pools=gpu_pools, teams=dict(config.teams)),
                     provider=self.clusters[key].kubernetes_provider,
                     opts=child,
                 )

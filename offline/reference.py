@@ -85,6 +85,12 @@ def sync(folder: Path) -> list[str]:
 
 def main() -> int:
     folder = shared_dir()
+    if not folder.is_dir():
+        print(
+            f"{folder} does not exist: put the shared reference folder beside the repository or set "
+            "SHARED_DIR; downloading the pinned files there instead",
+            file=sys.stderr,
+        )
     problems = sync(folder)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

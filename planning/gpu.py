@@ -77,6 +77,11 @@ def taint_effect(taint: str) -> str:
     return taint.rsplit(":", 1)[1]
 
 
+def platform_taints(gpu_taint: str, spot: bool) -> list[str]:
+    """The taints the platform puts on a GPU pool: the cluster's GPU taint, and Spot's."""
+    return [gpu_taint] + ([SPOT_TAINT] if spot else [])
+
+
 def gpu_pool_labels(pool: str, size: GpuVmSize, purpose: str, mig_profile: str | None) -> dict[str, str]:
     labels = {
         ACCELERATOR_LABEL: "nvidia",

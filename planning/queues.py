@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planning.capacity import PoolCapacity
-from planning.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL, SPOT_TAINT, toleration
+from planning.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL, platform_taints, toleration
 from stackconfig.model import ClusterConfig, GpuPoolConfig, TeamConfig
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
@@ -43,7 +43,7 @@ def flavor_name(pool: str) -> str:
 
 
 def resource_flavor(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig) -> Manifest:
-    taints = [cluster.gpu.taint] + ([SPOT_TAINT] if pool.spot else [])
+    taints = platform_taints(cluster.gpu.taint, pool.spot)
     return Manifest(
         "ResourceFlavor",
         flavor_name(pool_name),

@@ -14,13 +14,17 @@ from typing import Iterator
 from planning import addressing, capacity, limits
 from planning.addressing import NamedRange
 from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, taint_key
-from stackconfig.keys import NAMESPACE, key
+from stackconfig.keys import key
 from stackconfig.model import REQUIRED_TAGS, PlatformConfig
 
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset(
     {"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"}
 )
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
 
 
 @dataclass(frozen=True, order=True)
@@ -32,8 +36,6 @@ class ConfigProblem:
         return f"{self.key}: {self.reason}"
 
 
-def _n(value: int) -> str:
-    return f"{value:,}"
 
 
 def check_tags(config: PlatformConfig) -> Iterator[ConfigProblem]:

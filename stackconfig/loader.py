@@ -8,7 +8,8 @@ from typing import Any, Mapping
 import pulumi
 from pydantic import ValidationError
 
-from stackconfig.checks import NAMESPACE, ConfigProblem, find_problems, key
+from stackconfig.checks import ConfigProblem, find_problems
+from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
 
 

@@ -57,6 +57,11 @@ def oracle_surge(max_count: int, max_surge: str) -> int:
     return int(max_surge)
 
 
+def oracle_peak(pool: dict) -> int:
+    """A pool (as written in a stack file) at max count plus surge; pools default to 10%."""
+    return pool["maxCount"] + oracle_surge(pool["maxCount"], pool.get("maxSurge", "10%"))
+
+
 # --- generated fleets -----------------------------------------------------------------
 
 surges = st.one_of(st.integers(1, 20).map(str), st.integers(1, 10).map(lambda p: f"{p}%"))
@@ -102,7 +107,7 @@ def test_planner_agrees_with_the_oracle_on_subnets_and_pod_cidr(node_prefix, pod
 
     user_pools = [(cpu_max, cpu_surge)] + [(p["maxCount"], p["maxSurge"]) for p in pools.values()]
     system = cluster["systemPool"]
-    system_peak = system["maxCount"] + oracle_surge(system["maxCount"], system.get("maxSurge", "10%"))
+    system_peak = oracle_peak(system)
     user_peak = sum(m + oracle_surge(m, s) for m, s in user_pools)
 
     keys = problem_keys(section)
@@ -134,7 +139,7 @@ def test_planner_agrees_with_the_oracle_at_the_edge(node_prefix, pod_prefix, cpu
 
     section, cluster, nodes, pod_cidr = generated_section(node_prefix, pod_prefix, cpu_max, cpu_surge)
     system = cluster["systemPool"]
-    system_peak = system["maxCount"] + oracle_surge(system["maxCount"], system.get("maxSurge", "10%"))
+    system_peak = oracle_peak(system)
     cpu_peak = cpu_max + oracle_surge(cpu_max, cpu_surge)
     # A filler GPU pool (surge 1) brings the user pools to the node subnet's edge + delta.
     filler = oracle_usable_addresses(nodes) + node_delta - cpu_peak - 1
@@ -161,9 +166,9 @@ def test_overlay_capacity_agrees_with_the_oracle_at_the_edge(block_count, delta)
     pod_cidr = IPv4Network(f"100.64.0.0/{prefix}")
     overlay_nodes = oracle_overlay_nodes(pod_cidr)
     system = cluster["systemPool"]
-    system_peak = system["maxCount"] + oracle_surge(system["maxCount"], system.get("maxSurge", "10%"))
+    system_peak = oracle_peak(system)
     cpu = cluster["nodePools"]["cpu"]
-    cpu_peak = cpu["maxCount"] + oracle_surge(cpu["maxCount"], cpu["maxSurge"])
+    cpu_peak = oracle_peak(cpu)
     filler = overlay_nodes + delta - system_peak - cpu_peak - 1
     from hypothesis import assume
 
@@ -259,7 +264,7 @@ def _fill(section: dict, nodes: int) -> None:
     """Make the user pools of dev's cluster peak at exactly `nodes` (no surge on the GPU pool)."""
     cluster = section["clusters"]["eus2"]
     cpu = cluster["nodePools"]["cpu"]
-    cpu_peak = cpu["maxCount"] + oracle_surge(cpu["maxCount"], cpu["maxSurge"])
+    cpu_peak = oracle_peak(cpu)
     with_gpu_pool(section, "fill", nodes - cpu_peak - 1, maxSurge="1")
 
 
@@ -278,7 +283,7 @@ def test_an_overlay_pod_cidr_full_to_the_last_block_passes_and_one_node_more_is_
     section = big_cluster_section()
     section["network"]["podCidr"] = "100.64.0.0/19"  # 32 blocks of /24
     system = section["clusters"]["eus2"]["systemPool"]
-    system_peak = system["maxCount"] + oracle_surge(system["maxCount"], system.get("maxSurge", "10%"))
+    system_peak = oracle_peak(system)
     _fill(section, oracle_overlay_nodes(IPv4Network("100.64.0.0/19")) - system_peak)
     assert POD_CIDR_KEY not in problem_keys(section)
     _fill(section, oracle_overlay_nodes(IPv4Network("100.64.0.0/19")) - system_peak + 1)
