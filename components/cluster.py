@@ -24,6 +24,7 @@ from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, monitor, resources
 
 from components.groups import resource_group
+from components.observability import send_logs
 from components.rbac import assign_role
 from planning.gpu import GPU_VM_SIZES, gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
@@ -90,6 +91,10 @@ class AksClusterArgs:
     # The cluster's own auto-upgrade channel ("none" when a fleet runs its upgrades).
     upgrade_channel: str
     node_os_channel: str
+    # The environment's registry: the kubelet identity may pull from it (AcrPull), nothing more.
+    registry_id: pulumi.Input[str]
+    # The identity running the deploy; it manages in-cluster resources as RBAC Cluster Admin.
+    deployer_object_id: pulumi.Input[str]
     # A fleet owns this cluster's Kubernetes version (platform:fleet).
     fleet_managed: bool = False
     tags: dict[str, str] = field(default_factory=dict)
@@ -325,13 +330,38 @@ class AksCluster(pulumi.ComponentResource):
                 )
             )
         )
+        self.kubelet_pull_grant = assign_role(
+            f"{name}-kubelet-pulls",
+            role="AcrPull",
+            scope=args.registry_id,
+            scope_key=f"{naming.environment}/registry",
+            principal_id=kubelet.principal_id,
+            principal_key=f"{naming.environment}/{key}/kubelet",
+            subscription_id=args.subscription_id,
+            parent=self,
+        )
+        # Azure RBAC for Kubernetes: a subscription Owner has no in-cluster rights, so the
+        # deploying identity gets them on this cluster only. Named after that identity, so
+        # a different deployer gets its own grant instead of a conflicting update.
+        deployer_admin = assign_role(
+            f"{name}-deployer-admin",
+            role="Azure Kubernetes Service RBAC Cluster Admin",
+            scope=cluster.id,
+            scope_key=f"{naming.environment}/{key}/cluster",
+            principal_id=args.deployer_object_id,
+            principal_key=pulumi.Output.from_input(args.deployer_object_id).apply(lambda oid: f"deployer/{oid}"),
+            # A person or a service principal: let Azure look it up (it exists already).
+            principal_type=None,
+            subscription_id=args.subscription_id,
+            parent=self,
+        )
         # Every in-cluster resource goes through this provider, authenticated like a person
         # or a CI job would be (kubelogin), never with a local admin certificate.
         self.kubernetes_provider = kubernetes.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
         )
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id
@@ -524,16 +554,10 @@ class AksCluster(pulumi.ComponentResource):
             data_collection_rule_id=rule.id,
             opts=child,
         )
-        monitor.DiagnosticSetting(
+        send_logs(
             f"{name}-audit-logs",
-            name="audit-to-log-analytics",
             resource_uri=cluster.id,
             workspace_id=monitoring.log_analytics_workspace_id,
-            # Resource-specific tables (AKSAudit, AKSAuditAdmin, ...) rather than AzureDiagnostics.
-            log_analytics_destination_type="Dedicated",
-            logs=[
-                monitor.DiagnosticsLogSettingsArgs(category=category, enabled=True)
-                for category in DIAGNOSTIC_LOG_CATEGORIES
-            ],
-            opts=child,
+            categories=DIAGNOSTIC_LOG_CATEGORIES,
+            parent=self,
         )

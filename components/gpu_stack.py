@@ -18,10 +18,11 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 import yaml
 
-from components.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, helm_release
+from components.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, HelmChart, helm_release, merge_values, mirrored_image_values
 from planning.capacity import PoolCapacity
 from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, platform_taints, toleration
-from planning.queues import TEAM_LABEL, Manifest, cluster_manifests
+from planning.images import mirrored
+from planning.queues import Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
@@ -36,8 +37,8 @@ DCGM_PORT = "gpu-metrics"
 RDMA_RESOURCE_NAME = "shared_ib"
 # The DOCA (MOFED) driver NVIDIA pairs with Network Operator 26.4.
 DOCA_DRIVER_VERSION = "doca3.4.0-26.04-0.8.6.0-0"
-KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
 KUEUE_VERSION = "v0.19.2"
+MELLANOX_IMAGES = "nvcr.io/nvidia/mellanox"
 
 
 def gpu_node_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
@@ -85,7 +86,7 @@ def network_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
     }
 
 
-def nic_cluster_policy_spec(cluster: ClusterConfig) -> dict[str, Any]:
+def nic_cluster_policy_spec(cluster: ClusterConfig, login_server: str) -> dict[str, Any]:
     """DOCA driver and RDMA shared device plugin on InfiniBand nodes only."""
     return {
         "nodeAffinity": {
@@ -97,13 +98,13 @@ def nic_cluster_policy_spec(cluster: ClusterConfig) -> dict[str, Any]:
         },
         "tolerations": gpu_node_tolerations(cluster),
         "ofedDriver": {
-            "repository": "nvcr.io/nvidia/mellanox",
+            "repository": mirrored(MELLANOX_IMAGES, login_server),
             "image": "doca-driver",
             "version": DOCA_DRIVER_VERSION,
             "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1, "drain": {"enable": True, "force": True, "deleteEmptyDir": True, "timeoutSeconds": 300}},
         },
         "rdmaSharedDevicePlugin": {
-            "repository": "nvcr.io/nvidia/mellanox",
+            "repository": mirrored(MELLANOX_IMAGES, login_server),
             "image": "k8s-rdma-shared-dev-plugin",
             "version": f"network-operator-{NETWORK_OPERATOR.version}",
             # The plugin reads this as config.json (json.Unmarshal): JSON, not YAML.
@@ -190,7 +191,7 @@ def kueue_values() -> dict[str, Any]:
     return {
         "controllerManager": {
             # The chart's in-repo default is a staging image with pullPolicy Always; pin the release.
-            "manager": {"image": {"repository": KUEUE_IMAGE, "tag": KUEUE_VERSION, "pullPolicy": "IfNotPresent"}},
+            "manager": {"image": {"tag": KUEUE_VERSION, "pullPolicy": "IfNotPresent"}},
             "replicas": 2,
             "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
             "tolerations": [SYSTEM_POOL_TOLERATION],
@@ -204,6 +205,12 @@ class GpuStackArgs:
     cluster: ClusterConfig
     gpu_pools: list[PoolCapacity]
     teams: dict[str, TeamConfig]
+    # Team namespaces (components.tenancy), where the teams' LocalQueues go.
+    team_namespaces: dict[str, kubernetes.core.v1.Namespace]
+    # The platform's registry, which every image of the stack is pulled through.
+    login_server: str
+    # What must exist before images can be pulled (cache rules, endpoint, AcrPull grant).
+    pull_ready: list[pulumi.Resource]
 
 
 class GpuStack(pulumi.ComponentResource):
@@ -236,39 +243,33 @@ class GpuStack(pulumi.ComponentResource):
                 opts=in_cluster,
             )
 
+        def release(chart: HelmChart, namespace: kubernetes.core.v1.Namespace, values: dict[str, Any]):
+            return helm_release(
+                f"{name}-{chart.name}",
+                chart,
+                namespace.metadata.name,
+                merge_values(values, mirrored_image_values(chart, args.login_server)),
+                provider=provider,
+                parent=self,
+                depends_on=args.pull_ready,
+            )
+
         # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
         privileged = {"pod-security.kubernetes.io/enforce": "privileged"}
-        team_namespaces = {
-            ns: namespace(ns, {TEAM_LABEL: team}) for team, spec in args.teams.items() for ns in spec.namespaces
-        }
-
-        gpu_ns = namespace(GPU_OPERATOR_NAMESPACE, privileged)
-        gpu_operator = helm_release(
-            f"{name}-gpu-operator",
-            GPU_OPERATOR,
-            gpu_ns.metadata.name,
-            gpu_operator_values(cluster),
-            provider=provider,
-            parent=self,
-        )
+        gpu_operator = release(GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster))
         apply(dcgm_service_monitor(), depends_on=[gpu_operator])
 
         if has_infiniband(cluster):
-            network_ns = namespace(NETWORK_OPERATOR_NAMESPACE, privileged)
-            network_operator = helm_release(
-                f"{name}-network-operator",
-                NETWORK_OPERATOR,
-                network_ns.metadata.name,
-                network_operator_values(cluster),
-                provider=provider,
-                parent=self,
+            network_operator = release(
+                NETWORK_OPERATOR, namespace(NETWORK_OPERATOR_NAMESPACE, privileged), network_operator_values(cluster)
             )
             # The operator reconciles only the policy of this name.
-            apply(Manifest("NicClusterPolicy", "nic-cluster-policy", nic_cluster_policy_spec(cluster),
-                           api_version="mellanox.com/v1alpha1"), depends_on=[network_operator])
+            policy = nic_cluster_policy_spec(cluster, args.login_server)
+            apply(Manifest("NicClusterPolicy", "nic-cluster-policy", policy, api_version="mellanox.com/v1alpha1"),
+                  depends_on=[network_operator])
 
-        kueue_ns = namespace(KUEUE_NAMESPACE, {})
-        kueue = helm_release(f"{name}-kueue", KUEUE, kueue_ns.metadata.name, kueue_values(), provider=provider, parent=self)
+        kueue = release(KUEUE, namespace(KUEUE_NAMESPACE, {}), kueue_values())
         for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
-            apply(manifest, depends_on=[kueue] + ([team_namespaces[manifest.namespace]] if manifest.namespace else []))
+            in_namespace = [args.team_namespaces[manifest.namespace]] if manifest.namespace else []
+            apply(manifest, depends_on=[kueue] + in_namespace)
         self.register_outputs({})

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Network
 
 import pulumi
-from pulumi_azure_native import network, privatedns, resources
+from pulumi_azure_native import network, resources
 
 from components.groups import resource_group
 from planning.naming import Naming, parse_resource_id
@@ -52,9 +52,6 @@ class RegionalNetworkArgs:
     nat_public_ip_count: int
     hub: HubPeeringSpec | None
     protect: bool
-    # Create privatelink.<region>.azmk8s.io for private API servers, linked to this VNet and
-    # the hub, so that deploy runners in the hub resolve the API servers' names.
-    api_server_dns_zone: bool = False
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -121,10 +118,6 @@ class RegionalNetwork(pulumi.ComponentResource):
         self.hub_side_peering: network.VirtualNetworkPeering | None = None
         if args.hub:
             self.hub_side_peering = self._peer_with_hub(name, args, group, vnet, previous)
-
-        self.api_server_dns_zone_id: pulumi.Output[str] | None = None
-        if args.api_server_dns_zone:
-            self.api_server_dns_zone_id = self._api_server_dns_zone(name, args, group, vnet)
 
         self.resource_group_name = group.name
         self.vnet_id = vnet.id
@@ -234,35 +227,6 @@ class RegionalNetwork(pulumi.ComponentResource):
             ),
         )
         return hub_side
-
-    def _api_server_dns_zone(
-        self, name: str, args: RegionalNetworkArgs, group: resources.ResourceGroup, vnet: network.VirtualNetwork
-    ) -> pulumi.Output[str]:
-        zone = privatedns.PrivateZone(
-            f"{name}-aks-dns",
-            private_zone_name=f"privatelink.{args.region}.azmk8s.io",
-            resource_group_name=group.name,
-            location="global",
-            tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        links = {"spoke": vnet.id}
-        if args.hub:
-            links["hub"] = args.hub.virtual_network_id
-        for label, vnet_id in links.items():
-            privatedns.VirtualNetworkLink(
-                f"{name}-aks-dns-{label}",
-                virtual_network_link_name=f"link-{label}",
-                private_zone_name=zone.name,
-                resource_group_name=group.name,
-                location="global",
-                virtual_network=privatedns.SubResourceArgs(id=vnet_id),
-                # Resolution only: AKS writes the API server's record itself.
-                registration_enabled=False,
-                tags=args.tags,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-        return zone.id
 
 
 def peer_regions(

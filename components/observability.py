@@ -66,3 +66,24 @@ class Observability(pulumi.ComponentResource):
                 "monitorWorkspaceId": metrics.id,
             }
         )
+
+
+def send_logs(
+    name: str,
+    *,
+    resource_uri: pulumi.Input[str],
+    workspace_id: pulumi.Input[str],
+    categories: tuple[str, ...],
+    parent: pulumi.Resource,
+) -> monitor.DiagnosticSetting:
+    """Send a resource's log categories to the environment's Log Analytics workspace."""
+    return monitor.DiagnosticSetting(
+        name,
+        name="logs-to-log-analytics",
+        resource_uri=resource_uri,
+        workspace_id=workspace_id,
+        # Resource-specific tables (AKSAudit, StorageBlobLogs, ...) rather than AzureDiagnostics.
+        log_analytics_destination_type="Dedicated",
+        logs=[monitor.DiagnosticsLogSettingsArgs(category=category, enabled=True) for category in categories],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

@@ -1,4 +1,12 @@
-"""The whole environment: observability, one network per region, and the clusters.
+"""The whole environment, in the order it is built:
+
+1. observability (Log Analytics, Azure Monitor workspace);
+2. one network per region, peered with each other and the hub;
+3. Private DNS zones linked to those networks;
+4. the private data plane: Key Vault, container registry, storage accounts;
+5. the clusters (each pulling from the registry), then the fleet;
+6. workload identities federated with the clusters and granted data access;
+7. per cluster: team namespaces, service accounts and RBAC, then the GPU stack.
 
 This is the only place that knows how capabilities connect; each component below it takes
 plain typed arguments and can be read on its own.
@@ -16,11 +24,22 @@ from pulumi_azure_native import authorization
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.gpu_stack import GpuStack, GpuStackArgs
+from components.keyvault import KeyVault, KeyVaultArgs
 from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
 from components.observability import Observability, ObservabilityArgs
+from components.private_dns import CentralZones, PrivateDns, PrivateDnsArgs, PrivateEndpoints
+from components.registry import ContainerRegistry, ContainerRegistryArgs
+from components.storage import CustomerManagedKey, PrivateStorage, PrivateStorageArgs
+from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
+from components.workload_identity import Grant, WorkloadIdentities, WorkloadIdentitiesArgs, WorkloadSpec
 from planning import capacity
+from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.naming import Naming, parse_resource_id
+from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
+from stackconfig.checks import storage_account_name
 from stackconfig.model import PlatformConfig
+
+STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data Contributor"}
 
 API_SERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
 PRIVATE_ENDPOINT_SUBNET = "private-endpoints"
@@ -45,6 +64,43 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
     return specs
 
 
+def private_dns_zones(config: PlatformConfig) -> list[str]:
+    """The zones this environment's private endpoints and private API servers need."""
+    group_ids = ["vault", "registry"]
+    if config.storage.accounts:
+        group_ids.append("blob")
+    if any(account.hierarchical_namespace for account in config.storage.accounts.values()):
+        group_ids.append("dfs")
+    zones = [ZONE_BY_GROUP_ID[group_id] for group_id in group_ids]
+    private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
+    return zones + [api_server_zone(region) for region in private_regions]
+
+
+def cache_rules(config: PlatformConfig) -> tuple[CacheRule, ...]:
+    """The platform's own pull-through rules, then the teams' from config."""
+    extra = tuple(CacheRule(name, rule.source, rule.target) for name, rule in config.registry.cache_rules.items())
+    return PLATFORM_CACHE_RULES + extra
+
+
+def workload_grants(config: PlatformConfig, workload: str, storage, vault: KeyVault) -> list[Grant]:
+    """Each storage container and Key Vault secret the workload may touch, as a scoped grant."""
+    spec = config.workloads[workload]
+    grants = [
+        Grant(STORAGE_ROLES[access], storage.container_ids[account][container], f"storage/{account}/{container}")
+        for account, containers in spec.storage.items()
+        for container, access in containers.items()
+    ]
+    grants += [
+        Grant(
+            "Key Vault Secrets User",
+            vault.vault_id.apply(lambda vault_id, secret=secret: f"{vault_id}/secrets/{secret}"),
+            f"keyvault/secrets/{secret}",
+        )
+        for secret in spec.key_vault_secrets
+    ]
+    return grants
+
+
 @dataclass(frozen=True)
 class PlatformArgs:
     config: PlatformConfig
@@ -57,12 +113,14 @@ class Platform(pulumi.ComponentResource):
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:index:Platform", name, None, opts)
         config = args.config
-        naming = Naming(config.prefix, config.environment)
-        tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
+        self._config = config
+        self._naming = naming = Naming(config.prefix, config.environment)
+        self._tags = tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
+        self._providers: dict[str, pulumi_azure_native.Provider] = {}
         child = pulumi.ResourceOptions(parent=self)
         deployer = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        primary_region = config.primary_region
 
-        primary_region = next(iter(config.clusters.values())).region
         observability = Observability(
             "ops",
             ObservabilityArgs(
@@ -74,18 +132,210 @@ class Platform(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        self.networks = self._networks()
+        dns = self._private_dns()
+        endpoints = PrivateEndpoints(
+            region=primary_region,
+            subnet_id=self.networks[primary_region].subnet_ids[PRIVATE_ENDPOINT_SUBNET],
+            zone_ids=dns.zone_ids,
+        )
+        lock = config.lock_stateful_resources
+        vault = KeyVault(
+            "keyvault",
+            KeyVaultArgs(
+                naming=naming,
+                region=primary_region,
+                tenant_id=deployer.tenant_id,
+                settings=config.key_vault,
+                endpoints=endpoints,
+                log_analytics_workspace_id=observability.log_analytics_workspace_id,
+                storage_encryption_key=config.storage.customer_managed_key,
+                protect=config.protect,
+                lock=lock,
+                tags=tags,
+            ),
+            opts=child,
+        )
+        registry = ContainerRegistry(
+            "registry",
+            ContainerRegistryArgs(
+                naming=naming,
+                region=primary_region,
+                replica_regions=[region for region in config.network.regions if region != primary_region],
+                settings=config.registry,
+                cache_rules=cache_rules(config),
+                endpoints=endpoints,
+                log_analytics_workspace_id=observability.log_analytics_workspace_id,
+                lock=lock,
+                tags=tags,
+            ),
+            opts=child,
+        )
+        storage = PrivateStorage(
+            "storage",
+            PrivateStorageArgs(
+                naming=naming,
+                region=primary_region,
+                settings=config.storage,
+                account_names={key: storage_account_name(config, key) for key in config.storage.accounts},
+                endpoints=endpoints,
+                log_analytics_workspace_id=observability.log_analytics_workspace_id,
+                subscription_id=deployer.subscription_id,
+                encryption_key=CustomerManagedKey(
+                    vault_id=vault.vault_id,
+                    vault_uri=vault.vault_uri,
+                    key_id=vault.storage_key_id,
+                    key_name=vault.storage_key_name,
+                )
+                if vault.storage_key_id is not None and vault.storage_key_name
+                else None,
+                protect=config.protect,
+                lock=lock,
+                tags=tags,
+            ),
+            opts=child,
+        )
 
+        self.clusters = {}
+        for key, cluster in config.clusters.items():
+            regional = self.networks[cluster.region]
+            subnet_ids = regional.subnet_ids
+            self.clusters[key] = AksCluster(
+                f"aks-{key}",
+                AksClusterArgs(
+                    naming=naming,
+                    key=key,
+                    cluster=cluster,
+                    network=config.network,
+                    subnets=ClusterNetwork(
+                        system_subnet_id=subnet_ids[f"{key}-system"],
+                        nodes_subnet_id=subnet_ids[f"{key}-nodes"],
+                        api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
+                        pods_subnet_id=subnet_ids.get(f"{key}-pods"),
+                        vnet_id=regional.vnet_id,
+                        api_server_dns_zone_id=dns.zone_ids.get(api_server_zone(cluster.region)),
+                    ),
+                    admin_group_object_ids=list(config.entra.admin_group_object_ids),
+                    tenant_id=config.entra.tenant_id or deployer.tenant_id,
+                    subscription_id=deployer.subscription_id,
+                    kubelogin_mode=config.entra.kubelogin_mode,
+                    operations=config.operations,
+                    monitoring=ClusterMonitoring(
+                        log_analytics_workspace_id=observability.log_analytics_workspace_id,
+                        monitor_workspace_id=observability.monitor_workspace_id,
+                        monitor_workspace_region=observability.region,
+                    ),
+                    protect=config.protect,
+                    upgrade_channel=config.upgrade_channel(key),
+                    node_os_channel=config.node_os_channel(key),
+                    registry_id=registry.registry_id,
+                    deployer_object_id=deployer.object_id,
+                    fleet_managed=config.has_fleet,
+                    tags={**tags, "cluster": key},
+                ),
+                opts=child,
+            )
+
+        self.fleet = None
+        if config.has_fleet:
+            self.fleet = KubernetesFleet(
+                "fleet",
+                FleetArgs(
+                    naming=naming,
+                    region=primary_region,
+                    settings=config.fleet_settings,
+                    members=[FleetMemberSpec(key, c.cluster_id) for key, c in self.clusters.items()],
+                    tags=tags,
+                ),
+                opts=child,
+            )
+
+        self.identities = WorkloadIdentities(
+            "workloads",
+            WorkloadIdentitiesArgs(
+                naming=naming,
+                region=primary_region,
+                workloads=[
+                    WorkloadSpec(
+                        name=workload,
+                        namespace=spec.namespace,
+                        service_account=spec.service_account,
+                        issuers={c: self.clusters[c].oidc_issuer_url for c in config.workload_clusters(workload)},
+                        grants=workload_grants(config, workload, storage, vault),
+                    )
+                    for workload, spec in config.workloads.items()
+                ],
+                subscription_id=deployer.subscription_id,
+                tags=tags,
+            ),
+            opts=child,
+        )
+
+        for key, cluster in config.clusters.items():
+            aks = self.clusters[key]
+            tenancy = ClusterTenancy(
+                f"tenancy-{key}",
+                ClusterTenancyArgs(
+                    environment=config.environment,
+                    cluster_key=key,
+                    cluster_id=aks.cluster_id,
+                    teams=dict(config.teams),
+                    admin_group_object_ids=list(config.entra.admin_group_object_ids),
+                    service_accounts=[
+                        ServiceAccountSpec(workload, spec.namespace, spec.service_account, self.identities.client_ids[workload])
+                        for workload, spec in config.workloads.items()
+                        if key in config.workload_clusters(workload)
+                    ],
+                    tenant_id=config.entra.tenant_id or deployer.tenant_id,
+                    subscription_id=deployer.subscription_id,
+                ),
+                provider=aks.kubernetes_provider,
+                opts=child,
+            )
+            gpu_pools = capacity.plan_cluster(config, key).gpu_pools
+            if gpu_pools:
+                GpuStack(
+                    f"gpu-{key}",
+                    GpuStackArgs(
+                        cluster=cluster,
+                        gpu_pools=gpu_pools,
+                        teams=dict(config.teams),
+                        team_namespaces=tenancy.namespaces,
+                        login_server=registry.login_server,
+                        pull_ready=[*registry.ready, aks.kubelet_pull_grant],
+                    ),
+                    provider=aks.kubernetes_provider,
+                    opts=child,
+                )
+
+        self.register_outputs(
+            {
+                "clusters": {key: c.cluster_name for key, c in self.clusters.items()},
+                "registryLoginServer": registry.login_server,
+                "workloadClientIds": self.identities.client_ids,
+            }
+        )
+        self.registry = registry
+        self.storage = storage
+        self.vault = vault
+
+    def _subscription_provider(self, subscription: str) -> pulumi_azure_native.Provider:
+        """A provider for another subscription (the hub's connectivity subscription), made once."""
+        if subscription not in self._providers:
+            self._providers[subscription] = pulumi_azure_native.Provider(
+                f"subscription-{subscription}",
+                subscription_id=subscription,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        return self._providers[subscription]
+
+    def _networks(self) -> dict[str, RegionalNetwork]:
+        config, naming, tags = self._config, self._naming, self._tags
         egress, hub = config.network.egress, config.network.hub
         hub_provider = None
         if hub and hub.create_hub_side_peering:
-            # The hub often lives in a connectivity subscription of its own.
-            hub_provider = pulumi_azure_native.Provider(
-                "hub-subscription",
-                subscription_id=parse_resource_id(hub.virtual_network_id).subscription,
-                opts=child,
-            )
-        private_regions = {c.region for c in config.clusters.values() if c.api_server.private}
-        self.networks = {}
+            hub_provider = self._subscription_provider(parse_resource_id(hub.virtual_network_id).subscription)
+        networks: dict[str, RegionalNetwork] = {}
         previous_hub_peering = None
         for region, vnet in config.network.regions.items():
             regional = RegionalNetwork(
@@ -109,74 +359,38 @@ class Platform(pulumi.ComponentResource):
                     if hub
                     else None,
                     protect=config.protect,
-                    api_server_dns_zone=region in private_regions,
                     tags=tags,
                 ),
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self),
             )
             previous_hub_peering = regional.hub_side_peering or previous_hub_peering
-            self.networks[region] = regional
+            networks[region] = regional
         # Regions of one environment reach each other directly (e.g. Kafka mirroring).
-        for first, second in combinations(self.networks.values(), 2):
+        for first, second in combinations(networks.values(), 2):
             peer_regions(first, second, parent=self)
+        return networks
 
-        self.clusters = {}
-        for key, cluster in config.clusters.items():
-            regional = self.networks[cluster.region]
-            subnet_ids = regional.subnet_ids
-            self.clusters[key] = AksCluster(
-                f"aks-{key}",
-                AksClusterArgs(
-                    naming=naming,
-                    key=key,
-                    cluster=cluster,
-                    network=config.network,
-                    subnets=ClusterNetwork(
-                        system_subnet_id=subnet_ids[f"{key}-system"],
-                        nodes_subnet_id=subnet_ids[f"{key}-nodes"],
-                        api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
-                        pods_subnet_id=subnet_ids.get(f"{key}-pods"),
-                        vnet_id=regional.vnet_id,
-                        api_server_dns_zone_id=regional.api_server_dns_zone_id,
-                    ),
-                    admin_group_object_ids=list(config.entra.admin_group_object_ids),
-                    tenant_id=config.entra.tenant_id or deployer.tenant_id,
-                    subscription_id=deployer.subscription_id,
-                    kubelogin_mode=config.entra.kubelogin_mode,
-                    operations=config.operations,
-                    monitoring=ClusterMonitoring(
-                        log_analytics_workspace_id=observability.log_analytics_workspace_id,
-                        monitor_workspace_id=observability.monitor_workspace_id,
-                        monitor_workspace_region=observability.region,
-                    ),
-                    protect=config.protect,
-                    upgrade_channel=config.upgrade_channel(key),
-                    node_os_channel=config.node_os_channel(key),
-                    fleet_managed=config.has_fleet,
-                    tags={**tags, "cluster": key},
-                ),
-                opts=child,
-            )
-            gpu_pools = capacity.plan_cluster(config, key).gpu_pools
-            if gpu_pools:
-                GpuStack(
-                    f"gpu-{key}",
-                    GpuStackArgs(cluster=cluster, gpu_pools=gpu_pools, teams=dict(config.teams)),
-                    provider=self.clusters[key].kubernetes_provider,
-                    opts=child,
-                )
-
-        self.fleet = None
-        if config.has_fleet:
-            self.fleet = KubernetesFleet(
-                "fleet",
-                FleetArgs(
-                    naming=naming,
-                    region=primary_region,
-                    settings=config.fleet_settings,
-                    members=[FleetMemberSpec(key, c.cluster_id) for key, c in self.clusters.items()],
-                    tags=tags,
-                ),
-                opts=child,
-            )
-        self.register_outputs({"clusters": {key: c.cluster_name for key, c in self.clusters.items()}})
+    def _private_dns(self) -> PrivateDns:
+        config, hub = self._config, self._config.network.hub
+        vnet_ids: dict[str, pulumi.Input[str]] = {
+            self._naming.regional("vnet", region): network.vnet_id for region, network in self.networks.items()
+        }
+        central = None
+        if hub and hub.private_dns_zones_resource_group_id:
+            zones_group = hub.private_dns_zones_resource_group_id
+            central = CentralZones(zones_group, self._subscription_provider(zones_group.split("/")[2]))
+        elif hub:
+            # Our zones: deploy runners and resolvers in the hub must resolve them too.
+            vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
+        return PrivateDns(
+            "dns",
+            PrivateDnsArgs(
+                naming=self._naming,
+                region=config.primary_region,
+                zones=private_dns_zones(config),
+                vnet_ids=vnet_ids,
+                central=central,
+                tags=self._tags,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )

@@ -15,26 +15,42 @@ def assign_role(
     scope: pulumi.Input[str],
     scope_key: str,
     principal_id: pulumi.Input[str],
-    principal_key: str,
+    principal_key: pulumi.Input[str],
     subscription_id: pulumi.Input[str],
     parent: pulumi.Resource,
+    principal_type: authorization.PrincipalType | None = authorization.PrincipalType.SERVICE_PRINCIPAL,
     depends_on: list[pulumi.Resource] | None = None,
 ) -> authorization.RoleAssignment:
-    """Grant a built-in role to a service principal on exactly one resource.
+    """Grant a built-in role to a principal on exactly one resource.
 
     The assignment's name is a GUID derived from (scope_key, principal_key, role), so the
-    same grant keeps the same name on every run and is never replaced.
+    same grant keeps the same name on every run and is never replaced. `principal_type`
+    skips the directory lookup that fails for a just-created identity; leave it None only
+    for a principal whose kind is not known (the identity running the deploy).
     """
     return authorization.RoleAssignment(
         logical_name,
-        role_assignment_name=roles.assignment_name(scope_key, principal_key, role),
+        role_assignment_name=pulumi.Output.from_input(principal_key).apply(
+            lambda principal: roles.assignment_name(scope_key, principal, role)
+        ),
         role_definition_id=pulumi.Output.from_input(subscription_id).apply(
             lambda subscription: roles.role_definition_resource_id(subscription, role)
         ),
         principal_id=principal_id,
-        # Declaring the type skips the directory lookup that fails for a just-created identity.
-        principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+        principal_type=principal_type,
         scope=scope,
-        description=f"{role} for {principal_key} (managed by Pulumi)",
+        description=f"{role} for {principal_key if isinstance(principal_key, str) else 'the deploying identity'} (managed by Pulumi)",
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+    )
+
+
+def lock_against_deletion(logical_name: str, *, scope: pulumi.Input[str], what: str, parent: pulumi.Resource):
+    """A CanNotDelete management lock: the resource (and its children) can change, not go."""
+    return authorization.ManagementLockByScope(
+        logical_name,
+        lock_name="do-not-delete",
+        level=authorization.LockLevel.CAN_NOT_DELETE,
+        scope=scope,
+        notes=f"{what} holds data that must not be lost; remove this lock (platform:lockStatefulResources) first",
+        opts=pulumi.ResourceOptions(parent=parent),
     )

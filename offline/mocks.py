@@ -75,6 +75,32 @@ ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
     "azure-native:monitor:DataCollectionRule": (
         "Microsoft.Insights", "dataCollectionRules", "dataCollectionRuleName", ()
     ),
+    "azure-native:network:PrivateEndpoint": ("Microsoft.Network", "privateEndpoints", "privateEndpointName", ()),
+    "azure-native:network:PrivateDnsZoneGroup": (
+        "Microsoft.Network", "privateDnsZoneGroups", "privateDnsZoneGroupName",
+        (("privateEndpoints", "privateEndpointName"),),
+    ),
+    "azure-native:keyvault:Vault": ("Microsoft.KeyVault", "vaults", "vaultName", ()),
+    "azure-native:keyvault:Key": ("Microsoft.KeyVault", "keys", "keyName", (("vaults", "vaultName"),)),
+    "azure-native:storage:StorageAccount": ("Microsoft.Storage", "storageAccounts", "accountName", ()),
+    "azure-native:storage:BlobServiceProperties": (
+        "Microsoft.Storage", "blobServices", "blobServicesName", (("storageAccounts", "accountName"),)
+    ),
+    "azure-native:storage:BlobContainer": (
+        "Microsoft.Storage", "containers", "containerName",
+        (("storageAccounts", "accountName"), ("blobServices", "blobServicesName")),
+    ),
+    "azure-native:containerregistry:Registry": ("Microsoft.ContainerRegistry", "registries", "registryName", ()),
+    "azure-native:containerregistry:Replication": (
+        "Microsoft.ContainerRegistry", "replications", "replicationName", (("registries", "registryName"),)
+    ),
+    "azure-native:containerregistry:CacheRule": (
+        "Microsoft.ContainerRegistry", "cacheRules", "cacheRuleName", (("registries", "registryName"),)
+    ),
+    "azure-native:managedidentity:FederatedIdentityCredential": (
+        "Microsoft.ManagedIdentity", "federatedIdentityCredentials", "federatedIdentityCredentialResourceName",
+        (("userAssignedIdentities", "resourceName"),),
+    ),
 }
 # Extension resources live under another resource's ID.
 EXTENSION_TYPES: dict[str, tuple[str, str, str]] = {
@@ -85,6 +111,7 @@ EXTENSION_TYPES: dict[str, tuple[str, str, str]] = {
         "resourceUri", "Microsoft.Insights/dataCollectionRuleAssociations", "associationName"
     ),
     "azure-native:monitor:DiagnosticSetting": ("resourceUri", "Microsoft.Insights/diagnosticSettings", "name"),
+    "azure-native:authorization:ManagementLockByScope": ("scope", "Microsoft.Authorization/locks", "lockName"),
 }
 
 
@@ -107,7 +134,8 @@ def arm_id(token: str, name: str, inputs: dict[str, Any]) -> str:
         return group
     path = f"{group}/providers/{namespace}"
     for parent_type, parent_key in parents:
-        path += f"/{parent_type}/{inputs.get(parent_key)}"
+        # A blob container's parent service is always `default` and not among its inputs.
+        path += f"/{parent_type}/{inputs.get(parent_key, 'default')}"
     return f"{path}/{arm_type}/{inputs.get(name_key, name)}"
 
 
@@ -190,6 +218,21 @@ class OfflineMocks(Mocks):
                         for identity_id in identity["userAssignedIdentities"]
                     },
                 }
+        elif token == "azure-native:keyvault:Vault":
+            state["properties"] = {
+                **inputs.get("properties", {}),
+                "vaultUri": f"https://{inputs.get('vaultName')}.vault.azure.net/",
+            }
+        elif token == "azure-native:keyvault:Key":
+            state["keyUri"] = f"https://{inputs.get('vaultName')}.vault.azure.net/keys/{inputs.get('keyName')}"
+        elif token == "azure-native:containerregistry:Registry":
+            state["loginServer"] = f"{inputs.get('registryName', '').lower()}.azurecr.io"
+        elif token == "azure-native:storage:StorageAccount":
+            account = inputs.get("accountName")
+            state["primaryEndpoints"] = {
+                "blob": f"https://{account}.blob.core.windows.net/",
+                "dfs": f"https://{account}.dfs.core.windows.net/",
+            }
         elif token == "azure-native:network:PublicIPAddress":
             state["ipAddress"] = "198.51.100.10"  # TEST-NET-2, never routable
         return resource_id, state

@@ -6,6 +6,7 @@ derived from config keys, never from random suffixes, so names are stable across
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Short region codes keep names within Azure's length limits.
@@ -52,6 +53,44 @@ class Naming:
     def node_resource_group(self, cluster_key: str, region: str) -> str:
         # AKS puts the node VMs, disks and load balancers here; the name is fixed at creation.
         return self.name("rg", cluster_key, "nodes", region)
+
+    # Globally unique names; Azure allows no hyphens in the first two.
+    def storage_account(self, account_key: str) -> str:
+        return f"st{self.prefix}{self.environment}{account_key}"
+
+    def registry(self) -> str:
+        return f"cr{self.prefix}{self.environment}"
+
+    def key_vault(self, region: str) -> str:
+        return self.regional("kv", region)
+
+
+# Azure's naming rules for the globally named resources (learn.microsoft.com, "Naming rules
+# and restrictions for Azure resources").
+_STORAGE_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
+_KEY_VAULT = re.compile(r"^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{1,22}[a-zA-Z0-9]$")
+_REGISTRY = re.compile(r"^[a-zA-Z0-9]{5,50}$")
+
+
+def storage_account_name_problem(name: str) -> str | None:
+    if _STORAGE_ACCOUNT.match(name):
+        return None
+    return f"{name!r} is not a valid storage account name: 3-24 lowercase letters and digits"
+
+
+def key_vault_name_problem(name: str) -> str | None:
+    if _KEY_VAULT.match(name):
+        return None
+    return (
+        f"{name!r} is not a valid Key Vault name: 3-24 letters, digits and single hyphens, "
+        "starting with a letter"
+    )
+
+
+def registry_name_problem(name: str) -> str | None:
+    if _REGISTRY.match(name):
+        return None
+    return f"{name!r} is not a valid container registry name: 5-50 letters and digits"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,9 @@ BUILT_IN_ROLES: dict[str, str] = {
     "Azure Event Hubs Data Owner": "f526a384-b230-433a-b45c-95f59c4a2dec",
     "Azure Event Hubs Data Sender": "2b629674-e913-4c01-ae53-ef4638d8f975",
     "Azure Event Hubs Data Receiver": "a638d3c7-ab3a-418d-83e6-5f17a39d4fde",
+    # Not in the shared facts table; learn.microsoft.com/azure/key-vault/general/rbac-guide.
+    # Storage accounts wrap and unwrap their customer-managed key with it.
+    "Key Vault Crypto Service Encryption User": "e147488a-f6f5-4113-8e2d-b22465e65bf6",
 }
 
 # A fixed namespace so that the same (scope, principal, role) always yields the same name.

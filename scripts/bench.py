@@ -73,6 +73,9 @@ def synthetic_fleet(clusters: int) -> dict:
         fleet[f"c{r:02d}{c}"] = cluster
     values["platform:clusters"] = fleet
     values["platform:fleet"] = {"canaryClusters": ["c000"]}
+    # An identity holds at most 20 federated credentials: each workload runs on 20 clusters.
+    for workload in values.get("platform:workloads", {}).values():
+        workload["clusters"] = list(fleet)[:20]
     return values
 
 

@@ -13,7 +13,9 @@ from typing import Iterator
 
 from planning import addressing, capacity, limits
 from planning.addressing import NamedRange
+from planning import naming as naming_rules
 from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, taint_key
+from planning.naming import Naming
 from stackconfig.keys import key
 from stackconfig.model import REQUIRED_TAGS, PlatformConfig
 
@@ -423,6 +425,122 @@ def check_teams(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 owners[namespace] = team
 
 
+# Azure rejects a 21st federated identity credential on one managed identity.
+MAX_FEDERATED_CREDENTIALS = 20
+
+
+def storage_account_name(config: PlatformConfig, account_key: str) -> str:
+    account = config.storage.accounts[account_key]
+    return account.account_name or Naming(config.prefix, config.environment).storage_account(account_key)
+
+
+def check_resource_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Globally named resources must fit Azure's rules before anything is deployed."""
+    naming = Naming(config.prefix, config.environment)
+    for problem in (
+        naming_rules.key_vault_name_problem(naming.key_vault(config.primary_region)),
+        naming_rules.registry_name_problem(naming.registry()),
+    ):
+        if problem:
+            yield ConfigProblem(key("prefix"), f"{problem}; use a shorter prefix")
+    seen: dict[str, str] = {}
+    for account_key, account in config.storage.accounts.items():
+        name = storage_account_name(config, account_key)
+        where = key("storage", "accounts", account_key, *(["accountName"] if account.account_name else []))
+        problem = naming_rules.storage_account_name_problem(name)
+        if problem:
+            hint = "" if account.account_name else f" (derived from prefix, environment and key; set accountName)"
+            yield ConfigProblem(where, problem + hint)
+        elif name in seen:
+            yield ConfigProblem(where, f"{name} is already the name of account {seen[name]}")
+        seen.setdefault(name, account_key)
+
+
+def check_storage(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    storage = config.storage
+    restore_days = storage.point_in_time_restore_days
+    if restore_days is not None:
+        restore_key = key("storage", "pointInTimeRestoreDays")
+        if storage.change_feed_days is None:
+            yield ConfigProblem(restore_key, "needs the change feed: set platform:storage.changeFeedDays")
+        elif storage.change_feed_days <= restore_days:
+            yield ConfigProblem(
+                restore_key, f"{restore_days} days needs a change feed kept longer (changeFeedDays is {storage.change_feed_days})"
+            )
+        if restore_days >= storage.soft_delete_days:
+            yield ConfigProblem(
+                restore_key,
+                f"must be shorter than softDeleteDays ({storage.soft_delete_days}): Azure restores "
+                "from soft-deleted data",
+            )
+    for account_key, account in storage.accounts.items():
+        duplicates = sorted({c for c in account.containers if account.containers.count(c) > 1})
+        if duplicates:
+            yield ConfigProblem(
+                key("storage", "accounts", account_key, "containers"), f"lists {', '.join(duplicates)} twice"
+            )
+
+
+def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    subjects: dict[tuple[str, str], str] = {}
+    for name, workload in config.workloads.items():
+        def where(*parts: str | int) -> str:
+            return key("workloads", name, *parts)
+
+        team = config.teams.get(workload.team)
+        if team is None:
+            yield ConfigProblem(
+                where("team"), f"{workload.team} is not a team of platform:teams ({', '.join(config.teams) or 'none'})"
+            )
+        elif workload.namespace not in team.namespaces:
+            owner = next((t for t, spec in config.teams.items() if workload.namespace in spec.namespaces), None)
+            yield ConfigProblem(
+                where("namespace"),
+                f"{workload.namespace} is not a namespace of team {workload.team}"
+                + (f" (it belongs to {owner})" if owner else " (no team declares it)"),
+            )
+        subject = (workload.namespace, workload.service_account)
+        if subject in subjects:
+            yield ConfigProblem(
+                where("serviceAccount"),
+                f"{workload.namespace}/{workload.service_account} is already the service account of "
+                f"{subjects[subject]}; one service account carries one identity",
+            )
+        subjects.setdefault(subject, name)
+
+        clusters = workload.clusters or list(config.clusters)
+        for i, cluster in enumerate(workload.clusters or []):
+            if cluster not in config.clusters:
+                yield ConfigProblem(where("clusters", i), f"{cluster} is not a cluster of platform:clusters")
+        if len(set(clusters)) > MAX_FEDERATED_CREDENTIALS:
+            yield ConfigProblem(
+                where("clusters"),
+                f"{len(set(clusters))} clusters need one federated credential each, but Azure allows "
+                f"{MAX_FEDERATED_CREDENTIALS} per identity: split the workload",
+            )
+
+        for account_key, grants in workload.storage.items():
+            account = config.storage.accounts.get(account_key)
+            if account is None:
+                yield ConfigProblem(
+                    where("storage", account_key),
+                    f"{account_key} is not a storage account of platform:storage.accounts "
+                    f"({', '.join(config.storage.accounts) or 'none'})",
+                )
+                continue
+            for container in grants:
+                if container not in account.containers:
+                    yield ConfigProblem(
+                        where("storage", account_key, container),
+                        f"{container} is not a container of storage account {account_key} "
+                        f"({', '.join(account.containers)})",
+                    )
+        if workload.kafka_topics:
+            yield ConfigProblem(
+                where("kafkaTopics"), "no Kafka backbone is configured in this environment (platform:kafka)"
+            )
+
+
 CHECKS = (
     check_tags,
     check_regions,
@@ -439,6 +557,9 @@ CHECKS = (
     check_identity,
     check_upgrades,
     check_teams,
+    check_resource_names,
+    check_storage,
+    check_workloads,
 )
 
 

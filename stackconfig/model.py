@@ -109,6 +109,11 @@ class EntraConfig(Model):
     kubelogin_mode: Literal["azurecli", "workloadidentity"] = "azurecli"
 
 
+ResourceGroupId = Annotated[
+    str, StringConstraints(pattern=r"(?i)^/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w._()]+$")
+]
+
+
 class HubConfig(Model):
     """The hub VNet (deploy runners, firewall, on-premises gateways) to peer with."""
 
@@ -124,6 +129,10 @@ class HubConfig(Model):
     create_hub_side_peering: bool = True
     # Route spoke traffic through the hub's VPN/ExpressRoute gateway.
     use_remote_gateways: bool = False
+    # The hub's resource group of central privatelink zones. A VNet links to only one zone
+    # of each name, so environments that share a hub must share its zones: set this, and
+    # the environment links its VNets to those zones instead of creating its own.
+    private_dns_zones_resource_group_id: Optional[ResourceGroupId] = None
 
 
 class NatGatewayConfig(Model):
@@ -318,7 +327,10 @@ class ClusterConfig(Model):
 
 
 class TeamConfig(Model):
+    # Writers: Azure Kubernetes Service RBAC Writer on each of the team's namespaces.
     entra_group_object_ids: list[Uuid] = Field(min_length=1)
+    # Readers: Azure Kubernetes Service RBAC Reader on each of the team's namespaces.
+    reader_group_object_ids: list[Uuid] = Field(default_factory=list)
     namespaces: list[NamespaceName] = Field(min_length=1)
 
 
@@ -347,6 +359,105 @@ class FleetConfig(Model):
     soak_hours: int = Field(default=24, ge=0, le=168)
 
 
+def _container_name(value: str) -> str:
+    if not re.match(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$", value) or "--" in value:
+        raise ValueError(
+            f"{value!r} is not a valid container name: 3-63 lowercase letters, digits and "
+            "single hyphens, starting and ending with a letter or digit"
+        )
+    return value
+
+
+ContainerName = Annotated[str, AfterValidator(_container_name)]
+# Key Vault object names: 1-127 letters, digits and hyphens.
+SecretName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,127}$")]
+StorageSku = Literal["Standard_LRS", "Standard_ZRS", "Standard_GRS", "Standard_GZRS", "Standard_RAGZRS"]
+ZONE_REDUNDANT_STORAGE = ("Standard_ZRS", "Standard_GZRS", "Standard_RAGZRS")
+# Upstream registries as ACR artifact cache names them.
+UpstreamRepository = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]+(/[a-z0-9._-]+)*(/\*)?$")
+]
+TargetRepository = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._-]+(/[a-z0-9._-]+)*(/\*)?$")]
+
+
+class StorageAccountConfig(Model):
+    """One private storage account (e.g. `weights`, `datasets`)."""
+
+    # Azure's global name (3-24 lowercase letters and digits); defaults to
+    # st<prefix><environment><key>, which must then fit those rules.
+    account_name: Optional[str] = None
+    # Data Lake Gen2 (dfs endpoint, directories and POSIX ACLs). Fixed at creation.
+    hierarchical_namespace: bool = False
+    containers: list[ContainerName] = Field(min_length=1)
+
+
+class StorageConfig(Model):
+    """The environment's storage accounts and how their data is protected."""
+
+    # Staging and prod keep zone-redundant copies; dev may weaken this to Standard_LRS.
+    sku: StorageSku = "Standard_ZRS"
+    # Deleted or overwritten blobs and deleted containers stay recoverable this long.
+    soft_delete_days: int = Field(default=30, ge=1, le=365)
+    container_soft_delete_days: int = Field(default=30, ge=1, le=365)
+    # Change feed (an ordered log of every change), kept this many days; unset keeps it off.
+    change_feed_days: Optional[int] = Field(default=None, ge=1, le=146000)
+    # Restore block blobs to any point in this window (needs the change feed and a
+    # soft-delete period longer than the window). Unset keeps it off.
+    point_in_time_restore_days: Optional[int] = Field(default=None, ge=1, le=364)
+    # Encrypt with a key in the environment's Key Vault instead of a Microsoft-managed key.
+    customer_managed_key: bool = False
+    accounts: dict[ShortName, StorageAccountConfig] = Field(default_factory=dict)
+
+
+class KeyVaultConfig(Model):
+    """The environment's Key Vault: RBAC authorization, purge protection, private only."""
+
+    sku: Literal["standard", "premium"] = "standard"
+    # Deleted vaults and objects stay recoverable (and their names taken) this long.
+    soft_delete_retention_days: int = Field(default=90, ge=7, le=90)
+
+
+class CacheRuleConfig(Model):
+    # e.g. docker.io/library/* or ghcr.io/org/image
+    source: UpstreamRepository
+    # The repository (or namespace with /*) in the platform's registry.
+    target: TargetRepository
+
+
+class RegistryConfig(Model):
+    """The environment's container registry (Premium): the only place clusters pull from."""
+
+    zone_redundancy: bool = True
+    # Replicate to every other region that hosts clusters, so each pulls locally.
+    geo_replication: bool = True
+    # Untagged manifests are deleted after this many days.
+    untagged_retention_days: int = Field(default=7, ge=0, le=365)
+    # Pull-through cache rules for teams' upstream images, beside the platform's own.
+    cache_rules: dict[Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9-]{5,50}$")], CacheRuleConfig] = Field(
+        default_factory=dict
+    )
+
+
+Access = Literal["read", "write"]
+
+
+class WorkloadConfig(Model):
+    """A workload that signs in to Azure with Entra ID workload identity (no secrets)."""
+
+    team: ShortName
+    namespace: NamespaceName
+    service_account: NamespaceName
+    # Clusters it runs on; defaults to every cluster (one federated credential each).
+    clusters: Optional[list[ShortName]] = None
+    # {account: {container: read | write}}: Storage Blob Data Reader or Contributor on
+    # exactly that container.
+    storage: dict[ShortName, dict[str, Access]] = Field(default_factory=dict)
+    # Secrets it reads: Key Vault Secrets User on each secret.
+    key_vault_secrets: list[SecretName] = Field(default_factory=list)
+    # {topic: read | write}, granted by the Kafka backbone (platform:kafka).
+    kafka_topics: dict[str, Access] = Field(default_factory=dict)
+
+
 class PlatformConfig(Model):
     """Everything one stack (one environment) may set under `platform:`."""
 
@@ -362,6 +473,15 @@ class PlatformConfig(Model):
     clusters: dict[ShortName, ClusterConfig] = Field(min_length=1)
     teams: dict[ShortName, TeamConfig] = Field(default_factory=dict)
     operations: OperationsConfig = Field(default_factory=OperationsConfig)
+    # CanNotDelete management locks on storage accounts, the Key Vault and the registry:
+    # deleting them (or a container) then needs the lock removed first, in Azure itself.
+    lock_stateful_resources: bool = True
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    key_vault: KeyVaultConfig = Field(default_factory=KeyVaultConfig)
+    registry: RegistryConfig = Field(default_factory=RegistryConfig)
+    workloads: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,23}$")], WorkloadConfig] = Field(
+        default_factory=dict
+    )
     # Only for environments of two or more clusters, which always join a fleet.
     fleet: Optional[FleetConfig] = None
 
@@ -372,6 +492,14 @@ class PlatformConfig(Model):
     @property
     def fleet_settings(self) -> FleetConfig:
         return self.fleet or FleetConfig()
+
+    @property
+    def primary_region(self) -> str:
+        """Where environment-wide resources live: the first cluster's region."""
+        return next(iter(self.clusters.values())).region
+
+    def workload_clusters(self, workload: str) -> list[str]:
+        return list(self.workloads[workload].clusters or self.clusters)
 
     def node_os_channel(self, cluster_key: str) -> str:
         configured = self.clusters[cluster_key].upgrades.node_os_channel

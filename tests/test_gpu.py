@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR
+from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
 from offline.chartcheck import chart_defaults, crd_problems, unread_values
 from offline.reference import reference_file
 from planning.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
@@ -156,7 +156,9 @@ def test_releases_are_pinned_and_run_through_the_clusters_kubelogin_provider(pla
 def test_every_helm_value_is_a_key_the_chart_reads(plans, stack):
     for release in plans[stack].of_type(RELEASE):
         chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
-        defaults = chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}"))
+        defaults = merge_values(
+            chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}")), dict(chart.subchart_defaults)
+        )
         assert unread_values(release.inputs["values"], defaults) == [], f"{release.name} sets keys {chart.name} never reads"
 
 

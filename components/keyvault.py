@@ -1,0 +1,126 @@
+"""The environment's Key Vault: Azure RBAC only (no access policies), purge protection and
+soft delete, reachable only through its private endpoint, every access audited.
+
+With a customer-managed key for storage, the vault also holds that key, rotated yearly by
+Key Vault itself; storage follows the newest version because it refers to the key without
+one. The key is created through ARM (the management plane), which works although the
+vault's data plane is private.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import keyvault
+
+from components.groups import resource_group
+from components.observability import send_logs
+from components.private_dns import PrivateEndpoints
+from components.rbac import lock_against_deletion
+from planning.naming import Naming
+from stackconfig.model import KeyVaultConfig
+
+STORAGE_KEY_NAME = "storage-encryption"
+# AuditEvent: every data-plane operation (who read which secret, when).
+VAULT_LOG_CATEGORIES = ("AuditEvent",)
+
+
+@dataclass(frozen=True)
+class KeyVaultArgs:
+    naming: Naming
+    region: str
+    tenant_id: pulumi.Input[str]
+    settings: KeyVaultConfig
+    endpoints: PrivateEndpoints
+    log_analytics_workspace_id: pulumi.Input[str]
+    # Create the key that storage accounts encrypt with (platform:storage.customerManagedKey).
+    storage_encryption_key: bool
+    protect: bool
+    lock: bool
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class KeyVault(pulumi.ComponentResource):
+    """Outputs: `vault_id`, `vault_uri`, and `storage_key_id` (or None)."""
+
+    vault_id: pulumi.Output[str]
+    vault_uri: pulumi.Output[str]
+
+    def __init__(self, name: str, args: KeyVaultArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:security:KeyVault", name, None, opts)
+        naming, settings = args.naming, args.settings
+        group = resource_group(name, naming.regional("rg", args.region, "security"), args.region, args.tags, parent=self)
+        vault_name = naming.key_vault(args.region)
+        vault = keyvault.Vault(
+            f"{name}-vault",
+            vault_name=vault_name,
+            resource_group_name=group.name,
+            location=args.region,
+            properties=keyvault.VaultPropertiesArgs(
+                tenant_id=args.tenant_id,
+                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName(settings.sku)),
+                # Azure RBAC decides every data-plane access; there are no access policies.
+                enable_rbac_authorization=True,
+                enable_soft_delete=True,
+                soft_delete_retention_in_days=settings.soft_delete_retention_days,
+                # Nobody, not even an owner, can purge a deleted vault or key before retention ends.
+                enable_purge_protection=True,
+                public_network_access=keyvault.PublicNetworkAccess.DISABLED,
+                network_acls=keyvault.NetworkRuleSetArgs(
+                    default_action=keyvault.NetworkRuleAction.DENY,
+                    # Trusted services still pass when public access is disabled; storage
+                    # reaches its customer-managed key this way.
+                    bypass=keyvault.NetworkRuleBypassOptions.AZURE_SERVICES,
+                ),
+                enabled_for_deployment=False,
+                enabled_for_disk_encryption=False,
+                enabled_for_template_deployment=False,
+            ),
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+        )
+        args.endpoints.connect(
+            name, target_id=vault.id, target_name=vault_name, group_id="vault",
+            resource_group_name=group.name, tags=args.tags, parent=self,
+        )
+        send_logs(
+            f"{name}-audit-logs", resource_uri=vault.id, workspace_id=args.log_analytics_workspace_id,
+            categories=VAULT_LOG_CATEGORIES, parent=self,
+        )
+        if args.lock:
+            lock_against_deletion(f"{name}-lock", scope=vault.id, what="The Key Vault", parent=self)
+
+        self.storage_key_id: pulumi.Output[str] | None = None
+        self.storage_key_name: str | None = None
+        if args.storage_encryption_key:
+            key = keyvault.Key(
+                f"{name}-storage-key",
+                key_name=STORAGE_KEY_NAME,
+                vault_name=vault.name,
+                resource_group_name=group.name,
+                properties=keyvault.KeyPropertiesArgs(
+                    kty=keyvault.JsonWebKeyType.RS_A_HSM if settings.sku == "premium" else keyvault.JsonWebKeyType.RSA,
+                    key_size=3072,
+                    key_ops=[keyvault.JsonWebKeyOperation.WRAP_KEY, keyvault.JsonWebKeyOperation.UNWRAP_KEY],
+                    rotation_policy=keyvault.RotationPolicyArgs(
+                        attributes=keyvault.KeyRotationPolicyAttributesArgs(expiry_time="P1Y"),
+                        lifetime_actions=[
+                            keyvault.LifetimeActionArgs(
+                                action=keyvault.ActionArgs(type=keyvault.KeyRotationPolicyActionType.ROTATE),
+                                trigger=keyvault.TriggerArgs(time_before_expiry="P30D"),
+                            )
+                        ],
+                    ),
+                ),
+                tags=args.tags,
+                # Losing this key makes every account encrypted with it unreadable.
+                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            )
+            self.storage_key_id = key.id
+            self.storage_key_name = STORAGE_KEY_NAME
+
+        self.vault_id = vault.id
+        self.vault_name = vault_name
+        self.vault_uri = vault.properties.apply(lambda properties: properties.vault_uri)
+        self.register_outputs({"vaultId": vault.id, "vaultUri": self.vault_uri})

@@ -1,0 +1,147 @@
+"""The environment's Private DNS zones, linked to every VNet that must resolve them, and
+the one way this program creates a private endpoint (with its DNS zone group).
+
+Zones: one per Private Link service the environment uses (blob, dfs, vault, registry,
+servicebus) and `privatelink.<region>.azmk8s.io` per region with private API servers. Each
+zone is linked to every VNet of the environment and to the hub, where deploy runners and
+on-premises resolvers sit. Links only resolve; endpoints write their own A records through
+their zone group, AKS writes the API server's record itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import pulumi
+from pulumi_azure_native import network, privatedns
+
+from components.groups import resource_group
+from planning.naming import Naming
+from planning.private_link import ZONE_BY_GROUP_ID, zone_config_name
+
+
+@dataclass(frozen=True)
+class CentralZones:
+    """Zones the hub owns (one per name for every environment), which this one links to."""
+
+    resource_group_id: str
+    # Provider for the zones' subscription, which may not be the deployment's.
+    provider: pulumi.ProviderResource | None = None
+
+
+@dataclass(frozen=True)
+class PrivateDnsArgs:
+    naming: Naming
+    # Region of the zones' resource group (zones themselves are global).
+    region: str
+    zones: list[str]
+    # VNet name -> VNet ID: the environment's VNets, and the hub's when the zones are ours.
+    vnet_ids: Mapping[str, pulumi.Input[str]]
+    central: CentralZones | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class PrivateDns(pulumi.ComponentResource):
+    """Outputs: `zone_ids[zone name]`."""
+
+    zone_ids: dict[str, pulumi.Input[str]]
+
+    def __init__(self, name: str, args: PrivateDnsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:network:PrivateDns", name, None, opts)
+        self.zone_ids = {}
+        if args.central:
+            group_name: pulumi.Input[str] = args.central.resource_group_id.rstrip("/").rsplit("/", 1)[-1]
+            link_opts = pulumi.ResourceOptions(parent=self, provider=args.central.provider)
+        else:
+            group = resource_group(
+                name, args.naming.regional("rg", args.region, "dns"), args.region, args.tags, parent=self
+            )
+            group_name = group.name
+            link_opts = pulumi.ResourceOptions(parent=self)
+        for zone_name in args.zones:
+            if args.central:
+                zone_id: pulumi.Input[str] = f"{args.central.resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone_name}"
+                zone_ref: pulumi.Input[str] = zone_name
+            else:
+                zone = privatedns.PrivateZone(
+                    f"{name}-{zone_name}",
+                    private_zone_name=zone_name,
+                    resource_group_name=group_name,
+                    location="global",
+                    tags=args.tags,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                zone_id, zone_ref = zone.id, zone.name
+            for vnet_name, vnet_id in args.vnet_ids.items():
+                privatedns.VirtualNetworkLink(
+                    f"{name}-{zone_name}-{vnet_name}",
+                    # Named after the VNet: unique in a zone that several environments share.
+                    virtual_network_link_name=f"link-{vnet_name}",
+                    private_zone_name=zone_ref,
+                    resource_group_name=group_name,
+                    location="global",
+                    virtual_network=privatedns.SubResourceArgs(id=vnet_id),
+                    # Resolution only: endpoints and AKS write their records themselves.
+                    registration_enabled=False,
+                    # Private names resolve privately or not at all, never to a public address.
+                    resolution_policy=privatedns.ResolutionPolicy.DEFAULT,
+                    tags=args.tags,
+                    opts=link_opts,
+                )
+            self.zone_ids[zone_name] = zone_id
+        self.register_outputs({"zoneIds": self.zone_ids})
+
+
+@dataclass(frozen=True)
+class PrivateEndpoints:
+    """Where a component's private endpoints go: a region's private-endpoint subnet, and the
+    zones their records belong in."""
+
+    region: str
+    subnet_id: pulumi.Input[str]
+    zone_ids: Mapping[str, pulumi.Input[str]]
+
+    def connect(
+        self,
+        name: str,
+        *,
+        target_id: pulumi.Input[str],
+        target_name: str,
+        group_id: str,
+        resource_group_name: pulumi.Input[str],
+        tags: dict[str, str],
+        parent: pulumi.Resource,
+        depends_on: list[pulumi.Resource] | None = None,
+    ) -> network.PrivateEndpoint:
+        """A private endpoint to one sub-resource of `target_id`, registered in its zone."""
+        zone = ZONE_BY_GROUP_ID[group_id]
+        endpoint = network.PrivateEndpoint(
+            f"{name}-pe-{group_id}",
+            private_endpoint_name=f"pe-{target_name}-{group_id}",
+            # A readable NIC name instead of the generated `<pe>.nic.<guid>`.
+            custom_network_interface_name=f"nic-pe-{target_name}-{group_id}",
+            resource_group_name=resource_group_name,
+            location=self.region,
+            subnet=network.SubnetArgs(id=self.subnet_id),
+            private_link_service_connections=[
+                network.PrivateLinkServiceConnectionArgs(
+                    name=f"{target_name}-{group_id}",
+                    private_link_service_id=target_id,
+                    group_ids=[group_id],
+                )
+            ],
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+        )
+        network.PrivateDnsZoneGroup(
+            f"{name}-pe-{group_id}-dns",
+            private_dns_zone_group_name="default",
+            private_endpoint_name=endpoint.name,
+            resource_group_name=resource_group_name,
+            private_dns_zone_configs=[
+                network.PrivateDnsZoneConfigArgs(name=zone_config_name(zone), private_dns_zone_id=self.zone_ids[zone])
+            ],
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        return endpoint

@@ -1,0 +1,208 @@
+"""Private storage accounts for model weights, checkpoints and datasets.
+
+Entra ID is the only way in: no shared keys (so no account SAS), no anonymous blobs, no
+SFTP local users, and no public endpoint; clients reach the blob (and dfs) endpoints through
+private endpoints only. Data survives mistakes: blob and container soft delete, versioning,
+and in prod the change feed, point-in-time restore, `protect` and a CanNotDelete lock.
+
+Accounts with a hierarchical namespace (Data Lake Gen2) support soft delete but not
+versioning, the change feed or point-in-time restore, so those stay off there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import managedidentity, storage
+
+from components.groups import resource_group
+from components.observability import send_logs
+from components.private_dns import PrivateEndpoints
+from components.rbac import assign_role, lock_against_deletion
+from planning.naming import Naming
+from stackconfig.model import StorageAccountConfig, StorageConfig
+
+# Data access to blobs: who read, wrote or deleted which blob.
+BLOB_LOG_CATEGORIES = ("StorageRead", "StorageWrite", "StorageDelete")
+# Fixed at creation: a change deletes the account and its data, so review must see it.
+ACCOUNT_REPLACED_BY = ["isHnsEnabled", "encryption.requireInfrastructureEncryption"]
+
+
+@dataclass(frozen=True)
+class CustomerManagedKey:
+    """A key in the environment's vault that the accounts encrypt with."""
+
+    vault_id: pulumi.Input[str]
+    vault_uri: pulumi.Input[str]
+    key_id: pulumi.Input[str]
+    key_name: str
+
+
+@dataclass(frozen=True)
+class PrivateStorageArgs:
+    naming: Naming
+    region: str
+    settings: StorageConfig
+    # account key -> the account's Azure name (validated against Azure's rules)
+    account_names: dict[str, str]
+    endpoints: PrivateEndpoints
+    log_analytics_workspace_id: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+    encryption_key: CustomerManagedKey | None
+    protect: bool
+    lock: bool
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class PrivateStorage(pulumi.ComponentResource):
+    """Outputs: `account_ids[account]` and `container_ids[account][container]`."""
+
+    account_ids: dict[str, pulumi.Output[str]]
+    container_ids: dict[str, dict[str, pulumi.Output[str]]]
+
+    def __init__(self, name: str, args: PrivateStorageArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:data:PrivateStorage", name, None, opts)
+        self._args = args
+        self._group = resource_group(
+            name, args.naming.regional("rg", args.region, "data"), args.region, args.tags, parent=self
+        )
+        self._encryption_identity = self._encryption_identity_with_key_access(name) if args.encryption_key else None
+        self.account_ids = {}
+        self.container_ids = {}
+        for account_key, account in args.settings.accounts.items():
+            self._account(f"{name}-{account_key}", account_key, account)
+        self.register_outputs({"accountIds": self.account_ids})
+
+    def _encryption_identity_with_key_access(self, name: str):
+        """The identity accounts use to wrap and unwrap their key: allowed that, on that key only."""
+        args = self._args
+        key = args.encryption_key
+        assert key is not None
+        identity = managedidentity.UserAssignedIdentity(
+            f"{name}-encryption-id",
+            resource_name_=args.naming.regional("id", args.region, "storage-encryption"),
+            resource_group_name=self._group.name,
+            location=args.region,
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        grant = assign_role(
+            f"{name}-encryption-key-access",
+            role="Key Vault Crypto Service Encryption User",
+            scope=key.key_id,
+            scope_key=f"{args.naming.environment}/keyvault/keys/{key.key_name}",
+            principal_id=identity.principal_id,
+            principal_key=f"{args.naming.environment}/storage-encryption",
+            subscription_id=args.subscription_id,
+            parent=self,
+        )
+        return identity, grant
+
+    def _account(self, name: str, account_key: str, account: StorageAccountConfig) -> None:
+        args, settings = self._args, self._args.settings
+        account_name = args.account_names[account_key]
+        key = args.encryption_key
+        identity, key_grant = self._encryption_identity or (None, None)
+        flat = not account.hierarchical_namespace
+        resource = storage.StorageAccount(
+            name,
+            account_name=account_name,
+            resource_group_name=self._group.name,
+            location=args.region,
+            kind=storage.Kind.STORAGE_V2,
+            sku=storage.SkuArgs(name=storage.SkuName(settings.sku)),
+            access_tier=storage.AccessTier.HOT,
+            is_hns_enabled=account.hierarchical_namespace,
+            public_network_access=storage.PublicNetworkAccess.DISABLED,
+            network_rule_set=storage.NetworkRuleSetArgs(
+                default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.NONE
+            ),
+            allow_shared_key_access=False,
+            default_to_o_auth_authentication=True,
+            allow_blob_public_access=False,
+            # Server-side copies only from accounts reached over Private Link.
+            allowed_copy_scope=storage.AllowedCopyScope.PRIVATE_LINK,
+            allow_cross_tenant_replication=False,
+            minimum_tls_version=storage.MinimumTlsVersion.TLS1_2,
+            enable_https_traffic_only=True,
+            # Local users are SFTP/SMB accounts with passwords or SSH keys: none here.
+            is_local_user_enabled=False,
+            is_sftp_enabled=False,
+            enable_nfs_v3=False,
+            identity=storage.IdentityArgs(
+                type=storage.IdentityType.USER_ASSIGNED, user_assigned_identities=[identity.id]
+            )
+            if identity
+            else None,
+            encryption=storage.EncryptionArgs(
+                # A second layer of encryption with a separate key, at the infrastructure level.
+                require_infrastructure_encryption=True,
+                key_source=storage.KeySource.MICROSOFT_KEYVAULT if key else storage.KeySource.MICROSOFT_STORAGE,
+                # No key version: the account follows the key's rotation automatically.
+                key_vault_properties=storage.KeyVaultPropertiesArgs(key_name=key.key_name, key_vault_uri=key.vault_uri)
+                if key
+                else None,
+                encryption_identity=storage.EncryptionIdentityArgs(encryption_user_assigned_identity=identity.id)
+                if identity
+                else None,
+                services=storage.EncryptionServicesArgs(
+                    blob=storage.EncryptionServiceArgs(enabled=True, key_type=storage.KeyType.ACCOUNT),
+                    file=storage.EncryptionServiceArgs(enabled=True, key_type=storage.KeyType.ACCOUNT),
+                ),
+            ),
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=args.protect,
+                replace_on_changes=ACCOUNT_REPLACED_BY,
+                depends_on=[key_grant] if key_grant else None,
+            ),
+        )
+        blob_service = storage.BlobServiceProperties(
+            f"{name}-blob-service",
+            blob_services_name="default",
+            account_name=resource.name,
+            resource_group_name=self._group.name,
+            is_versioning_enabled=flat,
+            delete_retention_policy=storage.DeleteRetentionPolicyArgs(
+                enabled=True, days=settings.soft_delete_days, allow_permanent_delete=False
+            ),
+            container_delete_retention_policy=storage.DeleteRetentionPolicyArgs(
+                enabled=True, days=settings.container_soft_delete_days
+            ),
+            change_feed=storage.ChangeFeedArgs(enabled=True, retention_in_days=settings.change_feed_days)
+            if flat and settings.change_feed_days
+            else None,
+            restore_policy=storage.RestorePolicyPropertiesArgs(enabled=True, days=settings.point_in_time_restore_days)
+            if flat and settings.point_in_time_restore_days
+            else None,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        containers = {}
+        for container in account.containers:
+            containers[container] = storage.BlobContainer(
+                f"{name}-{container}",
+                container_name=container,
+                account_name=resource.name,
+                resource_group_name=self._group.name,
+                public_access=storage.PublicAccess.NONE,
+                opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[blob_service]),
+            ).id
+        group_ids = ["blob"] + ([] if flat else ["dfs"])
+        for group_id in group_ids:
+            args.endpoints.connect(
+                name, target_id=resource.id, target_name=account_name, group_id=group_id,
+                resource_group_name=self._group.name, tags=args.tags, parent=self,
+            )
+        send_logs(
+            f"{name}-blob-logs",
+            resource_uri=resource.id.apply(lambda account_id: f"{account_id}/blobServices/default"),
+            workspace_id=args.log_analytics_workspace_id,
+            categories=BLOB_LOG_CATEGORIES,
+            parent=self,
+        )
+        if args.lock:
+            lock_against_deletion(f"{name}-lock", scope=resource.id, what=f"Storage account {account_name}", parent=self)
+        self.account_ids[account_key] = resource.id
+        self.container_ids[account_key] = containers

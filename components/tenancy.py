@@ -1,0 +1,118 @@
+"""Who may do what in one cluster: team namespaces, workload service accounts, and the
+AKS Azure RBAC roles of people (Entra groups).
+
+- The admin groups get Azure Kubernetes Service RBAC Cluster Admin on the cluster.
+- Each team's groups get RBAC Writer (or Reader, for reader groups) on each of the team's
+  namespaces only (`<cluster>/namespaces/<ns>` scopes), never on the cluster.
+- Every group gets the Cluster User Role, which lets it fetch the (credential-free,
+  kubelogin) kubeconfig.
+- Workload service accounts carry their identity's client ID for the workload identity
+  webhook; pods opt in with the label `azure.workload.identity/use: "true"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as kubernetes
+from pulumi_azure_native import authorization
+
+from components.rbac import assign_role
+from planning.queues import TEAM_LABEL
+from stackconfig.model import TeamConfig
+
+CLIENT_ID_ANNOTATION = "azure.workload.identity/client-id"
+TENANT_ID_ANNOTATION = "azure.workload.identity/tenant-id"
+WORKLOAD_LABEL = "platform.ai/workload"
+CLUSTER_ADMIN = "Azure Kubernetes Service RBAC Cluster Admin"
+CLUSTER_USER = "Azure Kubernetes Service Cluster User Role"
+NAMESPACE_ROLES = {"writer": "Azure Kubernetes Service RBAC Writer", "reader": "Azure Kubernetes Service RBAC Reader"}
+
+
+@dataclass(frozen=True)
+class ServiceAccountSpec:
+    workload: str
+    namespace: str
+    name: str
+    client_id: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
+class ClusterTenancyArgs:
+    environment: str
+    cluster_key: str
+    cluster_id: pulumi.Input[str]
+    teams: dict[str, TeamConfig]
+    admin_group_object_ids: list[str]
+    service_accounts: list[ServiceAccountSpec]
+    tenant_id: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+
+
+def group_grants(args: ClusterTenancyArgs) -> list[tuple[str, str, str]]:
+    """(role, scope suffix below the cluster, group object ID) for every person-facing grant."""
+    grants = [(CLUSTER_ADMIN, "", group) for group in args.admin_group_object_ids]
+    for team in args.teams.values():
+        for namespace in team.namespaces:
+            grants += [(NAMESPACE_ROLES["writer"], f"/namespaces/{namespace}", g) for g in team.entra_group_object_ids]
+            grants += [(NAMESPACE_ROLES["reader"], f"/namespaces/{namespace}", g) for g in team.reader_group_object_ids]
+    every_group = dict.fromkeys(group for _, _, group in grants)
+    grants += [(CLUSTER_USER, "", group) for group in every_group]
+    return grants
+
+
+class ClusterTenancy(pulumi.ComponentResource):
+    """Outputs: `namespaces[name]` (Namespace resources other components place objects in)."""
+
+    namespaces: dict[str, kubernetes.core.v1.Namespace]
+
+    def __init__(
+        self,
+        name: str,
+        args: ClusterTenancyArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:tenancy:ClusterTenancy", name, None, opts)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
+        self.namespaces = {
+            namespace: kubernetes.core.v1.Namespace(
+                f"{name}-ns-{namespace}",
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=namespace, labels={TEAM_LABEL: team}),
+                opts=in_cluster,
+            )
+            for team, spec in args.teams.items()
+            for namespace in spec.namespaces
+        }
+        for account in args.service_accounts:
+            kubernetes.core.v1.ServiceAccount(
+                f"{name}-sa-{account.namespace}-{account.name}",
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                    name=account.name,
+                    namespace=account.namespace,
+                    labels={WORKLOAD_LABEL: account.workload},
+                    annotations={CLIENT_ID_ANNOTATION: account.client_id, TENANT_ID_ANNOTATION: args.tenant_id},
+                ),
+                # The webhook projects its own Entra token; the Kubernetes API token is not needed.
+                automount_service_account_token=False,
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[self.namespaces[account.namespace]]
+                ),
+            )
+
+        cluster_scope_key = f"{args.environment}/{args.cluster_key}/cluster"
+        for role, below, group in group_grants(args):
+            suffix = below.replace("/namespaces/", "-ns-")
+            assign_role(
+                f"{name}-{role.lower().replace(' ', '-')}{suffix}-{group}",
+                role=role,
+                scope=pulumi.Output.from_input(args.cluster_id).apply(lambda cluster, below=below: cluster + below),
+                scope_key=cluster_scope_key + below,
+                principal_id=group,
+                principal_key=f"group/{group}",
+                principal_type=authorization.PrincipalType.GROUP,
+                subscription_id=args.subscription_id,
+                parent=self,
+            )
+        self.register_outputs({})

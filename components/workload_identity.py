@@ -1,0 +1,104 @@
+"""Entra ID workload identity for every workload: no client secrets, no keys.
+
+Per workload: one user-assigned managed identity, one federated identity credential per
+cluster it runs on (that cluster's OIDC issuer, the workload's service account as subject),
+and role assignments on exactly the resources it may touch (a blob container, a Key Vault
+secret), never a resource group. The service accounts themselves, annotated with the
+identity's client ID, are created in each cluster by `components.tenancy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import managedidentity
+
+from components.groups import resource_group
+from components.rbac import assign_role
+from planning.naming import Naming
+
+# The audience AKS's workload identity webhook requests tokens for.
+TOKEN_EXCHANGE_AUDIENCE = "api://AzureADTokenExchange"
+
+
+def service_account_subject(namespace: str, service_account: str) -> str:
+    return f"system:serviceaccount:{namespace}:{service_account}"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A built-in role on one resource; `scope_key` names the resource stably for the GUID."""
+
+    role: str
+    scope: pulumi.Input[str]
+    scope_key: str
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    name: str
+    namespace: str
+    service_account: str
+    # cluster key -> the cluster's OIDC issuer URL
+    issuers: dict[str, pulumi.Input[str]]
+    grants: list[Grant]
+
+
+@dataclass(frozen=True)
+class WorkloadIdentitiesArgs:
+    naming: Naming
+    region: str
+    workloads: list[WorkloadSpec]
+    subscription_id: pulumi.Input[str]
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class WorkloadIdentities(pulumi.ComponentResource):
+    """Outputs: `client_ids[workload]` and `principal_ids[workload]`."""
+
+    client_ids: dict[str, pulumi.Output[str]]
+    principal_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: WorkloadIdentitiesArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:identity:WorkloadIdentities", name, None, opts)
+        naming = args.naming
+        group = resource_group(name, naming.regional("rg", args.region, "identity"), args.region, args.tags, parent=self)
+        self.client_ids, self.principal_ids = {}, {}
+        for workload in args.workloads:
+            prefix = f"{name}-{workload.name}"
+            identity = managedidentity.UserAssignedIdentity(
+                prefix,
+                resource_name_=naming.name("id", "workload", workload.name),
+                resource_group_name=group.name,
+                location=args.region,
+                tags={**args.tags, "workload": workload.name},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            previous: pulumi.Resource | None = None
+            for cluster_key, issuer in workload.issuers.items():
+                # One at a time: Azure rejects concurrent writes of credentials on one identity.
+                previous = managedidentity.FederatedIdentityCredential(
+                    f"{prefix}-{cluster_key}",
+                    federated_identity_credential_resource_name=naming.cluster(cluster_key),
+                    resource_name_=identity.name,
+                    resource_group_name=group.name,
+                    issuer=issuer,
+                    subject=service_account_subject(workload.namespace, workload.service_account),
+                    audiences=[TOKEN_EXCHANGE_AUDIENCE],
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
+                )
+            for grant in workload.grants:
+                assign_role(
+                    f"{prefix}-{grant.scope_key.replace('/', '-')}-{grant.role.lower().replace(' ', '-')}",
+                    role=grant.role,
+                    scope=grant.scope,
+                    scope_key=f"{naming.environment}/{grant.scope_key}",
+                    principal_id=identity.principal_id,
+                    principal_key=f"{naming.environment}/workload/{workload.name}",
+                    subscription_id=args.subscription_id,
+                    parent=self,
+                )
+            self.client_ids[workload.name] = identity.client_id
+            self.principal_ids[workload.name] = identity.principal_id
+        self.register_outputs({"clientIds": self.client_ids})

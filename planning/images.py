@@ -1,0 +1,54 @@
+"""Where the platform's container images come from: the environment's registry, which
+pulls each upstream repository through an artifact cache rule on first use.
+
+Clusters therefore pull only from the private registry (over its private endpoint), and
+the egress allowlist needs no public registry. Every image a chart would pull from an
+upstream below must be rewritten with `mirrored()`; an upstream without a rule is an error
+here rather than an image pull failure in the cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CacheRule:
+    name: str
+    # Upstream repository namespace (ACR wildcard rules: `<registry>/<path>/*`).
+    source: str
+    # Where it appears in the platform's registry.
+    target: str
+
+    def maps(self, repository: str) -> str | None:
+        """Where `repository` (or, for charts that append the image name, a repository
+        namespace such as `nvcr.io/nvidia`) appears in the platform's registry."""
+        if not self.source.endswith("/*"):
+            return self.target if repository == self.source else None
+        source_root, target_root = self.source.removesuffix("/*"), self.target.removesuffix("/*")
+        if repository == source_root:
+            return target_root
+        if repository.startswith(source_root + "/"):
+            return target_root + repository[len(source_root):]
+        return None
+
+
+# The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC) and
+# Kubernetes SIG images (Kueue, node feature discovery).
+PLATFORM_CACHE_RULES = (
+    CacheRule("nvcr-nvidia", "nvcr.io/nvidia/*", "nvidia/*"),
+    CacheRule("registry-k8s-io", "registry.k8s.io/*", "k8s/*"),
+)
+
+
+class UncachedImage(ValueError):
+    pass
+
+
+def mirrored(repository: str, login_server: str, rules: tuple[CacheRule, ...] = PLATFORM_CACHE_RULES) -> str:
+    """`nvcr.io/nvidia/k8s` -> `<login_server>/nvidia/k8s`."""
+    for rule in rules:
+        target = rule.maps(repository)
+        if target is not None:
+            return f"{login_server}/{target}"
+    raise UncachedImage(f"no cache rule covers {repository}; add one to PLATFORM_CACHE_RULES")
