@@ -19,5 +19,8 @@ pulumi.export(
         for key, cluster in platform.clusters.items()
     },
 )
+# Client IDs of the workload identities, for pods outside the platform's service accounts.
+pulumi.export("workloadIdentities", platform.identities.client_ids)
+pulumi.export("registryLoginServer", platform.registry.login_server)
 # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
 pulumi.export("kubeconfigs", {key: cluster.kubeconfig for key, cluster in platform.clusters.items()})

@@ -188,6 +188,19 @@ class OfflineMocks(Mocks):
             return f"{args.name}-id", inputs
         resource_id = arm_id(token, args.name, inputs)
         state = {**inputs, "id": resource_id, "name": resource_id.rsplit("/", 1)[-1]}
+        # Azure answers user-assigned identities as a map keyed by identity ID.
+        identity = inputs.get("identity") or {}
+        if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
+            state["identity"] = {
+                **identity,
+                "userAssignedIdentities": {
+                    identity_id: {
+                        "principalId": offline_uuid(identity_id, "principal"),
+                        "clientId": offline_uuid(identity_id, "client"),
+                    }
+                    for identity_id in identity["userAssignedIdentities"]
+                },
+            }
         if token == "azure-native:managedidentity:UserAssignedIdentity":
             state["principalId"] = offline_uuid(resource_id, "principal")
             state["clientId"] = offline_uuid(resource_id, "client")
@@ -205,19 +218,6 @@ class OfflineMocks(Mocks):
             else:
                 state["fqdn"] = f"{host}.hcp.{location}.azmk8s.io"
             state["nodeResourceGroup"] = inputs.get("nodeResourceGroup")
-            # Azure answers user-assigned identities as a map keyed by identity ID.
-            identity = inputs.get("identity") or {}
-            if isinstance(identity.get("userAssignedIdentities"), list):
-                state["identity"] = {
-                    **identity,
-                    "userAssignedIdentities": {
-                        identity_id: {
-                            "principalId": offline_uuid(identity_id, "principal"),
-                            "clientId": offline_uuid(identity_id, "client"),
-                        }
-                        for identity_id in identity["userAssignedIdentities"]
-                    },
-                }
         elif token == "azure-native:keyvault:Vault":
             state["properties"] = {
                 **inputs.get("properties", {}),

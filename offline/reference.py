@@ -101,3 +101,26 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def facts_table(heading: str) -> list[dict[str, str]]:
+    """The Markdown table under `## <heading>` in the shared Azure facts page, as rows.
+
+    Tests check the program against these facts (role IDs, Private Link zones) rather than
+    against the program's own copies of them.
+    """
+    path = shared_dir() / "reference" / "azure-facts.md"
+    if not path.is_file():
+        raise ReferenceError(f"{path} is missing: the shared reference folder is set by SHARED_DIR")
+    lines = path.read_text().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("## ") and heading in line), None)
+    if start is None:
+        raise ReferenceError(f"no section {heading!r} in {path}")
+    table = []
+    for line in lines[start + 1 :]:
+        if line.startswith("## "):
+            break
+        if line.startswith("|"):
+            table.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    header, rows = table[0], [row for row in table[1:] if not set("".join(row)) <= set("-: ")]
+    return [dict(zip(header, row)) for row in rows]

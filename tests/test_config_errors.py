@@ -201,6 +201,59 @@ CASES = {
     "every cluster a canary": (
         "prod", set_in("fleet.canaryClusters", ["eus2", "scus"]),
         "platform:fleet.canaryClusters", "no cluster for the second stage"),
+    "unknown container in a workload grant": (
+        "dev", set_in("workloads.trainer.storage.weights.modelz", "read"),
+        "platform:workloads.trainer.storage.weights.modelz", "is not a container of storage account weights"),
+    "unknown storage account in a workload grant": (
+        "dev", set_in("workloads.trainer.storage.logs", {"raw": "read"}),
+        "platform:workloads.trainer.storage.logs", "is not a storage account"),
+    "workload in a namespace no team declares": (
+        "dev", set_in("workloads.trainer.namespace", "sandbox"),
+        "platform:workloads.trainer.namespace", "no team declares it"),
+    "workload in another team's namespace": (
+        "prod", set_in("workloads.trainer.namespace", "inference"),
+        "platform:workloads.trainer.namespace", "belongs to inference"),
+    "workload of an unknown team": (
+        "dev", set_in("workloads.inference.team", "finance"), "platform:workloads.inference.team", "not a team"),
+    "workload on an unknown cluster": (
+        "prod", set_in("workloads.inference.clusters", ["eus2", "weu"]),
+        "platform:workloads.inference.clusters[1]", "not a cluster"),
+    "two workloads share a service account": (
+        "dev", set_in("workloads.evaluator", {"team": "research", "namespace": "research", "serviceAccount": "trainer"}),
+        "platform:workloads.evaluator.serviceAccount", "already the service account of trainer"),
+    "workload access level": (
+        "dev", set_in("workloads.inference.storage.weights.models", "admin"),
+        "platform:workloads.inference.storage.weights.models", "not allowed"),
+    "kafka topics without a Kafka backbone": (
+        "dev", set_in("workloads.trainer.kafkaTopics", {"metrics": "write"}),
+        "platform:workloads.trainer.kafkaTopics", "no Kafka backbone"),
+    "storage account name breaks Azure's rules": (
+        "dev", set_in("storage.accounts.weights.accountName", "Weights_01"),
+        "platform:storage.accounts.weights.accountName", "not a valid storage account name"),
+    "derived storage account name too long": (
+        "prod-scale", set_in("storage.accounts.checkpoint", {"containers": ["ckpt"]}),
+        "platform:storage.accounts.checkpoint", "stailabscaleprodcheckpoint", "set accountName"),
+    "two accounts with one name": (
+        "dev", set_in("storage.accounts.datasets.accountName", "stailabdevweights"),
+        "platform:storage.accounts.datasets.accountName", "already the name of account weights"),
+    "container name breaks Azure's rules": (
+        "dev", set_in("storage.accounts.weights.containers", ["Models"]),
+        "platform:storage.accounts.weights.containers[0]", "not a valid container name"),
+    "prefix too long for the Key Vault name": (
+        "staging", set_in("prefix", "ailabresear"), "platform:prefix", "not valid"),
+    "prefix makes the Key Vault name too long": (
+        "staging", set_in("prefix", "ailabresea"), "platform:prefix", "not a valid Key Vault name"),
+    "point-in-time restore not shorter than soft delete": (
+        "prod", set_in("storage.pointInTimeRestoreDays", 30),
+        "platform:storage.pointInTimeRestoreDays", "must be shorter than softDeleteDays (30)"),
+    "point-in-time restore without the change feed": (
+        "dev", set_in("storage.pointInTimeRestoreDays", 5),
+        "platform:storage.pointInTimeRestoreDays", "needs the change feed"),
+    "unknown storage key": (
+        "dev", set_in("storage.softDeleteDay", 5), "platform:storage.softDeleteDay", "not a known key"),
+    "bad central DNS zone group": (
+        "prod", set_in("network.hub.privateDnsZonesResourceGroupId", "rg-hub-dns"),
+        "platform:network.hub.privateDnsZonesResourceGroupId", "not valid"),
 }
 
 
@@ -279,3 +332,17 @@ def test_config_is_read_from_every_source_the_cli_uses(monkeypatch):
         pulumi.runtime.set_all_config({})
     assert merged["platform:fromEnv"] == "1" and merged["platform:fromMap"] == "2"
     assert merged["platform:both"] == "map", "explicitly set config wins, as in pulumi.Config"
+
+
+def test_more_than_20_clusters_for_one_workload():
+    """Each cluster needs a federated credential on the workload's identity; Azure allows 20."""
+    from scripts.bench import synthetic_fleet
+
+    fleet = synthetic_fleet(21)
+
+    def everywhere(values):
+        values.clear()
+        values.update(fleet)
+        del values["platform:workloads"]["trainer"]["clusters"]
+
+    expect_problem("prod", everywhere, "platform:workloads.trainer.clusters", "21 clusters", "20 per identity")
