@@ -346,3 +346,36 @@ def test_more_than_20_clusters_for_one_workload():
         del values["platform:workloads"]["trainer"]["clusters"]
 
     expect_problem("prod", everywhere, "platform:workloads.trainer.clusters", "21 clusters", "20 per identity")
+
+
+def test_readme_documents_every_config_key():
+    """Every key the model accepts appears (in backticks) in README's configuration reference."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from stackconfig.model import PlatformConfig
+
+    reference = (ROOT / "README.md").read_text().split("## Configuration reference", 1)[1]
+
+    def models_in(annotation):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield annotation
+        for argument in typing.get_args(annotation):
+            yield from models_in(argument)
+
+    missing, seen = [], set()
+
+    def visit(model):
+        if model in seen:
+            return
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            alias = field.alias or name
+            if not any(form in reference for form in (f"`{alias}", f".{alias}`", f".{alias}.", f":{alias}`")):
+                missing.append(f"{model.__name__}.{alias}")
+            for nested in models_in(field.annotation):
+                visit(nested)
+
+    visit(PlatformConfig)
+    assert missing == []
