@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pulumi
-from pulumi_azure_native import keyvault
+from pulumi_azure_native import authorization, keyvault
 
 from components.groups import resource_group
 from components.observability import send_logs
 from components.private_dns import PrivateEndpoints
-from components.rbac import lock_against_deletion
+from components.rbac import assign_role, lock_against_deletion
 from planning.naming import Naming
 from stackconfig.model import KeyVaultConfig
 
@@ -31,6 +31,7 @@ class KeyVaultArgs:
     naming: Naming
     region: str
     tenant_id: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
     settings: KeyVaultConfig
     endpoints: PrivateEndpoints
     log_analytics_workspace_id: pulumi.Input[str]
@@ -78,7 +79,10 @@ class KeyVault(pulumi.ComponentResource):
                 enabled_for_template_deployment=False,
             ),
             tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            # The retention is fixed at creation; the preview names the replacement.
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.protect, replace_on_changes=["properties.softDeleteRetentionInDays"]
+            ),
         )
         args.endpoints.connect(
             name, target_id=vault.id, target_name=vault_name, group_id="vault",
@@ -90,6 +94,18 @@ class KeyVault(pulumi.ComponentResource):
         )
         if args.lock:
             lock_against_deletion(f"{name}-lock", scope=vault.id, what="The Key Vault", parent=self)
+        for officers in settings.secrets_officer_group_object_ids:
+            assign_role(
+                f"{name}-secrets-officer-{officers}",
+                role="Key Vault Secrets Officer",
+                scope=vault.id,
+                scope_key=f"{naming.environment}/keyvault",
+                principal_id=officers,
+                principal_key=f"group/{officers}",
+                principal_type=authorization.PrincipalType.GROUP,
+                subscription_id=args.subscription_id,
+                parent=self,
+            )
 
         self.storage_key_id: pulumi.Output[str] | None = None
         self.storage_key_name: str | None = None

@@ -146,6 +146,7 @@ class Platform(pulumi.ComponentResource):
                 naming=naming,
                 region=primary_region,
                 tenant_id=deployer.tenant_id,
+                subscription_id=deployer.subscription_id,
                 settings=config.key_vault,
                 endpoints=endpoints,
                 log_analytics_workspace_id=observability.log_analytics_workspace_id,
@@ -166,6 +167,7 @@ class Platform(pulumi.ComponentResource):
                 cache_rules=cache_rules(config),
                 endpoints=endpoints,
                 log_analytics_workspace_id=observability.log_analytics_workspace_id,
+                protect=config.protect,
                 lock=lock,
                 tags=tags,
             ),
@@ -302,7 +304,8 @@ class Platform(pulumi.ComponentResource):
                         teams=dict(config.teams),
                         team_namespaces=tenancy.namespaces,
                         login_server=registry.login_server,
-                        pull_ready=[*registry.ready, aks.kubelet_pull_grant],
+                        # Also the DNS links: a node resolves the registry only once its VNet is linked.
+                        pull_ready=[*registry.ready, dns, aks.kubelet_pull_grant],
                     ),
                     provider=aks.kubernetes_provider,
                     opts=child,
@@ -319,13 +322,15 @@ class Platform(pulumi.ComponentResource):
         self.storage = storage
         self.vault = vault
 
-    def _subscription_provider(self, subscription: str) -> pulumi_azure_native.Provider:
+    def _subscription_provider(self, subscription: str, former_name: str | None = None) -> pulumi_azure_native.Provider:
         """A provider for another subscription (the hub's connectivity subscription), made once."""
         if subscription not in self._providers:
             self._providers[subscription] = pulumi_azure_native.Provider(
                 f"subscription-{subscription}",
                 subscription_id=subscription,
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(
+                    parent=self, aliases=[pulumi.Alias(name=former_name)] if former_name else None
+                ),
             )
         return self._providers[subscription]
 
@@ -334,7 +339,10 @@ class Platform(pulumi.ComponentResource):
         egress, hub = config.network.egress, config.network.hub
         hub_provider = None
         if hub and hub.create_hub_side_peering:
-            hub_provider = self._subscription_provider(parse_resource_id(hub.virtual_network_id).subscription)
+            # Named `hub-subscription` before it also served the hub's DNS zones.
+            hub_provider = self._subscription_provider(
+                parse_resource_id(hub.virtual_network_id).subscription, former_name="hub-subscription"
+            )
         networks: dict[str, RegionalNetwork] = {}
         previous_hub_peering = None
         for region, vnet in config.network.regions.items():

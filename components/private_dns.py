@@ -113,8 +113,11 @@ class PrivateEndpoints:
         tags: dict[str, str],
         parent: pulumi.Resource,
         depends_on: list[pulumi.Resource] | None = None,
-    ) -> network.PrivateEndpoint:
-        """A private endpoint to one sub-resource of `target_id`, registered in its zone."""
+    ) -> list[pulumi.Resource]:
+        """A private endpoint to one sub-resource of `target_id`, registered in its zone.
+
+        Returns the endpoint and its zone group: clients can use the endpoint once both exist.
+        """
         zone = ZONE_BY_GROUP_ID[group_id]
         endpoint = network.PrivateEndpoint(
             f"{name}-pe-{group_id}",
@@ -134,7 +137,7 @@ class PrivateEndpoints:
             tags=tags,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
         )
-        network.PrivateDnsZoneGroup(
+        zone_group = network.PrivateDnsZoneGroup(
             f"{name}-pe-{group_id}-dns",
             private_dns_zone_group_name="default",
             private_endpoint_name=endpoint.name,
@@ -144,4 +147,4 @@ class PrivateEndpoints:
             ],
             opts=pulumi.ResourceOptions(parent=parent),
         )
-        return endpoint
+        return [endpoint, zone_group]

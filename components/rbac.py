@@ -33,14 +33,17 @@ def assign_role(
         role_assignment_name=pulumi.Output.from_input(principal_key).apply(
             lambda principal: roles.assignment_name(scope_key, principal, role)
         ),
-        role_definition_id=pulumi.Output.from_input(subscription_id).apply(
-            lambda subscription: roles.role_definition_resource_id(subscription, role)
+        # Under the subscription of the scope, which may be another one (the hub's DNS zones).
+        role_definition_id=pulumi.Output.all(subscription_id, scope).apply(
+            lambda values: roles.role_definition_resource_id(roles.scope_subscription(values[1]) or values[0], role)
         ),
         principal_id=principal_id,
         principal_type=principal_type,
         scope=scope,
         description=f"{role} for {principal_key if isinstance(principal_key, str) else 'the deploying identity'} (managed by Pulumi)",
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+        # The name is fixed by the grant, so a new principal (a replaced identity) needs the
+        # old assignment gone first: Azure rejects a second one of the same name.
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, delete_before_replace=True),
     )
 
 

@@ -3,7 +3,7 @@ clusters pull images from.
 
 Artifact cache rules pull upstream images (NGC, registry.k8s.io, and teams' own upstreams
 from config) into the registry on first use, so the clusters' egress allowlist needs no
-public registry. Each other region with clusters gets a replica, so nodes pull locally.
+public registry for the platform's images (AKS's own system images still come from MCR). Each other region with clusters gets a replica, so nodes pull locally.
 Kubelet identities get AcrPull on this registry only (in the cluster component).
 """
 
@@ -39,6 +39,7 @@ class ContainerRegistryArgs:
     cache_rules: tuple[CacheRule, ...]
     endpoints: PrivateEndpoints
     log_analytics_workspace_id: pulumi.Input[str]
+    protect: bool
     lock: bool
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -80,7 +81,8 @@ class ContainerRegistry(pulumi.ComponentResource):
                 ),
             ),
             tags=args.tags,
-            opts=child,
+            # Zone redundancy is fixed at creation; the preview names the replacement.
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, replace_on_changes=["zoneRedundancy"]),
         )
         ready: list[pulumi.Resource] = [registry]
         if settings.geo_replication:
@@ -110,13 +112,12 @@ class ContainerRegistry(pulumi.ComponentResource):
                     opts=child,
                 )
             )
-        endpoint = args.endpoints.connect(
+        ready += args.endpoints.connect(
             name, target_id=registry.id, target_name=registry_name, group_id="registry",
             resource_group_name=group.name, tags=args.tags, parent=self,
             # After the replicas, so that the endpoint carries every region's data endpoint.
             depends_on=list(ready),
         )
-        ready.append(endpoint)
         send_logs(
             f"{name}-logs", resource_uri=registry.id, workspace_id=args.log_analytics_workspace_id,
             categories=REGISTRY_LOG_CATEGORIES, parent=self,

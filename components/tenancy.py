@@ -75,12 +75,18 @@ class ClusterTenancy(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("platform:tenancy:ClusterTenancy", name, None, opts)
-        in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Team namespaces used to belong to the GPU stack; the alias keeps them (and everything
+        # running in them) across that move instead of deleting and recreating them.
+        former_parent = pulumi.create_urn(f"gpu-{args.cluster_key}", "platform:gpu:Stack", parent=opts.parent if opts else None)
         self.namespaces = {
             namespace: kubernetes.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(name=namespace, labels={TEAM_LABEL: team}),
-                opts=in_cluster,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=provider,
+                    aliases=[pulumi.Alias(name=f"gpu-{args.cluster_key}-ns-{namespace}", parent=former_parent)],
+                ),
             )
             for team, spec in args.teams.items()
             for namespace in spec.namespaces

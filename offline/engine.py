@@ -191,6 +191,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi_mocks.Mocks):
         super().__init__(mocks)
         self.captured: list[CapturedResource] = []
+        self._urns: set[str] = set()
         self.stack_outputs: dict[str, Any] = {}
         self.stack_urn: str | None = None
 
@@ -199,6 +200,10 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         if request.type == "pulumi:pulumi:Stack":
             self.stack_urn = response.urn
             return response
+        if response.urn in self._urns:
+            # The Pulumi engine refuses a second resource of one URN; so does the preview.
+            raise ValueError(f"Duplicate resource URN '{response.urn}'; try giving it a unique name")
+        self._urns.add(response.urn)
         self.captured.append(
             CapturedResource(
                 urn=response.urn,

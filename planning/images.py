@@ -1,8 +1,8 @@
 """Where the platform's container images come from: the environment's registry, which
 pulls each upstream repository through an artifact cache rule on first use.
 
-Clusters therefore pull only from the private registry (over its private endpoint), and
-the egress allowlist needs no public registry. Every image a chart would pull from an
+Clusters therefore pull the platform's images only from the private registry (over its
+private endpoint); only AKS's own system images still come from mcr.microsoft.com. Every image a chart would pull from an
 upstream below must be rewritten with `mirrored()`; an upstream without a rule is an error
 here rather than an image pull failure in the cluster.
 """
@@ -39,6 +39,25 @@ PLATFORM_CACHE_RULES = (
     CacheRule("nvcr-nvidia", "nvcr.io/nvidia/*", "nvidia/*"),
     CacheRule("registry-k8s-io", "registry.k8s.io/*", "k8s/*"),
 )
+
+
+# Upstreams ACR's artifact cache can pull from without a credential set (learn.microsoft.com,
+# "Artifact cache in Azure Container Registry"). Docker Hub and Google Artifact Registry
+# need credentials in a Key Vault, which the platform does not hold.
+ANONYMOUS_UPSTREAMS = ("mcr.microsoft.com", "public.ecr.aws", "ghcr.io", "quay.io", "registry.k8s.io", "nvcr.io")
+
+
+def overlaps(first: str, second: str) -> bool:
+    """Whether two cache-rule repositories (`a/b/*` or `a/b/c`) can match the same path.
+
+    ACR rejects a wildcard rule that overlaps another wildcard rule.
+    """
+    first_root, second_root = first.removesuffix("/*"), second.removesuffix("/*")
+    if first.endswith("/*") and (second_root == first_root or second_root.startswith(first_root + "/")):
+        return True
+    if second.endswith("/*") and (first_root == second_root or first_root.startswith(second_root + "/")):
+        return True
+    return first == second
 
 
 class UncachedImage(ValueError):

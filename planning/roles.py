@@ -30,6 +30,8 @@ BUILT_IN_ROLES: dict[str, str] = {
     # Not in the shared facts table; learn.microsoft.com/azure/key-vault/general/rbac-guide.
     # Storage accounts wrap and unwrap their customer-managed key with it.
     "Key Vault Crypto Service Encryption User": "e147488a-f6f5-4113-8e2d-b22465e65bf6",
+    # Not in the shared facts table either (same source): people who create and rotate secrets.
+    "Key Vault Secrets Officer": "b86a8fe4-44ce-4948-aee5-eccb2c155cd7",
 }
 
 # A fixed namespace so that the same (scope, principal, role) always yields the same name.
@@ -46,6 +48,12 @@ def role_definition_resource_id(subscription_id: str, role: str) -> str:
         f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization"
         f"/roleDefinitions/{role_id(role)}"
     )
+
+
+def scope_subscription(scope: str) -> str | None:
+    """The subscription a scope (`/subscriptions/<id>/...`) lies in, if it names one."""
+    parts = scope.strip("/").split("/")
+    return parts[1] if len(parts) > 1 and parts[0].lower() == "subscriptions" else None
 
 
 def assignment_name(scope_key: str, principal_key: str, role: str) -> str:

@@ -15,6 +15,7 @@ from planning import addressing, capacity, limits
 from planning.addressing import NamedRange
 from planning import naming as naming_rules
 from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, taint_key
+from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming
 from stackconfig.keys import key
 from stackconfig.model import REQUIRED_TAGS, PlatformConfig
@@ -541,6 +542,38 @@ def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
 
 
+def check_registry(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Team cache rules must be creatable next to the platform's own and each other."""
+    taken = [(f"the platform's rule {rule.name}", rule) for rule in PLATFORM_CACHE_RULES]
+    for name, rule in config.registry.cache_rules.items():
+        where = key("registry", "cacheRules", name)
+        host = rule.source.split("/", 1)[0]
+        if host not in ANONYMOUS_UPSTREAMS:
+            yield ConfigProblem(
+                where + ".source",
+                f"{host} is not an upstream the registry can pull from without credentials "
+                f"({', '.join(ANONYMOUS_UPSTREAMS)})",
+            )
+        if rule.source.endswith("/*") != rule.target.endswith("/*"):
+            yield ConfigProblem(where, "source and target must both end in /* or neither")
+        for owner, other in taken:
+            if other.name == name:
+                yield ConfigProblem(where, f"{name} is the name of {owner}")
+            elif rule.source.endswith("/*") and other.source.endswith("/*") and overlaps(rule.source, other.source):
+                yield ConfigProblem(where + ".source", f"{rule.source} overlaps {owner} ({other.source})")
+            elif overlaps(rule.target, other.target):
+                yield ConfigProblem(where + ".target", f"{rule.target} overlaps {owner} ({other.target})")
+        taken.append((f"rule {name}", CacheRule(name, rule.source, rule.target)))
+
+
+def check_key_vault_grants(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    for name, workload in config.workloads.items():
+        secrets = workload.key_vault_secrets
+        duplicates = sorted({secret for secret in secrets if secrets.count(secret) > 1})
+        if duplicates:
+            yield ConfigProblem(key("workloads", name, "keyVaultSecrets"), f"lists {', '.join(duplicates)} twice")
+
+
 CHECKS = (
     check_tags,
     check_regions,
@@ -560,6 +593,8 @@ CHECKS = (
     check_resource_names,
     check_storage,
     check_workloads,
+    check_registry,
+    check_key_vault_grants,
 )
 
 

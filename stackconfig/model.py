@@ -413,12 +413,16 @@ class KeyVaultConfig(Model):
     """The environment's Key Vault: RBAC authorization, purge protection, private only."""
 
     sku: Literal["standard", "premium"] = "standard"
-    # Deleted vaults and objects stay recoverable (and their names taken) this long.
+    # Deleted vaults and objects stay recoverable (and their names taken) this long; with purge
+    # protection a destroyed environment can reuse the vault's name only after it.
     soft_delete_retention_days: int = Field(default=90, ge=7, le=90)
+    # Groups that create and rotate secrets (Key Vault Secrets Officer on this vault); the
+    # program itself never holds a secret value.
+    secrets_officer_group_object_ids: list[Uuid] = Field(default_factory=list)
 
 
 class CacheRuleConfig(Model):
-    # e.g. docker.io/library/* or ghcr.io/org/image
+    # e.g. ghcr.io/org/* or quay.io/org/image (upstreams that need no credentials)
     source: UpstreamRepository
     # The repository (or namespace with /*) in the platform's registry.
     target: TargetRepository

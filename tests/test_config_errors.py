@@ -251,6 +251,21 @@ CASES = {
         "platform:storage.pointInTimeRestoreDays", "needs the change feed"),
     "unknown storage key": (
         "dev", set_in("storage.softDeleteDay", 5), "platform:storage.softDeleteDay", "not a known key"),
+    "cache rule from an upstream that needs credentials": (
+        "dev", set_in("registry.cacheRules.pytorch", {"source": "docker.io/pytorch/*", "target": "pytorch/*"}),
+        "platform:registry.cacheRules.pytorch.source", "docker.io is not an upstream"),
+    "cache rule overlapping the platform's": (
+        "dev", set_in("registry.cacheRules.kueue", {"source": "registry.k8s.io/kueue/*", "target": "kueue/*"}),
+        "platform:registry.cacheRules.kueue.source", "overlaps the platform's rule registry-k8s-io"),
+    "cache rule into the platform's target": (
+        "dev", set_in("registry.cacheRules.mirror", {"source": "ghcr.io/nvidia/*", "target": "nvidia/*"}),
+        "platform:registry.cacheRules.mirror.target", "overlaps the platform's rule nvcr-nvidia"),
+    "cache rule with the platform's name": (
+        "dev", set_in("registry.cacheRules.nvcr-nvidia", {"source": "ghcr.io/acme/*", "target": "acme/*"}),
+        "platform:registry.cacheRules.nvcr-nvidia", "is the name of the platform's rule"),
+    "a secret listed twice": (
+        "dev", set_in("workloads.trainer.keyVaultSecrets", ["hf-token", "hf-token"]),
+        "platform:workloads.trainer.keyVaultSecrets", "lists hf-token twice"),
     "bad central DNS zone group": (
         "prod", set_in("network.hub.privateDnsZonesResourceGroupId", "rg-hub-dns"),
         "platform:network.hub.privateDnsZonesResourceGroupId", "not valid"),

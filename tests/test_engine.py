@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from offline.engine import preview_stack, run_program
 from offline.stackfile import SECRET_PLACEHOLDER, StackConfig, read_stack_config
 from tests.conftest import ROOT, STACKS
@@ -111,3 +113,19 @@ def test_the_alias_shortcut_changes_nothing_that_is_captured(plans):
     assert {r.urn: r.options for r in slow.resources} == {r.urn: r.options for r in fast.resources}
     cluster = fast.one("azure-native:containerservice:ManagedCluster", "aks-eus2-aks")
     assert len(cluster.aliases) > 100, "azure-native declares an alias per API version"
+
+
+
+def test_a_duplicate_urn_fails_the_preview_as_it_fails_pulumi_up(monkeypatch):
+    from pulumi.runtime.proto import resource_pb2
+
+    from offline.engine import CapturingMonitor
+    from offline.mocks import OfflineMocks
+
+    monkeypatch.setattr("pulumi.runtime.mocks.get_stack", lambda: "dev")
+    monkeypatch.setattr("pulumi.runtime.mocks.get_project", lambda: "platform")
+    monitor = CapturingMonitor(OfflineMocks())
+    request = resource_pb2.RegisterResourceRequest(type="random:index:Thing", name="same", custom=True)
+    monitor.RegisterResource(request)
+    with pytest.raises(ValueError, match="Duplicate resource URN"):
+        monitor.RegisterResource(request)

@@ -249,8 +249,10 @@ def _lookup(values, path):
 def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack):
     plan = plans[stack]
     login_server = plan.one(REGISTRY).inputs["registryName"] + ".azurecr.io"
-    rules = plan.of_type("azure-native:containerregistry:CacheRule")
-    targets = [rule.inputs["targetRepository"].removesuffix("*") for rule in rules]
+    rules = {
+        rule.inputs["targetRepository"].removesuffix("*"): rule.inputs["sourceRepository"].removesuffix("*")
+        for rule in plan.of_type("azure-native:containerregistry:CacheRule")
+    }
     releases = plan.of_type(RELEASE)
     assert releases
     for release in releases:
@@ -261,8 +263,11 @@ def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack
         for path in public:
             value = _lookup(release.inputs["values"], path)
             assert isinstance(value, str) and value.startswith(f"{login_server}/"), f"{release.name}: {path} pulls from {public[path]}"
+            # The cache rule that fills this path pulls exactly the chart's upstream repository.
             in_registry = value.removeprefix(f"{login_server}/") + "/"
-            assert any(in_registry.startswith(target) for target in targets), f"no cache rule fills {value}"
+            target = next((t for t in rules if in_registry.startswith(t)), None)
+            assert target is not None, f"no cache rule fills {value}"
+            assert rules[target] + in_registry[len(target):] == chart.images[path] + "/", (path, value)
     for policy in plan.of_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"):
         for component in ("ofedDriver", "rdmaSharedDevicePlugin"):
             assert policy.inputs["spec"][component]["repository"].startswith(f"{login_server}/nvidia/")
@@ -275,12 +280,12 @@ def test_cache_rules_pull_the_platforms_upstreams(plans):
 
 def test_teams_add_their_own_cache_rules():
     def add_rule(values):
-        values["platform:registry"] = {"cacheRules": {"pytorch": {"source": "docker.io/pytorch/*", "target": "pytorch/*"}}}
+        values["platform:registry"] = {"cacheRules": {"vllm-project": {"source": "ghcr.io/vllm-project/*", "target": "vllm/*"}}}
 
     plan = run_with("dev", add_rule)
     assert plan.ok, plan.error
-    rule = plan.one("azure-native:containerregistry:CacheRule", "registry-cache-pytorch")
-    assert rule.inputs["sourceRepository"] == "docker.io/pytorch/*"
+    rule = plan.one("azure-native:containerregistry:CacheRule", "registry-cache-vllm-project")
+    assert (rule.inputs["sourceRepository"], rule.inputs["targetRepository"]) == ("ghcr.io/vllm-project/*", "vllm/*")
 
 
 @pytest.mark.parametrize("stack, locked", [("dev", False), ("staging", False), ("prod", True)])
