@@ -317,11 +317,12 @@ def run_program(
     *,
     preview: bool = True,
     fast_aliases: bool = True,
+    cloud: str | None = None,
 ) -> Plan:
-    """Run the program once under mocks and return what it registered."""
+    """Run the program once under mocks and return what it registered (`cloud`: see OfflineMocks)."""
     started = time.perf_counter()
     plan = Plan(stack=stack_config.stack, project=stack_config.project, preview=preview)
-    monitor = CapturingMonitor(OfflineMocks())
+    monitor = CapturingMonitor(OfflineMocks(cloud))
     errors = _ErrorLog()
     logger = logging.getLogger(f"offline.{stack_config.stack}")
     logger.propagate = False
@@ -380,6 +381,11 @@ def run_program(
     return plan
 
 
-def preview_stack(stack: str, project_dir: Path = PROJECT_ROOT, *, preview: bool = True, fast_aliases: bool = True) -> Plan:
+def preview_stack(
+    stack: str, project_dir: Path = PROJECT_ROOT, *, preview: bool = True, fast_aliases: bool = True,
+    cloud: str | None = None,
+) -> Plan:
     """Preview a stack from its stack file, e.g. `preview_stack("prod")`."""
-    return run_program(read_stack_config(project_dir, stack), project_dir, preview=preview, fast_aliases=fast_aliases)
+    return run_program(
+        read_stack_config(project_dir, stack), project_dir, preview=preview, fast_aliases=fast_aliases, cloud=cloud
+    )

@@ -115,16 +115,16 @@ EXTENSION_TYPES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def offline_uuid(*parts: str) -> str:
-    return str(uuid.uuid5(OFFLINE_NAMESPACE, "/".join(parts)))
+def offline_uuid(*parts: str, namespace: uuid.UUID = OFFLINE_NAMESPACE) -> str:
+    return str(uuid.uuid5(namespace, "/".join(parts)))
 
 
-def arm_id(token: str, name: str, inputs: dict[str, Any]) -> str:
+def arm_id(token: str, name: str, inputs: dict[str, Any], subscription: str = OFFLINE_SUBSCRIPTION_ID) -> str:
     """The resource ID Azure would give this resource."""
     if token in EXTENSION_TYPES:
         scope_key, arm_type, name_key = EXTENSION_TYPES[token]
         return f"{inputs.get(scope_key, '')}/providers/{arm_type}/{inputs.get(name_key, name)}"
-    group = f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}/resourceGroups/{inputs.get('resourceGroupName', name)}"
+    group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName', name)}"
     if token not in ARM_TYPES:
         raise NotImplementedError(
             f"the offline engine does not know the ARM type of {token}; add it to ARM_TYPES in offline/mocks.py"
@@ -139,7 +139,7 @@ def arm_id(token: str, name: str, inputs: dict[str, Any]) -> str:
     return f"{path}/{arm_type}/{inputs.get(name_key, name)}"
 
 
-def fake_user_kubeconfig(cluster: str, server: str) -> str:
+def fake_user_kubeconfig(cluster: str, server: str, tenant: str = OFFLINE_TENANT_ID) -> str:
     """What `listClusterUserCredential` returns for an Entra ID cluster (format=exec)."""
     return yaml.safe_dump(
         {
@@ -167,7 +167,7 @@ def fake_user_kubeconfig(cluster: str, server: str) -> str:
                                 "get-token", "--environment", "AzurePublicCloud",
                                 "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630",
                                 "--client-id", "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
-                                "--tenant-id", OFFLINE_TENANT_ID, "--login", "devicecode",
+                                "--tenant-id", tenant, "--login", "devicecode",
                             ],
                             "provideClusterInfo": False,
                         }
@@ -179,14 +179,28 @@ def fake_user_kubeconfig(cluster: str, server: str) -> str:
 
 
 class OfflineMocks(Mocks):
-    """Answers resource registrations and invokes with Azure-shaped values."""
+    """Answers resource registrations and invokes with Azure-shaped values.
+
+    `cloud` names another (equally fake) tenant and subscription: every ID Azure would
+    generate differs, which proves that what should be stable (role-assignment names) does
+    not depend on them.
+    """
+
+    def __init__(self, cloud: str | None = None):
+        self.namespace = uuid.uuid5(OFFLINE_NAMESPACE, cloud) if cloud else OFFLINE_NAMESPACE
+        self.subscription_id = str(uuid.uuid5(self.namespace, "subscription"))
+        self.tenant_id = str(uuid.uuid5(self.namespace, "tenant"))
+        self.deployer_object_id = str(uuid.uuid5(self.namespace, "deployer"))
+
+    def _uuid(self, *parts: str) -> str:
+        return offline_uuid(*parts, namespace=self.namespace)
 
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict]:
         inputs = dict(args.inputs)
         token = args.typ
         if not token.startswith("azure-native:"):
             return f"{args.name}-id", inputs
-        resource_id = arm_id(token, args.name, inputs)
+        resource_id = arm_id(token, args.name, inputs, self.subscription_id)
         state = {**inputs, "id": resource_id, "name": resource_id.rsplit("/", 1)[-1]}
         # Azure answers user-assigned identities as a map keyed by identity ID.
         identity = inputs.get("identity") or {}
@@ -195,22 +209,22 @@ class OfflineMocks(Mocks):
                 **identity,
                 "userAssignedIdentities": {
                     identity_id: {
-                        "principalId": offline_uuid(identity_id, "principal"),
-                        "clientId": offline_uuid(identity_id, "client"),
+                        "principalId": self._uuid(identity_id, "principal"),
+                        "clientId": self._uuid(identity_id, "client"),
                     }
                     for identity_id in identity["userAssignedIdentities"]
                 },
             }
         if token == "azure-native:managedidentity:UserAssignedIdentity":
-            state["principalId"] = offline_uuid(resource_id, "principal")
-            state["clientId"] = offline_uuid(resource_id, "client")
-            state["tenantId"] = OFFLINE_TENANT_ID
+            state["principalId"] = self._uuid(resource_id, "principal")
+            state["clientId"] = self._uuid(resource_id, "client")
+            state["tenantId"] = self.tenant_id
         elif token == "azure-native:containerservice:ManagedCluster":
             location = inputs.get("location", "eastus2")
-            cluster_uid = offline_uuid(resource_id)
+            cluster_uid = self._uuid(resource_id)
             state["oidcIssuerProfile"] = {
                 **inputs.get("oidcIssuerProfile", {}),
-                "issuerURL": f"https://{location}.oic.prod-aks.azure.com/{OFFLINE_TENANT_ID}/{cluster_uid}/",
+                "issuerURL": f"https://{location}.oic.prod-aks.azure.com/{self.tenant_id}/{cluster_uid}/",
             }
             host = f"{inputs.get('dnsPrefix', args.name)}-{cluster_uid[:8]}"
             if inputs.get("apiServerAccessProfile", {}).get("enablePrivateCluster"):
@@ -240,15 +254,15 @@ class OfflineMocks(Mocks):
     def call(self, args: MockCallArgs) -> dict:
         if args.token == "azure-native:authorization:getClientConfig":
             return {
-                "clientId": offline_uuid("deployer-client"),
-                "objectId": OFFLINE_CLIENT_OBJECT_ID,
-                "subscriptionId": OFFLINE_SUBSCRIPTION_ID,
-                "tenantId": OFFLINE_TENANT_ID,
+                "clientId": self._uuid("deployer-client"),
+                "objectId": self.deployer_object_id,
+                "subscriptionId": self.subscription_id,
+                "tenantId": self.tenant_id,
             }
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
             cluster = args.args.get("resourceName", "cluster")
             server = f"https://{cluster}.offline.azmk8s.io:443"
-            value = base64.b64encode(fake_user_kubeconfig(cluster, server).encode()).decode()
+            value = base64.b64encode(fake_user_kubeconfig(cluster, server, self.tenant_id).encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
         raise NotImplementedError(
             f"the offline engine has no mock for invoke {args.token}; add one to offline/mocks.py"
