@@ -9,16 +9,15 @@ vault's data plane is private.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import authorization, keyvault
 
 from components.groups import resource_group
 from components.observability import send_logs
-from components.private_dns import PrivateEndpoints
+from components.private_dns import DataPlaneSettings
 from components.rbac import assign_role, lock_against_deletion
-from planning.naming import Naming
 from stackconfig.model import KeyVaultConfig
 
 STORAGE_KEY_NAME = "storage-encryption"
@@ -27,37 +26,41 @@ VAULT_LOG_CATEGORIES = ("AuditEvent",)
 
 
 @dataclass(frozen=True)
+class CustomerManagedKey:
+    """A key in the environment's vault that storage accounts encrypt with."""
+
+    vault_uri: pulumi.Input[str]
+    key_id: pulumi.Input[str]
+    key_name: str
+
+
+@dataclass(frozen=True)
 class KeyVaultArgs:
-    naming: Naming
-    region: str
+    service: DataPlaneSettings
     tenant_id: pulumi.Input[str]
     subscription_id: pulumi.Input[str]
     settings: KeyVaultConfig
-    endpoints: PrivateEndpoints
-    log_analytics_workspace_id: pulumi.Input[str]
     # Create the key that storage accounts encrypt with (platform:storage.customerManagedKey).
     storage_encryption_key: bool
-    protect: bool
-    lock: bool
-    tags: dict[str, str] = field(default_factory=dict)
 
 
 class KeyVault(pulumi.ComponentResource):
-    """Outputs: `vault_id`, `vault_uri`, and `storage_key_id` (or None)."""
+    """Outputs: `vault_id`, `vault_uri`, and `storage_key` (a CustomerManagedKey, or None)."""
 
     vault_id: pulumi.Output[str]
     vault_uri: pulumi.Output[str]
 
     def __init__(self, name: str, args: KeyVaultArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:security:KeyVault", name, None, opts)
-        naming, settings = args.naming, args.settings
-        group = resource_group(name, naming.regional("rg", args.region, "security"), args.region, args.tags, parent=self)
-        vault_name = naming.key_vault(args.region)
+        service, settings = args.service, args.settings
+        naming, region, tags = service.naming, service.region, service.tags
+        group = resource_group(name, naming.regional("rg", region, "security"), region, tags, parent=self)
+        vault_name = naming.key_vault(region)
         vault = keyvault.Vault(
             f"{name}-vault",
             vault_name=vault_name,
             resource_group_name=group.name,
-            location=args.region,
+            location=region,
             properties=keyvault.VaultPropertiesArgs(
                 tenant_id=args.tenant_id,
                 sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName(settings.sku)),
@@ -78,21 +81,21 @@ class KeyVault(pulumi.ComponentResource):
                 enabled_for_disk_encryption=False,
                 enabled_for_template_deployment=False,
             ),
-            tags=args.tags,
+            tags=tags,
             # The retention is fixed at creation; the preview names the replacement.
             opts=pulumi.ResourceOptions(
-                parent=self, protect=args.protect, replace_on_changes=["properties.softDeleteRetentionInDays"]
+                parent=self, protect=service.protect, replace_on_changes=["properties.softDeleteRetentionInDays"]
             ),
         )
-        args.endpoints.connect(
+        service.endpoints.connect(
             name, target_id=vault.id, target_name=vault_name, group_id="vault",
-            resource_group_name=group.name, tags=args.tags, parent=self,
+            resource_group_name=group.name, tags=tags, parent=self,
         )
         send_logs(
-            f"{name}-audit-logs", resource_uri=vault.id, workspace_id=args.log_analytics_workspace_id,
+            f"{name}-audit-logs", resource_uri=vault.id, workspace_id=service.log_analytics_workspace_id,
             categories=VAULT_LOG_CATEGORIES, parent=self,
         )
-        if args.lock:
+        if service.lock:
             lock_against_deletion(f"{name}-lock", scope=vault.id, what="The Key Vault", parent=self)
         for officers in settings.secrets_officer_group_object_ids:
             assign_role(
@@ -107,8 +110,9 @@ class KeyVault(pulumi.ComponentResource):
                 parent=self,
             )
 
-        self.storage_key_id: pulumi.Output[str] | None = None
-        self.storage_key_name: str | None = None
+        self.vault_id = vault.id
+        self.vault_uri = vault.properties.apply(lambda properties: properties.vault_uri)
+        self.storage_key: CustomerManagedKey | None = None
         if args.storage_encryption_key:
             key = keyvault.Key(
                 f"{name}-storage-key",
@@ -129,14 +133,10 @@ class KeyVault(pulumi.ComponentResource):
                         ],
                     ),
                 ),
-                tags=args.tags,
+                tags=tags,
                 # Losing this key makes every account encrypted with it unreadable.
-                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+                opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
             )
-            self.storage_key_id = key.id
-            self.storage_key_name = STORAGE_KEY_NAME
+            self.storage_key = CustomerManagedKey(vault_uri=self.vault_uri, key_id=key.id, key_name=STORAGE_KEY_NAME)
 
-        self.vault_id = vault.id
-        self.vault_name = vault_name
-        self.vault_uri = vault.properties.apply(lambda properties: properties.vault_uri)
         self.register_outputs({"vaultId": vault.id, "vaultUri": self.vault_uri})

@@ -27,9 +27,9 @@ from components.gpu_stack import GpuStack, GpuStackArgs
 from components.keyvault import KeyVault, KeyVaultArgs
 from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
 from components.observability import Observability, ObservabilityArgs
-from components.private_dns import CentralZones, PrivateDns, PrivateDnsArgs, PrivateEndpoints
+from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
 from components.registry import ContainerRegistry, ContainerRegistryArgs
-from components.storage import CustomerManagedKey, PrivateStorage, PrivateStorageArgs
+from components.storage import PrivateStorage, PrivateStorageArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import Grant, WorkloadIdentities, WorkloadIdentitiesArgs, WorkloadSpec
 from planning import capacity
@@ -134,66 +134,48 @@ class Platform(pulumi.ComponentResource):
         )
         self.networks = self._networks()
         dns = self._private_dns()
-        endpoints = PrivateEndpoints(
+        service = DataPlaneSettings(
+            naming=naming,
             region=primary_region,
-            subnet_id=self.networks[primary_region].subnet_ids[PRIVATE_ENDPOINT_SUBNET],
-            zone_ids=dns.zone_ids,
+            endpoints=PrivateEndpoints(
+                region=primary_region,
+                subnet_id=self.networks[primary_region].subnet_ids[PRIVATE_ENDPOINT_SUBNET],
+                zone_ids=dns.zone_ids,
+            ),
+            log_analytics_workspace_id=observability.log_analytics_workspace_id,
+            protect=config.protect,
+            lock=config.lock_stateful_resources,
+            tags=tags,
         )
-        lock = config.lock_stateful_resources
         vault = KeyVault(
             "keyvault",
             KeyVaultArgs(
-                naming=naming,
-                region=primary_region,
+                service=service,
                 tenant_id=deployer.tenant_id,
                 subscription_id=deployer.subscription_id,
                 settings=config.key_vault,
-                endpoints=endpoints,
-                log_analytics_workspace_id=observability.log_analytics_workspace_id,
                 storage_encryption_key=config.storage.customer_managed_key,
-                protect=config.protect,
-                lock=lock,
-                tags=tags,
             ),
             opts=child,
         )
         registry = ContainerRegistry(
             "registry",
             ContainerRegistryArgs(
-                naming=naming,
-                region=primary_region,
+                service=service,
                 replica_regions=[region for region in config.network.regions if region != primary_region],
                 settings=config.registry,
                 cache_rules=cache_rules(config),
-                endpoints=endpoints,
-                log_analytics_workspace_id=observability.log_analytics_workspace_id,
-                protect=config.protect,
-                lock=lock,
-                tags=tags,
             ),
             opts=child,
         )
         storage = PrivateStorage(
             "storage",
             PrivateStorageArgs(
-                naming=naming,
-                region=primary_region,
+                service=service,
                 settings=config.storage,
                 account_names={key: storage_account_name(config, key) for key in config.storage.accounts},
-                endpoints=endpoints,
-                log_analytics_workspace_id=observability.log_analytics_workspace_id,
                 subscription_id=deployer.subscription_id,
-                encryption_key=CustomerManagedKey(
-                    vault_id=vault.vault_id,
-                    vault_uri=vault.vault_uri,
-                    key_id=vault.storage_key_id,
-                    key_name=vault.storage_key_name,
-                )
-                if vault.storage_key_id is not None and vault.storage_key_name
-                else None,
-                protect=config.protect,
-                lock=lock,
-                tags=tags,
+                encryption_key=vault.storage_key,
             ),
             opts=child,
         )

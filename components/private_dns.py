@@ -148,3 +148,17 @@ class PrivateEndpoints:
             opts=pulumi.ResourceOptions(parent=parent),
         )
         return [endpoint, zone_group]
+
+
+@dataclass(frozen=True)
+class DataPlaneSettings:
+    """What every private data-plane service (storage, Key Vault, registry) shares: where it
+    lives, how it is reached and logged, and how it is kept from deletion."""
+
+    naming: Naming
+    region: str
+    endpoints: PrivateEndpoints
+    log_analytics_workspace_id: pulumi.Input[str]
+    protect: bool
+    lock: bool
+    tags: dict[str, str] = field(default_factory=dict)

@@ -28,11 +28,10 @@ def assign_role(
     skips the directory lookup that fails for a just-created identity; leave it None only
     for a principal whose kind is not known (the identity running the deploy).
     """
+    principal = pulumi.Output.from_input(principal_key)
     return authorization.RoleAssignment(
         logical_name,
-        role_assignment_name=pulumi.Output.from_input(principal_key).apply(
-            lambda principal: roles.assignment_name(scope_key, principal, role)
-        ),
+        role_assignment_name=principal.apply(lambda key: roles.assignment_name(scope_key, key, role)),
         # Under the subscription of the scope, which may be another one (the hub's DNS zones).
         role_definition_id=pulumi.Output.all(subscription_id, scope).apply(
             lambda values: roles.role_definition_resource_id(roles.scope_subscription(values[1]) or values[0], role)
@@ -40,7 +39,7 @@ def assign_role(
         principal_id=principal_id,
         principal_type=principal_type,
         scope=scope,
-        description=f"{role} for {principal_key if isinstance(principal_key, str) else 'the deploying identity'} (managed by Pulumi)",
+        description=principal.apply(lambda key: f"{role} for {key} (managed by Pulumi)"),
         # The name is fixed by the grant, so a new principal (a replaced identity) needs the
         # old assignment gone first: Azure rejects a second one of the same name.
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, delete_before_replace=True),

@@ -9,17 +9,16 @@ Kubelet identities get AcrPull on this registry only (in the cluster component).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import containerregistry as acr
 
 from components.groups import resource_group
 from components.observability import send_logs
-from components.private_dns import PrivateEndpoints
+from components.private_dns import DataPlaneSettings
 from components.rbac import lock_against_deletion
 from planning.images import CacheRule
-from planning.naming import Naming
 from stackconfig.model import RegistryConfig
 
 REGISTRY_LOG_CATEGORIES = ("ContainerRegistryLoginEvents", "ContainerRegistryRepositoryEvents")
@@ -31,17 +30,11 @@ def _zone_redundancy(enabled: bool) -> acr.ZoneRedundancy:
 
 @dataclass(frozen=True)
 class ContainerRegistryArgs:
-    naming: Naming
-    region: str
+    service: DataPlaneSettings
     # Other regions with clusters; each gets a replica when geo-replication is on.
     replica_regions: list[str]
     settings: RegistryConfig
     cache_rules: tuple[CacheRule, ...]
-    endpoints: PrivateEndpoints
-    log_analytics_workspace_id: pulumi.Input[str]
-    protect: bool
-    lock: bool
-    tags: dict[str, str] = field(default_factory=dict)
 
 
 class ContainerRegistry(pulumi.ComponentResource):
@@ -52,15 +45,16 @@ class ContainerRegistry(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ContainerRegistryArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:registry:ContainerRegistry", name, None, opts)
-        naming, settings = args.naming, args.settings
+        service, settings = args.service, args.settings
+        naming, tags = service.naming, service.tags
         child = pulumi.ResourceOptions(parent=self)
-        group = resource_group(name, naming.regional("rg", args.region, "registry"), args.region, args.tags, parent=self)
+        group = resource_group(name, naming.regional("rg", service.region, "registry"), service.region, tags, parent=self)
         registry_name = naming.registry()
         registry = acr.Registry(
             f"{name}-registry",
             registry_name=registry_name,
             resource_group_name=group.name,
-            location=args.region,
+            location=service.region,
             # Private endpoints, replicas and zone redundancy need Premium.
             sku=acr.SkuArgs(name=acr.SkuName.PREMIUM),
             admin_user_enabled=False,
@@ -80,9 +74,9 @@ class ContainerRegistry(pulumi.ComponentResource):
                     days=settings.untagged_retention_days, status=acr.PolicyStatus.ENABLED
                 ),
             ),
-            tags=args.tags,
+            tags=tags,
             # Zone redundancy is fixed at creation; the preview names the replacement.
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, replace_on_changes=["zoneRedundancy"]),
+            opts=pulumi.ResourceOptions(parent=self, protect=service.protect, replace_on_changes=["zoneRedundancy"]),
         )
         ready: list[pulumi.Resource] = [registry]
         if settings.geo_replication:
@@ -96,7 +90,7 @@ class ContainerRegistry(pulumi.ComponentResource):
                         location=region,
                         region_endpoint_enabled=True,
                         zone_redundancy=_zone_redundancy(settings.zone_redundancy),
-                        tags=args.tags,
+                        tags=tags,
                         opts=child,
                     )
                 )
@@ -112,17 +106,17 @@ class ContainerRegistry(pulumi.ComponentResource):
                     opts=child,
                 )
             )
-        ready += args.endpoints.connect(
+        ready += service.endpoints.connect(
             name, target_id=registry.id, target_name=registry_name, group_id="registry",
-            resource_group_name=group.name, tags=args.tags, parent=self,
+            resource_group_name=group.name, tags=tags, parent=self,
             # After the replicas, so that the endpoint carries every region's data endpoint.
             depends_on=list(ready),
         )
         send_logs(
-            f"{name}-logs", resource_uri=registry.id, workspace_id=args.log_analytics_workspace_id,
+            f"{name}-logs", resource_uri=registry.id, workspace_id=service.log_analytics_workspace_id,
             categories=REGISTRY_LOG_CATEGORIES, parent=self,
         )
-        if args.lock:
+        if service.lock:
             lock_against_deletion(f"{name}-lock", scope=registry.id, what="The container registry", parent=self)
 
         self.registry_id = registry.id

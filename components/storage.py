@@ -11,16 +11,16 @@ versioning, the change feed or point-in-time restore, so those stay off there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import managedidentity, storage
 
 from components.groups import resource_group
 from components.observability import send_logs
-from components.private_dns import PrivateEndpoints
+from components.keyvault import CustomerManagedKey
+from components.private_dns import DataPlaneSettings
 from components.rbac import assign_role, lock_against_deletion
-from planning.naming import Naming
 from stackconfig.model import StorageAccountConfig, StorageConfig
 
 # Data access to blobs: who read, wrote or deleted which blob.
@@ -30,29 +30,13 @@ ACCOUNT_REPLACED_BY = ["isHnsEnabled", "encryption.requireInfrastructureEncrypti
 
 
 @dataclass(frozen=True)
-class CustomerManagedKey:
-    """A key in the environment's vault that the accounts encrypt with."""
-
-    vault_id: pulumi.Input[str]
-    vault_uri: pulumi.Input[str]
-    key_id: pulumi.Input[str]
-    key_name: str
-
-
-@dataclass(frozen=True)
 class PrivateStorageArgs:
-    naming: Naming
-    region: str
+    service: DataPlaneSettings
     settings: StorageConfig
     # account key -> the account's Azure name (validated against Azure's rules)
     account_names: dict[str, str]
-    endpoints: PrivateEndpoints
-    log_analytics_workspace_id: pulumi.Input[str]
     subscription_id: pulumi.Input[str]
     encryption_key: CustomerManagedKey | None
-    protect: bool
-    lock: bool
-    tags: dict[str, str] = field(default_factory=dict)
 
 
 class PrivateStorage(pulumi.ComponentResource):
@@ -65,7 +49,7 @@ class PrivateStorage(pulumi.ComponentResource):
         super().__init__("platform:data:PrivateStorage", name, None, opts)
         self._args = args
         self._group = resource_group(
-            name, args.naming.regional("rg", args.region, "data"), args.region, args.tags, parent=self
+            name, args.service.naming.regional("rg", args.service.region, "data"), args.service.region, args.service.tags, parent=self
         )
         self._encryption_identity = self._encryption_identity_with_key_access(name) if args.encryption_key else None
         self.account_ids = {}
@@ -81,19 +65,19 @@ class PrivateStorage(pulumi.ComponentResource):
         assert key is not None
         identity = managedidentity.UserAssignedIdentity(
             f"{name}-encryption-id",
-            resource_name_=args.naming.regional("id", args.region, "storage-encryption"),
+            resource_name_=args.service.naming.regional("id", args.service.region, "storage-encryption"),
             resource_group_name=self._group.name,
-            location=args.region,
-            tags=args.tags,
+            location=args.service.region,
+            tags=args.service.tags,
             opts=pulumi.ResourceOptions(parent=self),
         )
         grant = assign_role(
             f"{name}-encryption-key-access",
             role="Key Vault Crypto Service Encryption User",
             scope=key.key_id,
-            scope_key=f"{args.naming.environment}/keyvault/keys/{key.key_name}",
+            scope_key=f"{args.service.naming.environment}/keyvault/keys/{key.key_name}",
             principal_id=identity.principal_id,
-            principal_key=f"{args.naming.environment}/storage-encryption",
+            principal_key=f"{args.service.naming.environment}/storage-encryption",
             subscription_id=args.subscription_id,
             parent=self,
         )
@@ -109,7 +93,7 @@ class PrivateStorage(pulumi.ComponentResource):
             name,
             account_name=account_name,
             resource_group_name=self._group.name,
-            location=args.region,
+            location=args.service.region,
             kind=storage.Kind.STORAGE_V2,
             sku=storage.SkuArgs(name=storage.SkuName(settings.sku)),
             access_tier=storage.AccessTier.HOT,
@@ -151,10 +135,10 @@ class PrivateStorage(pulumi.ComponentResource):
                     file=storage.EncryptionServiceArgs(enabled=True, key_type=storage.KeyType.ACCOUNT),
                 ),
             ),
-            tags=args.tags,
+            tags=args.service.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                protect=args.protect,
+                protect=args.service.protect,
                 replace_on_changes=ACCOUNT_REPLACED_BY,
                 depends_on=[key_grant] if key_grant else None,
             ),
@@ -187,22 +171,22 @@ class PrivateStorage(pulumi.ComponentResource):
                 account_name=resource.name,
                 resource_group_name=self._group.name,
                 public_access=storage.PublicAccess.NONE,
-                opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[blob_service]),
+                opts=pulumi.ResourceOptions(parent=self, protect=args.service.protect, depends_on=[blob_service]),
             ).id
         group_ids = ["blob"] + ([] if flat else ["dfs"])
         for group_id in group_ids:
-            args.endpoints.connect(
+            args.service.endpoints.connect(
                 name, target_id=resource.id, target_name=account_name, group_id=group_id,
-                resource_group_name=self._group.name, tags=args.tags, parent=self,
+                resource_group_name=self._group.name, tags=args.service.tags, parent=self,
             )
         send_logs(
             f"{name}-blob-logs",
             resource_uri=resource.id.apply(lambda account_id: f"{account_id}/blobServices/default"),
-            workspace_id=args.log_analytics_workspace_id,
+            workspace_id=args.service.log_analytics_workspace_id,
             categories=BLOB_LOG_CATEGORIES,
             parent=self,
         )
-        if args.lock:
+        if args.service.lock:
             lock_against_deletion(f"{name}-lock", scope=resource.id, what=f"Storage account {account_name}", parent=self)
         self.account_ids[account_key] = resource.id
         self.container_ids[account_key] = containers

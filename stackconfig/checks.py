@@ -450,7 +450,7 @@ def check_resource_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
         where = key("storage", "accounts", account_key, *(["accountName"] if account.account_name else []))
         problem = naming_rules.storage_account_name_problem(name)
         if problem:
-            hint = "" if account.account_name else f" (derived from prefix, environment and key; set accountName)"
+            hint = "" if account.account_name else " (derived from prefix, environment and key; set accountName)"
             yield ConfigProblem(where, problem + hint)
         elif name in seen:
             yield ConfigProblem(where, f"{name} is already the name of account {seen[name]}")
