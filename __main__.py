@@ -22,5 +22,8 @@ pulumi.export(
 # Client IDs of the workload identities, for pods outside the platform's service accounts.
 pulumi.export("workloadIdentities", platform.identities.client_ids)
 pulumi.export("registryLoginServer", platform.registry.login_server)
+# Per Kafka client: bootstrap servers per cluster, security protocol, SASL mechanism, token
+# scope, topics. No secret: clients sign in with their workload identity.
+pulumi.export("kafkaClients", platform.kafka_connections)
 # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
 pulumi.export("kubeconfigs", {key: cluster.kubeconfig for key, cluster in platform.clusters.items()})

@@ -89,7 +89,11 @@ KUEUE = HelmChart(
     },
 )
 
-CHARTS = (GPU_OPERATOR, NETWORK_OPERATOR, KUEUE)
+# The chart composes every image as <defaultImageRegistry>/<defaultImageRepository>/<name>, so
+# the release sets those two values (components/kafka.py) instead of per-image repositories.
+STRIMZI = HelmChart("oci://quay.io/strimzi-helm/strimzi-kafka-operator", "1.2.0")
+
+CHARTS = (GPU_OPERATOR, NETWORK_OPERATOR, KUEUE, STRIMZI)
 
 
 def mirrored_image_values(chart: HelmChart, login_server: str) -> dict[str, Any]:

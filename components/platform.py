@@ -23,7 +23,18 @@ from pulumi_azure_native import authorization
 
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
+from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.gpu_stack import GpuStack, GpuStackArgs
+from components.kafka import (
+    KafkaClientSpec,
+    KafkaMirror,
+    KafkaMirrorArgs,
+    MirrorIdentity,
+    MirrorSource,
+    ReplicationEndpoint,
+    StrimziKafka,
+    StrimziKafkaArgs,
+)
 from components.keyvault import KeyVault, KeyVaultArgs
 from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
 from components.observability import Observability, ObservabilityArgs
@@ -33,11 +44,12 @@ from components.storage import PrivateStorage, PrivateStorageArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import Grant, WorkloadIdentities, WorkloadIdentitiesArgs, WorkloadSpec
 from planning import capacity
+from planning import kafka as kafka_plan
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.naming import Naming, parse_resource_id
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
 from stackconfig.checks import storage_account_name
-from stackconfig.model import PlatformConfig
+from stackconfig.model import EventHubsConfig, PlatformConfig
 
 STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data Contributor"}
 
@@ -71,6 +83,8 @@ def private_dns_zones(config: PlatformConfig) -> list[str]:
         group_ids.append("blob")
     if any(account.hierarchical_namespace for account in config.storage.accounts.values()):
         group_ids.append("dfs")
+    if config.kafka and config.kafka.engine == "eventhubs":
+        group_ids.append("namespace")
     zones = [ZONE_BY_GROUP_ID[group_id] for group_id in group_ids]
     private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
     return zones + [api_server_zone(region) for region in private_regions]
@@ -215,6 +229,7 @@ class Platform(pulumi.ComponentResource):
                     registry_id=registry.registry_id,
                     deployer_object_id=deployer.object_id,
                     fleet_managed=config.has_fleet,
+                    kafka_pool=kafka_plan.kafka_node_pool(config) if key in config.kafka_clusters() else None,
                     tags={**tags, "cluster": key},
                 ),
                 opts=child,
@@ -234,30 +249,44 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
 
+        mirrors = kafka_plan.mirror_clusters(config)
+        workloads = [
+            WorkloadSpec(
+                name=workload,
+                namespace=spec.namespace,
+                service_account=spec.service_account,
+                issuers={c: self.clusters[c].oidc_issuer_url for c in config.workload_clusters(workload)},
+                grants=workload_grants(config, workload, storage, vault),
+            )
+            for workload, spec in config.workloads.items()
+        ]
+        if mirrors:
+            # MirrorMaker signs in to every cluster's Kafka with an identity of its own.
+            workloads.append(
+                WorkloadSpec(
+                    name=kafka_plan.MIRROR_WORKLOAD,
+                    namespace=kafka_plan.KAFKA_NAMESPACE,
+                    service_account=kafka_plan.MIRROR_SERVICE_ACCOUNT,
+                    issuers={c: self.clusters[c].oidc_issuer_url for c in mirrors},
+                    grants=[],
+                )
+            )
         self.identities = WorkloadIdentities(
             "workloads",
             WorkloadIdentitiesArgs(
                 naming=naming,
                 region=primary_region,
-                workloads=[
-                    WorkloadSpec(
-                        name=workload,
-                        namespace=spec.namespace,
-                        service_account=spec.service_account,
-                        issuers={c: self.clusters[c].oidc_issuer_url for c in config.workload_clusters(workload)},
-                        grants=workload_grants(config, workload, storage, vault),
-                    )
-                    for workload, spec in config.workloads.items()
-                ],
+                workloads=workloads,
                 subscription_id=deployer.subscription_id,
                 tags=tags,
             ),
             opts=child,
         )
 
+        tenancies: dict[str, ClusterTenancy] = {}
         for key, cluster in config.clusters.items():
             aks = self.clusters[key]
-            tenancy = ClusterTenancy(
+            tenancy = tenancies[key] = ClusterTenancy(
                 f"tenancy-{key}",
                 ClusterTenancyArgs(
                     environment=config.environment,
@@ -293,6 +322,8 @@ class Platform(pulumi.ComponentResource):
                     opts=child,
                 )
 
+        self.kafka_connections = self._kafka(tenancies, registry, service, dns, deployer)
+
         self.register_outputs(
             {
                 "clusters": {key: c.cluster_name for key, c in self.clusters.items()},
@@ -303,6 +334,95 @@ class Platform(pulumi.ComponentResource):
         self.registry = registry
         self.storage = storage
         self.vault = vault
+
+    def _kafka(self, tenancies, registry, service, dns, deployer) -> dict[str, dict]:
+        """The event backbone on the configured engine; returns each client's connection info."""
+        config = self._config
+        kafka = config.kafka
+        if kafka is None:
+            return {}
+        principal_ids = self.identities.principal_ids
+        tenant_id = config.entra.tenant_id or deployer.tenant_id
+        child = pulumi.ResourceOptions(parent=self)
+        if kafka.engine == "eventhubs":
+            settings = kafka.event_hubs or EventHubsConfig()
+            backbone = EventHubsBackbone(
+                "events",
+                EventHubsBackboneArgs(
+                    service=service,
+                    kafka=kafka,
+                    settings=settings,
+                    principal_ids={client: principal_ids[client] for client in kafka.clients},
+                    subscription_id=deployer.subscription_id,
+                ),
+                opts=child,
+            )
+            return {
+                client: kafka_plan.connection_info(config, client, backbone.namespace_name)
+                for client in kafka.clients
+            }
+
+        strimzi = kafka.strimzi
+        assert strimzi is not None
+        hosts, mirrors = config.kafka_clusters(), kafka_plan.mirror_clusters(config)
+        mirror_identity = (
+            MirrorIdentity(self.identities.client_ids[kafka_plan.MIRROR_WORKLOAD], principal_ids[kafka_plan.MIRROR_WORKLOAD]) if mirrors else None
+        )
+        kafkas: dict[str, StrimziKafka] = {}
+        for key in hosts:
+            cluster = config.clusters[key]
+            kafkas[key] = StrimziKafka(
+                f"kafka-{key}",
+                StrimziKafkaArgs(
+                    cluster_key=key,
+                    kafka=kafka,
+                    clients=[
+                        KafkaClientSpec(client, config.workloads[client].namespace, spec.authentication, principal_ids[client])
+                        for client, spec in kafka.clients.items()
+                        if key in config.workload_clusters(client)
+                    ],
+                    tenant_id=tenant_id,
+                    remote_clusters=[other for other in mirrors if other != key],
+                    mirror=mirror_identity,
+                    replication=ReplicationEndpoint(
+                        bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
+                        subnet_name=self._naming.regional("snet", cluster.region, f"{key}-nodes"),
+                        peer_ranges=[str(config.clusters[other].subnets.nodes) for other in mirrors if other != key],
+                    )
+                    if key in mirrors
+                    else None,
+                    login_server=registry.login_server,
+                    pull_ready=[*registry.ready, dns, self.clusters[key].kubelet_pull_grant],
+                    protect=config.protect,
+                    team_namespaces=tenancies[key].namespaces,
+                ),
+                provider=self.clusters[key].kubernetes_provider,
+                opts=child,
+            )
+        for key in mirrors:
+            KafkaMirror(
+                f"kafka-mirror-{key}",
+                KafkaMirrorArgs(
+                    cluster_key=key,
+                    kafka=kafka,
+                    sources=[
+                        MirrorSource(
+                            other,
+                            kafka_plan.replication_bootstrap_address(config, other),
+                            self.clusters[other].kubernetes_provider,
+                            kafkas[other].kafka,
+                        )
+                        for other in mirrors
+                        if other != key
+                    ],
+                    identity=mirror_identity,
+                    tenant_id=tenant_id,
+                    local_kafka=kafkas[key].kafka,
+                ),
+                provider=self.clusters[key].kubernetes_provider,
+                opts=child,
+            )
+        return {client: kafka_plan.connection_info(config, client) for client in kafka.clients}
 
     def _subscription_provider(self, subscription: str, former_name: str | None = None) -> pulumi_azure_native.Provider:
         """A provider for another subscription (the hub's connectivity subscription), made once."""

@@ -19,6 +19,8 @@ OFFLINE_NAMESPACE = uuid.UUID("1f0e4c7a-5b7e-4d43-8a0a-6a3f0c1d2e3f")
 OFFLINE_SUBSCRIPTION_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "subscription"))
 OFFLINE_TENANT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "tenant"))
 OFFLINE_CLIENT_OBJECT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "deployer"))
+# What a Secret read from a cluster holds offline: clearly not a real certificate.
+OFFLINE_CA_CERTIFICATE = "-----BEGIN CERTIFICATE-----\nb2ZmbGluZQ==\n-----END CERTIFICATE-----\n"
 
 # Pulumi type token -> (ARM provider namespace, resource type, input naming the resource,
 # inputs naming the parent resources in path order).
@@ -96,6 +98,14 @@ ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
     ),
     "azure-native:containerregistry:CacheRule": (
         "Microsoft.ContainerRegistry", "cacheRules", "cacheRuleName", (("registries", "registryName"),)
+    ),
+    "azure-native:eventhub:Namespace": ("Microsoft.EventHub", "namespaces", "namespaceName", ()),
+    "azure-native:eventhub:EventHub": (
+        "Microsoft.EventHub", "eventhubs", "eventHubName", (("namespaces", "namespaceName"),)
+    ),
+    "azure-native:eventhub:ConsumerGroup": (
+        "Microsoft.EventHub", "consumergroups", "consumerGroupName",
+        (("namespaces", "namespaceName"), ("eventhubs", "eventHubName")),
     ),
     "azure-native:managedidentity:FederatedIdentityCredential": (
         "Microsoft.ManagedIdentity", "federatedIdentityCredentials", "federatedIdentityCredentialResourceName",
@@ -198,6 +208,13 @@ class OfflineMocks(Mocks):
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict]:
         inputs = dict(args.inputs)
         token = args.typ
+        if token == "kubernetes:core/v1:Secret" and args.resource_id:
+            # A read of a Secret Strimzi made (a cluster's CA certificate): answer like the API.
+            namespace, _, name = args.resource_id.rpartition("/")
+            return args.resource_id, {
+                "metadata": {"name": name, "namespace": namespace},
+                "data": {"ca.crt": base64.b64encode(OFFLINE_CA_CERTIFICATE.encode()).decode()},
+            }
         if not token.startswith("azure-native:"):
             return f"{args.name}-id", inputs
         resource_id = arm_id(token, args.name, inputs, self.subscription_id)

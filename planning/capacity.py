@@ -17,10 +17,11 @@ from typing import Literal
 
 from planning import addressing, limits
 from planning.gpu import GPU_VM_SIZES, gpu_units_per_node
+from planning import kafka as kafka_plan
 from stackconfig.keys import key as config_key
 from stackconfig.model import ClusterConfig, GpuPoolConfig, PlatformConfig, PoolSettings
 
-PoolKind = Literal["system", "cpu", "gpu"]
+PoolKind = Literal["system", "cpu", "gpu", "kafka"]
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,11 @@ def _address_uses(config: PlatformConfig, name: str, pools: list[PoolCapacity]) 
 
 def plan_cluster(config: PlatformConfig, name: str) -> ClusterCapacity:
     pools = cluster_pools(name, config.clusters[name])
+    kafka_pool = kafka_plan.kafka_node_pool(config)
+    if kafka_pool is not None and name in config.kafka_clusters():
+        pools.append(
+            PoolCapacity(config_key("kafka", "strimzi", "nodePool"), name, kafka_plan.KAFKA_POOL_NAME, "kafka", kafka_pool)
+        )
     return ClusterCapacity(name, pools, _address_uses(config, name, pools))
 
 

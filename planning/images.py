@@ -33,11 +33,12 @@ class CacheRule:
         return None
 
 
-# The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC) and
-# Kubernetes SIG images (Kueue, node feature discovery).
+# The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC),
+# Kubernetes SIG images (Kueue, node feature discovery) and Strimzi's operator and Kafka.
 PLATFORM_CACHE_RULES = (
     CacheRule("nvcr-nvidia", "nvcr.io/nvidia/*", "nvidia/*"),
     CacheRule("registry-k8s-io", "registry.k8s.io/*", "k8s/*"),
+    CacheRule("quay-strimzi", "quay.io/strimzi/*", "strimzi/*"),
 )
 
 

@@ -13,12 +13,13 @@ from typing import Iterator
 
 from planning import addressing, capacity, limits
 from planning.addressing import NamedRange
+from planning import kafka as kafka_plan
 from planning import naming as naming_rules
 from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming
 from stackconfig.keys import key
-from stackconfig.model import REQUIRED_TAGS, PlatformConfig
+from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, PlatformConfig
 
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset(
@@ -536,9 +537,146 @@ def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
                         f"{container} is not a container of storage account {account_key} "
                         f"({', '.join(account.containers)})",
                     )
-        if workload.kafka_topics:
+
+
+def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """The topic and client spec, and the engine's limits. Keys name the topic by position
+    (`platform:kafka.topics[2].partitions`), as the stack file lists them."""
+    kafka = config.kafka
+    if kafka is None:
+        return
+    other_engine = {"strimzi": ("eventHubs", kafka.event_hubs), "eventhubs": ("strimzi", kafka.strimzi)}
+    section, value = other_engine[kafka.engine]
+    if value is not None:
+        yield ConfigProblem(key("kafka", section), f"belongs to the other engine; engine is {kafka.engine}")
+    if kafka.engine == "strimzi" and kafka.strimzi is None:
+        yield ConfigProblem(key("kafka", "strimzi"), "is required with engine strimzi (at least oauth.audience)")
+
+    hosts = config.kafka_clusters()
+    mirroring = kafka.engine == "strimzi" and kafka.strimzi is not None and kafka.strimzi.mirror_maker.enabled
+    seen: set[str] = set()
+    for i, topic in enumerate(kafka.topics):
+        def where(*parts: str) -> str:
+            return key("kafka", "topics", i, *parts)
+
+        if topic.name in seen:
+            yield ConfigProblem(where("name"), f"{topic.name} is declared twice")
+        seen.add(topic.name)
+        copy_of = next((c for c in hosts if topic.name.startswith(f"{c}.")), None)
+        if mirroring and len(hosts) > 1 and copy_of:
             yield ConfigProblem(
-                where("kafkaTopics"), "no Kafka backbone is configured in this environment (platform:kafka)"
+                where("name"), f"names starting with {copy_of}. are MirrorMaker's copies of cluster {copy_of}'s topics"
+            )
+        if topic.min_in_sync_replicas > topic.replication_factor:
+            yield ConfigProblem(
+                where("minInSyncReplicas"),
+                f"{topic.min_in_sync_replicas} is more than the topic's {topic.replication_factor} replicas: "
+                "no write with acks=all could ever succeed",
+            )
+        if kafka.engine == "strimzi" and kafka.strimzi and topic.replication_factor > kafka.strimzi.brokers:
+            yield ConfigProblem(
+                where("replicationFactor"),
+                f"{topic.replication_factor} replicas need as many brokers; platform:kafka.strimzi.brokers "
+                f"is {kafka.strimzi.brokers}",
+            )
+    if kafka.engine == "eventhubs":
+        yield from _event_hubs_limits(config)
+
+    for client, spec in kafka.clients.items():
+        if client not in config.workloads:
+            yield ConfigProblem(
+                key("kafka", "clients", client),
+                f"{client} is not a workload of platform:workloads ({', '.join(config.workloads) or 'none'}); "
+                "clients sign in with a workload's identity",
+            )
+        elif kafka.engine == "strimzi":
+            elsewhere = [c for c in config.workload_clusters(client) if c not in hosts]
+            if elsewhere:
+                yield ConfigProblem(
+                    key("kafka", "clients", client),
+                    f"runs on {', '.join(elsewhere)}, which host no Kafka (platform:kafka.strimzi.clusters)",
+                )
+        for topic in spec.topics:
+            if kafka.topic(topic) is None:
+                yield ConfigProblem(
+                    key("kafka", "clients", client, "topics", topic),
+                    f"{topic} is not a topic of platform:kafka.topics ({', '.join(t.name for t in kafka.topics) or 'none'})",
+                )
+        if spec.authentication == "tls" and kafka.engine == "eventhubs":
+            yield ConfigProblem(
+                key("kafka", "clients", client, "authentication"),
+                "Event Hubs takes Entra ID (oauth) only; client certificates need engine strimzi",
+            )
+
+    if kafka.engine == "strimzi" and kafka.strimzi is not None:
+        for team, spec in config.teams.items():
+            if kafka_plan.KAFKA_NAMESPACE in spec.namespaces:
+                yield ConfigProblem(
+                    key("teams", team, "namespaces", spec.namespaces.index(kafka_plan.KAFKA_NAMESPACE)),
+                    f"{kafka_plan.KAFKA_NAMESPACE} is where the platform runs Kafka (platform:kafka)",
+                )
+        if kafka_plan.mirror_clusters(config) and kafka_plan.MIRROR_WORKLOAD in config.workloads:
+            yield ConfigProblem(
+                key("workloads", kafka_plan.MIRROR_WORKLOAD), "is the name of MirrorMaker's own identity; rename the workload"
+            )
+        for i, cluster in enumerate(kafka.strimzi.clusters or []):
+            if cluster not in config.clusters:
+                yield ConfigProblem(key("kafka", "strimzi", "clusters", i), f"{cluster} is not a cluster of platform:clusters")
+        for cluster in hosts:
+            spec = config.clusters[cluster]
+            if sorted(spec.zones) != kafka_plan.KAFKA_ZONES:
+                yield ConfigProblem(
+                    key("clusters", cluster, "zones"),
+                    "hosts Kafka, whose brokers and controllers spread over zones 1, 2 and 3",
+                )
+            for field, pools in (("nodePools", spec.node_pools), ("gpuPools", spec.gpu_pools)):
+                if kafka_plan.KAFKA_POOL_NAME in pools:
+                    yield ConfigProblem(
+                        key("clusters", cluster, field, kafka_plan.KAFKA_POOL_NAME),
+                        "is the name of the Kafka pool this cluster gets as a Kafka host",
+                    )
+
+
+def _event_hubs_limits(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    kafka = config.kafka
+    settings = kafka.event_hubs or EventHubsConfig()
+    tier = kafka_plan.EVENT_HUBS_TIERS[settings.sku]
+    sku = f"Event Hubs {settings.sku}"
+    if settings.capacity not in tier.capacities:
+        yield ConfigProblem(
+            key("kafka", "eventHubs", "capacity"),
+            f"{settings.capacity} is not a capacity of {sku} ({', '.join(map(str, tier.capacities[:5]))}"
+            f"{'...' if len(tier.capacities) > 5 else ''})",
+        )
+    if len(kafka.topics) > tier.event_hubs_per_namespace:
+        yield ConfigProblem(
+            key("kafka", "topics"),
+            f"{len(kafka.topics)} topics, but {sku} holds {tier.event_hubs_per_namespace} event hubs per namespace",
+        )
+    total_partitions = sum(topic.partitions for topic in kafka.topics)
+    if tier.partitions_per_capacity_unit and total_partitions > tier.partitions_per_capacity_unit * settings.capacity:
+        yield ConfigProblem(
+            key("kafka", "topics"),
+            f"{total_partitions} partitions in all, but {sku} allows {tier.partitions_per_capacity_unit} per "
+            f"processing unit ({settings.capacity}); raise platform:kafka.eventHubs.capacity",
+        )
+    for i, topic in enumerate(kafka.topics):
+        if topic.partitions > tier.partitions_per_event_hub:
+            yield ConfigProblem(
+                key("kafka", "topics", i, "partitions"),
+                f"{topic.partitions} is over {sku}'s {tier.partitions_per_event_hub} partitions per event hub",
+            )
+        if topic.retention_hours > tier.max_retention_hours:
+            yield ConfigProblem(
+                key("kafka", "topics", i, "retentionHours"),
+                f"{topic.retention_hours} is over {sku}'s {tier.max_retention_hours}-hour retention",
+            )
+        groups = len(kafka_plan.readers(kafka, topic.name)) + 1
+        if groups > tier.consumer_groups_per_event_hub:
+            yield ConfigProblem(
+                key("kafka", "topics", i),
+                f"{groups - 1} reading clients need {groups} consumer groups with $Default; {sku} allows "
+                f"{tier.consumer_groups_per_event_hub} per event hub",
             )
 
 
@@ -595,6 +733,7 @@ CHECKS = (
     check_workloads,
     check_registry,
     check_key_vault_grants,
+    check_kafka,
 )
 
 

@@ -445,6 +445,108 @@ class RegistryConfig(Model):
 Access = Literal["read", "write"]
 
 
+KafkaAccess = Literal["read", "write", "readWrite"]
+# One name for the Kafka topic, the KafkaTopic resource and the event hub: lowercase letters,
+# digits, dots and hyphens (a DNS subdomain, which all three accept unchanged).
+TopicName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$")]
+
+
+class KafkaTopicConfig(Model):
+    """One topic, the same on either engine."""
+
+    name: TopicName
+    partitions: int = Field(ge=1, le=10_000)
+    # Copies of each partition (Strimzi). Event Hubs replicates on its own and ignores it.
+    replication_factor: int = Field(default=3, ge=1)
+    # Writes with acks=all fail unless this many copies have them (Strimzi; ignored by Event Hubs).
+    min_in_sync_replicas: int = Field(default=2, ge=1)
+    # How long records are kept (cleanupPolicy delete) or tombstones are (compact).
+    retention_hours: int = Field(default=168, ge=1)
+    cleanup_policy: Literal["delete", "compact"] = "delete"
+
+
+class KafkaClientConfig(Model):
+    """A workload of platform:workloads that uses Kafka, and what it may do per topic."""
+
+    # {topic: read | write | readWrite}
+    topics: dict[str, KafkaAccess] = Field(min_length=1)
+    # oauth: Entra ID bearer tokens from the workload identity (both engines).
+    # tls: a Strimzi KafkaUser client certificate, for software that cannot do OAuth.
+    authentication: Literal["oauth", "tls"] = "oauth"
+
+
+# VM sizes whose name says they take Premium SSDs (the `s` feature letter: D8ds_v5, E16s_v5).
+PremiumStorageVmSize = Annotated[
+    str, StringConstraints(pattern=r"^Standard_[A-Z]+[0-9]+[a-z]*s[a-z]*(_v[0-9]+)?$")
+]
+
+
+class KafkaNodePoolConfig(Model):
+    """The dedicated pool Kafka runs on in each hosting cluster (zones 1-3, tainted)."""
+
+    vm_size: PremiumStorageVmSize = "Standard_E8ds_v5"
+    # Nodes the autoscaler may add beyond one per broker and controller, e.g. to replace a
+    # node in the zone a broker's disk lives in.
+    spare_nodes: int = Field(default=3, ge=0, le=30)
+    os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
+    max_surge: MaxSurge = "1"
+
+
+class KafkaOauthConfig(Model):
+    """The Entra ID application whose access tokens the brokers accept."""
+
+    # Application (client) ID of the app registration that stands for the Kafka API; tokens
+    # are requested for `<audience>/.default` and must carry it in `aud`.
+    audience: Uuid
+    # Defaults to the tenant of the identity running the deploy (or platform:entra.tenantId).
+    tenant_id: Optional[Uuid] = None
+
+
+class MirrorMakerConfig(Model):
+    """Active/active mirroring between the two clusters that host Kafka."""
+
+    enabled: bool = True
+    replicas: int = Field(default=2, ge=1, le=10)
+
+
+class StrimziConfig(Model):
+    """Kafka on AKS, run by the Strimzi operator (KRaft, no ZooKeeper)."""
+
+    # Clusters that host Kafka; defaults to every cluster.
+    clusters: Optional[list[ShortName]] = None
+    brokers: int = Field(default=3, ge=3, le=100)
+    broker_storage_gib: int = Field(default=1024, ge=10, le=32767, alias="brokerStorageGiB")
+    controller_storage_gib: int = Field(default=64, ge=10, le=1024, alias="controllerStorageGiB")
+    broker_cpu: int = Field(default=4, ge=1, le=64)
+    broker_memory_gib: int = Field(default=32, ge=4, le=512, alias="brokerMemoryGiB")
+    node_pool: KafkaNodePoolConfig = Field(default_factory=KafkaNodePoolConfig)
+    oauth: KafkaOauthConfig
+    mirror_maker: MirrorMakerConfig = Field(default_factory=MirrorMakerConfig)
+
+
+class EventHubsConfig(Model):
+    """Azure Event Hubs' Kafka endpoint (Standard or higher has one)."""
+
+    sku: Literal["Standard", "Premium"] = "Premium"
+    # Throughput units (Standard: 1-40) or processing units (Premium: 1, 2, 4, 8, 16).
+    capacity: int = Field(default=1, ge=1, le=40)
+
+
+class KafkaConfig(Model):
+    """The event backbone: one topic and client spec, either engine."""
+
+    engine: Literal["strimzi", "eventhubs"]
+    topics: list[KafkaTopicConfig] = Field(default_factory=list)
+    # {workload: client}: workloads of platform:workloads that produce or consume.
+    clients: dict[str, KafkaClientConfig] = Field(default_factory=dict)
+    # Settings of the engine in use; the other engine's section must be left out.
+    strimzi: Optional[StrimziConfig] = None
+    event_hubs: Optional[EventHubsConfig] = None
+
+    def topic(self, name: str) -> KafkaTopicConfig | None:
+        return next((topic for topic in self.topics if topic.name == name), None)
+
+
 class WorkloadConfig(Model):
     """A workload that signs in to Azure with Entra ID workload identity (no secrets)."""
 
@@ -458,8 +560,6 @@ class WorkloadConfig(Model):
     storage: dict[ShortName, dict[str, Access]] = Field(default_factory=dict)
     # Secrets it reads: Key Vault Secrets User on each secret.
     key_vault_secrets: list[SecretName] = Field(default_factory=list)
-    # {topic: read | write}, granted by the Kafka backbone (platform:kafka).
-    kafka_topics: dict[str, Access] = Field(default_factory=dict)
 
 
 class PlatformConfig(Model):
@@ -488,6 +588,8 @@ class PlatformConfig(Model):
     )
     # Only for environments of two or more clusters, which always join a fleet.
     fleet: Optional[FleetConfig] = None
+    # The event backbone; unset means no Kafka in this environment.
+    kafka: Optional[KafkaConfig] = None
 
     @property
     def has_fleet(self) -> bool:
@@ -501,6 +603,13 @@ class PlatformConfig(Model):
     def primary_region(self) -> str:
         """Where environment-wide resources live: the first cluster's region."""
         return next(iter(self.clusters.values())).region
+
+    def kafka_clusters(self) -> list[str]:
+        """Clusters that host Strimzi Kafka (none on Event Hubs)."""
+        kafka = self.kafka
+        if kafka is None or kafka.engine != "strimzi" or kafka.strimzi is None:
+            return []
+        return [c for c in (kafka.strimzi.clusters or self.clusters) if c in self.clusters]
 
     def workload_clusters(self, workload: str) -> list[str]:
         return list(self.workloads[workload].clusters or self.clusters)

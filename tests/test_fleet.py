@@ -57,15 +57,15 @@ def test_the_scale_fleet_passes_the_planner_with_7500_gpu_nodes():
     assert capacity.gpu_nodes >= 7500
     assert all(cluster.max_nodes <= 5000 for cluster in capacity.clusters)
     assert all(use.fits for cluster in capacity.clusters for use in cluster.address_uses)
-    assert capacity.summary().startswith("clusters 2 · max nodes 7,840 · GPU nodes 7,600 · GPUs 60,800 H100")
+    assert capacity.summary().startswith("clusters 2 · max nodes 7,864 · GPU nodes 7,600 · GPUs 60,800 H100")
 
 
 def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scale_plan):
     pools = scale_plan.of_type("azure-native:containerservice:AgentPool")
-    assert len(pools) == 10  # 2 clusters x (cpu + 4 GPU pools)
+    assert len(pools) == 12  # 2 clusters x (cpu + Kafka + 4 GPU pools)
     assert sum(p.inputs["maxCount"] for p in pools if "gpuProfile" in p.inputs) == 7600
     assert len(scale_plan.of_type(MEMBER)) == 2
-    assert len(scale_plan.resources) < 200
+    assert len(scale_plan.resources) < 250
 
 
 def test_the_benchmarks_synthetic_fleet_is_a_valid_config():

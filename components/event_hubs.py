@@ -1,0 +1,135 @@
+"""The event backbone on Azure Event Hubs' Kafka endpoint.
+
+One namespace (Standard or Premium, zone redundant) with local (SAS key) auth disabled,
+TLS 1.2, no public network access and a private endpoint registered in
+`privatelink.servicebus.windows.net`. Each topic of the spec is an event hub with its
+partitions, retention and cleanup policy; replication and in-sync replicas are the
+service's own business and are ignored. Each reading client gets its own consumer group
+(for AMQP readers: Kafka consumer groups are separate and created by the clients), and each
+client's workload identity holds Azure Event Hubs Data Sender and/or Receiver on exactly
+the event hubs it uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import eventhub
+
+from components.groups import resource_group
+from components.observability import send_logs
+from components.private_dns import DataPlaneSettings
+from components.rbac import assign_role, lock_against_deletion
+from planning import kafka as kafka_plan
+from stackconfig.model import EventHubsConfig, KafkaConfig
+
+CLEANUP_POLICIES = {
+    "delete": eventhub.CleanupPolicyRetentionDescription.DELETE,
+    "compact": eventhub.CleanupPolicyRetentionDescription.COMPACT,
+}
+# Management operations and Kafka client errors; Premium adds who connected and what they did
+# (runtime audit logs exist on Premium and Dedicated only).
+LOG_CATEGORIES = ("OperationalLogs", "KafkaUserErrorLogs")
+PREMIUM_LOG_CATEGORIES = LOG_CATEGORIES + ("RuntimeAuditLogs",)
+
+
+@dataclass(frozen=True)
+class EventHubsBackboneArgs:
+    service: DataPlaneSettings
+    kafka: KafkaConfig
+    settings: EventHubsConfig
+    # workload -> its identity's principal ID (the clients of the spec).
+    principal_ids: dict[str, pulumi.Input[str]]
+    subscription_id: pulumi.Input[str]
+
+
+class EventHubsBackbone(pulumi.ComponentResource):
+    """Outputs: `namespace_name`, `namespace_host` (`<namespace>.servicebus.windows.net`),
+    `event_hub_ids[topic]`."""
+
+    namespace_name: str
+    namespace_host: pulumi.Output[str]
+    event_hub_ids: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: EventHubsBackboneArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:kafka:EventHubsBackbone", name, None, opts)
+        service, settings = args.service, args.settings
+        naming = service.naming
+        group = resource_group(name, naming.regional("rg", service.region, "events"), service.region, service.tags, parent=self)
+        self.namespace_name = namespace_name = naming.regional("evhns", service.region)
+        tier = eventhub.SkuTier(settings.sku)
+        namespace = eventhub.Namespace(
+            name,
+            namespace_name=namespace_name,
+            resource_group_name=group.name,
+            location=service.region,
+            sku=eventhub.SkuArgs(name=eventhub.SkuName(settings.sku), tier=tier, capacity=settings.capacity),
+            zone_redundant=True,
+            kafka_enabled=True,
+            # Entra ID only: no SAS keys or connection strings exist to leak.
+            disable_local_auth=True,
+            minimum_tls_version=eventhub.TlsVersion.TLS_VERSION_1_2,
+            public_network_access=eventhub.PublicNetworkAccess.DISABLED,
+            tags=service.tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
+        )
+        service.endpoints.connect(
+            name, target_id=namespace.id, target_name=namespace_name, group_id="namespace",
+            resource_group_name=group.name, tags=service.tags, parent=self,
+        )
+        send_logs(
+            f"{name}-logs",
+            resource_uri=namespace.id,
+            workspace_id=service.log_analytics_workspace_id,
+            categories=PREMIUM_LOG_CATEGORIES if settings.sku == "Premium" else LOG_CATEGORIES,
+            parent=self,
+        )
+        if service.lock:
+            lock_against_deletion(f"{name}-lock", scope=namespace.id, what=f"Event Hubs namespace {namespace_name}", parent=self)
+
+        self.event_hub_ids = {}
+        for topic in args.kafka.topics:
+            compacted = topic.cleanup_policy == "compact"
+            hub = eventhub.EventHub(
+                f"{name}-{topic.name}",
+                event_hub_name=topic.name,
+                namespace_name=namespace.name,
+                resource_group_name=group.name,
+                partition_count=topic.partitions,
+                retention_description=eventhub.RetentionDescriptionArgs(
+                    cleanup_policy=CLEANUP_POLICIES[topic.cleanup_policy],
+                    # Delete: records live this long. Compact: the latest per key stays, and
+                    # deletes (tombstones) are kept this long.
+                    retention_time_in_hours=None if compacted else topic.retention_hours,
+                    tombstone_retention_time_in_hours=topic.retention_hours if compacted else None,
+                ),
+                # Partitions cannot be reduced, and a deleted event hub takes its events with it.
+                opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
+            )
+            self.event_hub_ids[topic.name] = hub.id
+            for client in kafka_plan.readers(args.kafka, topic.name):
+                eventhub.ConsumerGroup(
+                    f"{name}-{topic.name}-{client}",
+                    consumer_group_name=client,
+                    event_hub_name=hub.name,
+                    namespace_name=namespace.name,
+                    resource_group_name=group.name,
+                    user_metadata=f"Reader {client} (platform:kafka.clients.{client})",
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+
+        for grant in kafka_plan.topic_grants(args.kafka):
+            for role in kafka_plan.EVENT_HUBS_ROLES[grant.access]:
+                assign_role(
+                    f"{name}-{grant.client}-{grant.topic}-{role.lower().replace(' ', '-')}",
+                    role=role,
+                    scope=self.event_hub_ids[grant.topic],
+                    scope_key=f"{naming.environment}/eventhubs/{grant.topic}",
+                    principal_id=args.principal_ids[grant.client],
+                    principal_key=f"{naming.environment}/workload/{grant.client}",
+                    subscription_id=args.subscription_id,
+                    parent=self,
+                )
+        self.namespace_host = pulumi.Output.concat(namespace.name, ".servicebus.windows.net")
+        self.register_outputs({"namespaceHost": self.namespace_host})

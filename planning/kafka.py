@@ -1,0 +1,305 @@
+"""The event backbone's plain logic: one topic and client spec, read by either engine.
+
+Pure functions over the validated config (no Pulumi): what each client may do to each topic
+(as Kafka ACLs for Strimzi and as Event Hubs data roles), the Event Hubs tier limits the
+spec must fit, the topic settings each engine applies, the dedicated Kafka node pool, and
+what a client needs to connect. `stackconfig.checks` reports spec problems with their keys;
+`components.kafka` and `components.event_hubs` register the resources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planning.gpu import LABEL_PREFIX
+from stackconfig.model import KafkaAccess, KafkaConfig, KafkaTopicConfig, NodePoolConfig, PlatformConfig
+
+# A Kafka version Strimzi 1.2.0 supports (kafka-versions.yaml: 4.3.x since Strimzi 1.1.0).
+KAFKA_VERSION = "4.3.0"
+# KRaft quorum: three dedicated controllers survive the loss of one zone.
+CONTROLLERS = 3
+KAFKA_NAMESPACE = "kafka"
+# Name of the AKS pool Kafka runs on in each hosting cluster.
+KAFKA_POOL_NAME = "kafka"
+KAFKA_POOL_LABEL = f"{LABEL_PREFIX}/kafka"
+KAFKA_POOL_TAINT = f"{KAFKA_POOL_LABEL}=true:NoSchedule"
+KAFKA_ZONES = ["1", "2", "3"]
+
+# Listener ports (Strimzi reserves 9090-9092 for itself; 9404 is its metrics port).
+OAUTH_PORT = 9093
+MUTUAL_TLS_PORT = 9094
+REPLICATION_PORT = 9095
+EVENT_HUBS_KAFKA_PORT = 9093
+
+# Kafka ACL operations per access right (principal `User:<name>`).
+TOPIC_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "read": ("Read", "Describe", "DescribeConfigs"),
+    "write": ("Write", "Describe", "DescribeConfigs"),
+    "readWrite": ("Read", "Write", "Describe", "DescribeConfigs"),
+}
+# Event Hubs data-plane roles per access right, each scoped to the client's event hub.
+EVENT_HUBS_ROLES: dict[str, tuple[str, ...]] = {
+    "read": ("Azure Event Hubs Data Receiver",),
+    "write": ("Azure Event Hubs Data Sender",),
+    "readWrite": ("Azure Event Hubs Data Sender", "Azure Event Hubs Data Receiver"),
+}
+
+
+def reads(access: KafkaAccess) -> bool:
+    return access in ("read", "readWrite")
+
+
+@dataclass(frozen=True)
+class EventHubsTier:
+    """Per-tier limits (learn.microsoft.com, "Azure Event Hubs quotas and limits")."""
+
+    partitions_per_event_hub: int
+    consumer_groups_per_event_hub: int  # `$Default` included
+    max_retention_hours: int
+    event_hubs_per_namespace: int
+    capacities: tuple[int, ...]  # throughput units (Standard) or processing units (Premium)
+    # Premium also caps the partitions of all its event hubs together, per processing unit.
+    partitions_per_capacity_unit: int | None = None
+
+
+EVENT_HUBS_TIERS: dict[str, EventHubsTier] = {
+    "Standard": EventHubsTier(32, 20, 7 * 24, 10, tuple(range(1, 41))),
+    "Premium": EventHubsTier(100, 100, 90 * 24, 100, (1, 2, 4, 8, 16), partitions_per_capacity_unit=200),
+}
+
+
+def topic_config(topic: KafkaTopicConfig) -> dict[str, str]:
+    """The Kafka topic-level config Strimzi applies (Event Hubs maps retention and cleanup itself)."""
+    config = {
+        "cleanup.policy": topic.cleanup_policy,
+        "min.insync.replicas": str(topic.min_in_sync_replicas),
+    }
+    hours_ms = str(topic.retention_hours * 3_600_000)
+    if topic.cleanup_policy == "compact":
+        # Compacted topics keep the latest record per key; tombstones go after this long.
+        config["delete.retention.ms"] = hours_ms
+    else:
+        config["retention.ms"] = hours_ms
+    return config
+
+
+@dataclass(frozen=True)
+class TopicGrant:
+    client: str
+    topic: str
+    access: KafkaAccess
+
+
+def topic_grants(kafka: KafkaConfig) -> list[TopicGrant]:
+    """Every (client, topic, access) of the spec, in declaration order."""
+    return [
+        TopicGrant(client, topic, access)
+        for client, spec in kafka.clients.items()
+        for topic, access in spec.topics.items()
+    ]
+
+
+def readers(kafka: KafkaConfig, topic: str) -> list[str]:
+    """Clients that consume `topic`: each gets its own consumer group."""
+    return [grant.client for grant in topic_grants(kafka) if grant.topic == topic and reads(grant.access)]
+
+
+def mirrored_topic(source_cluster: str, topic: str) -> str:
+    """The name MirrorMaker 2's default replication policy gives a remote topic's copy."""
+    return f"{source_cluster}.{topic}"
+
+
+def kafka_acls(kafka: KafkaConfig, client: str, remote_clusters: list[str]) -> list[dict]:
+    """Strimzi `simple` ACLs of one client in one cluster.
+
+    Readers may also read the copies MirrorMaker brings from the other clusters, and may use
+    consumer groups whose id starts with the client's name (and only those).
+    """
+    acls: list[dict] = []
+    spec = kafka.clients[client]
+    for topic, access in spec.topics.items():
+        acls.append(_acl("topic", topic, "literal", TOPIC_OPERATIONS[access]))
+        if reads(access):
+            acls += [
+                _acl("topic", mirrored_topic(remote, topic), "literal", TOPIC_OPERATIONS["read"])
+                for remote in remote_clusters
+            ]
+    if any(reads(access) for access in spec.topics.values()):
+        acls.append(_acl("group", client, "prefix", ("Read", "Describe")))
+    return acls
+
+
+def _acl(resource_type: str, name: str, pattern: str, operations: tuple[str, ...]) -> dict:
+    return {
+        "type": "allow",
+        "resource": {"type": resource_type, "name": name, "patternType": pattern},
+        "operations": list(operations),
+    }
+
+
+def kafka_node_pool(config: PlatformConfig) -> NodePoolConfig | None:
+    """The AKS pool Kafka runs on: one node per broker and controller, plus spares, in three
+    zones, tainted so that only Kafka lands there; None when the environment has no Strimzi."""
+    kafka = config.kafka
+    if kafka is None or kafka.engine != "strimzi" or kafka.strimzi is None:
+        return None
+    strimzi = kafka.strimzi
+    nodes = strimzi.brokers + CONTROLLERS
+    settings = strimzi.node_pool
+    return NodePoolConfig(
+        vm_size=settings.vm_size,
+        min_count=nodes,
+        max_count=nodes + settings.spare_nodes,
+        max_surge=settings.max_surge,
+        # Managed OS disks: Kafka's data is on Premium SSD claims, not the OS disk.
+        os_disk_type="Managed",
+        os_disk_size_gb=settings.os_disk_size_gb,
+        zones=KAFKA_ZONES,
+        labels={KAFKA_POOL_LABEL: "true"},
+        taints=[KAFKA_POOL_TAINT],
+    )
+
+
+def oauth_scope(audience: str) -> str:
+    """The scope a workload asks Entra ID for to reach the brokers."""
+    return f"{audience}/.default"
+
+
+def entra_issuer(tenant_id: str) -> str:
+    return f"https://login.microsoftonline.com/{tenant_id}/v2.0"
+
+
+def entra_jwks_uri(tenant_id: str) -> str:
+    return f"https://login.microsoftonline.com/{tenant_id}/discovery/v2.0/keys"
+
+
+def entra_token_endpoint(tenant_id: str) -> str:
+    return f"https://login.microsoftonline.com/{tenant_id}/oauth2/v2.0/token"
+
+
+def event_hubs_scope(namespace_host: str) -> str:
+    """Kafka clients of Event Hubs ask for a token for the namespace itself."""
+    return f"https://{namespace_host}/.default"
+
+
+def strimzi_bootstrap(cluster: str, port: int) -> str:
+    """The in-cluster bootstrap address of the Kafka cluster named after its AKS cluster."""
+    return f"{cluster}-kafka-bootstrap.{KAFKA_NAMESPACE}.svc:{port}"
+
+
+# The workload identity MirrorMaker 2 signs in to every cluster's Kafka with.
+MIRROR_WORKLOAD = "kafka-mirror"
+# The KafkaMirrorMaker2 of each hosting cluster, and the service account Strimzi gives it.
+MIRROR_NAME = "mirror"
+MIRROR_SERVICE_ACCOUNT = f"{MIRROR_NAME}-mirrormaker2"
+# Kafka Connect's own topics and group, behind MirrorMaker 2 on its target cluster.
+MIRROR_GROUP = MIRROR_NAME
+MIRROR_INTERNAL_TOPICS = tuple(f"{MIRROR_NAME}.{kind}" for kind in ("configs", "offsets", "status"))
+
+
+def offset_syncs_topic(target_cluster: str) -> str:
+    """Kept on the target (`offset-syncs.topic.location: target`): the source is only read."""
+    return f"mm2-offset-syncs.{target_cluster}.internal"
+
+
+def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) -> list[dict]:
+    """ACLs of the MirrorMaker identity in one cluster, which is both the target of its own
+    MirrorMaker and the source of the other clusters' MirrorMakers.
+
+    As target: create and write the copies (`<remote>.<topic>`, and the checkpoints MirrorMaker
+    keeps under the same prefix), its Connect topics and group, its offset syncs. As source:
+    read the declared topics and the committed offsets of the reading clients' groups.
+    """
+    copy_operations = ("Create", "Write", "Read", "Describe", "DescribeConfigs", "AlterConfigs")
+    internal_operations = ("Create", "Write", "Read", "Describe", "DescribeConfigs")
+    acls = [_acl("topic", f"{remote}.", "prefix", copy_operations) for remote in remote_clusters]
+    acls += [_acl("topic", topic, "literal", internal_operations) for topic in MIRROR_INTERNAL_TOPICS]
+    acls.append(_acl("topic", offset_syncs_topic(cluster), "literal", internal_operations))
+    acls.append(_acl("group", MIRROR_GROUP, "literal", ("Read", "Describe")))
+    acls += [_acl("topic", topic.name, "literal", TOPIC_OPERATIONS["read"]) for topic in kafka.topics]
+    consumers = dict.fromkeys(
+        grant.client for grant in topic_grants(kafka) if reads(grant.access)
+    )
+    acls += [_acl("group", client, "prefix", ("Describe",)) for client in consumers]
+    return acls
+
+
+def mirrored_groups_pattern(kafka: KafkaConfig) -> str:
+    """The consumer groups whose offsets MirrorMaker translates: the readers' own groups."""
+    consumers = dict.fromkeys(grant.client for grant in topic_grants(kafka) if reads(grant.access))
+    return "|".join(f"{client}.*" for client in consumers) or "^$"
+
+
+def event_hubs_namespace_host(namespace_name: str) -> str:
+    return f"{namespace_name}.servicebus.windows.net"
+
+
+def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: str | None = None) -> dict:
+    """What an application needs to connect, per cluster it runs on; no secret in it.
+
+    Tokens come from the workload identity (azure-identity's WorkloadIdentityCredential) for
+    `tokenScope`; consumer group ids must start with `consumerGroupPrefix`.
+    """
+    kafka = config.kafka
+    assert kafka is not None
+    spec = kafka.clients[client]
+    clusters = config.workload_clusters(client)
+    info: dict = {"engine": kafka.engine, "consumerGroupPrefix": client}
+    if kafka.engine == "eventhubs":
+        assert event_hubs_namespace is not None
+        host = event_hubs_namespace_host(event_hubs_namespace)
+        info.update(
+            bootstrapServers={cluster: f"{host}:{EVENT_HUBS_KAFKA_PORT}" for cluster in clusters},
+            securityProtocol="SASL_SSL",
+            saslMechanism="OAUTHBEARER",
+            tokenScope=event_hubs_scope(host),
+            topics={topic: {"access": access} for topic, access in spec.topics.items()},
+        )
+        return info
+    assert kafka.strimzi is not None
+    hosts = config.kafka_clusters()
+    oauth = spec.authentication == "oauth"
+    port = OAUTH_PORT if oauth else MUTUAL_TLS_PORT
+    mirroring = kafka.strimzi.mirror_maker.enabled and len(hosts) > 1
+    info.update(
+        bootstrapServers={cluster: strimzi_bootstrap(cluster, port) for cluster in clusters},
+        securityProtocol="SASL_SSL" if oauth else "SSL",
+        # The brokers' CA certificate, copied into the client's namespace (key ca.crt).
+        trustedCaConfigMap=CA_CONFIG_MAP,
+        topics={topic: _strimzi_topic_info(topic, access, clusters, hosts if mirroring else []) for topic, access in spec.topics.items()},
+    )
+    if oauth:
+        info.update(saslMechanism="OAUTHBEARER", tokenScope=oauth_scope(kafka.strimzi.oauth.audience))
+    else:
+        info.update(clientCertificateSecret=f"{KAFKA_NAMESPACE}/{client}")
+    return info
+
+
+def _strimzi_topic_info(topic: str, access: KafkaAccess, clusters: list[str], mirrored_from: list[str]) -> dict:
+    info: dict = {"access": access}
+    if reads(access) and mirrored_from:
+        # The other clusters' records arrive as copies; readers subscribe to these too.
+        info["copies"] = {
+            cluster: [mirrored_topic(source, topic) for source in mirrored_from if source != cluster] for cluster in clusters
+        }
+    return info
+
+
+# The ConfigMap holding the brokers' CA certificate in each client namespace.
+CA_CONFIG_MAP = "kafka-cluster-ca"
+
+
+def mirror_clusters(config: PlatformConfig) -> list[str]:
+    """Clusters whose Kafkas mirror each other (active/active): two or more hosts, unless off."""
+    kafka = config.kafka
+    hosts = config.kafka_clusters()
+    if kafka is None or kafka.strimzi is None or not kafka.strimzi.mirror_maker.enabled or len(hosts) < 2:
+        return []
+    return hosts
+
+
+def replication_bootstrap_address(config: PlatformConfig, cluster: str) -> str:
+    """The internal load balancer address other clusters mirror from: the last usable address
+    of the cluster's node subnet (Azure hands out node addresses from the bottom)."""
+    subnet = config.clusters[cluster].subnets.nodes
+    return str(subnet.broadcast_address - 1)
