@@ -36,13 +36,18 @@ def chart_defaults(values_file: Path) -> dict[str, Any]:
     return yaml.safe_load(values_file.read_text())
 
 
+CONSTRAINT_KEYWORDS = frozenset({"oneOf", "anyOf", "allOf", "not"})
+
+
 def _strict(schema: Any) -> Any:
     """The schema with `additionalProperties: false` wherever the API server would prune."""
     if isinstance(schema, list):
         return [_strict(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    strict = {key: _strict(value) for key, value in schema.items()}
+    # oneOf/anyOf/allOf/not branches only constrain (which fields must be set); the API server
+    # prunes by the structural `properties` alone, so the branches must not reject fields.
+    strict = {key: value if key in CONSTRAINT_KEYWORDS else _strict(value) for key, value in schema.items()}
     if (
         "properties" in schema
         and "additionalProperties" not in schema

@@ -104,6 +104,8 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
     assert {z.inputs["privateZoneName"] for z in dev.of_type("azure-native:privatedns:PrivateZone")} == {
         "privatelink.blob.core.windows.net", "privatelink.dfs.core.windows.net",
         "privatelink.vaultcore.azure.net", "privatelink.azurecr.io",
+        # Event Hubs (dev's Kafka engine).
+        "privatelink.servicebus.windows.net",
     }
     # staging and prod share one hub, which can link only one zone of each name: they use the
     # hub's zones, linking their own VNets to them through the hub subscription's provider.
@@ -258,6 +260,15 @@ def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack
     for release in releases:
         chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
         defaults = chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}"))
+        if "defaultImageRegistry" in defaults:
+            # Strimzi composes every image from one registry and repository.
+            values = release.inputs["values"]
+            upstream = f"{defaults['defaultImageRegistry']}/{defaults['defaultImageRepository']}/"
+            assert values["defaultImageRegistry"] == login_server, release.name
+            in_registry = values["defaultImageRepository"] + "/"
+            target = next(t for t in rules if in_registry.startswith(t))
+            assert rules[target] + in_registry[len(target):] == upstream
+            continue
         public = dict(_public_repositories(defaults)) | dict(_public_repositories(dict(chart.subchart_defaults)))
         assert public, chart.name
         for path in public:
@@ -275,7 +286,7 @@ def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack
 
 def test_cache_rules_pull_the_platforms_upstreams(plans):
     rules = {r.inputs["sourceRepository"]: r.inputs["targetRepository"] for r in plans["prod"].of_type("azure-native:containerregistry:CacheRule")}
-    assert rules == {"nvcr.io/nvidia/*": "nvidia/*", "registry.k8s.io/*": "k8s/*"}
+    assert rules == {"nvcr.io/nvidia/*": "nvidia/*", "registry.k8s.io/*": "k8s/*", "quay.io/strimzi/*": "strimzi/*"}
 
 
 def test_teams_add_their_own_cache_rules():
@@ -301,7 +312,8 @@ def test_prod_storage_vault_and_registry_are_protected_and_locked(plans, stack, 
 
 
 CREDENTIAL_KEYS = re.compile(r"(?i)^(password|adminpassword|clientsecret|secretvalue|accountkey|sharedkey|connectionstring|sastoken|client-key-data|token)$")
-CREDENTIAL_TEXT = re.compile(r"AccountKey=|SharedAccessSignature|client-key-data|-----BEGIN|password:")
+# A certificate is public (clients get the brokers' CA); a private key never is.
+CREDENTIAL_TEXT = re.compile(r"AccountKey=|SharedAccessSignature|client-key-data|-----BEGIN [A-Z ]*PRIVATE KEY|password:")
 
 
 def _walk(value, path=""):
