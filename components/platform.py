@@ -6,7 +6,9 @@
 4. the private data plane: Key Vault, container registry, storage accounts;
 5. the clusters (each pulling from the registry), then the fleet;
 6. workload identities federated with the clusters and granted data access;
-7. per cluster: team namespaces, service accounts and RBAC, then the GPU stack.
+7. per cluster: team namespaces, service accounts and RBAC, then the GPU stack;
+8. the event backbone: Strimzi Kafka in each hosting cluster and MirrorMaker between them,
+   or an Event Hubs namespace, with each client's access.
 
 This is the only place that knows how capabilities connect; each component below it takes
 plain typed arguments and can be read on its own.
@@ -342,7 +344,8 @@ class Platform(pulumi.ComponentResource):
         if kafka is None:
             return {}
         principal_ids = self.identities.principal_ids
-        tenant_id = config.entra.tenant_id or deployer.tenant_id
+        # Managed identities, and so their tokens, belong to the subscription's tenant.
+        tenant_id = deployer.tenant_id
         child = pulumi.ResourceOptions(parent=self)
         if kafka.engine == "eventhubs":
             settings = kafka.event_hubs or EventHubsConfig()

@@ -496,10 +496,9 @@ class KafkaOauthConfig(Model):
     """The Entra ID application whose access tokens the brokers accept."""
 
     # Application (client) ID of the app registration that stands for the Kafka API; tokens
-    # are requested for `<audience>/.default` and must carry it in `aud`.
+    # are requested for `<audience>/.default` and must carry it in `aud`. Tokens are issued by
+    # the tenant of the workload identities (the subscription's), where it must be registered.
     audience: Uuid
-    # Defaults to the tenant of the identity running the deploy (or platform:entra.tenantId).
-    tenant_id: Optional[Uuid] = None
 
 
 class MirrorMakerConfig(Model):
