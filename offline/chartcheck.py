@@ -72,6 +72,11 @@ def _crd_schemas(crd_file: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return schemas
 
 
+def manifest_of(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A captured CustomResource's inputs as the object the API server receives."""
+    return {key: inputs[key] for key in ("apiVersion", "kind", "metadata", "spec") if key in inputs}
+
+
 def crd_problems(manifest: dict[str, Any], crd_files: list[Path]) -> list[str]:
     """Schema violations of one custom resource ({apiVersion, kind, metadata, spec})."""
     wanted = (manifest.get("apiVersion"), manifest.get("kind"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
-from offline.chartcheck import chart_defaults, crd_problems, unread_values
+from offline.chartcheck import chart_defaults, crd_problems, manifest_of, unread_values
 from offline.reference import reference_file
 from planning.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
 from tests.conftest import ALL_STACKS as STACKS
@@ -175,18 +175,13 @@ def _crd_files():
     return [reference_file(f"schemas/kueue-0.19.2/{name}.yaml") for name in KUEUE_CRDS]
 
 
-def _manifest(resource):
-    inputs = resource.inputs
-    return {"apiVersion": inputs["apiVersion"], "kind": inputs["kind"], "metadata": inputs["metadata"], "spec": inputs["spec"]}
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_kueue_objects_validate_against_the_upstream_crds(plans, stack):
     objects = kueue_objects(plans[stack])
     assert {r.inputs["kind"] for r in objects} == {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
     for resource in objects:
         assert resource.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
-        assert crd_problems(_manifest(resource), _crd_files()) == [], resource.name
+        assert crd_problems(manifest_of(resource.inputs), _crd_files()) == [], resource.name
 
 
 def test_the_crd_check_rejects_fields_the_api_server_would_prune():

@@ -13,7 +13,7 @@ from ipaddress import ip_address, ip_network
 import pytest
 
 from components.charts import STRIMZI
-from offline.chartcheck import crd_problems
+from offline.chartcheck import crd_problems, manifest_of
 from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uuid
 from offline.reference import facts_table, reference_file
 from planning import kafka as kafka_plan
@@ -42,11 +42,6 @@ STRIMZI_STACKS = ("staging", "prod")
 
 def crd_files():
     return [reference_file(f"schemas/strimzi-1.2.0/{name}.yaml") for name in STRIMZI_CRDS]
-
-
-def manifest(resource) -> dict:
-    inputs = resource.inputs
-    return {key: inputs[key] for key in ("apiVersion", "kind", "metadata", "spec") if key in inputs}
 
 
 def strimzi_objects(plan) -> list:
@@ -87,7 +82,7 @@ def test_every_strimzi_resource_validates_against_the_upstream_crds(plans, stack
     assert ("KafkaMirrorMaker2" in kinds) == (len(hosts(stack)) > 1)
     for resource in objects:
         assert resource.inputs["apiVersion"] == "kafka.strimzi.io/v1"
-        assert crd_problems(manifest(resource), crd_files()) == [], resource.name
+        assert crd_problems(manifest_of(resource.inputs), crd_files()) == [], resource.name
 
 
 def test_the_crd_check_rejects_what_strimzi_1x_removed():
