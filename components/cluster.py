@@ -29,7 +29,6 @@ from components.rbac import assign_role
 from planning.gpu import GPU_VM_SIZES, gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
-from planning.kafka import KAFKA_POOL_NAME
 from stackconfig.model import ClusterConfig, GpuPoolConfig, NetworkConfig, NodePoolConfig, OperationsConfig, PoolSettings
 
 SYSTEM_POOL_NAME = "system"
@@ -98,8 +97,8 @@ class AksClusterArgs:
     deployer_object_id: pulumi.Input[str]
     # A fleet owns this cluster's Kubernetes version (platform:fleet).
     fleet_managed: bool = False
-    # The dedicated Kafka pool, on clusters that host Strimzi Kafka (planning.kafka).
-    kafka_pool: NodePoolConfig | None = None
+    # The dedicated Kafka pools (one per zone), on clusters that host Strimzi Kafka (planning.kafka).
+    kafka_pools: dict[str, NodePoolConfig] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -295,8 +294,8 @@ class AksCluster(pulumi.ComponentResource):
             **{pool_name: _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku) for pool_name, pool in cfg.node_pools.items()},
             **{pool_name: gpu_pool_inputs(pool_name, pool, cfg) for pool_name, pool in cfg.gpu_pools.items()},
         }
-        if args.kafka_pool is not None:
-            user_pools[KAFKA_POOL_NAME] = _autoscaled_pool_inputs(args.kafka_pool, cfg.zones, args.kafka_pool.os_sku)
+        for pool_name, pool in args.kafka_pools.items():
+            user_pools[pool_name] = _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku)
         for pool_name, inputs in user_pools.items():
             aks.AgentPool(
                 f"{name}-pool-{pool_name}",

@@ -88,6 +88,13 @@ class EventHubsBackbone(pulumi.ComponentResource):
         if service.lock:
             lock_against_deletion(f"{name}-lock", scope=namespace.id, what=f"Event Hubs namespace {namespace_name}", parent=self)
 
+        if args.kafka.topics:
+            # As `pulumi preview` shows it: part of the spec does not apply to this engine.
+            pulumi.log.info(
+                "Event Hubs replicates every event hub itself: replicationFactor and minInSyncReplicas of "
+                f"platform:kafka.topics ({', '.join(t.name for t in args.kafka.topics)}) do not apply",
+                resource=self,
+            )
         self.event_hub_ids = {}
         for topic in args.kafka.topics:
             compacted = topic.cleanup_policy == "compact"

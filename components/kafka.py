@@ -85,7 +85,7 @@ class ReplicationEndpoint:
 
     bootstrap_address: str
     subnet_name: str
-    # Node subnets of the other clusters: the sources MirrorMaker connects from.
+    # Node (and pod, with classic CNI) subnets of the other clusters: where MirrorMaker connects from.
     peer_ranges: list[str]
 
 
@@ -106,9 +106,9 @@ class StrimziKafkaArgs:
     team_namespaces: dict[str, kubernetes.core.v1.Namespace]
 
 
-def kafka_scheduling(pool_name: str | None = None) -> dict[str, Any]:
-    """Pod template: only on the tainted Kafka pool; for node pools, one Kafka pod per node and
-    an even spread over the zones."""
+def kafka_scheduling(cluster: str, pool_name: str | None = None) -> dict[str, Any]:
+    """Pod template: only on the tainted Kafka pools; for node pools, one broker or controller
+    per node and an even spread over the zones."""
     template: dict[str, Any] = {
         "affinity": {
             "nodeAffinity": {
@@ -124,7 +124,12 @@ def kafka_scheduling(pool_name: str | None = None) -> dict[str, Any]:
     if pool_name:
         template["affinity"]["podAntiAffinity"] = {
             "requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"strimzi.io/kind": "Kafka"}}, "topologyKey": "kubernetes.io/hostname"}
+                {
+                    # Brokers and controllers only (the entity operator and Cruise Control are
+                    # `strimzi.io/kind: Kafka` too, and may share their nodes).
+                    "labelSelector": {"matchLabels": {CLUSTER_LABEL: cluster, "strimzi.io/component-type": "kafka"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
             ]
         }
         template["topologySpreadConstraints"] = [
@@ -149,6 +154,8 @@ def oauth_listener_authentication(audience: str, tenant_id: pulumi.Input[str]) -
                 f'oauth.valid.issuer.uri="{kafka_plan.entra_issuer(tenant)}"',
                 f'oauth.jwks.endpoint.uri="{kafka_plan.entra_jwks_uri(tenant)}"',
                 'oauth.username.claim="oid"',
+                # Entra ID puts `typ` in the token's header, not among its claims.
+                'oauth.check.access.token.type="false"',
                 'oauth.check.audience="true"',
                 f'oauth.client.id="{audience}"',
                 ";",
@@ -200,6 +207,13 @@ def namespace_peer(namespace: str) -> dict[str, Any]:
 
 
 MIRROR_PODS = {"podSelector": {"matchLabels": {"strimzi.io/kind": "KafkaMirrorMaker2"}}}
+# Strimzi reads an empty peer list as "everyone": a listener nobody uses admits this instead,
+# which no connection comes from.
+NO_PEER = {"ipBlock": {"cidr": "0.0.0.0/32"}}
+
+
+def peers_or_none(peers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return peers or [NO_PEER]
 
 
 def listeners(args: StrimziKafkaArgs) -> list[dict[str, Any]]:
@@ -216,8 +230,9 @@ def listeners(args: StrimziKafkaArgs) -> list[dict[str, Any]]:
             "type": "internal",
             "tls": True,
             "authentication": oauth,
-            "networkPolicyPeers": [namespace_peer(ns) for ns in oauth_namespaces]
-            + ([MIRROR_PODS] if args.mirror else []),
+            "networkPolicyPeers": peers_or_none(
+                [namespace_peer(ns) for ns in oauth_namespaces] + ([MIRROR_PODS] if args.mirror else [])
+            ),
         }
     ]
     if tls_namespaces:
@@ -248,7 +263,7 @@ def listeners(args: StrimziKafkaArgs) -> list[dict[str, Any]]:
                         "alternativeNames": [replication.bootstrap_address],
                     },
                 },
-                "networkPolicyPeers": [{"ipBlock": {"cidr": cidr}} for cidr in replication.peer_ranges],
+                "networkPolicyPeers": peers_or_none([{"ipBlock": {"cidr": cidr}} for cidr in replication.peer_ranges]),
             }
         )
     return result
@@ -289,7 +304,7 @@ def kafka_spec(args: StrimziKafkaArgs) -> dict[str, Any]:
         "entityOperator": {
             "topicOperator": {},
             "userOperator": {},
-            "template": {"pod": kafka_scheduling()},
+            "template": {"pod": kafka_scheduling(args.cluster_key)},
         },
         # Rebalances partitions onto added brokers and off brokers about to be removed.
         "cruiseControl": {
@@ -297,7 +312,7 @@ def kafka_spec(args: StrimziKafkaArgs) -> dict[str, Any]:
                 {"mode": "add-brokers", "template": {"name": REBALANCE_TEMPLATE}},
                 {"mode": "remove-brokers", "template": {"name": REBALANCE_TEMPLATE}},
             ],
-            "template": {"pod": kafka_scheduling()},
+            "template": {"pod": kafka_scheduling(args.cluster_key)},
         },
     }
 
@@ -305,7 +320,7 @@ def kafka_spec(args: StrimziKafkaArgs) -> dict[str, Any]:
 REBALANCE_TEMPLATE = "rebalance-on-scale"
 
 
-def node_pool_spec(role: str, replicas: int, storage_gib: int, cpu: int | str, memory_gib: int) -> dict[str, Any]:
+def node_pool_spec(cluster: str, role: str, replicas: int, storage_gib: int, cpu: int | str, memory_gib: int) -> dict[str, Any]:
     return {
         "replicas": replicas,
         "roles": [role],
@@ -320,7 +335,7 @@ def node_pool_spec(role: str, replicas: int, storage_gib: int, cpu: int | str, m
             "requests": {"cpu": str(cpu), "memory": f"{memory_gib}Gi"},
             "limits": {"memory": f"{memory_gib}Gi"},
         },
-        "template": {"pod": kafka_scheduling(pool_name=f"{role}s")},
+        "template": {"pod": kafka_scheduling(cluster, pool_name=f"{role}s")},
     }
 
 
@@ -416,10 +431,10 @@ class StrimziKafka(pulumi.ComponentResource):
         of_cluster = {CLUSTER_LABEL: cluster}
         ready = [operator, namespace]
         pools = [
-            custom("KafkaNodePool", "controllers", node_pool_spec("controller", kafka_plan.CONTROLLERS,
+            custom("KafkaNodePool", "controllers", node_pool_spec(cluster, "controller", kafka_plan.CONTROLLERS,
                    strimzi.controller_storage_gib, 1, 4), logical="controllers", labels=of_cluster,
                    depends_on=ready + [storage_class], protect=True),
-            custom("KafkaNodePool", "brokers", node_pool_spec("broker", strimzi.brokers, strimzi.broker_storage_gib,
+            custom("KafkaNodePool", "brokers", node_pool_spec(cluster, "broker", strimzi.brokers, strimzi.broker_storage_gib,
                    strimzi.broker_cpu, strimzi.broker_memory_gib), logical="brokers", labels=of_cluster,
                    depends_on=ready + [storage_class], protect=True),
         ]
@@ -611,7 +626,7 @@ class KafkaMirror(pulumi.ComponentResource):
             "metricsConfig": {"type": "strimziMetricsReporter", "values": {"allowList": MIRROR_METRICS_ALLOW_LIST}},
             "template": {
                 "pod": {
-                    **kafka_scheduling(),
+                    **kafka_scheduling(cluster),
                     "metadata": {"labels": {"azure.workload.identity/use": "true"}},
                 },
                 "serviceAccount": {

@@ -231,7 +231,7 @@ class Platform(pulumi.ComponentResource):
                     registry_id=registry.registry_id,
                     deployer_object_id=deployer.object_id,
                     fleet_managed=config.has_fleet,
-                    kafka_pool=kafka_plan.kafka_node_pool(config) if key in config.kafka_clusters() else None,
+                    kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
                     tags={**tags, "cluster": key},
                 ),
                 opts=child,
@@ -390,7 +390,13 @@ class Platform(pulumi.ComponentResource):
                     replication=ReplicationEndpoint(
                         bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
                         subnet_name=self._naming.regional("snet", cluster.region, f"{key}-nodes"),
-                        peer_ranges=[str(config.clusters[other].subnets.nodes) for other in mirrors if other != key],
+                        peer_ranges=[
+                            str(subnet)
+                            for other in mirrors
+                            if other != key
+                            for subnet in (config.clusters[other].subnets.nodes, config.clusters[other].subnets.pods)
+                            if subnet is not None
+                        ],
                     )
                     if key in mirrors
                     else None,

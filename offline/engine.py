@@ -93,6 +93,8 @@ class Plan:
     resources: list[CapturedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    # Info and warning messages the program logged (`pulumi.log`), as the CLI shows them.
+    diagnostics: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -238,14 +240,19 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
 
 
 class _ErrorLog(logging.Handler):
-    """Collects errors the Pulumi runtime logs instead of raising (e.g. in `apply`)."""
+    """Collects errors the Pulumi runtime logs instead of raising (e.g. in `apply`), and the
+    program's own info and warning diagnostics (`pulumi.log`), which the CLI prints too."""
 
     def __init__(self) -> None:
-        super().__init__(level=logging.ERROR)
+        super().__init__(level=logging.INFO)
         self.messages: list[str] = []
+        self.diagnostics: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        if record.levelno >= logging.ERROR:
+            self.messages.append(record.getMessage())
+        else:
+            self.diagnostics.append(f"{record.levelname.lower()}: {record.getMessage()}")
 
 
 # Folders of the project that are tooling, not program: never unloaded between runs.
@@ -326,6 +333,7 @@ def run_program(
     errors = _ErrorLog()
     logger = logging.getLogger(f"offline.{stack_config.stack}")
     logger.propagate = False
+    logger.setLevel(logging.INFO)
     logger.addHandler(errors)
 
     for module in list(_program_modules(project_dir)):
@@ -377,6 +385,7 @@ def run_program(
         plan.error = "\n".join(errors.messages)
     plan.resources = monitor.captured
     plan.outputs = monitor.stack_outputs
+    plan.diagnostics = errors.diagnostics
     plan.seconds = time.perf_counter() - started
     return plan
 

@@ -59,6 +59,10 @@ def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
     if tree:
         console.print(plan_tree(plan))
     console.print(counts_table(plan))
+    if plan.diagnostics:
+        console.print("[bold]Diagnostics:[/]")
+        for message in plan.diagnostics:
+            console.print(f"  {message}", highlight=False, markup=False)
     if plan.outputs:
         console.print("[bold]Outputs:[/]")
         for name in sorted(plan.outputs):

@@ -217,11 +217,11 @@ def _address_uses(config: PlatformConfig, name: str, pools: list[PoolCapacity]) 
 
 def plan_cluster(config: PlatformConfig, name: str) -> ClusterCapacity:
     pools = cluster_pools(name, config.clusters[name])
-    kafka_pool = kafka_plan.kafka_node_pool(config)
-    if kafka_pool is not None and name in config.kafka_clusters():
-        pools.append(
-            PoolCapacity(config_key("kafka", "strimzi", "nodePool"), name, kafka_plan.KAFKA_POOL_NAME, "kafka", kafka_pool)
-        )
+    if name in config.kafka_clusters():
+        pools += [
+            PoolCapacity(config_key("kafka", "strimzi", "nodePool"), name, pool_name, "kafka", pool)
+            for pool_name, pool in kafka_plan.kafka_node_pools(config).items()
+        ]
     return ClusterCapacity(name, pools, _address_uses(config, name, pools))
 
 

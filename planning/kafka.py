@@ -9,6 +9,7 @@ what a client needs to connect. `stackconfig.checks` reports spec problems with 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from planning.gpu import LABEL_PREFIX
@@ -19,8 +20,9 @@ KAFKA_VERSION = "4.3.0"
 # KRaft quorum: three dedicated controllers survive the loss of one zone.
 CONTROLLERS = 3
 KAFKA_NAMESPACE = "kafka"
-# Name of the AKS pool Kafka runs on in each hosting cluster.
-KAFKA_POOL_NAME = "kafka"
+# The AKS pools Kafka runs on in each hosting cluster, one per zone (`kafka1` in zone 1, ...):
+# a broker's disk lives in one zone, and only a zonal pool lets the autoscaler add a node there.
+KAFKA_POOL_PREFIX = "kafka"
 KAFKA_POOL_LABEL = f"{LABEL_PREFIX}/kafka"
 KAFKA_POOL_TAINT = f"{KAFKA_POOL_LABEL}=true:NoSchedule"
 KAFKA_ZONES = ["1", "2", "3"]
@@ -125,8 +127,13 @@ def kafka_acls(kafka: KafkaConfig, client: str, remote_clusters: list[str]) -> l
                 for remote in remote_clusters
             ]
     if any(reads(access) for access in spec.topics.values()):
-        acls.append(_acl("group", client, "prefix", ("Read", "Describe")))
+        acls.append(_acl("group", consumer_group_prefix(client), "prefix", ("Read", "Describe")))
     return acls
+
+
+def consumer_group_prefix(client: str) -> str:
+    """Consumer group ids a client may use start with this (`trainer.` never matches `trainers.`)."""
+    return f"{client}."
 
 
 def _acl(resource_type: str, name: str, pattern: str, operations: tuple[str, ...]) -> dict:
@@ -137,27 +144,31 @@ def _acl(resource_type: str, name: str, pattern: str, operations: tuple[str, ...
     }
 
 
-def kafka_node_pool(config: PlatformConfig) -> NodePoolConfig | None:
-    """The AKS pool Kafka runs on: one node per broker and controller, plus spares, in three
-    zones, tainted so that only Kafka lands there; None when the environment has no Strimzi."""
+def kafka_node_pools(config: PlatformConfig) -> dict[str, NodePoolConfig]:
+    """The AKS pools Kafka runs on, one per zone, each with a node per broker and controller
+    the zone holds (pods spread evenly over the zones) plus spares, tainted so that only Kafka
+    lands there; none when the environment has no Strimzi."""
     kafka = config.kafka
     if kafka is None or kafka.engine != "strimzi" or kafka.strimzi is None:
-        return None
+        return {}
     strimzi = kafka.strimzi
-    nodes = strimzi.brokers + CONTROLLERS
     settings = strimzi.node_pool
-    return NodePoolConfig(
-        vm_size=settings.vm_size,
-        min_count=nodes,
-        max_count=nodes + settings.spare_nodes,
-        max_surge=settings.max_surge,
-        # Managed OS disks: Kafka's data is on Premium SSD claims, not the OS disk.
-        os_disk_type="Managed",
-        os_disk_size_gb=settings.os_disk_size_gb,
-        zones=KAFKA_ZONES,
-        labels={KAFKA_POOL_LABEL: "true"},
-        taints=[KAFKA_POOL_TAINT],
-    )
+    per_zone = -(-strimzi.brokers // len(KAFKA_ZONES)) + CONTROLLERS // len(KAFKA_ZONES)
+    return {
+        f"{KAFKA_POOL_PREFIX}{zone}": NodePoolConfig(
+            vm_size=settings.vm_size,
+            min_count=per_zone,
+            max_count=per_zone + settings.spare_nodes_per_zone,
+            max_surge=settings.max_surge,
+            # Managed OS disks: Kafka's data is on Premium SSD claims, not the OS disk.
+            os_disk_type="Managed",
+            os_disk_size_gb=settings.os_disk_size_gb,
+            zones=[zone],
+            labels={KAFKA_POOL_LABEL: "true"},
+            taints=[KAFKA_POOL_TAINT],
+        )
+        for zone in KAFKA_ZONES
+    }
 
 
 def oauth_scope(audience: str) -> str:
@@ -197,9 +208,10 @@ MIRROR_GROUP = MIRROR_NAME
 MIRROR_INTERNAL_TOPICS = tuple(f"{MIRROR_NAME}.{kind}" for kind in ("configs", "offsets", "status"))
 
 
-def offset_syncs_topic(target_cluster: str) -> str:
-    """Kept on the target (`offset-syncs.topic.location: target`): the source is only read."""
-    return f"mm2-offset-syncs.{target_cluster}.internal"
+def offset_syncs_topic(source_cluster: str) -> str:
+    """Kept on the target (`offset-syncs.topic.location: target`), where MirrorMaker names it
+    after the *source* cluster; the source is then only read."""
+    return f"mm2-offset-syncs.{source_cluster}.internal"
 
 
 def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) -> list[dict]:
@@ -207,27 +219,26 @@ def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) ->
     MirrorMaker and the source of the other clusters' MirrorMakers.
 
     As target: create and write the copies (`<remote>.<topic>`, and the checkpoints MirrorMaker
-    keeps under the same prefix), its Connect topics and group, its offset syncs. As source:
-    read the declared topics and the committed offsets of the reading clients' groups.
+    keeps under the same prefix, with their partitions and configs), its Connect topics and
+    group, the offset syncs of each source, and the readers' groups (it commits their
+    translated offsets). As source: read the declared topics and the readers' group offsets.
     """
-    copy_operations = ("Create", "Write", "Read", "Describe", "DescribeConfigs", "AlterConfigs")
+    copy_operations = ("Create", "Write", "Read", "Describe", "DescribeConfigs", "Alter", "AlterConfigs")
     internal_operations = ("Create", "Write", "Read", "Describe", "DescribeConfigs")
     acls = [_acl("topic", f"{remote}.", "prefix", copy_operations) for remote in remote_clusters]
     acls += [_acl("topic", topic, "literal", internal_operations) for topic in MIRROR_INTERNAL_TOPICS]
-    acls.append(_acl("topic", offset_syncs_topic(cluster), "literal", internal_operations))
+    acls += [_acl("topic", offset_syncs_topic(remote), "literal", internal_operations) for remote in remote_clusters]
     acls.append(_acl("group", MIRROR_GROUP, "literal", ("Read", "Describe")))
     acls += [_acl("topic", topic.name, "literal", TOPIC_OPERATIONS["read"]) for topic in kafka.topics]
-    consumers = dict.fromkeys(
-        grant.client for grant in topic_grants(kafka) if reads(grant.access)
-    )
-    acls += [_acl("group", client, "prefix", ("Describe",)) for client in consumers]
+    consumers = dict.fromkeys(grant.client for grant in topic_grants(kafka) if reads(grant.access))
+    acls += [_acl("group", consumer_group_prefix(client), "prefix", ("Read", "Describe")) for client in consumers]
     return acls
 
 
 def mirrored_groups_pattern(kafka: KafkaConfig) -> str:
     """The consumer groups whose offsets MirrorMaker translates: the readers' own groups."""
     consumers = dict.fromkeys(grant.client for grant in topic_grants(kafka) if reads(grant.access))
-    return "|".join(f"{client}.*" for client in consumers) or "^$"
+    return "|".join(re.escape(consumer_group_prefix(client)) + ".*" for client in consumers) or "^$"
 
 
 def event_hubs_namespace_host(namespace_name: str) -> str:
@@ -244,7 +255,7 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
     assert kafka is not None
     spec = kafka.clients[client]
     clusters = config.workload_clusters(client)
-    info: dict = {"engine": kafka.engine, "consumerGroupPrefix": client}
+    info: dict = {"engine": kafka.engine, "consumerGroupPrefix": consumer_group_prefix(client)}
     if kafka.engine == "eventhubs":
         assert event_hubs_namespace is not None
         host = event_hubs_namespace_host(event_hubs_namespace)
@@ -271,6 +282,8 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
     if oauth:
         info.update(saslMechanism="OAUTHBEARER", tokenScope=oauth_scope(kafka.strimzi.oauth.audience))
     else:
+        # Strimzi writes the key pair there; the program never handles private keys, so getting
+        # it to the client's namespace is the team's (README, "Kafka").
         info.update(clientCertificateSecret=f"{KAFKA_NAMESPACE}/{client}")
     return info
 

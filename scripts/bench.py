@@ -73,9 +73,12 @@ def synthetic_fleet(clusters: int) -> dict:
         fleet[f"c{r:02d}{c}"] = cluster
     values["platform:clusters"] = fleet
     values["platform:fleet"] = {"canaryClusters": ["c000"]}
-    # An identity holds at most 20 federated credentials: each workload runs on 20 clusters.
+    # Kafka in the first cluster of each region (mirrored between all of them, like prod's
+    # two), where its clients run: an identity holds at most 20 federated credentials.
+    kafka_hosts = [name for name in fleet if name.endswith("0")]
+    values["platform:kafka"]["strimzi"]["clusters"] = kafka_hosts
     for workload in values.get("platform:workloads", {}).values():
-        workload["clusters"] = list(fleet)[:20]
+        workload["clusters"] = kafka_hosts
     return values
 
 

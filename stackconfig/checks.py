@@ -630,11 +630,19 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     "hosts Kafka, whose brokers and controllers spread over zones 1, 2 and 3",
                 )
             for field, pools in (("nodePools", spec.node_pools), ("gpuPools", spec.gpu_pools)):
-                if kafka_plan.KAFKA_POOL_NAME in pools:
-                    yield ConfigProblem(
-                        key("clusters", cluster, field, kafka_plan.KAFKA_POOL_NAME),
-                        "is the name of the Kafka pool this cluster gets as a Kafka host",
-                    )
+                for pool_name in kafka_plan.kafka_node_pools(config):
+                    if pool_name in pools:
+                        yield ConfigProblem(
+                            key("clusters", cluster, field, pool_name),
+                            "is the name of a Kafka pool this cluster gets as a Kafka host",
+                        )
+        mirrors = kafka_plan.mirror_clusters(config)
+        if len(mirrors) > MAX_FEDERATED_CREDENTIALS:
+            yield ConfigProblem(
+                key("kafka", "strimzi", "clusters"),
+                f"MirrorMaker's identity needs a federated credential in each of the {len(mirrors)} Kafka "
+                f"clusters, but Azure allows {MAX_FEDERATED_CREDENTIALS} per identity",
+            )
 
 
 def _event_hubs_limits(config: PlatformConfig) -> Iterator[ConfigProblem]:

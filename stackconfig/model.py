@@ -485,9 +485,9 @@ class KafkaNodePoolConfig(Model):
     """The dedicated pool Kafka runs on in each hosting cluster (zones 1-3, tainted)."""
 
     vm_size: PremiumStorageVmSize = "Standard_E8ds_v5"
-    # Nodes the autoscaler may add beyond one per broker and controller, e.g. to replace a
-    # node in the zone a broker's disk lives in.
-    spare_nodes: int = Field(default=3, ge=0, le=30)
+    # Nodes the autoscaler may add to each zone's pool beyond one per broker and controller
+    # there, e.g. to replace a node in the zone a broker's disk lives in.
+    spare_nodes_per_zone: int = Field(default=1, ge=0, le=10)
     os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
     max_surge: MaxSurge = "1"
 

@@ -62,7 +62,7 @@ def test_the_scale_fleet_passes_the_planner_with_7500_gpu_nodes():
 
 def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scale_plan):
     pools = scale_plan.of_type("azure-native:containerservice:AgentPool")
-    assert len(pools) == 12  # 2 clusters x (cpu + Kafka + 4 GPU pools)
+    assert len(pools) == 16  # 2 clusters x (cpu + 3 Kafka + 4 GPU pools)
     assert sum(p.inputs["maxCount"] for p in pools if "gpuProfile" in p.inputs) == 7600
     assert len(scale_plan.of_type(MEMBER)) == 2
     assert len(scale_plan.resources) < 250

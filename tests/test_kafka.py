@@ -143,18 +143,24 @@ def test_brokers_know_their_zone_and_spread_over_three_on_a_dedicated_pool(plans
     for cluster in hosts(stack):
         (kafka,) = in_cluster(plan.of_type(KAFKA), cluster)
         assert kafka.inputs["spec"]["kafka"]["rack"] == {"topologyKey": "topology.kubernetes.io/zone"}
-        (pool,) = [p for p in plan.of_type(AGENT_POOL) if p.name == f"aks-{cluster}-pool-kafka"]
-        assert pool.inputs["availabilityZones"] == ["1", "2", "3"]
-        assert pool.inputs["nodeTaints"] == ["platform.ai/kafka=true:NoSchedule"]
-        assert pool.inputs["nodeLabels"] == {"platform.ai/kafka": "true"}
-        # One node per broker and controller at least: the pods refuse to share a node.
-        assert pool.inputs["minCount"] == strimzi["brokers"] + 3
-        assert pool.inputs["vmSize"] == strimzi["nodePool"]["vmSize"]
+        # One pool per zone, so the autoscaler can add a node where a broker's disk lives.
+        pools = {p.inputs["agentPoolName"]: p.inputs for p in plan.of_type(AGENT_POOL)
+                 if p.name.startswith(f"aks-{cluster}-pool-kafka")}
+        assert {name: pool["availabilityZones"] for name, pool in pools.items()} == {
+            "kafka1": ["1"], "kafka2": ["2"], "kafka3": ["3"]}
+        for pool in pools.values():
+            assert pool["nodeTaints"] == ["platform.ai/kafka=true:NoSchedule"]
+            assert pool["nodeLabels"] == {"platform.ai/kafka": "true"}
+            assert pool["vmSize"] == strimzi["nodePool"]["vmSize"]
+        # One node per broker and controller at least: they refuse to share a node.
+        assert sum(pool["minCount"] for pool in pools.values()) >= strimzi["brokers"] + 3
         for node_pool in in_cluster(plan.of_type(NODE_POOL), cluster):
             template = node_pool.inputs["spec"]["template"]["pod"]
             assert {"key": "platform.ai/kafka", "operator": "Exists", "effect": "NoSchedule"} in template["tolerations"]
             (anti,) = template["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
             assert anti["topologyKey"] == "kubernetes.io/hostname"
+            # Only this cluster's brokers and controllers, not its operators (also kind Kafka).
+            assert anti["labelSelector"]["matchLabels"] == {"strimzi.io/cluster": cluster, "strimzi.io/component-type": "kafka"}
             (spread,) = template["topologySpreadConstraints"]
             assert (spread["topologyKey"], spread["whenUnsatisfiable"]) == ("topology.kubernetes.io/zone", "DoNotSchedule")
 
@@ -183,6 +189,8 @@ def test_every_listener_has_tls_authentication_and_admits_only_its_clients(plans
         assert f'oauth.jwks.endpoint.uri="https://login.microsoftonline.com/{OFFLINE_TENANT_ID}/discovery/v2.0/keys"' in jaas
         assert 'oauth.check.audience="true"' in jaas and f'oauth.client.id="{audience}"' in jaas
         assert 'oauth.username.claim="oid"' in jaas
+        # Entra ID tokens carry `typ` in the header only; checking the claim would refuse them all.
+        assert 'oauth.check.access.token.type="false"' in jaas
         # The NetworkPolicy Strimzi renders: the declared clients' namespaces (and MirrorMaker).
         peers = listeners["oauth"]["networkPolicyPeers"]
         namespaces = {p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for p in peers if "namespaceSelector" in p}
@@ -238,7 +246,7 @@ def test_acls_name_each_clients_workload_identity_and_grant_only_its_topics(plan
                 assert ("Read" in topics[topic]) == (access in ("read", "readWrite"))
             groups = [a["resource"] for a in acls if a["resource"]["type"] == "group"]
             reads = any(access != "write" for access in spec["topics"].values())
-            assert groups == ([{"type": "group", "name": client, "patternType": "prefix"}] if reads else [])
+            assert groups == ([{"type": "group", "name": f"{client}.", "patternType": "prefix"}] if reads else [])
 
 
 @pytest.mark.parametrize("stack", STRIMZI_STACKS)
@@ -297,6 +305,22 @@ def test_prod_mirrors_each_clusters_topics_into_the_other_with_its_own_identity(
     # It is a Kafka principal with ACLs in both clusters, and has no Azure role at all.
     users = [u for u in plan.of_type(USER) if u.inputs["metadata"]["name"] == principal_id(plan, "kafka-mirror")]
     assert len(users) == 2
+    readers = {c for c, spec in kafka_spec("prod")["clients"].items() if any(a != "write" for a in spec["topics"].values())}
+    for user in users:
+        cluster = user.name.split("-")[1]
+        (other,) = [c for c in hosts("prod") if c != cluster]
+        acls = {(a["resource"]["type"], a["resource"]["name"], a["resource"].get("patternType", "literal")): set(a["operations"])
+                for a in user.inputs["spec"]["authorization"]["acls"]}
+        # As target: the copies (created, written, grown, configured) and the offset syncs,
+        # which MirrorMaker names after the source when it keeps them on the target.
+        assert {"Create", "Write", "Alter", "AlterConfigs"} <= acls[("topic", f"{other}.", "prefix")]
+        assert {"Create", "Write", "Read"} <= acls[("topic", f"mm2-offset-syncs.{other}.internal", "literal")]
+        # It commits the readers' translated offsets here, and reads theirs for the other side.
+        for reader in readers:
+            assert {"Read", "Describe"} <= acls[("group", f"{reader}.", "prefix")]
+        # As source: reads the declared topics and nothing is writable but its own.
+        for topic in kafka_spec("prod")["topics"]:
+            assert acls[("topic", topic["name"], "literal")] == {"Read", "Describe", "DescribeConfigs"}
     assert not [a for a in plan.of_type(ASSIGNMENT) if a.inputs["principalId"] == principal_id(plan, "kafka-mirror")]
 
 
@@ -307,6 +331,15 @@ def test_mirroring_can_be_switched_off():
     assert not [i for i in plan.of_type(IDENTITY) if i.name == "workloads-kafka-mirror"]
     for kafka in plan.of_type(KAFKA):
         assert [listener["name"] for listener in kafka.inputs["spec"]["kafka"]["listeners"]] == ["oauth"]
+
+
+def test_a_listener_without_clients_admits_nobody():
+    """Strimzi reads an empty peer list as "everyone"; prod-scale declares no clients."""
+    plan = run_with("prod-scale", set_in("kafka.strimzi.mirrorMaker.enabled", False))
+    assert plan.ok, plan.error
+    for kafka in plan.of_type(KAFKA):
+        (listener,) = kafka.inputs["spec"]["kafka"]["listeners"]
+        assert listener["networkPolicyPeers"] == [{"ipBlock": {"cidr": "0.0.0.0/32"}}]
 
 
 def test_a_certificate_client_gets_a_tls_kafka_user_on_its_own_listener():
@@ -332,9 +365,11 @@ def test_the_kafka_pool_counts_in_the_capacity_plan():
 
     config = parse_platform_config(read_stack_config(ROOT, "prod").values)
     for cluster in plan_capacity(config).clusters:
-        (pool,) = [p for p in cluster.pools if p.kind == "kafka"]
-        assert (pool.pool.min_count, pool.pool.max_count) == (9, 12)
-        assert pool.key == "platform:kafka.strimzi.nodePool"
+        pools = [p for p in cluster.pools if p.kind == "kafka"]
+        # 6 brokers and 3 controllers: three per zone, and one spare each.
+        assert [(p.name, p.pool.min_count, p.pool.max_count) for p in pools] == [
+            ("kafka1", 3, 4), ("kafka2", 3, 4), ("kafka3", 3, 4)]
+        assert {p.key for p in pools} == {"platform:kafka.strimzi.nodePool"}
 
 
 # --- Event Hubs -----------------------------------------------------------------------------
@@ -456,7 +491,10 @@ def test_switching_the_engine_keeps_the_topic_spec_and_the_clients_rights(plans)
     # Event Hubs replicates on its own: Premium (the default), with nothing from Strimzi left.
     (namespace,) = on_event_hubs.of_type(NAMESPACE)
     assert namespace.inputs["sku"]["name"] == "Premium"
-    assert on_event_hubs.of_type(KAFKA) == [] and not [p for p in on_event_hubs.of_type(AGENT_POOL) if p.name.endswith("-kafka")]
+    assert on_event_hubs.of_type(KAFKA) == [] and not [p for p in on_event_hubs.of_type(AGENT_POOL) if "-pool-kafka" in p.name]
+    # And the preview says what of the spec Event Hubs does not apply.
+    assert any("replicationFactor and minInSyncReplicas" in d and d.startswith("info:") for d in on_event_hubs.diagnostics)
+    assert not any("replicationFactor" in d for d in on_strimzi.diagnostics)
 
 
 # --- Bad specs ------------------------------------------------------------------------------
