@@ -442,8 +442,9 @@ class StrimziKafka(pulumi.ComponentResource):
                            annotations={"strimzi.io/rebalance-template": "true"}, depends_on=ready)
         self.kafka = custom(
             "Kafka", cluster, kafka_spec(args), logical=cluster,
-            # Later steps (MirrorMaker, the CA copy) wait until the cluster is actually up.
-            annotations={"pulumi.com/waitFor": "condition=Ready"},
+            # Later steps (MirrorMaker, the CA copy) wait until the cluster is actually up
+            # (pulumi-kubernetes#3134); nodes, disks and a rolling start take a while.
+            annotations={"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "2700"},
             depends_on=ready + pools + [rebalance], protect=True,
         )
         for topic in args.kafka.topics:
