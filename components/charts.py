@@ -39,6 +39,9 @@ class HelmChart:
         return f"{self.name}-{self.version}.yaml"
 
 
+# Operators run on the system pool (tainted CriticalAddonsOnly); node agents do not.
+SYSTEM_POOL_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+
 NVIDIA_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
 
 NGC = "nvcr.io/nvidia"

@@ -49,7 +49,7 @@ class EventHubsBackbone(pulumi.ComponentResource):
     `event_hub_ids[topic]`."""
 
     namespace_name: str
-    namespace_host: pulumi.Output[str]
+    namespace_host: str
     event_hub_ids: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: EventHubsBackboneArgs, opts: pulumi.ResourceOptions | None = None):
@@ -138,5 +138,5 @@ class EventHubsBackbone(pulumi.ComponentResource):
                     subscription_id=args.subscription_id,
                     parent=self,
                 )
-        self.namespace_host = pulumi.Output.concat(namespace.name, ".servicebus.windows.net")
+        self.namespace_host = kafka_plan.event_hubs_namespace_host(namespace_name)
         self.register_outputs({"namespaceHost": self.namespace_host})

@@ -18,7 +18,16 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 import yaml
 
-from components.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, HelmChart, helm_release, merge_values, mirrored_image_values
+from components.charts import (
+    GPU_OPERATOR,
+    KUEUE,
+    NETWORK_OPERATOR,
+    SYSTEM_POOL_TOLERATION,
+    HelmChart,
+    helm_release,
+    merge_values,
+    mirrored_image_values,
+)
 from planning.capacity import PoolCapacity
 from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, platform_taints, toleration
 from planning.images import mirrored
@@ -28,7 +37,6 @@ from stackconfig.model import ClusterConfig, TeamConfig
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
 KUEUE_NAMESPACE = "kueue-system"
-SYSTEM_POOL_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 # The GPU operator's DCGM exporter Service (assets/state-dcgm-exporter in NVIDIA/gpu-operator).
 DCGM_SERVICE_LABELS = {"app": "nvidia-dcgm-exporter"}
 DCGM_PORT = "gpu-metrics"

@@ -32,7 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as kubernetes
 
-from components.charts import STRIMZI, helm_release
+from components.charts import STRIMZI, SYSTEM_POOL_TOLERATION, helm_release
 from components.tenancy import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import kafka as kafka_plan
 from planning.gpu import toleration
@@ -43,7 +43,6 @@ API_VERSION = "kafka.strimzi.io/v1"
 STORAGE_CLASS = "kafka-premium-retain"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 CLUSTER_LABEL = "strimzi.io/cluster"
-SYSTEM_POOL_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 # Where AKS's workload identity webhook mounts the federated token in a pod.
 FEDERATED_TOKEN_FILE = "/var/run/secrets/azure/tokens/azure-identity-token"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

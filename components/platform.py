@@ -390,13 +390,7 @@ class Platform(pulumi.ComponentResource):
                     replication=ReplicationEndpoint(
                         bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
                         subnet_name=self._naming.regional("snet", cluster.region, f"{key}-nodes"),
-                        peer_ranges=[
-                            str(subnet)
-                            for other in mirrors
-                            if other != key
-                            for subnet in (config.clusters[other].subnets.nodes, config.clusters[other].subnets.pods)
-                            if subnet is not None
-                        ],
+                        peer_ranges=kafka_plan.mirror_peer_ranges(config, key),
                     )
                     if key in mirrors
                     else None,

@@ -101,6 +101,11 @@ def topic_grants(kafka: KafkaConfig) -> list[TopicGrant]:
     ]
 
 
+def reading_clients(kafka: KafkaConfig) -> list[str]:
+    """Clients that consume any topic (and so use consumer groups)."""
+    return list(dict.fromkeys(grant.client for grant in topic_grants(kafka) if reads(grant.access)))
+
+
 def readers(kafka: KafkaConfig, topic: str) -> list[str]:
     """Clients that consume `topic`: each gets its own consumer group."""
     return [grant.client for grant in topic_grants(kafka) if grant.topic == topic and reads(grant.access)]
@@ -148,10 +153,9 @@ def kafka_node_pools(config: PlatformConfig) -> dict[str, NodePoolConfig]:
     """The AKS pools Kafka runs on, one per zone, each with a node per broker and controller
     the zone holds (pods spread evenly over the zones) plus spares, tainted so that only Kafka
     lands there; none when the environment has no Strimzi."""
-    kafka = config.kafka
-    if kafka is None or kafka.engine != "strimzi" or kafka.strimzi is None:
+    strimzi = config.strimzi
+    if strimzi is None:
         return {}
-    strimzi = kafka.strimzi
     settings = strimzi.node_pool
     per_zone = -(-strimzi.brokers // len(KAFKA_ZONES)) + CONTROLLERS // len(KAFKA_ZONES)
     return {
@@ -230,15 +234,15 @@ def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) ->
     acls += [_acl("topic", offset_syncs_topic(remote), "literal", internal_operations) for remote in remote_clusters]
     acls.append(_acl("group", MIRROR_GROUP, "literal", ("Read", "Describe")))
     acls += [_acl("topic", topic.name, "literal", TOPIC_OPERATIONS["read"]) for topic in kafka.topics]
-    consumers = dict.fromkeys(grant.client for grant in topic_grants(kafka) if reads(grant.access))
-    acls += [_acl("group", consumer_group_prefix(client), "prefix", ("Read", "Describe")) for client in consumers]
+    acls += [
+        _acl("group", consumer_group_prefix(client), "prefix", ("Read", "Describe")) for client in reading_clients(kafka)
+    ]
     return acls
 
 
 def mirrored_groups_pattern(kafka: KafkaConfig) -> str:
     """The consumer groups whose offsets MirrorMaker translates: the readers' own groups."""
-    consumers = dict.fromkeys(grant.client for grant in topic_grants(kafka) if reads(grant.access))
-    return "|".join(re.escape(consumer_group_prefix(client)) + ".*" for client in consumers) or "^$"
+    return "|".join(re.escape(consumer_group_prefix(client)) + ".*" for client in reading_clients(kafka)) or "^$"
 
 
 def event_hubs_namespace_host(namespace_name: str) -> str:
@@ -268,16 +272,14 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
         )
         return info
     assert kafka.strimzi is not None
-    hosts = config.kafka_clusters()
     oauth = spec.authentication == "oauth"
     port = OAUTH_PORT if oauth else MUTUAL_TLS_PORT
-    mirroring = kafka.strimzi.mirror_maker.enabled and len(hosts) > 1
     info.update(
         bootstrapServers={cluster: strimzi_bootstrap(cluster, port) for cluster in clusters},
         securityProtocol="SASL_SSL" if oauth else "SSL",
         # The brokers' CA certificate, copied into the client's namespace (key ca.crt).
         trustedCaConfigMap=CA_CONFIG_MAP,
-        topics={topic: _strimzi_topic_info(topic, access, clusters, hosts if mirroring else []) for topic, access in spec.topics.items()},
+        topics={topic: _strimzi_topic_info(topic, access, clusters, mirror_clusters(config)) for topic, access in spec.topics.items()},
     )
     if oauth:
         info.update(saslMechanism="OAUTHBEARER", tokenScope=oauth_scope(kafka.strimzi.oauth.audience))
@@ -304,9 +306,8 @@ CA_CONFIG_MAP = "kafka-cluster-ca"
 
 def mirror_clusters(config: PlatformConfig) -> list[str]:
     """Clusters whose Kafkas mirror each other (active/active): two or more hosts, unless off."""
-    kafka = config.kafka
-    hosts = config.kafka_clusters()
-    if kafka is None or kafka.strimzi is None or not kafka.strimzi.mirror_maker.enabled or len(hosts) < 2:
+    strimzi, hosts = config.strimzi, config.kafka_clusters()
+    if strimzi is None or not strimzi.mirror_maker.enabled or len(hosts) < 2:
         return []
     return hosts
 
@@ -316,3 +317,15 @@ def replication_bootstrap_address(config: PlatformConfig, cluster: str) -> str:
     of the cluster's node subnet (Azure hands out node addresses from the bottom)."""
     subnet = config.clusters[cluster].subnets.nodes
     return str(subnet.broadcast_address - 1)
+
+
+def mirror_peer_ranges(config: PlatformConfig, cluster: str) -> list[str]:
+    """Where the other clusters' MirrorMakers connect from: their node subnets, and their pod
+    subnets with classic CNI (overlay pods leave the node with its address)."""
+    return [
+        str(subnet)
+        for other in mirror_clusters(config)
+        if other != cluster
+        for subnet in (config.clusters[other].subnets.nodes, config.clusters[other].subnets.pods)
+        if subnet is not None
+    ]

@@ -552,8 +552,7 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
     if kafka.engine == "strimzi" and kafka.strimzi is None:
         yield ConfigProblem(key("kafka", "strimzi"), "is required with engine strimzi (at least oauth.audience)")
 
-    hosts = config.kafka_clusters()
-    mirroring = kafka.engine == "strimzi" and kafka.strimzi is not None and kafka.strimzi.mirror_maker.enabled
+    hosts, mirrors = config.kafka_clusters(), kafka_plan.mirror_clusters(config)
     seen: set[str] = set()
     for i, topic in enumerate(kafka.topics):
         def where(*parts: str) -> str:
@@ -562,8 +561,8 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
         if topic.name in seen:
             yield ConfigProblem(where("name"), f"{topic.name} is declared twice")
         seen.add(topic.name)
-        copy_of = next((c for c in hosts if topic.name.startswith(f"{c}.")), None)
-        if mirroring and len(hosts) > 1 and copy_of:
+        copy_of = next((c for c in mirrors if topic.name.startswith(f"{c}.")), None)
+        if copy_of:
             yield ConfigProblem(
                 where("name"), f"names starting with {copy_of}. are MirrorMaker's copies of cluster {copy_of}'s topics"
             )
@@ -573,7 +572,7 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"{topic.min_in_sync_replicas} is more than the topic's {topic.replication_factor} replicas: "
                 "no write with acks=all could ever succeed",
             )
-        if kafka.engine == "strimzi" and kafka.strimzi and topic.replication_factor > kafka.strimzi.brokers:
+        if config.strimzi and topic.replication_factor > config.strimzi.brokers:
             yield ConfigProblem(
                 where("replicationFactor"),
                 f"{topic.replication_factor} replicas need as many brokers; platform:kafka.strimzi.brokers "
@@ -608,18 +607,18 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 "Event Hubs takes Entra ID (oauth) only; client certificates need engine strimzi",
             )
 
-    if kafka.engine == "strimzi" and kafka.strimzi is not None:
+    if config.strimzi is not None:
         for team, spec in config.teams.items():
             if kafka_plan.KAFKA_NAMESPACE in spec.namespaces:
                 yield ConfigProblem(
                     key("teams", team, "namespaces", spec.namespaces.index(kafka_plan.KAFKA_NAMESPACE)),
                     f"{kafka_plan.KAFKA_NAMESPACE} is where the platform runs Kafka (platform:kafka)",
                 )
-        if kafka_plan.mirror_clusters(config) and kafka_plan.MIRROR_WORKLOAD in config.workloads:
+        if mirrors and kafka_plan.MIRROR_WORKLOAD in config.workloads:
             yield ConfigProblem(
                 key("workloads", kafka_plan.MIRROR_WORKLOAD), "is the name of MirrorMaker's own identity; rename the workload"
             )
-        for i, cluster in enumerate(kafka.strimzi.clusters or []):
+        for i, cluster in enumerate(config.strimzi.clusters or []):
             if cluster not in config.clusters:
                 yield ConfigProblem(key("kafka", "strimzi", "clusters", i), f"{cluster} is not a cluster of platform:clusters")
         for cluster in hosts:
@@ -636,7 +635,6 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                             key("clusters", cluster, field, pool_name),
                             "is the name of a Kafka pool this cluster gets as a Kafka host",
                         )
-        mirrors = kafka_plan.mirror_clusters(config)
         if len(mirrors) > MAX_FEDERATED_CREDENTIALS:
             yield ConfigProblem(
                 key("kafka", "strimzi", "clusters"),

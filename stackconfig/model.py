@@ -603,12 +603,18 @@ class PlatformConfig(Model):
         """Where environment-wide resources live: the first cluster's region."""
         return next(iter(self.clusters.values())).region
 
+    @property
+    def strimzi(self) -> StrimziConfig | None:
+        """The Strimzi settings when Strimzi runs this environment's Kafka, else None."""
+        kafka = self.kafka
+        return kafka.strimzi if kafka is not None and kafka.engine == "strimzi" else None
+
     def kafka_clusters(self) -> list[str]:
         """Clusters that host Strimzi Kafka (none on Event Hubs)."""
-        kafka = self.kafka
-        if kafka is None or kafka.engine != "strimzi" or kafka.strimzi is None:
+        strimzi = self.strimzi
+        if strimzi is None:
             return []
-        return [c for c in (kafka.strimzi.clusters or self.clusters) if c in self.clusters]
+        return [c for c in (strimzi.clusters or self.clusters) if c in self.clusters]
 
     def workload_clusters(self, workload: str) -> list[str]:
         return list(self.workloads[workload].clusters or self.clusters)
