@@ -6,11 +6,12 @@ STACK ?= dev
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
-.PHONY: help install schemas preview preview-all capacity test bench lock clean
+.PHONY: help install schemas preview preview-all review capacity test bench lock clean tools
 
 help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of a stack (creates ./venv first)"
 	@echo "make preview-all                        offline preview of every stack"
+	@echo "make review                             offline preview + policy review of every stack, Markdown in out/"
 	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
 	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
 	@echo "make test                               the whole test suite, offline"
@@ -38,7 +39,18 @@ schemas: $(VENV)/.installed
 preview-all: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --no-tree
 
-test: $(VENV)/.installed schemas
+# What a pull request gets (no credentials): every stack, its policies, a Markdown report.
+review: $(VENV)/.installed
+	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --stack prod-scale --no-tree \
+	  --markdown out/policy-review.md
+
+# shellcheck (Debian's package) checks scripts/bootstrap in the tests.
+tools:
+	@command -v shellcheck >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq shellcheck >/dev/null; \
+	  else sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
+
+test: $(VENV)/.installed schemas tools
 	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest
 
 bench: $(VENV)/.installed

@@ -31,6 +31,7 @@ from components.charts import (
 from planning.capacity import PoolCapacity
 from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, platform_taints, toleration
 from planning.images import mirrored
+from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
 from planning.queues import Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
@@ -263,7 +264,7 @@ class GpuStack(pulumi.ComponentResource):
             )
 
         # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
-        privileged = {"pod-security.kubernetes.io/enforce": "privileged"}
+        privileged = pod_security_labels(PRIVILEGED)
         gpu_operator = release(GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster))
         apply(dcgm_service_monitor(), depends_on=[gpu_operator])
 
@@ -276,7 +277,7 @@ class GpuStack(pulumi.ComponentResource):
             apply(Manifest("NicClusterPolicy", "nic-cluster-policy", policy, api_version="mellanox.com/v1alpha1"),
                   depends_on=[network_operator])
 
-        kueue = release(KUEUE, namespace(KUEUE_NAMESPACE, {}), kueue_values())
+        kueue = release(KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values())
         for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
             in_namespace = [args.team_namespaces[manifest.namespace]] if manifest.namespace else []
             apply(manifest, depends_on=[kueue] + in_namespace)

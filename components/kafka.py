@@ -37,6 +37,7 @@ from components.tenancy import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import kafka as kafka_plan
 from planning.gpu import toleration
 from planning.images import mirrored
+from planning.pod_security import RESTRICTED, pod_security_labels
 from stackconfig.model import KafkaConfig
 
 API_VERSION = "kafka.strimzi.io/v1"
@@ -369,7 +370,7 @@ class StrimziKafka(pulumi.ComponentResource):
             f"{name}-ns",
             metadata=kubernetes.meta.v1.ObjectMetaArgs(
                 name=kafka_plan.KAFKA_NAMESPACE,
-                labels={"pod-security.kubernetes.io/enforce": "restricted"},
+                labels=pod_security_labels(RESTRICTED),
             ),
             opts=in_cluster,
         )

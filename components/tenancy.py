@@ -19,6 +19,7 @@ import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
 from components.rbac import assign_role
+from planning.pod_security import BASELINE, pod_security_labels
 from planning.queues import TEAM_LABEL
 from stackconfig.model import TeamConfig
 
@@ -81,7 +82,9 @@ class ClusterTenancy(pulumi.ComponentResource):
         self.namespaces = {
             namespace: kubernetes.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=namespace, labels={TEAM_LABEL: team}),
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                    name=namespace, labels={TEAM_LABEL: team, **pod_security_labels(BASELINE)}
+                ),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,

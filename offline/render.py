@@ -1,4 +1,4 @@
-"""Print a plan the way `pulumi preview` does: a resource tree, then counts by type."""
+"""Print a plan the way `pulumi preview` does: a resource tree, counts by type, policy results."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from offline.engine import CapturedResource, Plan
+from offline.engine import PROJECT_ROOT, CapturedResource, Plan
+from offline.policy import Review, Violation
 from planning.capacity import CapacityPlan
 
 
@@ -109,3 +110,42 @@ def headroom_table(capacity: CapacityPlan) -> Table:
                 f"{use.available:,}", f"[{style}]{use.headroom:,}[/]",
             )
     return table
+
+
+def _resource_label(violation: Violation) -> str:
+    return f"{violation.resource_type}: {violation.resource_name}"
+
+
+def print_review(review: Review, console: Console) -> None:
+    """The policy section of `pulumi preview`: per pack, each violation with its level, policy,
+    resource and message (the policy's description, then what is wrong)."""
+    console.print("[bold]Policies:[/]")
+    for config in review.configs:
+        pack = config.pack
+        found = [v for v in review.violations if v.pack == pack.name]
+        mark = "[red]❌[/]" if any(v.level == "mandatory" for v in found) else ("⚠️ " if found else "[green]✅[/]")
+        console.print(f"    {mark} {pack.name}@v{pack.version} (local: {pack.directory.relative_to(PROJECT_ROOT)})")
+        for violation in sorted(found, key=lambda v: (v.level != "mandatory", v.policy, v.resource_name)):
+            style = "red" if violation.level == "mandatory" else "yellow"
+            console.print(
+                f"        - [{style}]\\[{violation.level}][/]  {violation.policy}  ({_resource_label(violation)})",
+                highlight=False,
+            )
+            for line in violation.message.splitlines():
+                console.print(f"          {line}", markup=False, highlight=False)
+    for remediation in review.remediations:
+        console.print(f"    [cyan]remediated[/] {remediation.policy} on {remediation.resource_name}", highlight=False)
+    for waiver in review.waivers:
+        expired = waiver.expired(review.today)
+        state = "[red]EXPIRED[/]" if expired else f"until {waiver.expires or 'no expiry'}"
+        console.print(
+            f"    [dim]waiver[/] {waiver.pack}/{waiver.policy} ({waiver.level}, {state}, {waiver.approved_by}): "
+            f"{waiver.reason}",
+            highlight=False,
+        )
+    console.print(
+        f"[bold]Policy review ({review.environment} enforcement):[/] {len(review.mandatory)} mandatory, "
+        f"{len(review.advisory)} advisory across {sum(len(c.pack.policies) for c in review.configs)} policies "
+        f"[dim]({review.seconds:.2f}s)[/]",
+        highlight=False,
+    )

@@ -1,0 +1,353 @@
+"""Offline policy review: the CrossGuard packs under `policies/`, run in-process.
+
+The Pulumi CLI starts each pack's `__main__.py`, whose `PolicyPack` serves pulumi-policy's
+analyzer over gRPC, then calls `Configure` (the `--policy-pack-config` file), `Analyze` for each
+resource and `AnalyzeStack` once. This module calls the same analyzer object
+(`pulumi_policy.policy._PolicyAnalyzerServicer`) with the same protobuf messages, built from the
+requests the offline engine captured, so a policy behaves here as it does in `pulumi preview`:
+unknown values raise inside the policy and come back as "can't run policy ... during preview",
+secrets are unwrapped by the SDK, and the enforcement level of each violation is the analyzer's.
+
+Two things the CLI does that the analyzer does not, done here: `"all"` in a config file sets the
+level of every policy the file does not name, and the file is checked against each policy's
+config schema (unknown policies and properties are errors, as in the stack config). Waivers in
+a config file are listed with every review, and an expired one fails it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import importlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from google.protobuf import struct_pb2
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+from offline.engine import PROJECT_ROOT, CapturedResource, Plan
+
+POLICIES_DIR = PROJECT_ROOT / "policies"
+_LEVELS = {level.value: level for level in EnforcementLevel}
+_LEVEL_TO_PROTO = {
+    EnforcementLevel.ADVISORY: analyzer_pb2.ADVISORY,
+    EnforcementLevel.MANDATORY: analyzer_pb2.MANDATORY,
+    EnforcementLevel.REMEDIATE: analyzer_pb2.REMEDIATE,
+    EnforcementLevel.DISABLED: analyzer_pb2.DISABLED,
+}
+
+
+class PolicyConfigError(ValueError):
+    """An enforcement file names an unknown policy, level or property."""
+
+
+@dataclass(frozen=True)
+class Pack:
+    name: str
+    version: str
+    directory: Path
+    policies: tuple[Policy, ...]
+
+    @property
+    def policy_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.policies)
+
+    def config_file(self, environment: str) -> Path:
+        return self.directory / "config" / f"{environment}.json"
+
+
+@functools.lru_cache(maxsize=None)
+def _load_packs(directory: Path) -> tuple[Pack, ...]:
+    packs = []
+    for manifest in sorted(directory.glob("*/PulumiPolicy.yaml")):
+        pack_dir = manifest.parent
+        version = str(yaml.safe_load(manifest.read_text())["version"])
+        # The pack's policies live in its one package, beside __main__.py (which would block).
+        (package,) = [init.parent.name for init in pack_dir.glob("*/__init__.py")]
+        if str(pack_dir) not in sys.path:
+            sys.path.append(str(pack_dir))
+        module = importlib.import_module(package)
+        packs.append(Pack(module.PACK_NAME, version, pack_dir, tuple(module.POLICIES)))
+    return tuple(packs)
+
+
+def load_packs(directory: Path = POLICIES_DIR) -> tuple[Pack, ...]:
+    return _load_packs(directory.resolve())
+
+
+@dataclass(frozen=True)
+class Waiver:
+    pack: str
+    policy: str
+    level: str
+    reason: str
+    approved_by: str
+    expires: datetime.date | None
+
+    def expired(self, today: datetime.date) -> bool:
+        return self.expires is not None and self.expires < today
+
+
+@dataclass(frozen=True)
+class PackConfig:
+    """One pack's enforcement for one environment: each policy's level and properties."""
+
+    pack: Pack
+    source: str
+    levels: dict[str, EnforcementLevel]
+    properties: dict[str, dict[str, Any]]
+    waivers: tuple[Waiver, ...] = ()
+
+    def request(self) -> analyzer_pb2.ConfigureAnalyzerRequest:
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, level in self.levels.items():
+            config = analyzer_pb2.PolicyConfig(enforcementLevel=_LEVEL_TO_PROTO[level])
+            config.properties.update(self.properties.get(name, {}))
+            request.policyConfig[name].CopyFrom(config)
+        return request
+
+
+def _level(value: Any, where: str, problems: list[str]) -> EnforcementLevel | None:
+    if value in _LEVELS:
+        return _LEVELS[value]
+    problems.append(f"{where}: {value!r} is not an enforcement level ({', '.join(_LEVELS)})")
+    return None
+
+
+def parse_pack_config(pack: Pack, document: dict[str, Any], source: str) -> PackConfig:
+    """Expand a `--policy-pack-config` document for `pack`; every problem at once."""
+    problems: list[str] = []
+    policies = {p.name: p for p in pack.policies}
+    default = EnforcementLevel.MANDATORY
+    if "all" in document:
+        default = _level(document["all"], f"{source}: all", problems) or default
+    # "all" sets every policy the file does not name; without it, a policy's own level or mandatory.
+    levels = {name: default if "all" in document else (p.enforcement_level or default) for name, p in policies.items()}
+    properties: dict[str, dict[str, Any]] = {}
+    waivers = []
+    for key, value in document.items():
+        where = f"{source}: {key}"
+        if key == "all":
+            continue
+        if key not in policies:
+            problems.append(f"{where}: not a policy of pack {pack.name}")
+            continue
+        if isinstance(value, str):
+            levels[key] = _level(value, where, problems) or levels[key]
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"{where}: expected an enforcement level or an object")
+            continue
+        settings = dict(value)
+        if "enforcementLevel" in settings:
+            levels[key] = _level(settings.pop("enforcementLevel"), f"{where}.enforcementLevel", problems) or levels[key]
+        schema = policies[key].config_schema
+        known = schema.properties if schema else {}
+        validator = jsonschema.Draft7Validator(
+            {"type": "object", "properties": known, "additionalProperties": False,
+             "required": list(schema.required or []) if schema else []},
+            format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER,
+        )
+        for error in validator.iter_errors(settings):
+            path = ".".join(str(p) for p in error.absolute_path)
+            problems.append(f"{where}{'.' + path if path else ''}: {error.message}")
+        properties[key] = settings
+        if "waiver" in settings:
+            waiver = settings["waiver"]
+            expires = waiver.get("expires")
+            waivers.append(Waiver(
+                pack.name, key, levels[key].value, str(waiver.get("reason", "")), str(waiver.get("approvedBy", "")),
+                datetime.date.fromisoformat(expires) if isinstance(expires, str) and len(expires) == 10 else None,
+            ))
+    if problems:
+        raise PolicyConfigError("\n".join(problems))
+    # Defaults from each policy's schema, as policies read them.
+    for name, policy in policies.items():
+        schema_properties = policy.config_schema.properties if policy.config_schema else {}
+        defaults = {k: v["default"] for k, v in schema_properties.items() if "default" in v}
+        merged = {**defaults, **properties.get(name, {})}
+        merged.pop("waiver", None)
+        if merged:
+            properties[name] = merged
+        else:
+            properties.pop(name, None)
+    return PackConfig(pack, source, levels, properties, tuple(waivers))
+
+
+def load_pack_config(pack: Pack, environment: str) -> PackConfig:
+    path = pack.config_file(environment)
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PolicyConfigError(f"{path.relative_to(PROJECT_ROOT)}: missing (every environment has one)") from None
+    except json.JSONDecodeError as error:
+        raise PolicyConfigError(f"{path.relative_to(PROJECT_ROOT)}: not JSON: {error}") from None
+    return parse_pack_config(pack, document, str(path.relative_to(PROJECT_ROOT)))
+
+
+@dataclass(frozen=True)
+class Violation:
+    pack: str
+    version: str
+    policy: str
+    level: str  # advisory | mandatory (a remediate policy that still fails reports mandatory)
+    severity: str
+    urn: str
+    resource_type: str
+    resource_name: str
+    message: str  # the policy's description, then what this resource does wrong
+
+    @property
+    def during_preview(self) -> bool:
+        """Not a violation yet: the policy needs a value Pulumi only knows after `up`."""
+        return "during preview:" in self.message and self.message.startswith("can't run policy")
+
+
+@dataclass(frozen=True)
+class Remediation:
+    pack: str
+    policy: str
+    urn: str
+    resource_name: str
+
+
+@dataclass
+class Review:
+    stack: str
+    environment: str
+    configs: list[PackConfig]
+    violations: list[Violation] = field(default_factory=list)
+    remediations: list[Remediation] = field(default_factory=list)
+    today: datetime.date = field(default_factory=datetime.date.today)
+    seconds: float = 0.0
+
+    @property
+    def waivers(self) -> list[Waiver]:
+        return [w for config in self.configs for w in config.waivers]
+
+    @property
+    def expired_waivers(self) -> list[Waiver]:
+        return [w for w in self.waivers if w.expired(self.today)]
+
+    def at(self, level: str) -> list[Violation]:
+        return [v for v in self.violations if v.level == level]
+
+    @property
+    def mandatory(self) -> list[Violation]:
+        return self.at("mandatory")
+
+    @property
+    def advisory(self) -> list[Violation]:
+        return self.at("advisory")
+
+    @property
+    def passed(self) -> bool:
+        return not self.mandatory and not self.expired_waivers
+
+    def fired(self) -> set[tuple[str, str]]:
+        """(policy, level) pairs that fired: what tests compare."""
+        return {(v.policy, v.level) for v in self.violations}
+
+
+def _options(resource: CapturedResource) -> analyzer_pb2.AnalyzerResourceOptions:
+    options = resource.options
+    return analyzer_pb2.AnalyzerResourceOptions(
+        protect=options.protect,
+        ignoreChanges=list(options.ignore_changes),
+        deleteBeforeReplace=options.delete_before_replace,
+        deleteBeforeReplaceDefined=options.delete_before_replace,
+        additionalSecretOutputs=list(options.additional_secret_outputs),
+        parent=resource.parent or "",
+    )
+
+
+def _analyzed(plan: Plan) -> list[CapturedResource]:
+    # The engine does not run analyzers on provider resources.
+    return [r for r in plan.resources if not r.type.startswith("pulumi:providers:")]
+
+
+def _diagnostics(response, pack: Pack, plan: Plan, default_urn: str = "") -> list[Violation]:
+    violations = []
+    for diagnostic in response.diagnostics:
+        urn = diagnostic.urn or default_urn
+        try:
+            resource = plan.by_urn(urn)
+            kind, name = resource.type, resource.name
+        except LookupError:
+            kind, name = "pulumi:pulumi:Stack", f"{plan.project}-{plan.stack}"
+        violations.append(Violation(
+            pack=diagnostic.policyPackName or pack.name,
+            version=diagnostic.policyPackVersion or pack.version,
+            policy=diagnostic.policyName,
+            level=analyzer_pb2.EnforcementLevel.Name(diagnostic.enforcementLevel).lower(),
+            severity=analyzer_pb2.PolicySeverity.Name(diagnostic.severity).removeprefix("POLICY_SEVERITY_").lower(),
+            urn=urn,
+            resource_type=kind,
+            resource_name=name,
+            message=diagnostic.message,
+        ))
+    return violations
+
+
+def review_plan(
+    plan: Plan,
+    environment: str,
+    *,
+    configs: list[PackConfig] | None = None,
+    today: datetime.date | None = None,
+) -> Review:
+    """Evaluate every pack against `plan` with `environment`'s enforcement files."""
+    started = time.perf_counter()
+    packs = load_packs()
+    configs = configs if configs is not None else [load_pack_config(pack, environment) for pack in packs]
+    review = Review(plan.stack, environment, configs, today=today or datetime.date.today())
+    resources = _analyzed(plan)
+    for config in configs:
+        pack = config.pack
+        analyzer = _PolicyAnalyzerServicer(pack.name, pack.version, list(pack.policies), EnforcementLevel.MANDATORY)
+        analyzer.Configure(config.request(), None)
+        analyzer.ConfigureStack(
+            analyzer_pb2.AnalyzerStackConfigureRequest(stack=plan.stack, project=plan.project, dry_run=plan.preview),
+            None,
+        )
+        remediates = EnforcementLevel.REMEDIATE in config.levels.values()
+        stack_resources = []
+        for resource in resources:
+            request = analyzer_pb2.AnalyzeRequest(
+                type=resource.type, properties=resource.raw_inputs, urn=resource.urn, name=resource.name,
+                options=_options(resource),
+            )
+            if remediates:
+                # As the CLI does: remediations rewrite the inputs before they are analyzed.
+                for remediation in analyzer.Remediate(request, None).remediations:
+                    if remediation.properties.fields:
+                        request.properties.CopyFrom(remediation.properties)
+                        review.remediations.append(Remediation(pack.name, remediation.policyName, resource.urn, resource.name))
+            review.violations += _diagnostics(analyzer.Analyze(request, None), pack, plan, resource.urn)
+            stack_resources.append(analyzer_pb2.AnalyzerResource(
+                type=resource.type, properties=request.properties, urn=resource.urn, name=resource.name,
+                options=_options(resource), parent=resource.parent or "", dependencies=list(resource.dependencies),
+                propertyDependencies={
+                    key: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(urns))
+                    for key, urns in resource.property_dependencies.items()
+                },
+            ))
+        response = analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=stack_resources), None)
+        review.violations += _diagnostics(response, pack, plan)
+    review.seconds = time.perf_counter() - started
+    return review
+
+
+def struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    """A protobuf Struct of plain values (for tests that build or change requests)."""
+    result = struct_pb2.Struct()
+    result.update(value)
+    return result

@@ -1,0 +1,6 @@
+"""The azure-platform policy pack's policies, importable without starting the pack's server."""
+
+from azure_guardrails import aks, data, identity, stack
+
+PACK_NAME = "azure-platform"
+POLICIES = [*aks.POLICIES, *data.POLICIES, *identity.POLICIES, *stack.POLICIES]

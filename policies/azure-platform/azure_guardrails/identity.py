@@ -1,0 +1,115 @@
+"""Entra ID workload identities: narrowly scoped roles, trusted issuers only."""
+
+from __future__ import annotations
+
+from guardrail import lookup, stack_policy
+from pulumi_policy import Severity
+
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
+FEDERATED_CREDENTIAL = "azure-native:managedidentity:FederatedIdentityCredential"
+MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
+
+# Built-in roles that administer the scope they are granted on (same GUIDs in every tenant).
+PRIVILEGED_ROLES = {
+    "8e3af657-a8ff-443c-a75c-2fe8c4bcb635": "Owner",
+    "b24988ac-6180-42a0-ab88-20f7382dd24c": "Contributor",
+    "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9": "User Access Administrator",
+    "f58310d9-a9f6-439a-9e8d-f62e7b41a168": "Role Based Access Control Administrator",
+}
+
+
+def _workload_identity_urns(resources) -> set[str]:
+    """Identities that pods federate into: those with a federated credential in this stack."""
+    urns = set()
+    for resource in resources:
+        if resource.resource_type == FEDERATED_CREDENTIAL:
+            urns |= {r.urn for r in resource.property_dependencies.get("resourceName", []) if r.resource_type == IDENTITY}
+    return urns
+
+
+def _workload_grants(resources):
+    workloads = _workload_identity_urns(resources)
+    for resource in resources:
+        if resource.resource_type != ROLE_ASSIGNMENT:
+            continue
+        principals = [r for r in resource.property_dependencies.get("principalId", []) if r.urn in workloads]
+        if principals:
+            yield resource, principals[0]
+
+
+def broad_scope(scope: str) -> str | None:
+    """'management group', 'subscription' or 'resource group' when `scope` is that broad, else None."""
+    parts = [p for p in scope.strip("/").split("/") if p]
+    lowered = [p.lower() for p in parts]
+    if lowered[:2] == ["providers", "microsoft.management"] or "managementgroups" in lowered[:4]:
+        return "management group"
+    if len(parts) <= 2 and lowered[:1] == ["subscriptions"]:
+        return "subscription"
+    if len(parts) <= 4 and lowered[2:3] == ["resourcegroups"]:
+        return "resource group"
+    return None
+
+
+def role_scope(args, report):
+    for grant, identity in _workload_grants(args.resources):
+        breadth = broad_scope(str(lookup(grant.props, "scope") or "/"))
+        if breadth:
+            report(f"{grant.name} grants workload identity {identity.name} a role at {breadth} scope "
+                   f"({lookup(grant.props, 'scope')}); scope it to the one resource it needs.", grant.urn)
+
+
+def no_privileged_roles(args, report):
+    for grant, identity in _workload_grants(args.resources):
+        role = str(lookup(grant.props, "roleDefinitionId") or "").rsplit("/", 1)[-1].lower()
+        if role in PRIVILEGED_ROLES:
+            report(f"{grant.name} gives workload identity {identity.name} the {PRIVILEGED_ROLES[role]} role.",
+                   grant.urn)
+
+
+TRUSTED_ISSUERS_SCHEMA = {
+    "trustedIssuers": {"type": "array", "items": {"type": "string", "format": "uri"}, "default": []},
+}
+
+
+def issuer_in_stack(args, report):
+    trusted = set(args.get_config().get("trustedIssuers", []))
+    for resource in args.resources:
+        if resource.resource_type != FEDERATED_CREDENTIAL:
+            continue
+        clusters = [r for r in resource.property_dependencies.get("issuer", []) if r.resource_type == MANAGED_CLUSTER]
+        if clusters:
+            continue
+        issuer = lookup(resource.props, "issuer")
+        if issuer not in trusted:
+            report(f"{resource.name} trusts tokens from {issuer}, which is not the OIDC issuer of a cluster "
+                   "in this stack (nor a trustedIssuers entry).", resource.urn)
+
+
+POLICIES = [
+    stack_policy(
+        "workload-identity-narrow-scope",
+        "Workload identities hold no role at subscription, management group or resource group scope.",
+        role_scope,
+        severity=Severity.HIGH,
+        remediation="Grant the role on the one resource (storage container, vault secret, registry, event hub) "
+                    "the workload uses; planning/roles.py builds such scopes.",
+    ),
+    stack_policy(
+        "workload-identity-no-privileged-roles",
+        "Workload identities never hold Owner, Contributor or role-administration roles.",
+        no_privileged_roles,
+        severity=Severity.CRITICAL,
+        remediation="Use a data-plane role (Storage Blob Data Reader, Key Vault Secrets User, AcrPull, "
+                    "Azure Event Hubs Data Receiver, ...) instead.",
+    ),
+    stack_policy(
+        "federated-credential-trusted-issuer",
+        "Federated identity credentials trust only the OIDC issuers of this stack's clusters.",
+        issuer_in_stack,
+        severity=Severity.CRITICAL,
+        remediation="Take the issuer from the cluster's oidcIssuerProfile.issuerURL output; list other issuers "
+                    "(e.g. GitHub Actions) in trustedIssuers only with a waiver.",
+        config=TRUSTED_ISSUERS_SCHEMA,
+    ),
+]

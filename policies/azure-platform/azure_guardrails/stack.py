@@ -1,0 +1,194 @@
+"""Stack-wide guardrails: private endpoints with DNS, protection of state, address plan, tags."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+
+from guardrail import BuiltIn, lookup, resource_policy, stack_policy
+from pulumi_policy import Severity
+
+PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
+ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
+VIRTUAL_NETWORK = "azure-native:network:VirtualNetwork"
+MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
+
+# Services that hold data and have a private endpoint: each must be reached only through one.
+PRIVATE_LINK_SERVICES = {
+    "azure-native:storage:StorageAccount": "storage account",
+    "azure-native:keyvault:Vault": "key vault",
+    "azure-native:containerregistry:Registry": "container registry",
+    "azure-native:eventhub:Namespace": "Event Hubs namespace",
+}
+# Resources whose deletion loses data (or, for the registry, every image teams pushed).
+STATEFUL_TYPES = tuple(PRIVATE_LINK_SERVICES)
+
+# Azure resource types that take tags, as the azure-native SDK declares them (tests compare this
+# list with the SDK for every type the program registers).
+TAGGABLE_TYPES = frozenset({
+    "azure-native:containerregistry:Registry",
+    "azure-native:containerregistry:Replication",
+    "azure-native:containerservice:AgentPool",
+    "azure-native:containerservice:Fleet",
+    "azure-native:containerservice:ManagedCluster",
+    "azure-native:eventhub:Namespace",
+    "azure-native:keyvault:Vault",
+    "azure-native:managedidentity:UserAssignedIdentity",
+    "azure-native:monitor:AzureMonitorWorkspace",
+    "azure-native:monitor:DataCollectionEndpoint",
+    "azure-native:monitor:DataCollectionRule",
+    "azure-native:network:AzureFirewall",
+    "azure-native:network:FirewallPolicy",
+    "azure-native:network:NatGateway",
+    "azure-native:network:NetworkSecurityGroup",
+    "azure-native:network:PrivateEndpoint",
+    "azure-native:network:PublicIPAddress",
+    "azure-native:network:RouteTable",
+    "azure-native:network:VirtualNetwork",
+    "azure-native:operationalinsights:Workspace",
+    "azure-native:privatedns:PrivateZone",
+    "azure-native:privatedns:VirtualNetworkLink",
+    "azure-native:resources:ResourceGroup",
+    "azure-native:storage:StorageAccount",
+})
+REQUIRED_TAGS = ["environment", "owner", "cost-center"]
+
+
+def private_endpoints(args, report):
+    endpoints_of: dict[str, list] = {}
+    zone_groups_of: dict[str, list] = {}
+    for resource in args.resources:
+        if resource.resource_type == PRIVATE_ENDPOINT:
+            for target in resource.property_dependencies.get("privateLinkServiceConnections", []):
+                endpoints_of.setdefault(target.urn, []).append(resource)
+        elif resource.resource_type == ZONE_GROUP and list(lookup(resource.props, "privateDnsZoneConfigs") or []):
+            for endpoint in resource.property_dependencies.get("privateEndpointName", []):
+                zone_groups_of.setdefault(endpoint.urn, []).append(resource)
+    for resource in args.resources:
+        kind = PRIVATE_LINK_SERVICES.get(resource.resource_type)
+        if kind is None:
+            continue
+        endpoints = endpoints_of.get(resource.urn, [])
+        if not endpoints:
+            report(f"{kind} {resource.name} has no private endpoint.", resource.urn)
+        for endpoint in endpoints:
+            if not zone_groups_of.get(endpoint.urn):
+                report(f"private endpoint {endpoint.name} of {kind} {resource.name} has no DNS zone group, so its "
+                       "name still resolves to the public address.", endpoint.urn)
+
+
+def stateful_protected(args, report):
+    for resource in args.resources:
+        if resource.resource_type in STATEFUL_TYPES and not resource.opts.protect:
+            report(f"{PRIVATE_LINK_SERVICES[resource.resource_type]} {resource.name} is not protected: "
+                   "`pulumi destroy` or a replacement would delete its data.", resource.urn)
+
+
+def _networks(value) -> list:
+    result = []
+    for cidr in list(value or []) if not isinstance(value, str) else [value]:
+        try:
+            result.append(ipaddress.ip_network(cidr, strict=False))
+        except ValueError:
+            continue
+    return result
+
+
+def address_plan(args, report):
+    vnets = []  # (label, network, urn)
+    for resource in args.resources:
+        if resource.resource_type == VIRTUAL_NETWORK:
+            for network in _networks(lookup(resource.props, "addressSpace.addressPrefixes")):
+                vnets.append((f"VNet {resource.name}", network, resource.urn))
+    for i, (label_a, net_a, _) in enumerate(vnets):
+        for label_b, net_b, urn_b in vnets[i + 1:]:
+            if net_a.overlaps(net_b):
+                report(f"{label_b} ({net_b}) overlaps {label_a} ({net_a}): peered networks cannot route.", urn_b)
+    for resource in args.resources:
+        if resource.resource_type != MANAGED_CLUSTER:
+            continue
+        profile = lookup(resource.props, "networkProfile") or {}
+        cluster_ranges = [("podCidr", n) for n in _networks(profile.get("podCidrs") or profile.get("podCidr"))]
+        cluster_ranges += [("serviceCidr", n) for n in _networks(profile.get("serviceCidrs") or profile.get("serviceCidr"))]
+        for key, network in cluster_ranges:
+            for label, vnet, _ in vnets:
+                if network.overlaps(vnet):
+                    report(f"{resource.name}: networkProfile.{key} {network} overlaps {label} ({vnet}).", resource.urn)
+        for i, (key_a, net_a) in enumerate(cluster_ranges):
+            for key_b, net_b in cluster_ranges[i + 1:]:
+                if net_a.overlaps(net_b):
+                    report(f"{resource.name}: networkProfile.{key_a} {net_a} overlaps {key_b} {net_b}.", resource.urn)
+
+
+TAGS_SCHEMA = {
+    "requiredTags": {"type": "array", "items": {"type": "string"}, "default": REQUIRED_TAGS},
+    # What the remediation writes for a missing tag (enforcementLevel "remediate").
+    "defaults": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+}
+
+
+def _missing_tags(args) -> list[str]:
+    if args.resource_type not in TAGGABLE_TYPES:
+        return []
+    tags = lookup(args.props, "tags") or {}
+    required = args.get_config().get("requiredTags", REQUIRED_TAGS)
+    return [tag for tag in required if not (isinstance(tags, Mapping) and tags.get(tag))]
+
+
+def required_tags(args, report):
+    missing = _missing_tags(args)
+    if missing:
+        report(f"Missing tags: {', '.join(missing)}.")
+
+
+def add_required_tags(args):
+    """Remediation: add the missing tags from the policy config's `defaults`."""
+    missing = _missing_tags(args)
+    defaults = args.get_config().get("defaults", {})
+    added = {tag: defaults[tag] for tag in missing if tag in defaults}
+    if not added:
+        return None
+    props = {key: args.props[key] for key in args.props}
+    props["tags"] = {**dict(lookup(args.props, "tags") or {}), **added}
+    return props
+
+
+POLICIES = [
+    stack_policy(
+        "private-endpoint-with-dns",
+        "Every storage account, key vault, registry and Event Hubs namespace has a private endpoint with a "
+        "DNS zone group.",
+        private_endpoints,
+        severity=Severity.CRITICAL,
+        remediation="Connect the service with PrivateEndpoints.connect (components/private_dns.py), which adds "
+                    "the endpoint and its zone group in the service's privatelink zone.",
+        builtin=BuiltIn("6edd7eda-6dd8-40f7-810d-67160c639cd9", "Storage accounts should use private link"),
+    ),
+    stack_policy(
+        "stateful-resources-protected",
+        "Storage accounts, key vaults, registries and Event Hubs namespaces are protected from deletion.",
+        stateful_protected,
+        severity=Severity.HIGH,
+        remediation="Set platform:protect: true in the stack (prod does); the resources then get "
+                    "`protect` and a CanNotDelete lock.",
+    ),
+    stack_policy(
+        "address-ranges-disjoint",
+        "VNet address spaces, pod CIDRs and service CIDRs do not overlap.",
+        address_plan,
+        severity=Severity.HIGH,
+        remediation="Give each region its own addressSpace and keep podCidr/serviceCidr outside every VNet "
+                    "(platform:network).",
+    ),
+    resource_policy(
+        "required-tags",
+        "Taggable Azure resources carry the environment, owner and cost-center tags.",
+        required_tags,
+        severity=Severity.LOW,
+        remediation="Set platform:tags (owner, cost-center); the program adds environment. At enforcement "
+                    "level 'remediate' the policy adds missing tags from its `defaults` config.",
+        builtin=BuiltIn("871b6d14-10aa-478d-b590-94f262ecfa99", "Require a tag on resources"),
+        config=TAGS_SCHEMA,
+        remediate=add_required_tags,
+    ),
+]
