@@ -47,8 +47,8 @@ review: $(VENV)/.installed
 # shellcheck (Debian's package) checks scripts/bootstrap in the tests.
 tools:
 	@command -v shellcheck >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq shellcheck >/dev/null; \
-	  else sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
 
 test: $(VENV)/.installed schemas tools
 	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest

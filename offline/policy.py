@@ -269,6 +269,20 @@ def _options(resource: CapturedResource) -> analyzer_pb2.AnalyzerResourceOptions
     )
 
 
+def _provider(plan: Plan, resource: CapturedResource) -> analyzer_pb2.AnalyzerProviderResource | None:
+    """The explicit provider a resource names ("<provider urn>::<id>"), as the CLI sends it."""
+    if not resource.provider:
+        return None
+    urn = resource.provider.rsplit("::", 1)[0]
+    try:
+        provider = plan.by_urn(urn)
+    except LookupError:
+        return None
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=provider.type, properties=provider.raw_inputs, urn=provider.urn, name=provider.name
+    )
+
+
 def _analyzed(plan: Plan) -> list[CapturedResource]:
     # The engine does not run analyzers on provider resources.
     return [r for r in plan.resources if not r.type.startswith("pulumi:providers:")]
@@ -321,9 +335,10 @@ def review_plan(
         remediates = EnforcementLevel.REMEDIATE in config.levels.values()
         stack_resources = []
         for resource in resources:
+            provider = _provider(plan, resource)
             request = analyzer_pb2.AnalyzeRequest(
                 type=resource.type, properties=resource.raw_inputs, urn=resource.urn, name=resource.name,
-                options=_options(resource),
+                options=_options(resource), provider=provider,
             )
             if remediates:
                 # As the CLI does: remediations rewrite the inputs before they are analyzed.
@@ -334,7 +349,8 @@ def review_plan(
             review.violations += _diagnostics(analyzer.Analyze(request, None), pack, plan, resource.urn)
             stack_resources.append(analyzer_pb2.AnalyzerResource(
                 type=resource.type, properties=request.properties, urn=resource.urn, name=resource.name,
-                options=_options(resource), parent=resource.parent or "", dependencies=list(resource.dependencies),
+                options=_options(resource), provider=provider, parent=resource.parent or "",
+                dependencies=list(resource.dependencies),
                 propertyDependencies={
                     key: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(urns))
                     for key, urns in resource.property_dependencies.items()

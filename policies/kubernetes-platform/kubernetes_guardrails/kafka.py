@@ -58,9 +58,14 @@ def replication_durable(args, report):
                 report(f"spec.kafka.config.{key} is {broker_config.get(key)} (at least {minimum}).")
 
 
+def _cluster(resource) -> str | None:
+    """The Kubernetes provider (so the cluster) a resource belongs to: names repeat across clusters."""
+    return resource.provider.urn if resource.provider else None
+
+
 def volumes_retained(args, report):
     reclaim = {
-        lookup(r.props, "metadata.name"): lookup(r.props, "reclaimPolicy", "Delete")
+        (_cluster(r), lookup(r.props, "metadata.name")): lookup(r.props, "reclaimPolicy", "Delete")
         for r in args.resources if r.resource_type == STORAGE_CLASS
     }
     for resource in args.resources:
@@ -73,10 +78,10 @@ def volumes_retained(args, report):
                 report(f"{resource.name}: {volume.get('type')} storage loses the log when a pod restarts.", resource.urn)
             elif volume.get("deleteClaim") is not False:
                 report(f"{resource.name}: deleteClaim is not false, so scaling down deletes the volume.", resource.urn)
-            storage_class = volume.get("class")
-            if storage_class in reclaim and reclaim[storage_class] != "Retain":
-                report(f"{resource.name}: StorageClass {storage_class} has reclaimPolicy "
-                       f"{reclaim[storage_class]}; a deleted claim would delete the disk.", resource.urn)
+            policy = reclaim.get((_cluster(resource), volume.get("class")))
+            if policy is not None and policy != "Retain":
+                report(f"{resource.name}: StorageClass {volume.get('class')} has reclaimPolicy {policy}; a deleted "
+                       "claim would delete the disk.", resource.urn)
 
 
 def kafka_protected(args, report):

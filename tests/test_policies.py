@@ -1,0 +1,494 @@
+"""The policy packs, evaluated offline through pulumi-policy's analyzer, as `pulumi preview` does.
+
+Every policy has a compliant case (the prod plan passes it under prod's enforcement file) and a
+violating case made by changing one property of that plan: exactly that policy must fire, at
+mandatory. Further tests cover the enforcement files (levels, waivers, schema), unknown values
+during preview, remediation, the CLI's Pulumi-style report and exit code, and the Markdown report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime import rpc
+
+from offline.engine import CapturedResource, Plan
+from offline.policy import PolicyConfigError, load_pack_config, load_packs, parse_pack_config, review_plan
+from offline.report import StackReport, markdown
+from tests.conftest import ROOT, run_with
+
+PACKS = {pack.name: pack for pack in load_packs()}
+ALL_POLICIES = {policy.name: pack.name for pack in PACKS.values() for policy in pack.policies}
+ENVIRONMENTS = ("dev", "staging", "prod")
+
+# -- changing one property of a captured plan --------------------------------------------------------
+
+
+def _wire(resource: CapturedResource) -> dict[str, Any]:
+    return json_format.MessageToDict(resource.raw_inputs)
+
+
+def _set(document: dict[str, Any], path: str | tuple[str, ...], value: Any) -> None:
+    """Set `a.b[0].c` (or a tuple of keys, for keys with dots) in a nested document; `value is
+    DELETE` removes the key."""
+    keys = list(path) if isinstance(path, tuple) else [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
+    target = document
+    for key in keys[:-1]:
+        target = target[key]
+    if value is DELETE:
+        del target[keys[-1]]
+    else:
+        target[keys[-1]] = value
+
+
+DELETE = object()
+
+
+def changed(plan: Plan, name: str, *, path: str | tuple[str, ...] | None = None, value: Any = None, **fields: Any) -> Plan:
+    """`plan` with one resource changed: an input at `path` (wire names), or resource fields
+    (`options=`, `property_dependencies=`)."""
+    resources = []
+    found = False
+    for resource in plan.resources:
+        if resource.name == name:
+            found = True
+            if path is not None:
+                wire = _wire(resource)
+                _set(wire, path, value)
+                raw = struct_pb2.Struct()
+                raw.update(wire)
+                fields = {**fields, "raw_inputs": raw}
+            resource = dataclasses.replace(resource, **fields)
+        resources.append(resource)
+    assert found, f"no resource named {name} in the {plan.stack} plan"
+    return dataclasses.replace(plan, resources=resources)
+
+
+def without(plan: Plan, name: str) -> Plan:
+    assert any(r.name == name for r in plan.resources)
+    return dataclasses.replace(plan, resources=[r for r in plan.resources if r.name != name])
+
+
+def options(plan: Plan, name: str, **changes: Any) -> Plan:
+    resource = next(r for r in plan.resources if r.name == name)
+    return changed(plan, name, options=dataclasses.replace(resource.options, **changes))
+
+
+def with_resource(plan: Plan, token: str, name: str, inputs: dict[str, Any]) -> Plan:
+    """`plan` plus one Kubernetes object the program does not create today (pod-spec policies)."""
+    raw = struct_pb2.Struct()
+    raw.update(inputs)
+    template = plan.of_type("kubernetes:core/v1:ConfigMap")[0]
+    extra = dataclasses.replace(
+        template, urn=template.urn.rsplit("::", 2)[0] + f"::{token}::{name}", type=token, name=name,
+        inputs=inputs, raw_inputs=raw, dependencies=(), property_dependencies={},
+    )
+    return dataclasses.replace(plan, resources=[*plan.resources, extra])
+
+
+def grant_of(plan: Plan, identity: str) -> str:
+    """A role assignment of workload identity `identity`."""
+    urn = next(r.urn for r in plan.resources if r.name == identity)
+    return next(
+        r.name for r in plan.of_type("azure-native:authorization:RoleAssignment")
+        if urn in r.property_dependencies.get("principalId", ())
+    )
+
+
+POD = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "probe", "namespace": "research"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "probe"}},
+        "template": {
+            "metadata": {"labels": {"app": "probe"}},
+            "spec": {"containers": [{"name": "probe", "image": "crailabprod.azurecr.io/probe:1.0.0",
+                                     "securityContext": {"allowPrivilegeEscalation": False}}]},
+        },
+    },
+}
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+SERVICE = {
+    "apiVersion": "v1", "kind": "Service",
+    "metadata": {"name": "probe", "namespace": "research",
+                 "annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}},
+    "spec": {"type": "LoadBalancer", "selector": {"app": "probe"}, "ports": [{"port": 443}]},
+}
+
+
+@pytest.fixture(scope="module")
+def prod(plans) -> Plan:
+    return plans["prod"]
+
+
+@pytest.fixture(scope="module")
+def prod_on_event_hubs() -> Plan:
+    """prod with the Event Hubs engine (the only stack config change): Event Hubs policies' base."""
+
+    def switch(values: dict[str, Any]) -> None:
+        kafka = values["platform:kafka"]
+        kafka["engine"] = "eventhubs"
+        kafka.pop("strimzi")
+        kafka["eventHubs"] = {"sku": "Premium", "capacity": 1}
+
+    plan = run_with("prod", switch)
+    assert plan.ok, plan.error
+    return plan
+
+
+# (policy, the one change to the compliant plan). Each policy of both packs appears at least once.
+Change = Callable[[Plan], Plan]
+MC = "aks-eus2-aks"
+VIOLATIONS: list[tuple[str, str, Change]] = [
+    ("aks-local-accounts-disabled", "local accounts on", lambda p: changed(p, MC, path="disableLocalAccounts", value=False)),
+    ("aks-entra-id-azure-rbac", "Kubernetes RBAC instead of Azure RBAC",
+     lambda p: changed(p, MC, path="aadProfile.enableAzureRBAC", value=False)),
+    ("aks-private-api-server", "public API server without ranges",
+     lambda p: changed(p, MC, path="apiServerAccessProfile.enablePrivateCluster", value=False)),
+    ("aks-private-api-server", "authorized ranges open to the internet",
+     lambda p: changed(p, MC, path="apiServerAccessProfile", value={"authorizedIPRanges": ["203.0.113.0/24", "0.0.0.0/0"]})),
+    ("aks-azure-cni-network-policy", "no network policy engine",
+     lambda p: changed(p, MC, path="networkProfile.networkPolicy", value="none")),
+    ("aks-workload-identity", "workload identity off",
+     lambda p: changed(p, MC, path="securityProfile.workloadIdentity.enabled", value=False)),
+    ("aks-no-node-public-ip", "public node IPs",
+     lambda p: changed(p, "aks-eus2-pool-cpu", path="enableNodePublicIP", value=True)),
+    ("aks-system-pool-tainted", "untainted system pool",
+     lambda p: changed(p, MC, path="agentPoolProfiles[0].nodeTaints", value=[])),
+    ("aks-upgrade-owner", "the fleet's auto-upgrade profile disabled",
+     lambda p: changed(p, "fleet-auto-upgrade", path="disabled", value=True)),
+    ("aks-kubernetes-version-supported", "a retired minor",
+     lambda p: changed(p, MC, path="kubernetesVersion", value="1.31")),
+    ("aks-standard-tier", "Free tier", lambda p: changed(p, MC, path="sku.tier", value="Free")),
+    ("gpu-pool-tainted", "untainted GPU pool", lambda p: changed(p, "aks-eus2-pool-h100", path="nodeTaints", value=[])),
+    ("gpu-pool-autoscaled", "fixed-size GPU pool",
+     lambda p: changed(p, "aks-eus2-pool-h100", path="enableAutoScaling", value=False)),
+    ("autoscaled-pool-count-unmanaged", "count managed under autoscale",
+     lambda p: options(p, "aks-eus2-pool-cpu", ignore_changes=("orchestratorVersion",))),
+    ("no-spot-training-pools", "training on Spot",
+     lambda p: changed(p, "aks-eus2-pool-h100", path="scaleSetPriority", value="Spot")),
+    ("storage-public-network-disabled", "public storage",
+     lambda p: changed(p, "storage-weights", path="publicNetworkAccess", value="Enabled")),
+    ("storage-shared-key-disabled", "shared keys",
+     lambda p: changed(p, "storage-weights", path="allowSharedKeyAccess", value=True)),
+    ("storage-minimum-tls", "TLS 1.0", lambda p: changed(p, "storage-weights", path="minimumTlsVersion", value="TLS1_0")),
+    ("storage-blob-soft-delete", "blob soft delete off",
+     lambda p: changed(p, "storage-weights-blob-service", path="deleteRetentionPolicy.enabled", value=False)),
+    ("keyvault-public-network-disabled", "public vault",
+     lambda p: changed(p, "keyvault-vault", path="properties.publicNetworkAccess", value="Enabled")),
+    ("keyvault-rbac-authorization", "access policies",
+     lambda p: changed(p, "keyvault-vault", path="properties.enableRbacAuthorization", value=False)),
+    ("keyvault-deletion-protection", "no purge protection",
+     lambda p: changed(p, "keyvault-vault", path="properties.enablePurgeProtection", value=False)),
+    ("registry-public-network-disabled", "public registry",
+     lambda p: changed(p, "registry-registry", path="publicNetworkAccess", value="Enabled")),
+    ("registry-local-auth-disabled", "admin user",
+     lambda p: changed(p, "registry-registry", path="adminUserEnabled", value=True)),
+    ("workload-identity-narrow-scope", "a grant on a resource group",
+     lambda p: changed(p, grant_of(p, "workloads-trainer"), path="scope",
+                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/resourceGroups/rg-ailab-prod-eus2-data")),
+    ("workload-identity-no-privileged-roles", "Contributor",
+     lambda p: changed(p, grant_of(p, "workloads-trainer"), path="roleDefinitionId",
+                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
+                             "roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c")),
+    ("federated-credential-trusted-issuer", "a foreign issuer",
+     lambda p: changed(changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com"),
+                       "workloads-trainer-eus2", property_dependencies={})),
+    ("private-endpoint-with-dns", "a zone group without zones",
+     lambda p: changed(p, "storage-weights-pe-blob-dns", path="privateDnsZoneConfigs", value=[])),
+    ("private-endpoint-with-dns", "no private endpoint", lambda p: without(without(p, "registry-pe-registry-dns"), "registry-pe-registry")),
+    ("stateful-resources-protected", "unprotected storage", lambda p: options(p, "storage-weights", protect=False)),
+    ("address-ranges-disjoint", "overlapping VNets",
+     lambda p: changed(p, "net-southcentralus-vnet", path="addressSpace.addressPrefixes", value=["10.20.128.0/17"])),
+    ("address-ranges-disjoint", "service CIDR inside a VNet",
+     lambda p: changed(p, MC, path="networkProfile.serviceCidr", value="10.20.0.0/16")),
+    ("required-tags", "no cost-center", lambda p: changed(p, MC, path="tags.cost-center", value=DELETE)),
+    ("k8s-no-privileged-containers", "a privileged container",
+     lambda p: changed(with_resource(p, DEPLOYMENT, "probe", POD), "probe",
+                       path="spec.template.spec.containers[0].securityContext.privileged", value=True)),
+    ("k8s-no-host-namespaces", "host network",
+     lambda p: changed(with_resource(p, DEPLOYMENT, "probe", POD), "probe", path="spec.template.spec.hostNetwork", value=True)),
+    ("k8s-namespace-pod-security", "a team namespace at privileged",
+     lambda p: changed(p, "tenancy-eus2-ns-research", path=("metadata", "labels", "pod-security.kubernetes.io/enforce"),
+                       value="privileged")),
+    ("helm-release-pinned", "a version range", lambda p: changed(p, "gpu-eus2-gpu-operator", path="version", value="~25.3")),
+    ("k8s-no-public-load-balancer", "a public Service",
+     lambda p: changed(with_resource(p, "kubernetes:core/v1:Service", "probe", SERVICE), "probe",
+                       path="metadata.annotations", value={})),
+    ("k8s-no-public-load-balancer", "Kafka's mirror listener made public",
+     lambda p: changed(p, "kafka-eus2-kafka-eus2", path="spec.kafka.template", value=DELETE)),
+    ("kafka-listeners-secured", "a plaintext listener",
+     lambda p: changed(p, "kafka-eus2-kafka-eus2", path="spec.kafka.listeners[0].tls", value=False)),
+    ("kafka-replication-durable", "a topic on two brokers",
+     lambda p: changed(p, "kafka-eus2-kafkatopic-training-metrics", path="spec.replicas", value=2)),
+    ("kafka-volumes-retained", "broker volumes deleted with their claims",
+     lambda p: changed(p, "kafka-eus2-kafkanodepool-brokers", path="spec.storage.deleteClaim", value=True)),
+    ("kafka-volumes-retained", "a Delete storage class",
+     lambda p: changed(p, next(r.name for r in p.of_type("kubernetes:storage.k8s.io/v1:StorageClass")),
+                       path="reclaimPolicy", value="Delete")),
+    ("kafka-resources-protected", "unprotected Kafka", lambda p: options(p, "kafka-eus2-kafka-eus2", protect=False)),
+]
+EVENT_HUBS_VIOLATIONS: list[tuple[str, str, Change]] = [
+    ("eventhubs-public-network-disabled", "public namespace",
+     lambda p: changed(p, "events", path="publicNetworkAccess", value="Enabled")),
+    ("eventhubs-local-auth-disabled", "SAS keys", lambda p: changed(p, "events", path="disableLocalAuth", value=False)),
+    ("eventhubs-minimum-tls", "TLS 1.0", lambda p: changed(p, "events", path="minimumTlsVersion", value="1.0")),
+    ("stateful-resources-protected", "unprotected namespace", lambda p: options(p, "events", protect=False)),
+    ("private-endpoint-with-dns", "endpoint without zone group", lambda p: without(p, "events-pe-namespace-dns")),
+]
+
+
+def test_every_policy_has_a_violating_case():
+    covered = {policy for policy, _, _ in VIOLATIONS + EVENT_HUBS_VIOLATIONS}
+    assert covered == set(ALL_POLICIES)
+
+
+@pytest.mark.parametrize("stack, environment", [("dev", "dev"), ("staging", "staging"), ("prod", "prod"),
+                                                ("prod-scale", "prod")])
+def test_every_stack_passes_its_mandatory_policies(plans, stack, environment):
+    review = review_plan(plans[stack], environment)
+    assert review.mandatory == [], [(v.policy, v.resource_name) for v in review.mandatory]
+    assert review.passed
+
+
+def test_prod_is_compliant_with_every_policy(prod):
+    """The compliant case of every policy: prod under prod's enforcement fires nothing at all."""
+    review = review_plan(prod, "prod")
+    assert review.violations == []
+    assert review.waivers == []
+
+
+@pytest.mark.parametrize("policy, change, mutate", VIOLATIONS, ids=[f"{p}: {c}" for p, c, _ in VIOLATIONS])
+def test_one_changed_property_fires_exactly_its_policy(prod, policy, change, mutate):
+    review = review_plan(mutate(prod), "prod")
+    assert review.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in review.violations]
+    assert not review.passed
+
+
+def test_prod_on_event_hubs_is_compliant(prod_on_event_hubs):
+    assert review_plan(prod_on_event_hubs, "prod").violations == []
+
+
+@pytest.mark.parametrize("policy, change, mutate", EVENT_HUBS_VIOLATIONS,
+                         ids=[f"{p}: {c}" for p, c, _ in EVENT_HUBS_VIOLATIONS])
+def test_event_hubs_changes_fire_exactly_their_policy(prod_on_event_hubs, policy, change, mutate):
+    review = review_plan(mutate(prod_on_event_hubs), "prod")
+    assert review.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in review.violations]
+
+
+def test_a_pod_the_platform_would_create_passes_as_written(prod):
+    plan = with_resource(with_resource(prod, DEPLOYMENT, "probe", POD), "kubernetes:core/v1:Service", "probe-svc", SERVICE)
+    assert review_plan(plan, "prod").violations == []
+
+
+def test_violations_name_the_resource_and_what_is_wrong(prod):
+    review = review_plan(changed(prod, "storage-weights", path="publicNetworkAccess", value="Enabled"), "prod")
+    (violation,) = review.violations
+    assert (violation.pack, violation.resource_type, violation.resource_name, violation.severity) == (
+        "azure-platform", "azure-native:storage:StorageAccount", "storage-weights", "critical")
+    assert violation.message.splitlines() == [
+        "Storage accounts refuse public network access; data moves over private endpoints.",
+        "publicNetworkAccess is not Disabled.",
+    ]
+
+
+def test_dev_enforcement_reports_the_same_change_as_advisory(plans):
+    """Most policies are advisory in dev: the same change is reported, but does not block."""
+    review = review_plan(changed(plans["dev"], "aks-eus2-aks", path="networkProfile.networkPolicy", value="none"), "dev")
+    assert review.fired() == {("aks-azure-cni-network-policy", "advisory")}
+    assert review.passed
+
+
+def test_an_unknown_value_is_reported_as_pulumi_does_during_preview(prod):
+    plan = changed(prod, "storage-weights", path="publicNetworkAccess", value=rpc.UNKNOWN)
+    review = review_plan(plan, "prod")
+    (violation,) = review.violations
+    assert violation.level == "advisory" and violation.during_preview
+    assert violation.message == (
+        "can't run policy 'storage-public-network-disabled' from policy pack 'azure-platform@v1.0.0' during "
+        "preview: string value at .publicNetworkAccess can't be known during preview"
+    )
+    assert review.passed  # `pulumi up` evaluates it again once the value is known
+
+
+def test_remediation_adds_missing_tags(prod):
+    pack = PACKS["azure-platform"]
+    document = {"all": "mandatory", "required-tags": {"enforcementLevel": "remediate", "defaults": {"cost-center": "ai-platform-prod"}}}
+    configs = [parse_pack_config(pack, document, "test.json")]
+    review = review_plan(changed(prod, MC, path="tags.cost-center", value=DELETE), "prod", configs=configs)
+    assert [(r.policy, r.resource_name) for r in review.remediations] == [("required-tags", MC)]
+    assert review.violations == []
+    # Without a default to write, the remediation cannot help and the violation stays mandatory.
+    configs = [parse_pack_config(pack, {"all": "mandatory", "required-tags": "remediate"}, "test.json")]
+    review = review_plan(changed(prod, MC, path="tags.cost-center", value=DELETE), "prod", configs=configs)
+    assert review.fired() == {("required-tags", "mandatory")}
+
+
+def test_taggable_types_match_the_sdk(plans):
+    """`required-tags` knows which types take tags; the SDK is the authority, for every type we create."""
+    sys.path.insert(0, str(PACKS["azure-platform"].directory))
+    from azure_guardrails.stack import TAGGABLE_TYPES
+
+    types = {r.type for plan in plans.values() for r in plan.resources if r.type.startswith("azure-native:")}
+    for token in sorted(types):
+        _, module, name = token.split(":")
+        resource_class = getattr(importlib.import_module(f"pulumi_azure_native.{module}"), name)
+        takes_tags = "tags" in inspect.signature(resource_class._internal_init).parameters
+        assert takes_tags == (token in TAGGABLE_TYPES), token
+
+
+# -- the packs and their enforcement files ----------------------------------------------------------
+
+
+def test_every_policy_is_documented_for_a_reviewer():
+    for pack in PACKS.values():
+        for policy in pack.policies:
+            assert policy.description.endswith("."), policy.name
+            assert policy.severity is not None and policy.remediation_steps, policy.name
+            if policy.framework:
+                assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}", policy.framework.reference), policy.name
+                assert policy.framework.reference in policy.url
+    assert len(ALL_POLICIES) == sum(len(p.policies) for p in PACKS.values()), "policy names are unique"
+
+
+def test_each_pack_is_a_crossguard_pack():
+    for pack in PACKS.values():
+        manifest = yaml.safe_load((pack.directory / "PulumiPolicy.yaml").read_text())
+        assert manifest["runtime"]["name"] == "python"
+        assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
+        assert "pulumi-policy==1.21.0" in (pack.directory / "requirements.txt").read_text().split()
+        main = (pack.directory / "__main__.py").read_text()
+        assert "PolicyPack(" in main and "def " not in main, "__main__ only builds the pack"
+        assert (pack.directory / "guardrail.py").resolve() == ROOT / "policies" / "shared" / "guardrail.py"
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_enforcement_files_parse_and_relaxations_carry_a_waiver(environment):
+    for pack in PACKS.values():
+        config = load_pack_config(pack, environment)
+        relaxed = {name for name, level in config.levels.items() if level.value != "mandatory"}
+        waived = {w.policy for w in config.waivers}
+        if environment == "dev":
+            # Advisory by default in dev; the critical guardrails stay mandatory even there.
+            assert len(relaxed) > len(config.levels) / 2
+            disabled = {name for name, level in config.levels.items() if level.value == "disabled"}
+            assert disabled <= waived, "turning a policy off in dev needs a waiver"
+        else:
+            assert relaxed <= waived, f"{environment} relaxes {relaxed - waived} without a waiver"
+    prod = {name for pack in PACKS.values() for name, level in load_pack_config(pack, "prod").levels.items()
+            if level.value != "mandatory"}
+    assert prod == set()
+
+
+def test_dev_keeps_critical_guardrails_mandatory():
+    levels = {name: level.value for pack in PACKS.values() for name, level in load_pack_config(pack, "dev").levels.items()}
+    for policy in ("aks-local-accounts-disabled", "storage-public-network-disabled", "storage-shared-key-disabled",
+                   "private-endpoint-with-dns", "k8s-no-privileged-containers", "kafka-listeners-secured"):
+        assert levels[policy] == "mandatory", policy
+
+
+def test_enforcement_file_errors_are_listed_together():
+    pack = PACKS["azure-platform"]
+    document = {
+        "all": "strict",
+        "storage-public-access": "mandatory",
+        "aks-kubernetes-version-supported": {"oldestMinor": "one", "newest": "1.35"},
+        "aks-standard-tier": {"enforcementLevel": "disabled", "waiver": {"reason": "cheap"}},
+    }
+    with pytest.raises(PolicyConfigError) as error:
+        parse_pack_config(pack, document, "bad.json")
+    message = str(error.value)
+    assert "bad.json: all: 'strict' is not an enforcement level" in message
+    assert "bad.json: storage-public-access: not a policy of pack azure-platform" in message
+    assert "bad.json: aks-kubernetes-version-supported.oldestMinor: 'one' does not match" in message
+    assert "'newest' was unexpected" in message
+    assert "bad.json: aks-standard-tier.waiver: 'approvedBy' is a required property" in message
+    assert "bad.json: aks-standard-tier.waiver.reason: 'cheap' is too short" in message
+
+
+def test_an_expired_waiver_fails_the_review(plans):
+    review = review_plan(plans["dev"], "dev", today=datetime.date(2099, 1, 1))
+    assert review.mandatory == [] and review.expired_waivers
+    assert not review.passed
+
+
+def test_config_properties_reach_the_policy(prod):
+    """The window comes from the enforcement file: prod's window admits 1.35, a narrower one does not."""
+    pack = PACKS["azure-platform"]
+    narrow = {"all": "mandatory", "aks-kubernetes-version-supported": {"oldestMinor": "1.36", "newestMinor": "1.37"}}
+    configs = [parse_pack_config(pack, narrow, "narrow.json")]
+    review = review_plan(prod, "prod", configs=configs)
+    assert review.fired() == {("aks-kubernetes-version-supported", "mandatory")}
+    assert any("1.35, outside the supported window 1.36-1.37" in v.message for v in review.violations)
+
+
+# -- the CLI and the report ---------------------------------------------------------------------------
+
+
+def test_make_preview_prod_shows_the_policy_summary():
+    result = subprocess.run([sys.executable, "scripts/preview.py", "--stack", "prod", "--no-tree"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "✅ azure-platform@v1.0.0 (local: policies/azure-platform)" in result.stdout
+    assert "✅ kubernetes-platform@v1.0.0 (local: policies/kubernetes-platform)" in result.stdout
+    assert "Policy review (prod enforcement): 0 mandatory, 0 advisory" in result.stdout
+
+
+def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
+    """prod with protection switched off and a Free-tier cluster: explicit config choices the packs see."""
+    project = tmp_path / "project"
+    subprocess.run(["cp", "-r", str(ROOT), str(project)], check=True)
+    subprocess.run(["rm", "-rf", str(project / "venv"), str(project / ".git")], check=True)
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    document["config"]["platform:protect"] = False
+    first_cluster = next(iter(document["config"]["platform:clusters"].values()))
+    first_cluster["tier"] = "Free"
+    (project / "stacks" / "Pulumi.weakened.yaml").write_text(yaml.safe_dump(document))
+    report = tmp_path / "review.md"
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "weakened", "--no-tree", "--markdown", str(report)],
+        cwd=project, capture_output=True, text=True,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    out = result.stdout
+    assert "❌ azure-platform@v1.0.0 (local: policies/azure-platform)" in out
+    assert re.search(r"- \[mandatory\]  aks-standard-tier  \(azure-native:containerservice:ManagedCluster: aks-\w+-aks\)", out)
+    assert "- [mandatory]  stateful-resources-protected  (pulumi:pulumi:Stack: " not in out  # named by resource
+    assert "- [mandatory]  stateful-resources-protected  (azure-native:storage:StorageAccount: storage-weights)" in out
+    assert "- [mandatory]  kafka-resources-protected  (kubernetes:kafka.strimzi.io/v1:Kafka: " in out
+    text = report.read_text()
+    assert "| weakened | ❌ fail |" in text and "#### Mandatory violations" in text
+
+
+def test_markdown_report_lists_each_stack(plans):
+    reports = [
+        StackReport(plans["dev"], review_plan(plans["dev"], "dev"), "clusters 1"),
+        StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
+    ]
+    text = markdown(reports)
+    assert "| dev | ✅ pass | 134 | 0 | 0 | 4 |" in text.replace(str(len(plans["dev"].resources)), "134")
+    assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
+    assert "#### Advisory violations (11)" in text
+    assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
+    assert "policies/azure-platform/config/staging.json" in text
+
+
+def test_the_pack_main_is_never_imported():
+    """Constructing PolicyPack would start a server and block: nothing here imports __main__."""
+    for pack in PACKS.values():
+        assert f"{pack.directory.name}.__main__" not in sys.modules
+    assert all(Path(m.__file__ or "").name != "__main__.py" for m in list(sys.modules.values())
+               if getattr(m, "__file__", None) and "policies" in (m.__file__ or ""))
