@@ -1,0 +1,825 @@
+"""The delivery pipeline (README, "Delivery pipeline"): the GitHub workflows and scripts/bootstrap.
+
+Offline and quick: the workflows are checked against GitHub's schema (check-jsonschema's vendored
+copy, with every proxy pointed at a closed port so that a download would fail) and read as data;
+the bootstrap runs under shellcheck, as a dry run, and against a fake `az` that keeps the
+resources it "creates" in a directory, so a second run can prove it creates nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+BOOTSTRAP = ROOT / "scripts" / "bootstrap"
+REUSABLE = "./.github/workflows/pulumi.yml"
+DEPLOYED = ("dev", "staging", "prod")
+PACKS = ("azure-platform", "kubernetes-platform")
+
+sys.path.insert(0, str(ROOT))
+from planning.roles import BUILT_IN_ROLES  # noqa: E402
+
+ROLE = {name: guid for name, guid in BUILT_IN_ROLES.items()}
+ROLE.update(
+    {
+        "Role Based Access Control Administrator": "f58310d9-a9f6-439a-9e8d-f62e7b41a168",
+        "User Access Administrator": "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9",
+        "Key Vault Crypto User": "12338af0-0e69-4776-bea7-57ae8d297424",
+    }
+)
+GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Workflows as data
+# ---------------------------------------------------------------------------------------------
+def load(name: str) -> dict[str, Any]:
+    document = yaml.safe_load((WORKFLOWS / name).read_text())
+    # YAML 1.1 reads the key `on` as True.
+    document["on"] = document.pop(True, document.get("on"))
+    return document
+
+
+def all_workflows() -> dict[str, dict[str, Any]]:
+    return {path.name: load(path.name) for path in sorted(WORKFLOWS.glob("*.yml"))}
+
+
+class Expression:
+    """The few GitHub expressions the workflows use: contexts, 'strings', ==, !=, &&, ||, (),
+    format(). `&&` and `||` return operands, as GitHub's do."""
+
+    TOKEN = re.compile(r"\s*(?:('[^']*')|(==|!=|&&|\|\||[(),!])|([A-Za-z_][A-Za-z0-9_.-]*))")
+
+    def __init__(self, text: str, context: dict[str, Any]):
+        self.tokens: list[tuple[str, str]] = []
+        position = 0
+        text = text.strip()
+        while position < len(text):
+            match = self.TOKEN.match(text, position)
+            assert match and match.end() > position, f"cannot read {text[position:]!r}"
+            string, operator, name = match.groups()
+            self.tokens.append(("str", string[1:-1]) if string else ("op", operator) if operator else ("name", name))
+            position = match.end()
+        self.context = context
+
+    def evaluate(self) -> Any:
+        value = self._or()
+        assert not self.tokens, f"unread tokens {self.tokens}"
+        return value
+
+    def _take(self, kind: str, text: str | None = None) -> bool:
+        if self.tokens and self.tokens[0][0] == kind and (text is None or self.tokens[0][1] == text):
+            self.tokens.pop(0)
+            return True
+        return False
+
+    def _or(self) -> Any:
+        value = self._and()
+        while self._take("op", "||"):
+            other = self._and()
+            value = value if value else other
+        return value
+
+    def _and(self) -> Any:
+        value = self._compare()
+        while self._take("op", "&&"):
+            other = self._compare()
+            value = other if value else value
+        return value
+
+    def _compare(self) -> Any:
+        value = self._unary()
+        while self.tokens and self.tokens[0] in (("op", "=="), ("op", "!=")):
+            operator = self.tokens.pop(0)[1]
+            other = self._unary()
+            value = (value == other) if operator == "==" else (value != other)
+        return value
+
+    def _unary(self) -> Any:
+        if self._take("op", "!"):
+            return not self._unary()
+        if self._take("op", "("):
+            value = self._or()
+            assert self._take("op", ")")
+            return value
+        kind, text = self.tokens.pop(0)
+        if kind == "str":
+            return text
+        if text == "format":
+            assert self._take("op", "(")
+            arguments = [self._or()]
+            while self._take("op", ","):
+                arguments.append(self._or())
+            assert self._take("op", ")")
+            return re.sub(r"\{(\d+)\}", lambda m: str(arguments[1 + int(m.group(1))]), arguments[0])
+        value: Any = self.context
+        for part in text.split("."):
+            value = value.get(part, "") if isinstance(value, dict) else ""
+        return value
+
+
+def render(value: Any, context: dict[str, Any]) -> Any:
+    """A workflow value with its ${{ }} expressions evaluated (a whole-expression string keeps
+    the expression's type, as in GitHub)."""
+    if isinstance(value, dict):
+        return {key: render(item, context) for key, item in value.items()}
+    if isinstance(value, list):
+        return [render(item, context) for item in value]
+    if not isinstance(value, str) or "${{" not in value:
+        return value
+    whole = re.fullmatch(r"\s*\$\{\{(.*?)\}\}\s*", value, re.S)
+    if whole:
+        return Expression(whole.group(1), context).evaluate()
+    return re.sub(r"\$\{\{(.*?)\}\}", lambda m: str(Expression(m.group(1), context).evaluate()), value)
+
+
+def condition(text: str, context: dict[str, Any]) -> bool:
+    """A job's `if:` (which may omit the ${{ }})."""
+    inner = re.fullmatch(r"\s*\$\{\{(.*)\}\}\s*", text, re.S)
+    return bool(Expression(inner.group(1) if inner else text, context).evaluate())
+
+
+def reusable_run(stack: str, command: str) -> dict[str, Any]:
+    """What scripts the shared Pulumi job runs for `stack` and `command`: its rendered job."""
+    workflow = load("pulumi.yml")
+    inputs = {"stack": stack, "command": command, "refresh": False, "expect-no-changes": False}
+    job = workflow["jobs"]["pulumi"]
+    return render(job, {"inputs": inputs, "env": workflow["env"], "vars": {}})
+
+
+def calls_of(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The jobs of a workflow that call the shared Pulumi workflow."""
+    return {name: job for name, job in workflow["jobs"].items() if job.get("uses") == REUSABLE}
+
+
+def step_uses(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [step for step in job.get("steps", []) if str(step.get("uses", "")).startswith(action + "@")]
+
+
+def needs_of(job: dict[str, Any]) -> set[str]:
+    needs = job.get("needs", [])
+    return {needs} if isinstance(needs, str) else set(needs)
+
+
+def ancestors(workflow: dict[str, Any], name: str) -> set[str]:
+    found: set[str] = set()
+    pending = list(needs_of(workflow["jobs"][name]))
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            pending.extend(needs_of(workflow["jobs"][current]))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema and shellcheck
+# ---------------------------------------------------------------------------------------------
+def check_jsonschema(*paths: Path) -> subprocess.CompletedProcess[str]:
+    executable = Path(sys.executable).parent / "check-jsonschema"
+    if not executable.exists():
+        pytest.fail(f"{executable} is missing: check-jsonschema is in requirements-dev.txt; run `make install`")
+    dead = "http://127.0.0.1:9"  # nothing listens there: any download fails the run
+    env = {**os.environ, "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead, "NO_PROXY": ""}
+    env.update({key.lower(): value for key, value in env.items() if key.endswith("_PROXY")})
+    return subprocess.run(
+        [str(executable), "--builtin-schema", "vendor.github-workflows", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_workflows_match_githubs_schema(tmp_path: Path):
+    workflows = sorted(WORKFLOWS.glob("*.yml"))
+    assert {path.name for path in workflows} >= {
+        "pull-request.yml",
+        "pull-request-comment.yml",
+        "deploy.yml",
+        "drift.yml",
+        "pulumi.yml",
+    }
+    result = check_jsonschema(*workflows)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    # The validator is live: a misspelled permission level is rejected.
+    broken = tmp_path / "broken.yml"
+    broken.write_text((WORKFLOWS / "deploy.yml").read_text().replace("contents: read", "contents: reed", 1))
+    result = check_jsonschema(broken)
+    assert result.returncode == 1 and "reed" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_bootstrap_passes_shellcheck():
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        pytest.fail("shellcheck is not installed: `make tools` (or apt-get install shellcheck) installs it")
+    result = subprocess.run([shellcheck, str(BOOTSTRAP)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_bootstrap_is_a_strict_executable_bash_script():
+    text = BOOTSTRAP.read_text()
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert "\nset -euo pipefail\n" in text
+    assert BOOTSTRAP.stat().st_mode & stat.S_IXUSR, "scripts/bootstrap is not executable"
+    assert "shellcheck disable" not in text, "fix the finding instead of silencing shellcheck"
+
+
+# ---------------------------------------------------------------------------------------------
+# What each workflow may do
+# ---------------------------------------------------------------------------------------------
+def test_every_workflow_reads_only_by_default_and_uses_no_secrets():
+    for name, workflow in all_workflows().items():
+        assert workflow.get("permissions") == {"contents": "read"}, f"{name}: workflow permissions"
+        text = (WORKFLOWS / name).read_text()
+        assert "secrets." not in text and "secrets: inherit" not in text, f"{name} uses a secret"
+        assert "pull_request_target" not in workflow["on"], f"{name} runs on pull_request_target"
+        for job_name, job in workflow["jobs"].items():
+            for step in step_uses(job, "azure/login"):
+                assert set(step["with"]) == {"client-id", "tenant-id", "subscription-id"}, f"{name}/{job_name}"
+                assert all(value.startswith("${{ vars.AZURE_") for value in step["with"].values())
+
+
+def test_actions_are_pinned_to_a_release():
+    for name, workflow in all_workflows().items():
+        for job in workflow["jobs"].values():
+            for step in job.get("steps", []):
+                if "uses" in step:
+                    assert re.fullmatch(r"[\w.-]+/[\w.-]+@(v\d+|[0-9a-f]{40})", step["uses"]), f"{name}: {step['uses']}"
+            if "uses" in job:
+                assert job["uses"] == REUSABLE, f"{name}: {job['uses']}"
+
+
+def test_the_shared_pulumi_job_pairs_identity_and_runner_with_the_command():
+    for stack in DEPLOYED:
+        deploy = reusable_run(stack, "up")
+        assert deploy["environment"] == stack
+        assert deploy["runs-on"] == ["self-hosted", f"platform-{stack}"]
+        preview = reusable_run(stack, "preview")
+        assert preview["environment"] == f"{stack}-preview"
+        assert preview["runs-on"] == ["self-hosted", f"platform-{stack}-plan"]
+        for job in (deploy, preview):
+            assert job["permissions"] == {"contents": "read", "id-token": "write"}
+            assert job["env"]["ARM_USE_OIDC"] == "true"
+            assert "make install" in "\n".join(step.get("run", "") for step in job["steps"])
+            assert "--kubelogin-version" in "\n".join(step.get("run", "") for step in job["steps"])
+            assert step_uses(job, "azure/login") and step_uses(job, "pulumi/actions")
+
+
+def test_every_pulumi_run_applies_both_policy_packs_with_the_stacks_config():
+    for stack in DEPLOYED:
+        for command in ("preview", "up"):
+            (pulumi,) = step_uses(reusable_run(stack, command), "pulumi/actions")
+            inputs = pulumi["with"]
+            assert inputs["command"] == command and inputs["stack-name"] == stack
+            assert inputs["cloud-url"].startswith(f"azblob://pulumi-state-{stack}?storage_account=")
+            packs = inputs["policyPacks"].split()
+            configs = inputs["policyPackConfigs"].split()
+            assert packs == [f"policies/{pack}" for pack in PACKS]
+            # The n-th config belongs to the n-th pack (pulumi's --policy-pack-config order).
+            assert configs == [f"policies/{pack}/config/{stack}.json" for pack in PACKS]
+            for path in packs + configs:
+                assert (ROOT / path).exists(), f"{path} does not exist"
+
+
+def test_the_pulumi_cli_is_the_sdks_version():
+    pinned = re.search(r"^pulumi==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M)
+    assert pinned, "requirements.txt pins pulumi"
+    assert load("pulumi.yml")["env"]["PULUMI_VERSION"] == pinned.group(1)
+    (pulumi,) = step_uses(reusable_run("dev", "up"), "pulumi/actions")
+    assert pulumi["with"]["pulumi-version"] == pinned.group(1)
+
+
+def test_pushes_to_main_deploy_dev_then_staging_then_prod():
+    workflow = load("deploy.yml")
+    assert workflow["on"]["push"] == {"branches": ["main"]}
+    assert workflow["concurrency"] == {"group": "deploy", "cancel-in-progress": False}
+    calls = calls_of(workflow)
+    deploys = {job["with"]["stack"]: name for name, job in calls.items() if job["with"]["command"] == "up"}
+    previews = {job["with"]["stack"]: name for name, job in calls.items() if job["with"]["command"] == "preview"}
+    assert set(deploys) == set(DEPLOYED) == set(previews)
+    for earlier, later in zip(DEPLOYED, DEPLOYED[1:]):
+        assert deploys[earlier] in needs_of(workflow["jobs"][deploys[later]]), f"{later} does not wait for {earlier}"
+    for stack in DEPLOYED:
+        job = workflow["jobs"][deploys[stack]]
+        assert previews[stack] in ancestors(workflow, deploys[stack]), f"{stack} deploys without a preview first"
+        assert job["permissions"] == {"contents": "read", "id-token": "write"}
+        assert "if" not in job
+        # The job the shared workflow runs for it: the environment and its deploy runners.
+        rendered = reusable_run(job["with"]["stack"], job["with"]["command"])
+        assert rendered["environment"] == stack
+        assert rendered["runs-on"] == ["self-hosted", f"platform-{stack}"]
+    assert "review" in ancestors(workflow, deploys["dev"])
+
+
+def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
+    workflow = load("pull-request.yml")
+    assert set(workflow["on"]) == {"pull_request"}
+    jobs = workflow["jobs"]
+    runs = {name: "\n".join(step.get("run", "") for step in job.get("steps", [])) for name, job in jobs.items()}
+    assert "make test" in runs["test"] and "make review" in runs["review"]
+    for name in ("test", "review"):
+        assert jobs[name]["runs-on"].startswith("ubuntu-"), f"{name} must run on GitHub's runners"
+        assert "permissions" not in jobs[name]
+    assert "GITHUB_STEP_SUMMARY" in runs["review"] and "pr-number" in runs["review"]
+    (upload,) = step_uses(jobs["review"], "actions/upload-artifact")
+    assert upload["if"] == "always()" and upload["with"]["name"] == "policy-review"
+
+    fork = {"github": {"repository": "acme/ai-platform", "event": {"pull_request": {"head": {"repo": {"full_name": "someone/ai-platform"}}}}}, "vars": {"AZURE_TENANT_ID": "t"}}
+    branch = {"github": {"repository": "acme/ai-platform", "event": {"pull_request": {"head": {"repo": {"full_name": "acme/ai-platform"}}}}}, "vars": {"AZURE_TENANT_ID": "t"}}
+    unconfigured = {**branch, "vars": {}}
+    for name, job in jobs.items():
+        if job.get("permissions", {}).get("id-token") == "write" or job.get("uses") == REUSABLE:
+            assert not condition(job["if"], fork), f"{name} would run for a fork"
+            assert condition(job["if"], branch), f"{name} never runs"
+            assert not condition(job["if"], unconfigured), f"{name} runs before Azure is set up"
+            assert job["with"]["command"] == "preview"
+            assert job["strategy"]["matrix"]["stack"] == list(DEPLOYED)
+
+
+def test_the_comment_workflow_writes_only_what_it_validated():
+    workflow = load("pull-request-comment.yml")
+    assert workflow["on"] == {"workflow_run": {"workflows": [load("pull-request.yml")["name"]], "types": ["completed"]}}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"actions": "read", "pull-requests": "write"}
+    assert not step_uses(job, "actions/checkout"), "never check out the pull request's code here"
+    assert not any("run" in step for step in job["steps"]), "no shell steps on untrusted data"
+    (download,) = step_uses(job, "actions/download-artifact")
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    assert download["with"]["name"] == "policy-review"
+    (script,) = step_uses(job, "actions/github-script")
+    code = script["with"]["script"]
+    assert "/^[1-9][0-9]{0,9}$/.test(raw)" in code, "the PR number is checked to be an integer"
+    assert "pr.head.sha !== process.env.HEAD_SHA" in code, "the PR must be the one the review ran on"
+    assert "updateComment" in code and "createComment" in code
+    assert "${{" not in code, "no expressions inside the script: data goes in through env"
+
+
+def test_drift_runs_nightly_with_refresh_and_expect_no_changes():
+    workflow = load("drift.yml")
+    assert set(workflow["on"]) == {"schedule", "workflow_dispatch"}
+    (schedule,) = workflow["on"]["schedule"]
+    minute, hour, day, month, weekday = schedule["cron"].split()
+    assert (day, month, weekday) == ("*", "*", "*") and minute.isdigit() and hour.isdigit()
+    (name, job) = next(iter(calls_of(workflow).items()))
+    assert job["strategy"]["matrix"]["stack"] == list(DEPLOYED)
+    assert job["with"] == {"stack": "${{ matrix.stack }}", "command": "preview", "refresh": True, "expect-no-changes": True}
+    for stack in DEPLOYED:
+        rendered = reusable_run(stack, "preview")
+        assert rendered["environment"] == f"{stack}-preview"  # read-only identity, no approval
+    report = workflow["jobs"]["report"]
+    assert name in needs_of(report) and "failure" in report["if"]
+    assert report["permissions"] == {"issues": "write"}
+
+
+def test_every_deployed_stack_has_a_stack_file_and_prod_scale_is_never_deployed():
+    for name, workflow in all_workflows().items():
+        for job_name, job in calls_of(workflow).items():
+            stacks = job.get("strategy", {}).get("matrix", {}).get("stack") or [job["with"]["stack"]]
+            for stack in stacks:
+                assert stack in DEPLOYED, f"{name}/{job_name} runs {stack}"
+                assert (ROOT / "stacks" / f"Pulumi.{stack}.yaml").exists()
+    assert (ROOT / "stacks" / "Pulumi.prod-scale.yaml").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts/bootstrap
+# ---------------------------------------------------------------------------------------------
+REPO = "acme/ai-platform"
+STATE_SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
+SUBSCRIPTIONS = {
+    "dev": "33333333-3333-4333-8333-333333333333",
+    "staging": "44444444-4444-4444-8444-444444444444",
+    "prod": "55555555-5555-4555-8555-555555555555",
+}
+ADMINS = "66666666-6666-4666-8666-666666666666"
+
+
+def hub() -> tuple[str, str, list[str]]:
+    """The hub VNet, its privatelink zones' resource group, and the stacks peered with it, as
+    the stack files say."""
+    vnets, zones, peered = set(), set(), []
+    for stack in DEPLOYED:
+        config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        settings = config.get("platform:network", {}).get("hub")
+        if settings:
+            vnets.add(settings["virtualNetworkId"])
+            zones.add(settings["privateDnsZonesResourceGroupId"])
+            peered.append(stack)
+    assert len(vnets) == 1 and len(zones) == 1, "one hub for every peered stack"
+    return vnets.pop(), zones.pop(), peered
+
+
+def bootstrap_args(envs=DEPLOYED) -> list[str]:
+    vnet, zones, peered = hub()
+    args = ["--repo", REPO, "--subscription", STATE_SUBSCRIPTION, "--dns-zones-rg-id", zones,
+            "--endpoint-subnet-id", f"{vnet}/subnets/snet-private-endpoints", "--hub-vnet-id", vnet,
+            "--admin-group-object-id", ADMINS]
+    for env in envs:
+        args += ["--env", f"{env}={SUBSCRIPTIONS[env]}"]
+    for env in peered:
+        if env in envs:
+            args += ["--hub-env", env]
+    return args
+
+
+# A fake Azure CLI: it logs every call, answers show/list from a directory of "resources" and
+# adds to it on create, as Azure would. FAKE_AZ_FAIL="<group> <verb>" makes that command fail
+# the way a missing permission does.
+FAKE_AZ = r"""#!/usr/bin/env bash
+set -euo pipefail
+printf '%q ' "$@" >>"$FAKE_AZ_LOG"; printf '\n' >>"$FAKE_AZ_LOG"
+words=(); while [[ $# -gt 0 && $1 != --* ]]; do words+=("$1"); shift; done
+declare -A o=()
+while [[ $# -gt 0 ]]; do
+  key=$1; shift; o[$key]=""
+  while [[ $# -gt 0 && $1 != --* ]]; do o[$key]+="${o[$key]:+ }$1"; shift; done
+done
+verb=${words[-1]}; group="${words[*]:0:${#words[@]}-1}"
+if [[ ${words[0]} == rest ]]; then group=rest; verb=${o[--method]}; fi
+[[ ${o[--output]:-} != none ]] || exec >/dev/null
+if [[ "$group $verb" == "${FAKE_AZ_FAIL:-}" ]]; then
+  echo "ERROR: (AuthorizationFailed) no permission" >&2; exit 1
+fi
+case $group in
+  account) echo "${FAKE_TENANT:-99999999-9999-4999-8999-999999999999}"; exit 0 ;;
+  group) key="group ${o[--name]}" ;;
+  lock) key="lock ${o[--resource-group]} ${o[--name]}" ;;
+  "storage account") key="storage ${o[--name]}" ;;
+  "storage account blob-service-properties") exit 0 ;;
+  "storage container-rm") key="container ${o[--storage-account]} ${o[--name]}" ;;
+  "network private-endpoint") key="endpoint ${o[--name]}" ;;
+  "network private-endpoint dns-zone-group") key="zone-group ${o[--endpoint-name]} ${o[--name]}" ;;
+  keyvault) key="vault ${o[--name]}" ;;
+  resource) key="arm ${o[--ids]}" ;;
+  rest) key="arm ${o[--url]%%\?*}" ;;
+  identity) key="identity ${o[--name]}" ;;
+  "identity federated-credential") key="credential ${o[--identity-name]} ${o[--name]}" ;;
+  "role definition")
+    name=${o[--name]:-}
+    [[ -n $name ]] || name=$(sed -E 's/.*"Name": "([^"]*)".*/\1/' <<<"${o[--role-definition]}")
+    key="role-definition $name" ;;
+  "role assignment")
+    if [[ $verb == delete ]]; then
+      file=$(grep -lxF -- "${o[--ids]}" "$FAKE_AZ_STATE"/*.id); rm -f "${file%.id}".*; exit 0
+    fi
+    key="role-assignment ${o[--assignee-object-id]} ${o[--role]} ${o[--scope]}" ;;
+  *) echo "fake az: unknown command ${words[*]}" >&2; exit 2 ;;
+esac
+base="$FAKE_AZ_STATE/$(md5sum <<<"$key" | cut -c1-32)"
+guid() { local h; h=$(md5sum <<<"$1"); echo "${h:0:8}-${h:8:4}-4${h:13:3}-8${h:17:3}-${h:20:12}"; }
+case $verb in
+  show | list)
+    if [[ ! -e $base.exists ]]; then
+      [[ $verb == list ]] && exit 0
+      echo "ERROR: (ResourceNotFound) $key was not found" >&2; exit 3
+    fi
+    query=${o[--query]:-}; query=${query#\[0\].}
+    [[ -z $query || ! -e $base.$query ]] || cat "$base.$query"
+    exit 0 ;;
+  create | put)
+    touch "$base.exists"
+    printf '%s\n' "$(guid "principal $key")" >"$base.principalId"
+    printf '%s\n' "$(guid "client $key")" >"$base.clientId"
+    printf '%s\n' "$(guid "name $key")" >"$base.name"
+    printf '%s\n' "/subscriptions/x/providers/Microsoft.Authorization/roleAssignments/$(guid "id $key")" >"$base.id"
+    [[ -z ${o[--subject]:-} ]] || printf '%s\n' "${o[--subject]}" >"$base.subject"
+    [[ -z ${o[--condition]:-} ]] || printf '%s\n' "${o[--condition]}" >"$base.condition"
+    [[ ${o[--query]:-} != name ]] || cat "$base.name"
+    exit 0 ;;
+  update) [[ -e $base.exists ]] || { echo "ERROR: (ResourceNotFound)" >&2; exit 3; }; exit 0 ;;
+esac
+echo "fake az: unknown verb $verb" >&2; exit 2
+"""
+
+
+class FakeAzure:
+    def __init__(self, root: Path):
+        self.bin = root / "bin"
+        self.state = root / "state"
+        self.log = root / "az.log"
+        self.bin.mkdir()
+        self.state.mkdir()
+        (self.bin / "az").write_text(FAKE_AZ)
+        (self.bin / "az").chmod(0o755)
+
+    def run(self, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+        self.log.write_text("")
+        environment = {
+            "PATH": f"{self.bin}:/usr/bin:/bin",
+            "HOME": str(self.state.parent),
+            "LANG": "C.UTF-8",
+            "FAKE_AZ_LOG": str(self.log),
+            "FAKE_AZ_STATE": str(self.state),
+            **env,
+        }
+        return subprocess.run([str(BOOTSTRAP), *args], capture_output=True, text=True, env=environment, timeout=60)
+
+    def calls(self) -> list[list[str]]:
+        return [shlex.split(line) for line in self.log.read_text().splitlines()]
+
+
+def commands(stdout: str) -> list[list[str]]:
+    lines = [shlex.split(line) for line in stdout.splitlines()]
+    assert lines and all(line[0] == "az" for line in lines), stdout
+    return [line[1:] for line in lines]
+
+
+def option(call: list[str], name: str) -> str | None:
+    return call[call.index(name) + 1] if name in call else None
+
+
+def named(calls: list[list[str]], *words: str) -> list[list[str]]:
+    return [call for call in calls if call[: len(words)] == list(words)]
+
+
+def grants(calls: list[list[str]]) -> list[dict[str, str | None]]:
+    return [
+        {key: option(call, "--" + key) for key in ("assignee-object-id", "role", "scope", "condition", "assignee-principal-type")}
+        for call in named(calls, "role", "assignment", "create")
+    ]
+
+
+MUTATING = ("create", "put", "delete")
+
+
+def mutations(calls: list[list[str]]) -> list[list[str]]:
+    return [call for call in calls if any(word in MUTATING for word in call[:4])]
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory) -> list[list[str]]:
+    fake = FakeAzure(tmp_path_factory.mktemp("dry"))
+    result = fake.run(["--dry-run", *bootstrap_args()])
+    assert result.returncode == 0, result.stderr
+    assert fake.calls() == [], "a dry run called az"
+    return commands(result.stdout)
+
+
+def test_bootstrap_help_documents_every_step():
+    result = subprocess.run([str(BOOTSTRAP), "--help"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0
+    for text in ("--dry-run", "--env", "--repo", "--endpoint-subnet-id", "--dns-zones-rg-id", "--hub-env",
+                 "versioning", "soft delete", "purge protection", "federated", "environment:<env>",
+                 "<env>-preview", "Storage Blob Data Contributor", "Key Vault Crypto User",
+                 "Role Based Access Control Administrator", "BOOTSTRAP_REPO"):
+        assert text in result.stdout, f"--help does not mention {text}"
+
+
+def test_bootstrap_state_backend_is_private_keyless_and_recoverable(dry_run):
+    (account,) = named(dry_run, "storage", "account", "create")
+    for flag, value in {
+        "--kind": "StorageV2",
+        "--sku": "Standard_ZRS",
+        "--allow-shared-key-access": "false",
+        "--allow-blob-public-access": "false",
+        "--min-tls-version": "TLS1_2",
+        "--https-only": "true",
+        "--public-network-access": "Disabled",
+        "--default-action": "Deny",
+        "--allow-cross-tenant-replication": "false",
+    }.items():
+        assert option(account, flag) == value, f"storage account {flag}"
+    (properties,) = named(dry_run, "storage", "account", "blob-service-properties", "update")
+    assert option(properties, "--enable-versioning") == "true"
+    assert option(properties, "--enable-delete-retention") == "true"
+    assert option(properties, "--enable-container-delete-retention") == "true"
+    assert int(option(properties, "--delete-retention-days")) >= 7
+    assert int(option(properties, "--container-delete-retention-days")) >= 7
+    containers = {option(call, "--name") for call in named(dry_run, "storage", "container-rm", "create")}
+    assert containers == {f"pulumi-state-{env}" for env in DEPLOYED}
+    endpoints = {option(call, "--group-id") for call in named(dry_run, "network", "private-endpoint", "create")}
+    assert endpoints == {"blob", "vault"}
+    zones = {option(call, "--private-dns-zone").rsplit("/", 1)[1] for call in named(dry_run, "network", "private-endpoint", "dns-zone-group", "create")}
+    assert zones == {"privatelink.blob.core.windows.net", "privatelink.vaultcore.azure.net"}
+    (vault,) = named(dry_run, "keyvault", "create")
+    assert option(vault, "--enable-rbac-authorization") == "true"
+    assert option(vault, "--enable-purge-protection") == "true"
+    assert option(vault, "--public-network-access") == "Disabled"
+    assert int(option(vault, "--retention-days")) >= 7
+    keys = named(dry_run, "rest", "--method", "put")
+    assert {option(call, "--url").split("/keys/")[1].split("?")[0] for call in keys} == containers
+    assert all('"kty":"RSA"' in option(call, "--body") for call in keys)
+    (lock,) = named(dry_run, "lock", "create")
+    assert option(lock, "--lock-type") == "CanNotDelete"
+
+
+def test_bootstrap_federates_one_credential_per_github_environment(dry_run):
+    created = {option(call, "--name") for call in named(dry_run, "identity", "create")}
+    assert created == {f"id-ailab-{kind}-{env}" for kind in ("deploy", "plan") for env in DEPLOYED}
+    credentials = named(dry_run, "identity", "federated-credential", "create")
+    subjects = {option(call, "--identity-name"): option(call, "--subject") for call in credentials}
+    assert len(credentials) == len(subjects) == len(created), "one credential per identity"
+    for env in DEPLOYED:
+        assert subjects[f"id-ailab-deploy-{env}"] == f"repo:{REPO}:environment:{env}"
+        assert subjects[f"id-ailab-plan-{env}"] == f"repo:{REPO}:environment:{env}-preview"
+    for call in credentials:
+        assert option(call, "--issuer") == "https://token.actions.githubusercontent.com"
+        assert option(call, "--audiences") == "api://AzureADTokenExchange"
+
+
+def program_roles() -> set[str]:
+    """The built-in roles the program assigns: their names as string constants anywhere in it
+    but the table of role IDs itself."""
+    names = set()
+    sources = [*(ROOT / "components").glob("*.py"), *(ROOT / "planning").glob("*.py"), *(ROOT / "stackconfig").glob("*.py")]
+    for path in sources:
+        if path.name == "roles.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in BUILT_IN_ROLES:
+                names.add(node.value)
+    return names
+
+
+def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
+    expected = {BUILT_IN_ROLES[name] for name in program_roles()}
+    assert expected, "no roles found in components/"
+    delegations = [grant for grant in grants(dry_run) if grant["role"] == ROLE["Role Based Access Control Administrator"]]
+    assert delegations
+    for grant in delegations:
+        text = grant["condition"]
+        assert text, "Role Based Access Control Administrator without a condition"
+        write, delete = text.split(") AND (")
+        assert "ActionMatches{'Microsoft.Authorization/roleAssignments/write'}" in write
+        assert "@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in write
+        assert "ActionMatches{'Microsoft.Authorization/roleAssignments/delete'}" in delete
+        assert "@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in delete
+        for half in (write, delete):
+            assert set(GUID.findall(half)) == expected
+        for forbidden in ("Owner", "User Access Administrator", "Role Based Access Control Administrator"):
+            assert ROLE[forbidden] not in text, f"deployers could assign {forbidden}"
+
+
+def test_bootstrap_grants_each_identity_only_its_environment(dry_run):
+    vnet, zones, peered = hub()
+    state = f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-ailab-delivery/providers"
+    container = state + "/Microsoft.Storage/storageAccounts/stailabpulumistate/blobServices/default/containers/pulumi-state-{}"
+    key = state + "/Microsoft.KeyVault/vaults/kv-ailab-state/keys/pulumi-state-{}"
+    by_identity: dict[str, set[tuple[str, str]]] = {}
+    for grant in grants(dry_run):
+        match = re.fullmatch(r"<principal id of (id-ailab-\w+-\w+)>", grant["assignee-object-id"] or "")
+        if match:
+            assert grant["assignee-principal-type"] == "ServicePrincipal"
+            by_identity.setdefault(match.group(1), set()).add((grant["role"], grant["scope"]))
+    for env in DEPLOYED:
+        subscription = f"/subscriptions/{SUBSCRIPTIONS[env]}"
+        deploy = {
+            (ROLE["Contributor"], subscription),
+            (ROLE["Role Based Access Control Administrator"], subscription),
+            (ROLE["Storage Blob Data Contributor"], container.format(env)),
+            (ROLE["Key Vault Crypto User"], key.format(env)),
+        }
+        plan = {
+            (ROLE["Reader"], subscription),
+            (f"<name of Platform in-cluster reader (ailab-{env})>", subscription),
+            (ROLE["Storage Blob Data Reader"], container.format(env)),
+            (ROLE["Key Vault Crypto User"], key.format(env)),
+        }
+        if env in peered:
+            deploy |= {
+                (ROLE["Network Contributor"], vnet),
+                (ROLE["Private DNS Zone Contributor"], zones),
+                (ROLE["Role Based Access Control Administrator"], zones),
+            }
+            plan |= {(ROLE["Reader"], vnet), (ROLE["Reader"], zones)}
+        assert by_identity[f"id-ailab-deploy-{env}"] == deploy, env
+        assert by_identity[f"id-ailab-plan-{env}"] == plan, env
+    assert set(by_identity) == {f"id-ailab-{kind}-{env}" for kind in ("deploy", "plan") for env in DEPLOYED}
+
+    (reader,) = [call for call in named(dry_run, "role", "definition", "create") if "(ailab-prod)" in call[4]]
+    definition = json.loads(option(reader, "--role-definition"))
+    assert definition["DataActions"] == ["Microsoft.ContainerService/managedClusters/*/read"]
+    assert all(action.endswith(("/read", "/listClusterUserCredential/action")) for action in definition["Actions"])
+    assert definition["AssignableScopes"] == [f"/subscriptions/{SUBSCRIPTIONS['prod']}"]
+
+    admins = [grant for grant in grants(dry_run) if grant["assignee-object-id"] == ADMINS]
+    assert {grant["role"] for grant in admins} == {ROLE["Storage Blob Data Contributor"], ROLE["Key Vault Crypto User"]}
+    assert all(grant["assignee-principal-type"] == "Group" for grant in admins)
+
+
+def comparable(calls: list[list[str]]) -> list[str]:
+    """Calls with what only a real run knows (principal IDs, role names) blanked, and without
+    the output flags the script adds when it runs them."""
+    result = []
+    for call in calls:
+        words, skip = [], False
+        for word in call:
+            if skip:
+                skip = False
+            elif word == "--output":
+                skip = True
+            elif word != "--only-show-errors":
+                words.append("?" if word.startswith("<") or word.startswith("/subscriptions/x/") else word)
+        result.append(" ".join(words))
+    return result
+
+
+# The real-run tests share one first run, of prod: peered with the hub, so every kind of grant.
+FIRST_RUN_ENVS = ("prod",)
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory) -> tuple[FakeAzure, subprocess.CompletedProcess[str], list[list[str]]]:
+    fake = FakeAzure(tmp_path_factory.mktemp("first-run"))
+    result = fake.run(bootstrap_args(envs=FIRST_RUN_ENVS))
+    assert result.returncode == 0, result.stderr
+    return fake, result, fake.calls()
+
+
+def after_first_run(first_run, tmp_path: Path) -> FakeAzure:
+    """A fake Azure holding what the first run created, for one test to change."""
+    fake = FakeAzure(tmp_path)
+    shutil.rmtree(fake.state)
+    shutil.copytree(first_run[0].state, fake.state)
+    return fake
+
+
+def test_bootstrap_first_run_makes_the_changes_the_dry_run_prints(first_run):
+    fake, result, made = first_run
+    planned = subprocess.run([str(BOOTSTRAP), "--dry-run", *bootstrap_args(envs=FIRST_RUN_ENVS)], capture_output=True, text=True, timeout=30)
+    assert planned.returncode == 0, planned.stderr
+    # Only the new identities' principal IDs and the new custom roles' names differ.
+    blank = {path.read_text().strip() for path in fake.state.glob("*.principalId")}
+    blank |= {path.read_text().strip() for path in fake.state.glob("*.name")}
+    changed = [["<new>" if word in blank else word for word in call] for call in mutations(made)]
+    changed += [call for call in made if "update" in call[:4]]
+    printed = [call for call in commands(planned.stdout) if any(w in MUTATING + ("update",) for w in call[:4])]
+    assert sorted(comparable(changed)) == sorted(comparable(printed))
+    assert "AZURE_CLIENT_ID=" in result.stderr and "pulumi stack init prod" in result.stderr
+
+
+def test_bootstrap_second_run_creates_nothing(first_run, tmp_path: Path):
+    fake = after_first_run(first_run, tmp_path)
+    second = fake.run(bootstrap_args(envs=FIRST_RUN_ENVS))
+    assert second.returncode == 0, second.stderr
+    assert mutations(fake.calls()) == [], "the second run changed something"
+    # What it does run again are the idempotent updates that re-apply the hardening.
+    assert {" ".join(call[: call.index("update") + 1]) for call in fake.calls() if "update" in call[:4]} == {
+        "storage account update",
+        "storage account blob-service-properties update",
+        "keyvault update",
+    }
+
+
+def test_bootstrap_stops_on_azure_errors_instead_of_creating(tmp_path: Path):
+    fake = FakeAzure(tmp_path)
+    result = fake.run(bootstrap_args(envs=("dev",)), FAKE_AZ_FAIL="storage account show")
+    assert result.returncode != 0
+    assert "AuthorizationFailed" in result.stderr
+    assert not named(fake.calls(), "storage", "account", "create")
+
+
+def test_bootstrap_replaces_a_delegation_whose_condition_changed(first_run, tmp_path: Path):
+    fake = after_first_run(first_run, tmp_path)
+    stale = sorted(fake.state.glob("*.condition"))
+    assert len(stale) == 2  # on prod's subscription and on the hub's zones
+    stale[0].write_text(stale[0].read_text().replace("b24988ac-6180-42a0-ab88-20f7382dd24c, ", ""))
+    result = fake.run(bootstrap_args(envs=FIRST_RUN_ENVS))
+    assert result.returncode == 0, result.stderr
+    changed = mutations(fake.calls())
+    assert [call[:3] for call in changed] == [["role", "assignment", "delete"], ["role", "assignment", "create"]]
+    assert option(changed[1], "--role") == ROLE["Role Based Access Control Administrator"]
+    assert "b24988ac-6180-42a0-ab88-20f7382dd24c" in option(changed[1], "--condition")
+
+
+def test_bootstrap_refuses_an_identity_that_trusts_another_repository(first_run, tmp_path: Path):
+    fake = after_first_run(first_run, tmp_path)
+    result = fake.run([*bootstrap_args(envs=FIRST_RUN_ENVS), "--repo", "someone/else"])
+    assert result.returncode != 0
+    assert "already trusts 'repo:acme/ai-platform:environment:prod'" in result.stderr
+    assert mutations(fake.calls()) == []
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda a: [x for x in a if x not in ("--repo", REPO)], "--repo must be OWNER/REPO"),
+        (lambda a: [*a, "--env", "qa=not-a-subscription"], "is not a subscription ID"),
+        (lambda a: [*a, "--env", f"dev={SUBSCRIPTIONS['dev']}"], "--env dev given twice"),
+        (lambda a: [*a, "--hub-env", "qa"], "--hub-env qa is not one of the --env environments"),
+        (lambda a: [*a, "--retention-days", "0"], "--retention-days must be 1-365"),
+        (lambda a: [*a, "--storage-account", "Not_Valid"], "--storage-account must be"),
+        (lambda a: [*a, "--bogus"], "unknown argument '--bogus'"),
+    ],
+)
+def test_bootstrap_rejects_bad_input(tmp_path: Path, change, message):
+    fake = FakeAzure(tmp_path)
+    result = fake.run(change(bootstrap_args(envs=("dev",))))
+    assert result.returncode == 1 and message in result.stderr, result.stderr
+    assert fake.calls() == []
