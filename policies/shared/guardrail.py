@@ -58,8 +58,16 @@ class BuiltIn:
         return _POLICY_DEFINITION_URL.format(guid=self.guid)
 
 
-def _schema(properties: Optional[Mapping[str, dict[str, Any]]]) -> PolicyConfigSchema:
-    return PolicyConfigSchema(properties={**(properties or {}), "waiver": WAIVER_SCHEMA})
+def _metadata(severity, remediation, builtin, config, tags) -> dict[str, Any]:
+    """What every policy carries for a reviewer, and the config schema (with `waiver`)."""
+    return {
+        "severity": severity,
+        "remediation_steps": remediation,
+        "framework": builtin.framework() if builtin else None,
+        "url": builtin.url if builtin else None,
+        "config_schema": PolicyConfigSchema(properties={**(config or {}), "waiver": WAIVER_SCHEMA}),
+        "tags": tags,
+    }
 
 
 def resource_policy(
@@ -75,16 +83,8 @@ def resource_policy(
     tags: Optional[list[str]] = None,
 ) -> ResourceValidationPolicy:
     return ResourceValidationPolicy(
-        name=name,
-        description=description,
-        validate=validate,
-        remediate=remediate,
-        severity=severity,
-        remediation_steps=remediation,
-        framework=builtin.framework() if builtin else None,
-        url=builtin.url if builtin else None,
-        config_schema=_schema(config),
-        tags=tags,
+        name=name, description=description, validate=validate, remediate=remediate,
+        **_metadata(severity, remediation, builtin, config, tags),
     )
 
 
@@ -100,15 +100,7 @@ def stack_policy(
     tags: Optional[list[str]] = None,
 ) -> StackValidationPolicy:
     return StackValidationPolicy(
-        name=name,
-        description=description,
-        validate=validate,
-        severity=severity,
-        remediation_steps=remediation,
-        framework=builtin.framework() if builtin else None,
-        url=builtin.url if builtin else None,
-        config_schema=_schema(config),
-        tags=tags,
+        name=name, description=description, validate=validate, **_metadata(severity, remediation, builtin, config, tags)
     )
 
 
