@@ -8,10 +8,14 @@ requests the offline engine captured, so a policy behaves here as it does in `pu
 unknown values raise inside the policy and come back as "can't run policy ... during preview",
 secrets are unwrapped by the SDK, and the enforcement level of each violation is the analyzer's.
 
-Two things the CLI does that the analyzer does not, done here: `"all"` in a config file sets the
-level of every policy the file does not name, and the file is checked against each policy's
-config schema (unknown policies and properties are errors, as in the stack config). Waivers in
-a config file are listed with every review, and an expired one fails it.
+`"all"` in a config file sets the level of every policy the file does not name, as the CLI
+does (the analyzer leaves that to the CLI). The file is checked more strictly than the CLI
+checks it: unknown policies and unknown properties are errors here, as in the stack config, so
+a typo cannot silently leave a policy at its default. Waivers are listed with every review, and
+an expired one fails it. Differences that remain: the CLI analyzes inputs after the provider's
+`Check` (with provider defaults), while these are the program's inputs (the policies never rely
+on a default), and the mocks know every resource ID, so a first real preview can report more
+"can't run during preview" advisories than this one.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ Each pack folder holds a symlink to this file, so a pack stays self-contained fo
 
 Every policy carries what a reviewer needs when it fires: a severity, remediation steps, and,
 where one exists, the Azure Policy built-in it mirrors (so the same rule can be audited in Azure
-after deployment). Every policy also accepts a `waiver` in its config: the only way to relax a
-policy in an environment's enforcement file is to say why, who approved it, and until when.
+after deployment). Every policy also accepts a `waiver` in its config: lowering a policy's
+enforcement level in an environment's file comes with why, who approved it, and until when
+(JSON has no comments, so the waiver is the comment, and the review prints it).
 """
 
 from __future__ import annotations

@@ -16,8 +16,11 @@ FLEET_AUTO_UPGRADE = "azure-native:containerservice:AutoUpgradeProfile"
 
 CRITICAL_ADDONS_TAINT = "CriticalAddonsOnly=true:NoSchedule"
 NETWORK_POLICY_ENGINES = ("azure", "calico", "cilium")
-# Channels where AKS applies upgrades by itself; `none` needs another owner (a Fleet).
-SELF_UPGRADING_CHANNELS = ("patch", "stable", "rapid", "node-image")
+# Channels where AKS upgrades Kubernetes by itself (`node-image` only refreshes node images);
+# `none` needs another owner: a Fleet auto-upgrade profile on a Kubernetes channel.
+SELF_UPGRADING_CHANNELS = ("patch", "stable", "rapid")
+FLEET_KUBERNETES_CHANNELS = ("Stable", "Rapid", "TargetKubernetesVersion")
+# An absent nodeOSUpgradeChannel means AKS's default (NodeImage), which is managed.
 UNMANAGED_NODE_OS_CHANNELS = ("None", "Unmanaged")
 # N-series VM sizes carry GPUs (NC, ND, NG, NV families).
 GPU_VM_SIZE = re.compile(r"^Standard_N[CDGV]", re.IGNORECASE)
@@ -66,14 +69,16 @@ def private_api_server(args, report):
         report("The API server is public and open to the internet: make it private "
                "(apiServerAccessProfile.enablePrivateCluster) or list authorizedIPRanges.")
         return
+    networks = []
     for cidr in ranges:
         try:
-            network = ipaddress.ip_network(cidr, strict=False)
+            networks.append(ipaddress.ip_network(cidr, strict=False))
         except ValueError:
             report(f"authorizedIPRanges entry {cidr!r} is not a CIDR.")
-            continue
+    # 0.0.0.0/1 plus 128.0.0.0/1 is 0.0.0.0/0 too.
+    for network in ipaddress.collapse_addresses(n for n in networks if n.version == 4):
         if network.prefixlen == 0:
-            report(f"authorizedIPRanges includes {cidr}, which admits the whole internet.")
+            report(f"authorizedIPRanges {', '.join(map(str, ranges))} admit the whole internet.")
 
 
 def cni_with_network_policy(args, report):
@@ -104,7 +109,9 @@ def no_node_public_ip(args, report):
 
 def system_pool_tainted(args, report):
     for label, pool in _pools(args):
-        if pool.get("mode") == "System" and CRITICAL_ADDONS_TAINT not in list(pool.get("nodeTaints") or []):
+        # A cluster's inline profile without a mode is its System pool.
+        mode = pool.get("mode") or ("System" if args.resource_type == MANAGED_CLUSTER else "User")
+        if mode == "System" and CRITICAL_ADDONS_TAINT not in list(pool.get("nodeTaints") or []):
             report(f"{label} is a System pool without the {CRITICAL_ADDONS_TAINT} taint, so workloads can "
                    "crowd out CoreDNS, konnectivity and the other critical add-ons.")
 
@@ -197,11 +204,15 @@ def no_spot_training(args, report):
     if config.get("allowSpotTraining", False):
         return
     label_key = config.get("purposeLabel", DEFAULT_PURPOSE_LABEL)
-    for label, pool in _pools(args):
+    for label, pool in _gpu_pools(args):
         purpose = (pool.get("nodeLabels") or {}).get(label_key)
-        if pool.get("scaleSetPriority") == "Spot" and purpose == "training":
+        if pool.get("scaleSetPriority") != "Spot":
+            continue
+        if purpose == "training":
             report(f"{label} runs training on Spot VMs: an eviction kills a multi-node job and its "
                    "progress since the last checkpoint.")
+        elif purpose is None:
+            report(f"{label} is a Spot GPU pool without a {label_key} label, so nothing keeps training off it.")
 
 
 # -- upgrades (stack-wide: ownership may sit with a Fleet) -------------------------------------------
@@ -214,7 +225,8 @@ def upgrade_owner(args, report):
         if resource.resource_type == FLEET_MEMBER:
             for cluster in deps.get("clusterResourceId", []):
                 fleet_members[cluster.urn] = [f.urn for f in deps.get("fleetName", [])]
-        elif resource.resource_type == FLEET_AUTO_UPGRADE and resource.props.get("disabled") is not True:
+        elif (resource.resource_type == FLEET_AUTO_UPGRADE and resource.props.get("disabled") is not True
+              and resource.props.get("channel") in FLEET_KUBERNETES_CHANNELS):
             fleets_with_auto_upgrade |= {f.urn for f in deps.get("fleetName", [])}
     for resource in args.resources:
         if resource.resource_type != MANAGED_CLUSTER:
@@ -225,7 +237,7 @@ def upgrade_owner(args, report):
         if channel not in SELF_UPGRADING_CHANNELS and not fleet_owned:
             report(f"{resource.name}: upgradeChannel is {channel!r} and no Fleet auto-upgrade profile "
                    "manages it, so nobody applies Kubernetes patches.", resource.urn)
-        if node_os in UNMANAGED_NODE_OS_CHANNELS or node_os is None:
+        if node_os in UNMANAGED_NODE_OS_CHANNELS:
             report(f"{resource.name}: nodeOSUpgradeChannel is {node_os!r}, so node images never get "
                    "security patches.", resource.urn)
 

@@ -39,9 +39,11 @@ def _workload_grants(resources):
 
 
 def broad_scope(scope: str) -> str | None:
-    """'management group', 'subscription' or 'resource group' when `scope` is that broad, else None."""
+    """'tenant root', 'management group', 'subscription' or 'resource group' when `scope` is that broad, else None."""
     parts = [p for p in scope.strip("/").split("/") if p]
     lowered = [p.lower() for p in parts]
+    if not parts:
+        return "tenant root"
     if lowered[:2] == ["providers", "microsoft.management"] or "managementgroups" in lowered[:4]:
         return "management group"
     if len(parts) <= 2 and lowered[:1] == ["subscriptions"]:

@@ -52,6 +52,8 @@ TAGGABLE_TYPES = frozenset({
     "azure-native:storage:StorageAccount",
 })
 REQUIRED_TAGS = ["environment", "owner", "cost-center"]
+AKS_DEFAULT_SERVICE_CIDR = "10.0.0.0/16"
+AKS_DEFAULT_POD_CIDR = "10.244.0.0/16"
 
 
 def private_endpoints(args, report):
@@ -108,8 +110,12 @@ def address_plan(args, report):
         if resource.resource_type != MANAGED_CLUSTER:
             continue
         profile = lookup(resource.props, "networkProfile") or {}
-        cluster_ranges = [("podCidr", n) for n in _networks(profile.get("podCidrs") or profile.get("podCidr"))]
-        cluster_ranges += [("serviceCidr", n) for n in _networks(profile.get("serviceCidrs") or profile.get("serviceCidr"))]
+        # Absent ranges are AKS's defaults, which overlap many address plans.
+        overlay = profile.get("networkPluginMode") == "overlay" or profile.get("networkPlugin") == "kubenet"
+        pods = profile.get("podCidrs") or profile.get("podCidr") or (AKS_DEFAULT_POD_CIDR if overlay else None)
+        services = profile.get("serviceCidrs") or profile.get("serviceCidr") or AKS_DEFAULT_SERVICE_CIDR
+        cluster_ranges = [("podCidr", n) for n in _networks(pods)]
+        cluster_ranges += [("serviceCidr", n) for n in _networks(services)]
         for key, network in cluster_ranges:
             for label, vnet, _ in vnets:
                 if network.overlaps(vnet):

@@ -75,13 +75,16 @@ def volumes_retained(args, report):
         volumes = list(storage.get("volumes") or []) if storage.get("type") == "jbod" else [storage]
         for volume in volumes:
             if volume.get("type") == "ephemeral":
-                report(f"{resource.name}: {volume.get('type')} storage loses the log when a pod restarts.", resource.urn)
-            elif volume.get("deleteClaim") is not False:
-                report(f"{resource.name}: deleteClaim is not false, so scaling down deletes the volume.", resource.urn)
+                report(f"{resource.name}: ephemeral storage loses the log when a pod restarts.", resource.urn)
+                continue
+            if volume.get("deleteClaim") is True:  # Strimzi's default is false
+                report(f"{resource.name}: deleteClaim is true, so scaling down deletes the volume.", resource.urn)
+            # AKS's built-in classes (managed-csi, default) delete the disk with its claim.
             policy = reclaim.get((_cluster(resource), volume.get("class")))
-            if policy is not None and policy != "Retain":
-                report(f"{resource.name}: StorageClass {volume.get('class')} has reclaimPolicy {policy}; a deleted "
-                       "claim would delete the disk.", resource.urn)
+            if policy != "Retain":
+                found = f"has reclaimPolicy {policy}" if policy else "is not a StorageClass this stack creates"
+                report(f"{resource.name}: StorageClass {volume.get('class')} {found}; a deleted claim would "
+                       "delete the disk.", resource.urn)
 
 
 def kafka_protected(args, report):
@@ -110,7 +113,8 @@ POLICIES = [
     ),
     stack_policy(
         "kafka-volumes-retained",
-        "Kafka node pools keep their volumes: persistent claims that are never deleted, on a Retain class.",
+        "Kafka node pools keep their volumes: persistent claims that are never deleted, on a Retain class "
+        "this stack creates.",
         volumes_retained,
         severity=Severity.HIGH,
         remediation="Use persistent-claim storage with deleteClaim: false on a StorageClass with reclaimPolicy: Retain.",
