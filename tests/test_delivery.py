@@ -33,12 +33,13 @@ PACKS = ("azure-platform", "kubernetes-platform")
 sys.path.insert(0, str(ROOT))
 from planning.roles import BUILT_IN_ROLES  # noqa: E402
 
-ROLE = {name: guid for name, guid in BUILT_IN_ROLES.items()}
+ROLE = dict(BUILT_IN_ROLES)
 ROLE.update(
     {
         "Role Based Access Control Administrator": "f58310d9-a9f6-439a-9e8d-f62e7b41a168",
         "User Access Administrator": "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9",
         "Key Vault Crypto User": "12338af0-0e69-4776-bea7-57ae8d297424",
+        "Locks Contributor": "28bf596f-4eb7-45ce-b5bc-6cf482fec137",
     }
 )
 GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -154,7 +155,7 @@ def condition(text: str, context: dict[str, Any]) -> bool:
 
 
 def reusable_run(stack: str, command: str) -> dict[str, Any]:
-    """What scripts the shared Pulumi job runs for `stack` and `command`: its rendered job."""
+    """The shared Pulumi job as it runs for `stack` and `command` (its expressions evaluated)."""
     workflow = load("pulumi.yml")
     inputs = {"stack": stack, "command": command, "refresh": False, "expect-no-changes": False}
     job = workflow["jobs"]["pulumi"]
@@ -340,8 +341,20 @@ def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
     (upload,) = step_uses(jobs["review"], "actions/upload-artifact")
     assert upload["if"] == "always()" and upload["with"]["name"] == "policy-review"
 
-    fork = {"github": {"repository": "acme/ai-platform", "event": {"pull_request": {"head": {"repo": {"full_name": "someone/ai-platform"}}}}}, "vars": {"AZURE_TENANT_ID": "t"}}
-    branch = {"github": {"repository": "acme/ai-platform", "event": {"pull_request": {"head": {"repo": {"full_name": "acme/ai-platform"}}}}}, "vars": {"AZURE_TENANT_ID": "t"}}
+    fork = {
+        "github": {
+            "repository": "acme/ai-platform",
+            "event": {"pull_request": {"head": {"repo": {"full_name": "someone/ai-platform"}}}},
+        },
+        "vars": {"AZURE_TENANT_ID": "t"},
+    }
+    branch = {
+        "github": {
+            "repository": "acme/ai-platform",
+            "event": {"pull_request": {"head": {"repo": {"full_name": "acme/ai-platform"}}}},
+        },
+        "vars": {"AZURE_TENANT_ID": "t"},
+    }
     unconfigured = {**branch, "vars": {}}
     for name, job in jobs.items():
         if job.get("permissions", {}).get("id-token") == "write" or job.get("uses") == REUSABLE:
@@ -378,7 +391,12 @@ def test_drift_runs_nightly_with_refresh_and_expect_no_changes():
     assert (day, month, weekday) == ("*", "*", "*") and minute.isdigit() and hour.isdigit()
     (name, job) = next(iter(calls_of(workflow).items()))
     assert job["strategy"]["matrix"]["stack"] == list(DEPLOYED)
-    assert job["with"] == {"stack": "${{ matrix.stack }}", "command": "preview", "refresh": True, "expect-no-changes": True}
+    assert job["with"] == {
+        "stack": "${{ matrix.stack }}",
+        "command": "preview",
+        "refresh": True,
+        "expect-no-changes": True,
+    }
     for stack in DEPLOYED:
         rendered = reusable_run(stack, "preview")
         assert rendered["environment"] == f"{stack}-preview"  # read-only identity, no approval
@@ -427,9 +445,20 @@ def hub() -> tuple[str, str, list[str]]:
 
 def bootstrap_args(envs=DEPLOYED) -> list[str]:
     vnet, zones, peered = hub()
-    args = ["--repo", REPO, "--subscription", STATE_SUBSCRIPTION, "--dns-zones-rg-id", zones,
-            "--endpoint-subnet-id", f"{vnet}/subnets/snet-private-endpoints", "--hub-vnet-id", vnet,
-            "--admin-group-object-id", ADMINS]
+    args = [
+        "--repo",
+        REPO,
+        "--subscription",
+        STATE_SUBSCRIPTION,
+        "--dns-zones-rg-id",
+        zones,
+        "--endpoint-subnet-id",
+        f"{vnet}/subnets/snet-private-endpoints",
+        "--hub-vnet-id",
+        vnet,
+        "--admin-group-object-id",
+        ADMINS,
+    ]
     for env in envs:
         args += ["--env", f"{env}={SUBSCRIPTIONS[env]}"]
     for env in peered:
@@ -440,7 +469,8 @@ def bootstrap_args(envs=DEPLOYED) -> list[str]:
 
 # A fake Azure CLI: it logs every call, answers show/list from a directory of "resources" and
 # adds to it on create, as Azure would. FAKE_AZ_FAIL="<group> <verb>" makes that command fail
-# the way a missing permission does.
+# the way a missing permission does; FAKE_AZ_LAGS="<group> <verb>" makes its first call fail the
+# way a new identity that has not replicated yet does.
 FAKE_AZ = r"""#!/usr/bin/env bash
 set -euo pipefail
 printf '%q ' "$@" >>"$FAKE_AZ_LOG"; printf '\n' >>"$FAKE_AZ_LOG"
@@ -455,6 +485,10 @@ if [[ ${words[0]} == rest ]]; then group=rest; verb=${o[--method]}; fi
 [[ ${o[--output]:-} != none ]] || exec >/dev/null
 if [[ "$group $verb" == "${FAKE_AZ_FAIL:-}" ]]; then
   echo "ERROR: (AuthorizationFailed) no permission" >&2; exit 1
+fi
+if [[ "$group $verb" == "${FAKE_AZ_LAGS:-}" && ! -e $FAKE_AZ_STATE/lagged ]]; then
+  touch "$FAKE_AZ_STATE/lagged"
+  echo "ERROR: (PrincipalNotFound) Principal 1234 does not exist in the directory" >&2; exit 1
 fi
 case $group in
   account) echo "${FAKE_TENANT:-99999999-9999-4999-8999-999999999999}"; exit 0 ;;
@@ -481,8 +515,9 @@ case $group in
     key="role-assignment ${o[--assignee-object-id]} ${o[--role]} ${o[--scope]}" ;;
   *) echo "fake az: unknown command ${words[*]}" >&2; exit 2 ;;
 esac
-base="$FAKE_AZ_STATE/$(md5sum <<<"$key" | cut -c1-32)"
-guid() { local h; h=$(md5sum <<<"$1"); echo "${h:0:8}-${h:8:4}-4${h:13:3}-8${h:17:3}-${h:20:12}"; }
+digest() { if command -v md5sum >/dev/null; then md5sum <<<"$1"; else md5 -q -s "$1"; fi; }
+hash=$(digest "$key"); base="$FAKE_AZ_STATE/${hash:0:32}"
+guid() { local h=$1; echo "${h:0:8}-${h:8:4}-4${h:13:3}-8${h:17:3}-${h:20:12}"; }
 case $verb in
   show | list)
     if [[ ! -e $base.exists ]]; then
@@ -494,10 +529,11 @@ case $verb in
     exit 0 ;;
   create | put)
     touch "$base.exists"
-    printf '%s\n' "$(guid "principal $key")" >"$base.principalId"
-    printf '%s\n' "$(guid "client $key")" >"$base.clientId"
-    printf '%s\n' "$(guid "name $key")" >"$base.name"
-    printf '%s\n' "/subscriptions/x/providers/Microsoft.Authorization/roleAssignments/$(guid "id $key")" >"$base.id"
+    more=$(digest "more $key"); h=${hash:0:32}; m=${more:0:32}
+    guid "$m" >"$base.principalId"
+    guid "${m:16}${m:0:16}" >"$base.clientId"
+    guid "${h:16}${h:0:16}" >"$base.name"
+    echo "/subscriptions/x/providers/Microsoft.Authorization/roleAssignments/$(guid "$h")" >"$base.id"
     [[ -z ${o[--subject]:-} ]] || printf '%s\n' "${o[--subject]}" >"$base.subject"
     [[ -z ${o[--condition]:-} ]] || printf '%s\n' "${o[--condition]}" >"$base.condition"
     [[ ${o[--query]:-} != name ]] || cat "$base.name"
@@ -513,19 +549,23 @@ class FakeAzure:
         self.bin = root / "bin"
         self.state = root / "state"
         self.log = root / "az.log"
+        self.temp = root / "tmp"
         self.bin.mkdir()
         self.state.mkdir()
+        self.temp.mkdir()
         (self.bin / "az").write_text(FAKE_AZ)
         (self.bin / "az").chmod(0o755)
 
     def run(self, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
         self.log.write_text("")
+        bash = Path(shutil.which("bash") or "/bin/bash").parent  # bash 4.4+ first (macOS ships 3.2)
         environment = {
-            "PATH": f"{self.bin}:/usr/bin:/bin",
+            "PATH": f"{self.bin}:{bash}:/usr/bin:/bin",
             "HOME": str(self.state.parent),
             "LANG": "C.UTF-8",
             "FAKE_AZ_LOG": str(self.log),
             "FAKE_AZ_STATE": str(self.state),
+            "TMPDIR": str(self.temp),
             **env,
         }
         return subprocess.run([str(BOOTSTRAP), *args], capture_output=True, text=True, env=environment, timeout=60)
@@ -550,7 +590,10 @@ def named(calls: list[list[str]], *words: str) -> list[list[str]]:
 
 def grants(calls: list[list[str]]) -> list[dict[str, str | None]]:
     return [
-        {key: option(call, "--" + key) for key in ("assignee-object-id", "role", "scope", "condition", "assignee-principal-type")}
+        {
+            key: option(call, "--" + key)
+            for key in ("assignee-object-id", "role", "scope", "condition", "assignee-principal-type")
+        }
         for call in named(calls, "role", "assignment", "create")
     ]
 
@@ -574,10 +617,24 @@ def dry_run(tmp_path_factory) -> list[list[str]]:
 def test_bootstrap_help_documents_every_step():
     result = subprocess.run([str(BOOTSTRAP), "--help"], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0
-    for text in ("--dry-run", "--env", "--repo", "--endpoint-subnet-id", "--dns-zones-rg-id", "--hub-env",
-                 "versioning", "soft delete", "purge protection", "federated", "environment:<env>",
-                 "<env>-preview", "Storage Blob Data Contributor", "Key Vault Crypto User",
-                 "Role Based Access Control Administrator", "BOOTSTRAP_REPO"):
+    for text in (
+        "--dry-run",
+        "--env",
+        "--repo",
+        "--endpoint-subnet-id",
+        "--dns-zones-rg-id",
+        "--hub-env",
+        "versioning",
+        "soft delete",
+        "purge protection",
+        "federated",
+        "environment:<env>",
+        "<env>-preview",
+        "Storage Blob Data Contributor",
+        "Key Vault Crypto User",
+        "Role Based Access Control Administrator",
+        "BOOTSTRAP_REPO",
+    ):
         assert text in result.stdout, f"--help does not mention {text}"
 
 
@@ -605,7 +662,10 @@ def test_bootstrap_state_backend_is_private_keyless_and_recoverable(dry_run):
     assert containers == {f"pulumi-state-{env}" for env in DEPLOYED}
     endpoints = {option(call, "--group-id") for call in named(dry_run, "network", "private-endpoint", "create")}
     assert endpoints == {"blob", "vault"}
-    zones = {option(call, "--private-dns-zone").rsplit("/", 1)[1] for call in named(dry_run, "network", "private-endpoint", "dns-zone-group", "create")}
+    zones = {
+        option(call, "--private-dns-zone").rsplit("/", 1)[1]
+        for call in named(dry_run, "network", "private-endpoint", "dns-zone-group", "create")
+    }
     assert zones == {"privatelink.blob.core.windows.net", "privatelink.vaultcore.azure.net"}
     (vault,) = named(dry_run, "keyvault", "create")
     assert option(vault, "--enable-rbac-authorization") == "true"
@@ -637,7 +697,11 @@ def program_roles() -> set[str]:
     """The built-in roles the program assigns: their names as string constants anywhere in it
     but the table of role IDs itself."""
     names = set()
-    sources = [*(ROOT / "components").glob("*.py"), *(ROOT / "planning").glob("*.py"), *(ROOT / "stackconfig").glob("*.py")]
+    sources = [
+        *(ROOT / "components").glob("*.py"),
+        *(ROOT / "planning").glob("*.py"),
+        *(ROOT / "stackconfig").glob("*.py"),
+    ]
     for path in sources:
         if path.name == "roles.py":
             continue
@@ -650,16 +714,22 @@ def program_roles() -> set[str]:
 def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
     expected = {BUILT_IN_ROLES[name] for name in program_roles()}
     assert expected, "no roles found in components/"
-    delegations = [grant for grant in grants(dry_run) if grant["role"] == ROLE["Role Based Access Control Administrator"]]
+    delegations = [
+        grant for grant in grants(dry_run) if grant["role"] == ROLE["Role Based Access Control Administrator"]
+    ]
     assert delegations
     for grant in delegations:
         text = grant["condition"]
         assert text, "Role Based Access Control Administrator without a condition"
         write, delete = text.split(") AND (")
         assert "ActionMatches{'Microsoft.Authorization/roleAssignments/write'}" in write
-        assert "@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in write
+        assert (
+            "@Request[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in write
+        )
         assert "ActionMatches{'Microsoft.Authorization/roleAssignments/delete'}" in delete
-        assert "@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in delete
+        assert (
+            "@Resource[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in delete
+        )
         for half in (write, delete):
             assert set(GUID.findall(half)) == expected
         for forbidden in ("Owner", "User Access Administrator", "Role Based Access Control Administrator"):
@@ -669,7 +739,9 @@ def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
 def test_bootstrap_grants_each_identity_only_its_environment(dry_run):
     vnet, zones, peered = hub()
     state = f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-ailab-delivery/providers"
-    container = state + "/Microsoft.Storage/storageAccounts/stailabpulumistate/blobServices/default/containers/pulumi-state-{}"
+    container = (
+        state + "/Microsoft.Storage/storageAccounts/stailabpulumistate/blobServices/default/containers/pulumi-state-{}"
+    )
     key = state + "/Microsoft.KeyVault/vaults/kv-ailab-state/keys/pulumi-state-{}"
     by_identity: dict[str, set[tuple[str, str]]] = {}
     for grant in grants(dry_run):
@@ -682,6 +754,7 @@ def test_bootstrap_grants_each_identity_only_its_environment(dry_run):
         deploy = {
             (ROLE["Contributor"], subscription),
             (ROLE["Role Based Access Control Administrator"], subscription),
+            (ROLE["Locks Contributor"], subscription),
             (ROLE["Storage Blob Data Contributor"], container.format(env)),
             (ROLE["Key Vault Crypto User"], key.format(env)),
         }
@@ -752,7 +825,9 @@ def after_first_run(first_run, tmp_path: Path) -> FakeAzure:
 
 def test_bootstrap_first_run_makes_the_changes_the_dry_run_prints(first_run):
     fake, result, made = first_run
-    planned = subprocess.run([str(BOOTSTRAP), "--dry-run", *bootstrap_args(envs=FIRST_RUN_ENVS)], capture_output=True, text=True, timeout=30)
+    planned = subprocess.run(
+        [str(BOOTSTRAP), "--dry-run", *bootstrap_args(envs=FIRST_RUN_ENVS)], capture_output=True, text=True, timeout=30
+    )
     assert planned.returncode == 0, planned.stderr
     # Only the new identities' principal IDs and the new custom roles' names differ.
     blank = {path.read_text().strip() for path in fake.state.glob("*.principalId")}
@@ -768,6 +843,7 @@ def test_bootstrap_second_run_creates_nothing(first_run, tmp_path: Path):
     fake = after_first_run(first_run, tmp_path)
     second = fake.run(bootstrap_args(envs=FIRST_RUN_ENVS))
     assert second.returncode == 0, second.stderr
+    assert not any(fake.temp.iterdir()), "left a temporary file behind"
     assert mutations(fake.calls()) == [], "the second run changed something"
     # What it does run again are the idempotent updates that re-apply the hardening.
     assert {" ".join(call[: call.index("update") + 1]) for call in fake.calls() if "update" in call[:4]} == {
@@ -777,12 +853,40 @@ def test_bootstrap_second_run_creates_nothing(first_run, tmp_path: Path):
     }
 
 
-def test_bootstrap_stops_on_azure_errors_instead_of_creating(tmp_path: Path):
+@pytest.mark.parametrize("failing", ["storage account show", "role assignment list"])
+def test_bootstrap_stops_on_azure_errors_instead_of_creating(tmp_path: Path, failing: str):
     fake = FakeAzure(tmp_path)
-    result = fake.run(bootstrap_args(envs=("dev",)), FAKE_AZ_FAIL="storage account show")
-    assert result.returncode != 0
-    assert "AuthorizationFailed" in result.stderr
-    assert not named(fake.calls(), "storage", "account", "create")
+    result = fake.run(bootstrap_args(envs=("dev",)), FAKE_AZ_FAIL=failing)
+    assert result.returncode == 1
+    assert f"az {failing}" in result.stderr and "AuthorizationFailed" in result.stderr
+    group, verb = failing.rsplit(" ", 1)
+    assert not named(fake.calls(), *group.split(), "create"), "an error was taken for a missing resource"
+    assert not any(fake.temp.iterdir()), "left a temporary file behind"
+
+
+def test_bootstrap_retries_a_grant_until_a_new_identity_has_replicated(first_run, tmp_path: Path):
+    fake = after_first_run(first_run, tmp_path)
+    (delegation,) = [path for path in fake.state.glob("*.condition")][:1]
+    for path in fake.state.glob(delegation.name.replace(".condition", ".*")):
+        path.unlink()  # one grant to make again
+    result = fake.run(
+        bootstrap_args(envs=FIRST_RUN_ENVS), FAKE_AZ_LAGS="role assignment create", BOOTSTRAP_RETRY_SECONDS="0"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "not replicated yet" in result.stderr
+    creates = named(fake.calls(), "role", "assignment", "create")
+    assert len(creates) == 2 and creates[0] == creates[1]
+
+    # Any other error is not retried.
+    (tmp_path / "again").mkdir()
+    fake = after_first_run(first_run, tmp_path / "again")
+    for path in fake.state.glob(delegation.name.replace(".condition", ".*")):
+        path.unlink()
+    result = fake.run(
+        bootstrap_args(envs=FIRST_RUN_ENVS), FAKE_AZ_FAIL="role assignment create", BOOTSTRAP_RETRY_SECONDS="0"
+    )
+    assert result.returncode == 1 and "AuthorizationFailed" in result.stderr
+    assert len(named(fake.calls(), "role", "assignment", "create")) == 1
 
 
 def test_bootstrap_replaces_a_delegation_whose_condition_changed(first_run, tmp_path: Path):
