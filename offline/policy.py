@@ -32,7 +32,6 @@ from typing import Any
 
 import jsonschema
 import yaml
-from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, Policy
 from pulumi_policy.policy import _PolicyAnalyzerServicer
@@ -339,10 +338,10 @@ def review_plan(
         remediates = EnforcementLevel.REMEDIATE in config.levels.values()
         stack_resources = []
         for resource in resources:
-            provider = _provider(plan, resource)
+            provider, options = _provider(plan, resource), _options(resource)
             request = analyzer_pb2.AnalyzeRequest(
                 type=resource.type, properties=resource.raw_inputs, urn=resource.urn, name=resource.name,
-                options=_options(resource), provider=provider,
+                options=options, provider=provider,
             )
             if remediates:
                 # As the CLI does: remediations rewrite the inputs before they are analyzed.
@@ -353,7 +352,7 @@ def review_plan(
             review.violations += _diagnostics(analyzer.Analyze(request, None), pack, plan, resource.urn)
             stack_resources.append(analyzer_pb2.AnalyzerResource(
                 type=resource.type, properties=request.properties, urn=resource.urn, name=resource.name,
-                options=_options(resource), provider=provider, parent=resource.parent or "",
+                options=options, provider=provider, parent=resource.parent or "",
                 dependencies=list(resource.dependencies),
                 propertyDependencies={
                     key: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(urns))
@@ -365,9 +364,3 @@ def review_plan(
     review.seconds = time.perf_counter() - started
     return review
 
-
-def struct(value: dict[str, Any]) -> struct_pb2.Struct:
-    """A protobuf Struct of plain values (for tests that build or change requests)."""
-    result = struct_pb2.Struct()
-    result.update(value)
-    return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -45,6 +46,14 @@ def run_with(stack: str, change: Callable[[dict[str, Any]], None]) -> Plan:
     base = read_stack_config(ROOT, stack)
     encoded = {k: json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in values.items()}
     return run_program(StackConfig(base.project, stack, encoded, []), ROOT)
+
+
+def copy_project(destination: Path) -> Path:
+    """The repository's files (no venv, git or build output), for tests that run the CLI on an
+    edited stack file without touching the real one."""
+    shutil.copytree(ROOT, destination, symlinks=True,
+                    ignore=shutil.ignore_patterns("venv", ".git", "out", ".pytest_cache", "__pycache__"))
+    return destination
 
 
 def azure_resources(plan: Plan) -> list:

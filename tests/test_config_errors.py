@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, run_with
+from tests.conftest import ROOT, copy_project, run_with
 
 
 def set_in(path: str, value):
@@ -313,9 +313,7 @@ def test_one_message_lists_every_problem_sorted_by_key():
 
 def test_preview_cli_reports_bad_config_without_a_traceback(tmp_path):
     """The CLI path a user runs: exit 1, the message, no Python traceback."""
-    project = tmp_path / "project"
-    subprocess.run(["cp", "-r", str(ROOT), str(project)], check=True)
-    subprocess.run(["rm", "-rf", str(project / "venv")], check=True)
+    project = copy_project(tmp_path / "project")
     stack_file = project / "stacks" / "Pulumi.dev.yaml"
     stack_file.write_text(stack_file.read_text().replace("podCidr: 100.64.0.0/16", "podCidr: 100.64.0.0/29"))
     result = subprocess.run(

@@ -15,7 +15,6 @@ import inspect
 import re
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -26,7 +25,7 @@ from pulumi.runtime import rpc
 from offline.engine import CapturedResource, Plan
 from offline.policy import PolicyConfigError, load_pack_config, load_packs, parse_pack_config, review_plan
 from offline.report import StackReport, markdown
-from tests.conftest import ROOT, run_with
+from tests.conftest import ROOT, copy_project, run_with
 
 PACKS = {pack.name: pack for pack in load_packs()}
 ALL_POLICIES = {policy.name: pack.name for pack in PACKS.values() for policy in pack.policies}
@@ -465,9 +464,7 @@ def test_make_preview_prod_shows_the_policy_summary():
 
 def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
     """prod with protection switched off and a Free-tier cluster: explicit config choices the packs see."""
-    project = tmp_path / "project"
-    subprocess.run(["cp", "-r", str(ROOT), str(project)], check=True)
-    subprocess.run(["rm", "-rf", str(project / "venv"), str(project / ".git")], check=True)
+    project = copy_project(tmp_path / "project")
     document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
     document["config"]["platform:protect"] = False
     first_cluster = next(iter(document["config"]["platform:clusters"].values()))
@@ -496,14 +493,9 @@ def test_markdown_report_lists_each_stack(plans):
         StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
     ]
     text = markdown(reports)
-    assert "| dev | ✅ pass | 134 | 0 | 0 | 4 |" in text.replace(str(len(plans["dev"].resources)), "134")
+    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 4 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
     assert "#### Advisory violations (11)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 
-
-def test_the_pack_main_is_never_imported():
-    """Constructing PolicyPack would start a server and block: nothing here imports __main__."""
-    assert all(Path(m.__file__ or "").name != "__main__.py" for m in list(sys.modules.values())
-               if getattr(m, "__file__", None) and "policies" in (m.__file__ or ""))
