@@ -1,8 +1,10 @@
 """One hardened AKS cluster and everything it needs to be operated.
 
-- Azure CNI Overlay (or classic CNI with a pod subnet) with the Cilium dataplane and policy.
+- Azure CNI Overlay (or classic CNI with a pod subnet) with the Cilium dataplane and policy,
+  and Advanced Container Networking Services so that Cilium FQDN egress policies hold.
 - Entra ID only: managed AAD, Azure RBAC for Kubernetes, local accounts disabled, OIDC
   issuer and workload identity on, user-assigned control-plane and kubelet identities.
+- An optional Pod Sandboxing pool (Kata VMs, AzureLinux, tainted) for high-risk namespaces.
 - The system pool inline (tainted CriticalAddonsOnly); every other pool a separate
   AgentPool, so the two never fight (pulumi-azure-native#2719). Autoscaled pools let the
   autoscaler own `count`.
@@ -29,7 +31,16 @@ from components.rbac import assign_role
 from planning.gpu import GPU_VM_SIZES, gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
-from stackconfig.model import ClusterConfig, GpuPoolConfig, NetworkConfig, NodePoolConfig, OperationsConfig, PoolSettings
+from planning import sandbox
+from stackconfig.model import (
+    ClusterConfig,
+    GpuPoolConfig,
+    NetworkConfig,
+    NodePoolConfig,
+    OperationsConfig,
+    PoolSettings,
+    SandboxPoolConfig,
+)
 
 SYSTEM_POOL_NAME = "system"
 SYSTEM_POOL_TAINT = "CriticalAddonsOnly=true:NoSchedule"
@@ -42,7 +53,8 @@ NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 # Immutable pool properties: changing one deletes and recreates the pool (and its nodes),
 # so the preview names the replacement explicitly.
-POOL_REPLACED_BY = ["vmSize", "gpuInstanceProfile", "scaleSetPriority"]
+POOL_REPLACED_BY = ["vmSize", "gpuInstanceProfile", "scaleSetPriority", "workloadRuntime"]
+SANDBOX_POOL_NAME = "sandbox"
 
 
 @dataclass(frozen=True)
@@ -129,6 +141,17 @@ def _autoscaled_pool_inputs(pool: PoolSettings, zones: list[str], os_sku: str) -
         node_labels=dict(pool.labels) or None,
         node_taints=list(pool.taints) or None,
     )
+
+
+def sandbox_pool_inputs(pool: SandboxPoolConfig, cluster: ClusterConfig) -> dict:
+    """AgentPool inputs of the Pod Sandboxing pool: Kata VMs on AzureLinux, tainted."""
+    inputs = _autoscaled_pool_inputs(pool, cluster.zones, sandbox.OS_SKU)
+    inputs.update(
+        workload_runtime=aks.WorkloadRuntime.KATA_VM_ISOLATION,
+        node_labels={sandbox.SANDBOX_LABEL: "kata", **pool.labels},
+        node_taints=[sandbox.SANDBOX_TAINT, *pool.taints],
+    )
+    return inputs
 
 
 def gpu_pool_inputs(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig) -> dict:
@@ -296,6 +319,8 @@ class AksCluster(pulumi.ComponentResource):
         }
         for pool_name, pool in args.kafka_pools.items():
             user_pools[pool_name] = _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku)
+        if cfg.sandbox_pool is not None:
+            user_pools[SANDBOX_POOL_NAME] = sandbox_pool_inputs(cfg.sandbox_pool, cfg)
         for pool_name, inputs in user_pools.items():
             aks.AgentPool(
                 f"{name}-pool-{pool_name}",
@@ -364,6 +389,9 @@ class AksCluster(pulumi.ComponentResource):
         self.kubernetes_provider = kubernetes.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # Names the cluster, so that a new kubeconfig (rotated credentials, another login
+            # mode) does not replace every in-cluster resource; policies read it too.
+            cluster_identifier=naming.cluster(key),
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
         )
@@ -452,6 +480,17 @@ class AksCluster(pulumi.ComponentResource):
             dns_service_ip=str(net.dns_service_ip),
             outbound_type=aks.OutboundType(net.egress.outbound_type),
             load_balancer_sku=aks.LoadBalancerSku.STANDARD,
+            # Advanced Container Networking Services: Cilium FQDN policies (the namespaces'
+            # egress allowlists) are enforced only with it; flow logs and metrics come along.
+            advanced_networking=aks.AdvancedNetworkingArgs(
+                enabled=True,
+                observability=aks.AdvancedNetworkingObservabilityArgs(enabled=True),
+                security=aks.AdvancedNetworkingSecurityArgs(
+                    enabled=True, advanced_network_policies=aks.AdvancedNetworkPolicies.FQDN
+                ),
+            )
+            if args.cluster.advanced_networking
+            else None,
         )
         if not overlay:
             # The SDK fills in podCidr 10.244.0.0/16 when it is left out; classic Azure CNI

@@ -9,7 +9,7 @@ add-on reads; the charts' own `monitoring.coreos.com` monitors are off.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import json
@@ -28,16 +28,16 @@ from components.charts import (
     merge_values,
     mirrored_image_values,
 )
+from components.isolation import isolate
 from planning.capacity import PoolCapacity
+from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, NETWORK_OPERATOR_NAMESPACE
+from planning.network_policy import NamespaceTraffic
 from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, platform_taints, toleration
 from planning.images import mirrored
 from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
 from planning.queues import Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
-GPU_OPERATOR_NAMESPACE = "gpu-operator"
-NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
-KUEUE_NAMESPACE = "kueue-system"
 # The GPU operator's DCGM exporter Service (assets/state-dcgm-exporter in NVIDIA/gpu-operator).
 DCGM_SERVICE_LABELS = {"app": "nvidia-dcgm-exporter"}
 DCGM_PORT = "gpu-metrics"
@@ -196,11 +196,15 @@ def kueue_manager_config() -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def kueue_values() -> dict[str, Any]:
+def kueue_values(priority_class: str) -> dict[str, Any]:
     return {
         "controllerManager": {
-            # The chart's in-repo default is a staging image with pullPolicy Always; pin the release.
-            "manager": {"image": {"tag": KUEUE_VERSION, "pullPolicy": "IfNotPresent"}},
+            "manager": {
+                # The chart's in-repo default is a staging image with pullPolicy Always; pin the release.
+                "image": {"tag": KUEUE_VERSION, "pullPolicy": "IfNotPresent"},
+                # Admission of every job goes through Kueue: never preempted by workloads.
+                "priorityClassName": priority_class,
+            },
             "replicas": 2,
             "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
             "tolerations": [SYSTEM_POOL_TOLERATION],
@@ -220,6 +224,11 @@ class GpuStackArgs:
     login_server: str
     # What must exist before images can be pulled (cache rules, endpoint, AcrPull grant).
     pull_ready: list[pulumi.Resource]
+    # Traffic of the stack's namespaces (planning.cluster_traffic).
+    traffic: dict[str, NamespaceTraffic]
+    # PriorityClass of the controllers (components.priorities).
+    priority_class: str
+    ready: list[pulumi.Resource] = field(default_factory=list)
 
 
 class GpuStack(pulumi.ComponentResource):
@@ -246,11 +255,13 @@ class GpuStack(pulumi.ComponentResource):
             )
 
         def namespace(ns: str, labels: dict[str, str]) -> kubernetes.core.v1.Namespace:
-            return kubernetes.core.v1.Namespace(
+            created = kubernetes.core.v1.Namespace(
                 f"{name}-ns-{ns}",
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(name=ns, labels=labels),
                 opts=in_cluster,
             )
+            isolate(name, args.traffic[ns], provider=provider, parent=self, namespace=created)
+            return created
 
         def release(chart: HelmChart, namespace: kubernetes.core.v1.Namespace, values: dict[str, Any]):
             return helm_release(
@@ -260,7 +271,7 @@ class GpuStack(pulumi.ComponentResource):
                 merge_values(values, mirrored_image_values(chart, args.login_server)),
                 provider=provider,
                 parent=self,
-                depends_on=args.pull_ready,
+                depends_on=[*args.pull_ready, *args.ready],
             )
 
         # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
@@ -277,7 +288,7 @@ class GpuStack(pulumi.ComponentResource):
             apply(Manifest("NicClusterPolicy", "nic-cluster-policy", policy, api_version="mellanox.com/v1alpha1"),
                   depends_on=[network_operator])
 
-        kueue = release(KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values())
+        kueue = release(KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values(args.priority_class))
         for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
             in_namespace = [args.team_namespaces[manifest.namespace]] if manifest.namespace else []
             apply(manifest, depends_on=[kueue] + in_namespace)

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
 
 from components.charts import STRIMZI, SYSTEM_POOL_TOLERATION, helm_release
+from components.isolation import isolate
 from components.tenancy import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import kafka as kafka_plan
 from planning.gpu import toleration
 from planning.images import mirrored
+from planning.network_policy import NamespaceTraffic
+from planning.priorities import PLATFORM_CRITICAL
 from planning.pod_security import RESTRICTED, pod_security_labels
 from stackconfig.model import KafkaConfig
 
@@ -104,6 +107,10 @@ class StrimziKafkaArgs:
     protect: bool
     # The team namespaces (components.tenancy), where clients get the brokers' CA certificate.
     team_namespaces: dict[str, kubernetes.core.v1.Namespace]
+    # The kafka namespace's traffic (planning.cluster_traffic).
+    traffic: NamespaceTraffic
+    # What must exist before pods are created (the PriorityClasses).
+    ready: list[pulumi.Resource] = field(default_factory=list)
 
 
 def kafka_scheduling(cluster: str, pool_name: str | None = None) -> dict[str, Any]:
@@ -120,6 +127,8 @@ def kafka_scheduling(cluster: str, pool_name: str | None = None) -> dict[str, An
             }
         },
         "tolerations": [toleration(kafka_plan.KAFKA_POOL_TAINT)],
+        # Brokers never make room for workloads.
+        "priorityClassName": PLATFORM_CRITICAL.name,
     }
     if pool_name:
         template["affinity"]["podAntiAffinity"] = {
@@ -374,6 +383,7 @@ class StrimziKafka(pulumi.ComponentResource):
             ),
             opts=in_cluster,
         )
+        isolate(name, args.traffic, provider=provider, parent=self, namespace=namespace)
         registry, _, repository = mirrored("quay.io/strimzi", args.login_server).partition("/")
         operator = helm_release(
             f"{name}-operator",
@@ -388,13 +398,14 @@ class StrimziKafka(pulumi.ComponentResource):
                 "replicas": 2,
                 "leaderElection": {"enable": True},
                 "podDisruptionBudget": {"enabled": True},
+                "priorityClassName": PLATFORM_CRITICAL.name,
                 "tolerations": [SYSTEM_POOL_TOLERATION],
                 # Kafka's pods then satisfy the namespace's `restricted` Pod Security level.
                 "extraEnvs": [{"name": "STRIMZI_POD_SECURITY_PROVIDER_CLASS", "value": "restricted"}],
             },
             provider=provider,
             parent=self,
-            depends_on=args.pull_ready,
+            depends_on=[*args.pull_ready, *args.ready],
         )
         storage_class = kubernetes.storage.v1.StorageClass(
             f"{name}-storage-class",

@@ -3,19 +3,27 @@
 Subnets are separate `Subnet` resources (never inline in the VNet, which would fight
 them), created one after another because Azure rejects concurrent writes to one VNet.
 No subnet has default outbound access: nodes leave through our NAT gateway or, with
-`userDefinedRouting`, through the firewall at `firewallPrivateIp`.
+`userDefinedRouting`, through the region's Azure Firewall (components/firewall.py), which
+is built first: its subnet, then the firewall, then the route table that sends 0.0.0.0/0
+to it, then the subnets that use that route table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address, IPv4Network
+from ipaddress import IPv4Network
 
 import pulumi
 from pulumi_azure_native import network, resources
 
+from components.firewall import EgressFirewall, EgressFirewallArgs
 from components.groups import resource_group
+from planning.egress import ApplicationRule
 from planning.naming import Naming, parse_resource_id
+from stackconfig.model import FirewallConfig
+
+# Azure requires this exact name for the subnet a firewall is deployed in.
+FIREWALL_SUBNET_NAME = "AzureFirewallSubnet"
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,8 @@ class SubnetSpec:
     prefix: IPv4Network
     egress: bool = False
     delegation: str | None = None
+    # The firewall's own subnet: fixed name, no NSG (Azure rejects one), no route table.
+    firewall: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,13 +51,23 @@ class HubPeeringSpec:
 
 
 @dataclass(frozen=True)
+class FirewallSpec:
+    settings: FirewallConfig
+    rules: list[ApplicationRule]
+    source_ranges: list[str]
+    zones: list[str]
+    log_analytics_workspace_id: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
 class RegionalNetworkArgs:
     naming: Naming
     region: str
     address_space: list[IPv4Network]
     subnets: list[SubnetSpec]
     outbound_type: str
-    firewall_private_ip: IPv4Address | None
+    # With userDefinedRouting: the region's firewall (its subnet is the spec with firewall=True).
+    firewall: FirewallSpec | None
     nat_idle_timeout_minutes: int
     nat_public_ip_count: int
     hub: HubPeeringSpec | None
@@ -80,40 +100,32 @@ class RegionalNetwork(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
 
-        nat_gateway, route_table = self._egress(name, args, group)
-
         self.subnet_ids: dict[str, pulumi.Output[str]] = {}
+        self.firewall: EgressFirewall | None = None
         previous: pulumi.Resource | None = None
-        for spec in args.subnets:
-            nsg = network.NetworkSecurityGroup(
-                f"{name}-nsg-{spec.key}",
-                network_security_group_name=naming.regional("nsg", region, spec.key),
-                resource_group_name=group.name,
-                location=region,
-                tags=args.tags,
+        for spec in (spec for spec in args.subnets if spec.firewall):
+            previous = self._subnet(name, args, group, vnet, spec, None, None, previous)
+            assert args.firewall is not None
+            self.firewall = EgressFirewall(
+                f"{name}-egress",
+                EgressFirewallArgs(
+                    naming=naming,
+                    region=region,
+                    resource_group_name=group.name,
+                    subnet_id=self.subnet_ids[spec.key],
+                    settings=args.firewall.settings,
+                    rules=args.firewall.rules,
+                    source_ranges=args.firewall.source_ranges,
+                    zones=args.firewall.zones,
+                    log_analytics_workspace_id=args.firewall.log_analytics_workspace_id,
+                    tags=args.tags,
+                ),
                 opts=child,
             )
-            subnet = network.Subnet(
-                f"{name}-snet-{spec.key}",
-                subnet_name=naming.regional("snet", region, spec.key),
-                resource_group_name=group.name,
-                virtual_network_name=vnet.name,
-                address_prefix=str(spec.prefix),
-                default_outbound_access=False,
-                network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
-                nat_gateway=network.SubResourceArgs(id=nat_gateway.id) if spec.egress and nat_gateway else None,
-                route_table=network.RouteTableArgs(id=route_table.id) if spec.egress and route_table else None,
-                delegations=[
-                    network.DelegationArgs(name=spec.delegation.replace("/", "-"), service_name=spec.delegation)
-                ]
-                if spec.delegation
-                else None,
-                # Let NSGs and route tables apply to private endpoints too.
-                private_endpoint_network_policies=network.VirtualNetworkPrivateEndpointNetworkPolicies.ENABLED,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
-            )
-            self.subnet_ids[spec.key] = subnet.id
-            previous = subnet
+        nat_gateway, route_table = self._egress(name, args, group)
+        for spec in args.subnets:
+            if not spec.firewall:
+                previous = self._subnet(name, args, group, vnet, spec, nat_gateway, route_table, previous)
 
         self.hub_side_peering: network.VirtualNetworkPeering | None = None
         if args.hub:
@@ -125,12 +137,60 @@ class RegionalNetwork(pulumi.ComponentResource):
         self.region = region
         self.register_outputs({"vnetId": vnet.id, "subnetIds": self.subnet_ids})
 
+    def _subnet(
+        self,
+        name: str,
+        args: RegionalNetworkArgs,
+        group: resources.ResourceGroup,
+        vnet: network.VirtualNetwork,
+        spec: SubnetSpec,
+        nat_gateway: network.NatGateway | None,
+        route_table: network.RouteTable | None,
+        previous: pulumi.Resource | None,
+    ) -> network.Subnet:
+        naming, region = args.naming, args.region
+        nsg = None
+        if not spec.firewall:
+            nsg = network.NetworkSecurityGroup(
+                f"{name}-nsg-{spec.key}",
+                network_security_group_name=naming.regional("nsg", region, spec.key),
+                resource_group_name=group.name,
+                location=region,
+                tags=args.tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        subnet = network.Subnet(
+            f"{name}-snet-{spec.key}",
+            subnet_name=FIREWALL_SUBNET_NAME if spec.firewall else naming.regional("snet", region, spec.key),
+            resource_group_name=group.name,
+            virtual_network_name=vnet.name,
+            address_prefix=str(spec.prefix),
+            # The firewall's subnet is the way out; every other subnet goes through it or NAT.
+            default_outbound_access=None if spec.firewall else False,
+            network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id) if nsg else None,
+            nat_gateway=network.SubResourceArgs(id=nat_gateway.id) if spec.egress and nat_gateway else None,
+            route_table=network.RouteTableArgs(id=route_table.id) if spec.egress and route_table else None,
+            delegations=[
+                network.DelegationArgs(name=spec.delegation.replace("/", "-"), service_name=spec.delegation)
+            ]
+            if spec.delegation
+            else None,
+            # Let NSGs and route tables apply to private endpoints too.
+            private_endpoint_network_policies=None
+            if spec.firewall
+            else network.VirtualNetworkPrivateEndpointNetworkPolicies.ENABLED,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
+        )
+        self.subnet_ids[spec.key] = subnet.id
+        return subnet
+
     def _egress(
         self, name: str, args: RegionalNetworkArgs, group: resources.ResourceGroup
     ) -> tuple[network.NatGateway | None, network.RouteTable | None]:
         naming, region = args.naming, args.region
         child = pulumi.ResourceOptions(parent=self)
         if args.outbound_type == "userDefinedRouting":
+            assert self.firewall is not None, "userDefinedRouting needs the region's firewall subnet"
             route_table = network.RouteTable(
                 f"{name}-rt",
                 route_table_name=naming.regional("rt", region, "egress"),
@@ -143,7 +203,7 @@ class RegionalNetwork(pulumi.ComponentResource):
                         name="default-to-firewall",
                         address_prefix="0.0.0.0/0",
                         next_hop_type=network.RouteNextHopType.VIRTUAL_APPLIANCE,
-                        next_hop_ip_address=str(args.firewall_private_ip),
+                        next_hop_ip_address=self.firewall.private_ip,
                     )
                 ],
                 tags=args.tags,

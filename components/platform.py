@@ -6,7 +6,8 @@
 4. the private data plane: Key Vault, container registry, storage accounts;
 5. the clusters (each pulling from the registry), then the fleet;
 6. workload identities federated with the clusters and granted data access;
-7. per cluster: team namespaces, service accounts and RBAC, then the GPU stack;
+7. per cluster: team namespaces, service accounts and RBAC, admission policies and
+   PriorityClasses, then the GPU stack; every namespace denies all traffic but its allows;
 8. the event backbone: Strimzi Kafka in each hosting cluster and MirrorMaker between them,
    or an Event Hubs namespace, with each client's access.
 
@@ -23,6 +24,7 @@ import pulumi
 import pulumi_azure_native
 from pulumi_azure_native import authorization
 
+from components.admission import ClusterAdmission, ClusterAdmissionArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
@@ -38,7 +40,14 @@ from components.kafka import (
     StrimziKafkaArgs,
 )
 from components.keyvault import KeyVault, KeyVaultArgs
-from components.network import HubPeeringSpec, RegionalNetwork, RegionalNetworkArgs, SubnetSpec, peer_regions
+from components.network import (
+    FirewallSpec,
+    HubPeeringSpec,
+    RegionalNetwork,
+    RegionalNetworkArgs,
+    SubnetSpec,
+    peer_regions,
+)
 from components.observability import Observability, ObservabilityArgs
 from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
 from components.registry import ContainerRegistry, ContainerRegistryArgs
@@ -46,8 +55,11 @@ from components.storage import PrivateStorage, PrivateStorageArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import Grant, WorkloadIdentities, WorkloadIdentitiesArgs, WorkloadSpec
 from planning import capacity
+from planning import egress as egress_plan
 from planning import kafka as kafka_plan
+from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE, cluster_traffic
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
+from planning.priorities import PLATFORM_CRITICAL
 from planning.naming import Naming, parse_resource_id
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
 from stackconfig.checks import storage_account_name
@@ -57,12 +69,44 @@ STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data
 
 API_SERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
 PRIVATE_ENDPOINT_SUBNET = "private-endpoints"
+FIREWALL_SUBNET = "firewall"
+# Namespaces whose node agents need host access (Pod Security `privileged`).
+PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE)
+
+
+def firewall_spec(config: PlatformConfig, region: str, log_analytics_workspace_id: pulumi.Input[str]) -> FirewallSpec | None:
+    """The region's firewall with userDefinedRouting: its rules, sources and zones."""
+    egress = config.network.egress
+    if egress.outbound_type != "userDefinedRouting":
+        return None
+    clusters = [cluster for cluster in config.clusters.values() if cluster.region == region]
+    sources = [
+        str(subnet)
+        for cluster in clusters
+        for subnet in (cluster.subnets.system, cluster.subnets.nodes, cluster.subnets.pods)
+        if subnet is not None
+    ]
+    return FirewallSpec(
+        settings=egress.firewall,
+        rules=egress_plan.application_rules(
+            region,
+            allowed_fqdns=list(egress.firewall.allowed_fqdns),
+            team_fqdns={team: list(spec.egress_fqdns) for team, spec in config.teams.items()},
+            driver_builds=any(egress_plan.builds_drivers(cluster) for cluster in clusters),
+        ),
+        source_ranges=sources,
+        zones=sorted({zone for cluster in clusters for zone in cluster.zones}) or ["1", "2", "3"],
+        log_analytics_workspace_id=log_analytics_workspace_id,
+    )
 
 
 def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
     """The subnets of one region's VNet, in creation order, keyed `<cluster>-<role>`."""
     vnet = config.network.regions[region]
-    specs = [SubnetSpec(PRIVATE_ENDPOINT_SUBNET, "privateEndpoints", vnet.subnets.private_endpoints)]
+    specs = []
+    if config.network.egress.outbound_type == "userDefinedRouting" and vnet.subnets.firewall is not None:
+        specs.append(SubnetSpec(FIREWALL_SUBNET, "firewall", vnet.subnets.firewall, firewall=True))
+    specs.append(SubnetSpec(PRIVATE_ENDPOINT_SUBNET, "privateEndpoints", vnet.subnets.private_endpoints))
     for key, cluster in config.clusters.items():
         if cluster.region != region:
             continue
@@ -148,7 +192,7 @@ class Platform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.networks = self._networks()
+        self.networks = self._networks(observability.log_analytics_workspace_id)
         dns = self._private_dns()
         service = DataPlaneSettings(
             naming=naming,
@@ -286,6 +330,10 @@ class Platform(pulumi.ComponentResource):
         )
 
         tenancies: dict[str, ClusterTenancy] = {}
+        admission: dict[str, ClusterAdmission] = {}
+        # Every namespace the platform creates, per cluster, with the traffic it may have.
+        traffic = {key: cluster_traffic(config, key) for key in config.clusters}
+        self._traffic, self._admission = traffic, admission
         for key, cluster in config.clusters.items():
             aks = self.clusters[key]
             tenancy = tenancies[key] = ClusterTenancy(
@@ -297,12 +345,28 @@ class Platform(pulumi.ComponentResource):
                     teams=dict(config.teams),
                     admin_group_object_ids=list(config.entra.admin_group_object_ids),
                     service_accounts=[
-                        ServiceAccountSpec(workload, spec.namespace, spec.service_account, self.identities.client_ids[workload])
+                        ServiceAccountSpec(
+                            workload, spec.namespace, spec.service_account, self.identities.client_ids[workload],
+                            kubernetes_api=spec.kubernetes_api,
+                        )
                         for workload, spec in config.workloads.items()
                         if key in config.workload_clusters(workload)
                     ],
                     tenant_id=config.entra.tenant_id or deployer.tenant_id,
                     subscription_id=deployer.subscription_id,
+                    traffic=traffic[key],
+                ),
+                provider=aks.kubernetes_provider,
+                opts=child,
+            )
+            admission[key] = ClusterAdmission(
+                f"admission-{key}",
+                ClusterAdmissionArgs(
+                    cluster_key=key,
+                    cluster_id=aks.cluster_id,
+                    login_server=registry.login_server,
+                    settings=config.admission,
+                    privileged_namespaces=[ns for ns in traffic[key] if ns in PRIVILEGED_NAMESPACES],
                 ),
                 provider=aks.kubernetes_provider,
                 opts=child,
@@ -319,6 +383,9 @@ class Platform(pulumi.ComponentResource):
                         login_server=registry.login_server,
                         # Also the DNS links: a node resolves the registry only once its VNet is linked.
                         pull_ready=[*registry.ready, dns, aks.kubelet_pull_grant],
+                        traffic=traffic[key],
+                        priority_class=PLATFORM_CRITICAL.name,
+                        ready=admission[key].ready,
                     ),
                     provider=aks.kubernetes_provider,
                     opts=child,
@@ -398,6 +465,8 @@ class Platform(pulumi.ComponentResource):
                     pull_ready=[*registry.ready, dns, self.clusters[key].kubelet_pull_grant],
                     protect=config.protect,
                     team_namespaces=tenancies[key].namespaces,
+                    traffic=self._traffic[key][kafka_plan.KAFKA_NAMESPACE],
+                    ready=self._admission[key].ready,
                 ),
                 provider=self.clusters[key].kubernetes_provider,
                 opts=child,
@@ -439,7 +508,7 @@ class Platform(pulumi.ComponentResource):
             )
         return self._providers[subscription]
 
-    def _networks(self) -> dict[str, RegionalNetwork]:
+    def _networks(self, log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, RegionalNetwork]:
         config, naming, tags = self._config, self._naming, self._tags
         egress, hub = config.network.egress, config.network.hub
         hub_provider = None
@@ -459,7 +528,7 @@ class Platform(pulumi.ComponentResource):
                     address_space=list(vnet.address_space),
                     subnets=region_subnets(config, region),
                     outbound_type=egress.outbound_type,
-                    firewall_private_ip=egress.firewall_private_ip,
+                    firewall=firewall_spec(config, region, log_analytics_workspace_id),
                     nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
                     nat_public_ip_count=egress.nat_gateway.public_ip_count,
                     hub=HubPeeringSpec(

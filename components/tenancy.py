@@ -7,7 +7,13 @@ AKS Azure RBAC roles of people (Entra groups).
 - Every group gets the Cluster User Role, which lets it fetch the (credential-free,
   kubelogin) kubeconfig.
 - Workload service accounts carry their identity's client ID for the workload identity
-  webhook; pods opt in with the label `azure.workload.identity/use: "true"`.
+  webhook; pods opt in with the label `azure.workload.identity/use: "true"`. They mount no
+  Kubernetes API token unless the workload declares `kubernetesApi`, and neither does each
+  namespace's `default` service account.
+- Each namespace denies all traffic but what planning.cluster_traffic allows it, and is
+  labelled high-risk (pods must run sandboxed) where its team says so.
+- No ClusterRoleBinding is created: cluster-wide rights exist only through the admin
+  groups' Azure RBAC role.
 """
 
 from __future__ import annotations
@@ -18,9 +24,12 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
+from components.isolation import isolate
 from components.rbac import assign_role
+from planning.network_policy import NamespaceTraffic
 from planning.pod_security import BASELINE, pod_security_labels
 from planning.queues import TEAM_LABEL
+from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL
 from stackconfig.model import TeamConfig
 
 CLIENT_ID_ANNOTATION = "azure.workload.identity/client-id"
@@ -37,6 +46,7 @@ class ServiceAccountSpec:
     namespace: str
     name: str
     client_id: pulumi.Input[str]
+    kubernetes_api: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,15 @@ class ClusterTenancyArgs:
     service_accounts: list[ServiceAccountSpec]
     tenant_id: pulumi.Input[str]
     subscription_id: pulumi.Input[str]
+    # Each team namespace's traffic (planning.cluster_traffic): default deny plus its allows.
+    traffic: dict[str, NamespaceTraffic]
+
+
+def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
+    labels = {TEAM_LABEL: team, **pod_security_labels(BASELINE)}
+    if namespace in spec.high_risk_namespaces:
+        labels[HIGH_RISK_NAMESPACE_LABEL] = "true"
+    return labels
 
 
 def group_grants(args: ClusterTenancyArgs) -> list[tuple[str, str, str]]:
@@ -82,9 +101,7 @@ class ClusterTenancy(pulumi.ComponentResource):
         self.namespaces = {
             namespace: kubernetes.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                    name=namespace, labels={TEAM_LABEL: team, **pod_security_labels(BASELINE)}
-                ),
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=namespace, labels=namespace_labels(team, spec, namespace)),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
@@ -94,6 +111,15 @@ class ClusterTenancy(pulumi.ComponentResource):
             for team, spec in args.teams.items()
             for namespace in spec.namespaces
         }
+        for namespace, resource in self.namespaces.items():
+            isolate(name, args.traffic[namespace], provider=provider, parent=self, namespace=resource)
+            # Pods that name no service account get `default`: it mounts no API token.
+            kubernetes.core.v1.ServiceAccountPatch(
+                f"{name}-sa-{namespace}-default",
+                metadata=kubernetes.meta.v1.ObjectMetaPatchArgs(name="default", namespace=namespace),
+                automount_service_account_token=False,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[resource]),
+            )
         for account in args.service_accounts:
             kubernetes.core.v1.ServiceAccount(
                 f"{name}-sa-{account.namespace}-{account.name}",
@@ -103,8 +129,9 @@ class ClusterTenancy(pulumi.ComponentResource):
                     labels={WORKLOAD_LABEL: account.workload},
                     annotations={CLIENT_ID_ANNOTATION: account.client_id, TENANT_ID_ANNOTATION: args.tenant_id},
                 ),
-                # The webhook projects its own Entra token; the Kubernetes API token is not needed.
-                automount_service_account_token=False,
+                # The webhook projects its own Entra token; the Kubernetes API token is mounted
+                # only for workloads that declare kubernetesApi.
+                automount_service_account_token=account.kubernetes_api,
                 opts=pulumi.ResourceOptions(
                     parent=self, provider=provider, depends_on=[self.namespaces[account.namespace]]
                 ),

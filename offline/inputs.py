@@ -42,7 +42,8 @@ class Shape:
 
     scalar: bool = False
     enums: list[type[Enum]] = field(default_factory=list)
-    obj: type | None = None
+    # Object classes it may hold: several for a union (e.g. a firewall policy's rule kinds).
+    objs: list[type] = field(default_factory=list)
     items: Shape | None = None
     values: Shape | None = None
     anything: bool = False
@@ -79,7 +80,7 @@ def _shape(hint: Any, namespace: dict[str, Any], shape: Shape | None = None) -> 
     elif hint in (str, int, float, bool):
         shape.scalar = True
     elif isinstance(hint, type) and pulumi_types._py_properties(hint):
-        shape.obj = hint
+        shape.objs.append(hint)
     else:
         shape.anything = True  # e.g. a raw JSON-typed property
     return shape
@@ -135,8 +136,13 @@ def _check(token: str, path: str, value: Any, shape: Shape, problems: list[str])
     if value is UNKNOWN or value is None or shape.anything:
         return
     if isinstance(value, dict):
-        if shape.obj is not None:
-            _check_object(token, path, value, shape.obj, problems)
+        if shape.objs:
+            # A union matches if one of its classes takes the object; else the closest one speaks.
+            found = []
+            for cls in shape.objs:
+                found.append([])
+                _check_object(token, path, value, cls, found[-1])
+            problems.extend(min(found, key=len))
         elif shape.values is not None:
             for key, item in value.items():
                 _check(token, f"{path}.{key}", item, shape.values, problems)
@@ -144,7 +150,7 @@ def _check(token: str, path: str, value: Any, shape: Shape, problems: list[str])
             problems.append(f"{path}: an object where the SDK expects a scalar or list")
     elif isinstance(value, list):
         if shape.items is None:
-            problems.append(f"{path}: a list where the SDK expects {'an object' if shape.obj else 'a scalar'}")
+            problems.append(f"{path}: a list where the SDK expects {'an object' if shape.objs else 'a scalar'}")
             return
         for item in value:
             _check(token, f"{path}[]", item, shape.items, problems)
@@ -152,7 +158,7 @@ def _check(token: str, path: str, value: Any, shape: Shape, problems: list[str])
         problem = _enum_problem(token, path, value, shape.enums)
         if problem:
             problems.append(problem)
-    elif shape.obj is not None and not shape.scalar and not shape.enums:
+    elif shape.objs and not shape.scalar and not shape.enums:
         problems.append(f"{path}: a {type(value).__name__} where the SDK expects an object")
 
 

@@ -8,6 +8,7 @@ the resource's name), so two runs produce identical plans.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import uuid
 from typing import Any
 
@@ -40,6 +41,12 @@ ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
     "azure-native:network:NatGateway": ("Microsoft.Network", "natGateways", "natGatewayName", ()),
     "azure-native:network:PublicIPAddress": ("Microsoft.Network", "publicIPAddresses", "publicIpAddressName", ()),
     "azure-native:network:RouteTable": ("Microsoft.Network", "routeTables", "routeTableName", ()),
+    "azure-native:network:AzureFirewall": ("Microsoft.Network", "azureFirewalls", "azureFirewallName", ()),
+    "azure-native:network:FirewallPolicy": ("Microsoft.Network", "firewallPolicies", "firewallPolicyName", ()),
+    "azure-native:network:FirewallPolicyRuleCollectionGroup": (
+        "Microsoft.Network", "ruleCollectionGroups", "ruleCollectionGroupName",
+        (("firewallPolicies", "firewallPolicyName"),),
+    ),
     "azure-native:privatedns:PrivateZone": ("Microsoft.Network", "privateDnsZones", "privateZoneName", ()),
     "azure-native:privatedns:VirtualNetworkLink": (
         "Microsoft.Network", "virtualNetworkLinks", "virtualNetworkLinkName", (("privateDnsZones", "privateZoneName"),)
@@ -122,6 +129,9 @@ EXTENSION_TYPES: dict[str, tuple[str, str, str]] = {
     ),
     "azure-native:monitor:DiagnosticSetting": ("resourceUri", "Microsoft.Insights/diagnosticSettings", "name"),
     "azure-native:authorization:ManagementLockByScope": ("scope", "Microsoft.Authorization/locks", "lockName"),
+    "azure-native:authorization:PolicyAssignment": (
+        "scope", "Microsoft.Authorization/policyAssignments", "policyAssignmentName"
+    ),
 }
 
 
@@ -201,6 +211,8 @@ class OfflineMocks(Mocks):
         self.subscription_id = str(uuid.uuid5(self.namespace, "subscription"))
         self.tenant_id = str(uuid.uuid5(self.namespace, "tenant"))
         self.deployer_object_id = str(uuid.uuid5(self.namespace, "deployer"))
+        # Subnet ID -> prefix, for the addresses Azure hands out inside a subnet.
+        self.subnet_prefixes: dict[str, str] = {}
 
     def _uuid(self, *parts: str) -> str:
         return offline_uuid(*parts, namespace=self.namespace)
@@ -264,6 +276,16 @@ class OfflineMocks(Mocks):
                 "blob": f"https://{account}.blob.core.windows.net/",
                 "dfs": f"https://{account}.dfs.core.windows.net/",
             }
+        elif token == "azure-native:network:Subnet":
+            self.subnet_prefixes[resource_id] = inputs.get("addressPrefix", "")
+        elif token == "azure-native:network:AzureFirewall":
+            # Azure gives the firewall the first usable address of AzureFirewallSubnet (.4).
+            configurations = [dict(c) for c in inputs.get("ipConfigurations", [])]
+            for configuration in configurations:
+                prefix = self.subnet_prefixes.get((configuration.get("subnet") or {}).get("id", ""))
+                if prefix:
+                    configuration["privateIPAddress"] = str(ipaddress.IPv4Network(prefix)[4])
+            state["ipConfigurations"] = configurations
         elif token == "azure-native:network:PublicIPAddress":
             state["ipAddress"] = "198.51.100.10"  # TEST-NET-2, never routable
         return resource_id, state

@@ -174,6 +174,8 @@ def cluster_pools(name: str, cluster: ClusterConfig) -> list[PoolCapacity]:
         PoolCapacity(config_key("clusters", name, "gpuPools", pool_name), name, pool_name, "gpu", pool)
         for pool_name, pool in cluster.gpu_pools.items()
     ]
+    if cluster.sandbox_pool is not None:
+        pools.append(PoolCapacity(config_key("clusters", name, "sandboxPool"), name, "sandbox", "cpu", cluster.sandbox_pool))
     return pools
 
 

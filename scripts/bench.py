@@ -48,7 +48,7 @@ def synthetic_fleet(clusters: int) -> dict:
     per_region = 5
     regions = REGIONS[: (clusters + per_region - 1) // per_region]
     values["platform:network"]["regions"] = {
-        region: {"addressSpace": [f"10.{100 + r}.0.0/16"], "subnets": {"privateEndpoints": f"10.{100 + r}.250.0/24"}}
+        region: {"addressSpace": [f"10.{100 + r}.0.0/16"], "subnets": {"privateEndpoints": f"10.{100 + r}.250.0/24", "firewall": f"10.{100 + r}.254.0/26"}}
         for r, region in enumerate(regions)
     }
     values["platform:network"]["onPremisesRanges"] = []

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import Iterator
 
-from planning import addressing, capacity, limits
+from planning import addressing, capacity, cluster_traffic, limits, sandbox
+from planning import egress as egress_plan
 from planning.addressing import NamedRange
 from planning import kafka as kafka_plan
 from planning import naming as naming_rules
@@ -21,6 +22,7 @@ from planning.naming import Naming
 from stackconfig.keys import key
 from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, PlatformConfig
 
+SANDBOX_POOL_NAME = "sandbox"
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset(
     {"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"}
@@ -115,10 +117,8 @@ def check_address_overlaps(config: PlatformConfig) -> Iterator[ConfigProblem]:
 def _region_subnets(config: PlatformConfig, region: str) -> list[NamedRange]:
     vnet = config.network.regions[region]
     subnets = [
-        NamedRange(
-            key("network", "regions", region, "subnets", "privateEndpoints"),
-            vnet.subnets.private_endpoints,
-        )
+        NamedRange(key("network", "regions", region, "subnets", role), subnet)
+        for role, subnet in vnet.subnets.model_dump(by_alias=True, exclude_none=True).items()
     ]
     for name, cluster in config.clusters.items():
         if cluster.region != region:
@@ -321,25 +321,76 @@ def check_service_network(config: PlatformConfig) -> Iterator[ConfigProblem]:
         )
 
 
+# Azure Firewall needs a subnet of at least this size (AzureFirewallSubnet).
+FIREWALL_SUBNET_MAX_PREFIX = 26
+
+
 def check_egress(config: PlatformConfig) -> Iterator[ConfigProblem]:
     egress = config.network.egress
-    firewall_key = key("network", "egress", "firewallPrivateIp")
-    if egress.outbound_type == "userDefinedRouting":
-        if egress.firewall_private_ip is None:
-            yield ConfigProblem(firewall_key, "is required when outboundType is userDefinedRouting")
-            return
-        spaces = [s for vnet in config.network.regions.values() for s in vnet.address_space]
-        if config.network.hub:
-            spaces += config.network.hub.address_space
-        if not any(egress.firewall_private_ip in space for space in spaces):
-            yield ConfigProblem(
-                firewall_key,
-                f"{egress.firewall_private_ip} is in no VNet of this environment or its hub",
-            )
-    elif egress.firewall_private_ip is not None:
+    firewalled = egress.outbound_type == "userDefinedRouting"
+    regions_with_clusters = {cluster.region for cluster in config.clusters.values()}
+    for region, vnet in config.network.regions.items():
+        subnet_key = key("network", "regions", region, "subnets", "firewall")
+        subnet = vnet.subnets.firewall
+        if firewalled and subnet is None and region in regions_with_clusters:
+            yield ConfigProblem(subnet_key, "is required when outboundType is userDefinedRouting (a /26 or larger)")
+        elif not firewalled and subnet is not None:
+            yield ConfigProblem(subnet_key, "is only used when outboundType is userDefinedRouting; remove it")
+        elif subnet is not None and subnet.prefixlen > FIREWALL_SUBNET_MAX_PREFIX:
+            yield ConfigProblem(subnet_key, f"{subnet} is smaller than the /26 Azure Firewall needs")
+    firewall = egress.firewall
+    if firewall.sku == "Standard" and firewall.intrusion_detection not in (None, "Off"):
         yield ConfigProblem(
-            firewall_key, "is only used when outboundType is userDefinedRouting; remove it"
+            key("network", "egress", "firewall", "intrusionDetection"), "needs the Premium sku; remove it or set Off"
         )
+    destinations = [(key("network", "egress", "firewall", "allowedFqdns", i), fqdn)
+                    for i, fqdn in enumerate(firewall.allowed_fqdns)]
+    destinations += [(key("teams", team, "egressFqdns", i), fqdn)
+                     for team, spec in config.teams.items() for i, fqdn in enumerate(spec.egress_fqdns)]
+    for where, fqdn in destinations:
+        registry = egress_plan.reaches_public_registry(fqdn)
+        if registry:
+            yield ConfigProblem(
+                where,
+                f"{fqdn} opens the public registry {registry}; images come through the platform's "
+                "registry (add a cache rule under platform:registry.cacheRules)",
+            )
+
+
+def check_isolation(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """High-risk namespaces need a sandbox pool; FQDN egress needs ACNS on the cluster."""
+    high_risk = [ns for spec in config.teams.values() for ns in spec.high_risk_namespaces]
+    for team, spec in config.teams.items():
+        for i, namespace in enumerate(spec.high_risk_namespaces):
+            if namespace not in spec.namespaces:
+                yield ConfigProblem(
+                    key("teams", team, "highRiskNamespaces", i), f"{namespace} is not one of the team's namespaces"
+                )
+    for name, cluster in config.clusters.items():
+        if high_risk and cluster.sandbox_pool is None:
+            yield ConfigProblem(
+                key("clusters", name, "sandboxPool"),
+                f"is required: high-risk namespaces ({', '.join(high_risk)}) run only on a sandbox pool",
+            )
+        pool = cluster.sandbox_pool
+        if pool is not None and not sandbox.supports_nested_virtualization(pool.vm_size):
+            yield ConfigProblem(
+                key("clusters", name, "sandboxPool", "vmSize"),
+                f"{pool.vm_size} has no nested virtualization, which Pod Sandboxing (Kata VMs) needs; "
+                "use a Dsv3/Dsv4/Dsv5, Ddsv5, Esv5 or Fsv2 size, for example Standard_D8ds_v5",
+            )
+        if pool is not None and SANDBOX_POOL_NAME in {*cluster.node_pools, *cluster.gpu_pools}:
+            yield ConfigProblem(
+                key("clusters", name, "nodePools", SANDBOX_POOL_NAME), "is the sandbox pool's name; rename this pool"
+            )
+        if not cluster.advanced_networking:
+            needs = cluster_traffic.fqdn_namespaces(config, name)
+            if needs:
+                yield ConfigProblem(
+                    key("clusters", name, "advancedNetworking"),
+                    f"must stay on: namespaces {', '.join(needs)} reach hosts by name (Cilium FQDN policies), "
+                    "which AKS enforces only with Advanced Container Networking Services",
+                )
 
 
 def check_api_servers(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -730,6 +781,7 @@ CHECKS = (
     check_gpu_quotas,
     check_fleet,
     check_egress,
+    check_isolation,
     check_api_servers,
     check_identity,
     check_upgrades,

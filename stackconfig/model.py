@@ -141,20 +141,63 @@ class NatGatewayConfig(Model):
     public_ip_count: int = Field(default=1, ge=1, le=16)
 
 
+def _fqdn(value: str) -> str:
+    value = value.lower()
+    if not FQDN.match(value):
+        raise ValueError(
+            f"{value!r} is not a host name: use e.g. pypi.org, or *.example.com for its subdomains"
+        )
+    return value
+
+
+# A host name, or `*.` and a domain of at least two labels (never `*` or `*.com`).
+FQDN = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+Fqdn = Annotated[str, AfterValidator(_fqdn)]
+
+
+class FirewallConfig(Model):
+    """The Azure Firewall in each region's VNet that every node's egress goes through.
+
+    Its policy allows what AKS needs (the AzureKubernetesService FQDN tag and the
+    monitoring endpoints), the `allowedFqdns` below and the teams' `egressFqdns`, over
+    HTTPS; everything else is denied. Images come through the platform's registry over
+    Private Link, so no public registry may be listed.
+    """
+
+    # Premium adds intrusion detection and prevention (IDPS); prod runs Premium.
+    sku: Literal["Standard", "Premium"] = "Premium"
+    # Traffic to and from Microsoft's known-malicious addresses and domains.
+    threat_intel_mode: Literal["Alert", "Deny"] = "Deny"
+    # Premium only: IDPS signature mode; unset means Deny on Premium, Off on Standard.
+    intrusion_detection: Optional[Literal["Off", "Alert", "Deny"]] = None
+    # HTTPS destinations every node may reach beyond AKS's own (e.g. OS package mirrors the
+    # GPU driver build needs); team destinations belong in platform:teams.<team>.egressFqdns.
+    allowed_fqdns: list[Fqdn] = Field(default_factory=list)
+
+    @property
+    def intrusion_detection_mode(self) -> str:
+        if self.intrusion_detection is not None:
+            return self.intrusion_detection
+        return "Deny" if self.sku == "Premium" else "Off"
+
+
 class EgressConfig(Model):
     """How nodes reach the internet. There is no default outbound access."""
 
     # userAssignedNATGateway: a NAT gateway this program creates on the node subnets.
-    # userDefinedRouting: 0.0.0.0/0 is routed to a firewall (deny-by-default allowlist).
+    # userDefinedRouting: 0.0.0.0/0 is routed to an Azure Firewall this program creates in
+    # each region (deny by default, `firewall` below); needs subnets.firewall per region.
     outbound_type: Literal["userAssignedNATGateway", "userDefinedRouting"] = (
         "userAssignedNATGateway"
     )
-    firewall_private_ip: Optional[IPv4Address] = None
+    firewall: FirewallConfig = Field(default_factory=FirewallConfig)
     nat_gateway: NatGatewayConfig = Field(default_factory=NatGatewayConfig)
 
 
 class RegionSubnets(Model):
     private_endpoints: IPv4Network
+    # AzureFirewallSubnet (a /26 or larger), required with outboundType userDefinedRouting.
+    firewall: Optional[IPv4Network] = None
 
 
 class RegionNetworkConfig(Model):
@@ -307,6 +350,18 @@ class GpuSettings(Model):
     taint: Taint = DEFAULT_GPU_TAINT
 
 
+class SandboxPoolConfig(PoolSettings):
+    """A pool for high-risk jobs: AKS Pod Sandboxing, each pod in its own Kata VM.
+
+    AzureLinux only, on a VM size with nested virtualization (planning/sandbox.py). The
+    pool carries the sandbox taint; pods of high-risk namespaces must use the
+    `kata-vm-isolation` RuntimeClass (an admission policy enforces it) and tolerate it.
+    """
+
+    min_count: int = Field(default=0, ge=0)
+    max_surge: MaxSurge = "1"
+
+
 class ClusterConfig(Model):
     region: RegionName
     kubernetes_version: Optional[KubernetesVersion] = None
@@ -315,6 +370,10 @@ class ClusterConfig(Model):
     # overlay: Azure CNI Overlay (pods from network.podCidr). podSubnet: classic Azure CNI
     # with pods in subnets.pods (VNet-routable pod IPs).
     cni: Literal["overlay", "podSubnet"] = "overlay"
+    # Advanced Container Networking Services: enforces the FQDN egress policies of
+    # namespaces (Cilium) and adds flow observability. Needed wherever a namespace reaches
+    # an outside host by name (team egressFqdns, Entra ID sign-in of workload identities).
+    advanced_networking: bool = True
     api_server: ApiServerConfig = Field(default_factory=ApiServerConfig)
     disable_local_accounts: bool = True
     upgrades: UpgradeConfig = Field(default_factory=UpgradeConfig)
@@ -324,6 +383,8 @@ class ClusterConfig(Model):
     node_pools: dict[AgentPoolName, NodePoolConfig] = Field(default_factory=dict)
     gpu: GpuSettings = Field(default_factory=GpuSettings)
     gpu_pools: dict[AgentPoolName, GpuPoolConfig] = Field(default_factory=dict)
+    # Pod Sandboxing for high-risk namespaces (platform:teams.<team>.highRiskNamespaces).
+    sandbox_pool: Optional[SandboxPoolConfig] = None
 
 
 class TeamConfig(Model):
@@ -332,6 +393,30 @@ class TeamConfig(Model):
     # Readers: Azure Kubernetes Service RBAC Reader on each of the team's namespaces.
     reader_group_object_ids: list[Uuid] = Field(default_factory=list)
     namespaces: list[NamespaceName] = Field(min_length=1)
+    # HTTPS destinations the team's namespaces may reach (package mirrors, model hubs): the
+    # firewall allows them, and a Cilium FQDN policy lets only these namespaces out to them.
+    egress_fqdns: list[Fqdn] = Field(default_factory=list)
+    # Namespaces (of `namespaces`) whose pods run untrusted code: each pod must run in a Kata
+    # VM (RuntimeClass kata-vm-isolation) on the cluster's sandbox pool.
+    high_risk_namespaces: list[NamespaceName] = Field(default_factory=list)
+
+
+class AzurePolicyConfig(Model):
+    """The Azure Policy add-on's built-in pod security initiative, assigned on each cluster."""
+
+    # baseline or restricted (the Pod Security Standards of the same names); none: no assignment.
+    initiative: Literal["baseline", "restricted", "none"] = "baseline"
+    # Audit reports violations in Azure Policy compliance; Deny rejects them (Gatekeeper).
+    effect: Literal["Audit", "Deny"] = "Audit"
+
+
+class AdmissionConfig(Model):
+    """Admission control in workload (team) namespaces."""
+
+    # What the platform's ValidatingAdmissionPolicies do with a violating pod: Deny rejects
+    # it; Audit admits it with an audit annotation and a warning to the client.
+    action: Literal["Deny", "Audit"] = "Deny"
+    azure_policy: AzurePolicyConfig = Field(default_factory=AzurePolicyConfig)
 
 
 class OperationsConfig(Model):
@@ -559,6 +644,9 @@ class WorkloadConfig(Model):
     storage: dict[ShortName, dict[str, Access]] = Field(default_factory=dict)
     # Secrets it reads: Key Vault Secrets User on each secret.
     key_vault_secrets: list[SecretName] = Field(default_factory=list)
+    # The workload calls the Kubernetes API (e.g. an operator): its service account then
+    # mounts a token and its pods may reach the API server. Off for everything else.
+    kubernetes_api: bool = False
 
 
 class PlatformConfig(Model):
@@ -576,6 +664,7 @@ class PlatformConfig(Model):
     clusters: dict[ShortName, ClusterConfig] = Field(min_length=1)
     teams: dict[ShortName, TeamConfig] = Field(default_factory=dict)
     operations: OperationsConfig = Field(default_factory=OperationsConfig)
+    admission: AdmissionConfig = Field(default_factory=AdmissionConfig)
     # CanNotDelete management locks on storage accounts, the Key Vault and the registry:
     # deleting them (or a container) then needs the lock removed first, in Azure itself.
     lock_stateful_resources: bool = True

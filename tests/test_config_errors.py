@@ -76,10 +76,10 @@ CASES = {
         "platform:network.serviceCidr", "which AKS cannot use"),
     "node subnet too small for max + surge": (
         "prod", set_in("clusters.eus2.subnets.nodes", "10.20.32.0/22"),
-        "platform:clusters.eus2.subnets.nodes", "is too small", "1,467 nodes with surge (1,362 max + 105 surge)", "use a /21"),
+        "platform:clusters.eus2.subnets.nodes", "is too small", "1,488 nodes with surge (1,382 max + 106 surge)", "use a /21"),
     "overlay pod CIDR too small": (
         "prod", set_in("network.podCidr", "100.64.0.0/16"),
-        "platform:network.podCidr", "serves 256 nodes", "1,483 with surge"),
+        "platform:network.podCidr", "serves 256 nodes", "1,504 with surge"),
     "dnsServiceIP outside serviceCidr": (
         "dev", set_in("network.dnsServiceIP", "172.17.0.10"),
         "platform:network.dnsServiceIP", "outside serviceCidr"),
@@ -127,12 +127,45 @@ CASES = {
     "VNet integration without a subnet": (
         "dev", set_in("clusters.eus2.apiServer.vnetIntegration", True),
         "platform:clusters.eus2.subnets.apiServer", "required when apiServer.vnetIntegration"),
-    "firewall routing without a firewall": (
-        "staging", set_in("network.egress.outboundType", "userDefinedRouting"),
-        "platform:network.egress.firewallPrivateIp", "required when outboundType is userDefinedRouting"),
+    "firewall routing without a firewall subnet": (
+        "dev", set_in("network.egress.outboundType", "userDefinedRouting"),
+        "platform:network.regions.eastus2.subnets.firewall", "required when outboundType is userDefinedRouting"),
     "cluster in an undeclared region": (
         "dev", set_in("clusters.eus2.region", "westus3"),
         "platform:clusters.eus2.region", "westus3 has no VNet"),
+    "a public registry among a team's destinations": (
+        "dev", set_in("teams.research.egressFqdns", ["pypi.org", "ghcr.io"]),
+        "platform:teams.research.egressFqdns[1]", "opens the public registry ghcr.io"),
+    "a wildcard over a public registry": (
+        "staging", set_in("network.egress.firewall.allowedFqdns", ["*.docker.io"]),
+        "platform:network.egress.firewall.allowedFqdns[0]", "opens the public registry docker.io"),
+    "a wildcard over a whole top-level domain": (
+        "dev", set_in("network.egress.firewall.allowedFqdns", ["*.io"]),
+        "platform:network.egress.firewall.allowedFqdns[0]", "is not a host name"),
+    "intrusion detection on a Standard firewall": (
+        "staging", set_in("network.egress.firewall.intrusionDetection", "Deny"),
+        "platform:network.egress.firewall.intrusionDetection", "needs the Premium sku"),
+    "firewall subnet below /26": (
+        "staging", set_in("network.regions.eastus2.subnets.firewall", "10.30.254.0/27"),
+        "platform:network.regions.eastus2.subnets.firewall", "smaller than the /26 Azure Firewall needs"),
+    "a firewall subnet with NAT egress": (
+        "dev", set_in("network.regions.eastus2.subnets.firewall", "10.10.254.0/26"),
+        "platform:network.regions.eastus2.subnets.firewall", "only used when outboundType is userDefinedRouting"),
+    "FQDN policies without Advanced Container Networking Services": (
+        "dev", set_in("clusters.eus2.advancedNetworking", False),
+        "platform:clusters.eus2.advancedNetworking", "must stay on", "research", "Advanced Container Networking"),
+    "sandbox pool on a size without nested virtualization": (
+        "prod", set_in("clusters.eus2.sandboxPool.vmSize", "Standard_NC24ads_A100_v4"),
+        "platform:clusters.eus2.sandboxPool.vmSize", "no nested virtualization", "Standard_D8ds_v5"),
+    "high-risk namespace and no sandbox pool": (
+        "dev", set_in("teams.research.highRiskNamespaces", ["research"]),
+        "platform:clusters.eus2.sandboxPool", "is required", "research"),
+    "high-risk namespace of another team": (
+        "dev", set_in("teams.research.highRiskNamespaces", ["inference"]),
+        "platform:teams.research.highRiskNamespaces[0]", "inference is not one of the team's namespaces"),
+    "unknown admission action": (
+        "dev", set_in("admission.action", "Warn"),
+        "platform:admission.action", "'Deny' or 'Audit'"),
     "team claims kube-system": (
         "dev", set_in("teams.research.namespaces", ["kube-system"]),
         "platform:teams.research.namespaces[0]", "reserved"),
@@ -283,13 +316,13 @@ def test_more_than_5000_nodes_in_a_cluster():
         values["platform:clusters"]["eus2"]["subnets"]["nodes"] = "10.20.64.0/18"
         values["platform:network"]["regions"]["eastus2"]["addressSpace"] = ["10.20.0.0/16"]
 
-    expect_problem("prod", change, "platform:clusters.eus2", "6,374 nodes, over AKS's 5,000")
+    expect_problem("prod", change, "platform:clusters.eus2", "6,394 nodes, over AKS's 5,000")
 
 
 def test_more_than_100_pools():
     def change(values):
         pools = values["platform:clusters"]["eus2"]["nodePools"]
-        for i in range(94):  # with the system, cpu, three Kafka and two GPU pools: 101
+        for i in range(93):  # with the system, cpu, sandbox, three Kafka and two GPU pools: 101
             pools[f"p{i}"] = {"vmSize": "Standard_D4ds_v5", "minCount": 0, "maxCount": 1, "maxSurge": "1"}
 
     expect_problem("prod", change, "platform:clusters.eus2", "101 pools", "exceed AKS's 100")

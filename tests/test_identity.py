@@ -200,7 +200,7 @@ def test_prod_readers_get_read_only_namespaces(plans):
         if a.inputs["principalId"] == "2c7d9e1a-5b4f-4a3e-8c2d-6f1e0a9b8c04" and "/namespaces/" in a.inputs["scope"]
     ]
     assert {role_of(a) for a in grants} == {"Azure Kubernetes Service RBAC Reader"}
-    assert {a.inputs["scope"].rsplit("/", 1)[-1] for a in grants} == {"research", "research-batch"}
+    assert {a.inputs["scope"].rsplit("/", 1)[-1] for a in grants} == {"research", "research-batch", "evals"}
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -255,6 +255,23 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
      lambda p: changed(changed(p, "net-southcentralus-vnet", path="addressSpace.addressPrefixes", value=["10.0.0.0/16"]),
                        MC, path="networkProfile.serviceCidr", value=DELETE)),
     ("kafka-resources-protected", "unprotected Kafka", lambda p: options(p, "kafka-eus2-kafka-eus2", protect=False)),
+    ("k8s-namespace-default-deny", "a team namespace without its default-deny policy",
+     lambda p: without(p, "tenancy-eus2-isolation-research-default-deny")),
+    ("k8s-namespace-default-deny", "default deny for ingress only",
+     lambda p: changed(p, "gpu-eus2-isolation-kueue-system-default-deny", path="spec.policyTypes", value=["Ingress"])),
+    ("k8s-fqdn-policies-need-acns", "FQDN policies on a cluster without ACNS",
+     lambda p: changed(p, MC, path="networkProfile.advancedNetworking", value=DELETE)),
+    ("k8s-fqdn-policies-need-acns", "ACNS without its FQDN policies",
+     lambda p: changed(p, MC, path="networkProfile.advancedNetworking.security.advancedNetworkPolicies", value="None")),
+    ("k8s-admission-binding-denies", "an admission binding weakened to audit",
+     lambda p: changed(p, "admission-eus2-binding-no-privileged", path="spec.validationActions", value=["Warn", "Audit"])),
+    ("k8s-no-cluster-admin-binding", "cluster-admin bound to a user",
+     lambda p: with_resource(p, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "break-glass", {
+         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "break-glass"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "someone@example.com"}],
+     })),
 ]
 EVENT_HUBS_VIOLATIONS: list[tuple[str, str, Change]] = [
     ("eventhubs-public-network-disabled", "public namespace",
@@ -493,7 +510,7 @@ def test_markdown_report_lists_each_stack(plans):
         StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
     ]
     text = markdown(reports)
-    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 4 |" in text
+    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 5 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
     assert "#### Advisory violations (11)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text

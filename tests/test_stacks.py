@@ -143,33 +143,47 @@ def test_prod_is_sized_for_5000_nodes_at_250_pods(plans):
             assert IPv4Network(subnet.inputs["addressPrefix"]).num_addresses - 5 >= 5000 * 1.1
     for cluster in clusters(plan):
         assert 2 ** (24 - IPv4Network(cluster.inputs["networkProfile"]["podCidr"]).prefixlen) >= 5000 * 1.1
-    # Kafka's pool holds a few pods per node; the pools that grow to thousands take 250.
-    cpu_pools = [p for p in plan.of_type(POOL) if "gpuProfile" not in p.inputs and not p.inputs["agentPoolName"].startswith("kafka")]
+    # Kafka's pools hold a few pods per node, the sandbox pool a few Kata VMs; the pools that
+    # grow to thousands take 250.
+    cpu_pools = [p for p in plan.of_type(POOL) if "gpuProfile" not in p.inputs
+                 and not p.inputs["agentPoolName"].startswith(("kafka", "sandbox"))]
     assert cpu_pools and {p.inputs["maxPods"] for p in cpu_pools} == {250}
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_subnet_has_an_nsg_and_no_default_outbound_access(plans, stack):
     for subnet in plans[stack].of_type(SUBNET):
+        if subnet.inputs["subnetName"] == "AzureFirewallSubnet":
+            # The way out itself: Azure allows no NSG or route table on it.
+            assert "networkSecurityGroup" not in subnet.inputs and "routeTable" not in subnet.inputs
+            continue
         assert subnet.inputs["defaultOutboundAccess"] is False
         assert "/networkSecurityGroups/" in subnet.inputs["networkSecurityGroup"]["id"]
 
 
 def test_egress_paths(plans):
-    for stack in ("dev", "staging"):
+    for subnet in plans["dev"].of_type(SUBNET):
+        name = subnet.inputs["subnetName"]
+        if name.endswith(("-system", "-nodes")):
+            assert "/natGateways/" in subnet.inputs["natGateway"]["id"], name
+    assert not plans["dev"].of_type("azure-native:network:AzureFirewall")
+    for stack in ("staging", "prod"):
+        assert not plans[stack].of_type("azure-native:network:NatGateway")
+        for route_table in plans[stack].of_type("azure-native:network:RouteTable"):
+            region = route_table.inputs["location"]
+            firewall_subnet = next(
+                s for s in plans[stack].of_type(SUBNET)
+                if s.inputs["subnetName"] == "AzureFirewallSubnet" and f"-{region}-" in s.name
+            )
+            (route,) = route_table.inputs["routes"]
+            assert route["addressPrefix"] == "0.0.0.0/0" and route["nextHopType"] == "VirtualAppliance"
+            # The region's own firewall (Azure gives it the subnet's first usable address).
+            assert route["nextHopIpAddress"] == str(IPv4Network(firewall_subnet.inputs["addressPrefix"])[4])
+            assert route_table.inputs["disableBgpRoutePropagation"] is True
         for subnet in plans[stack].of_type(SUBNET):
-            name = subnet.inputs["subnetName"]
-            if name.endswith(("-system", "-nodes")):
-                assert "/natGateways/" in subnet.inputs["natGateway"]["id"], name
-    (route_table, *_) = plans["prod"].of_type("azure-native:network:RouteTable")
-    (route,) = route_table.inputs["routes"]
-    assert route["addressPrefix"] == "0.0.0.0/0" and route["nextHopType"] == "VirtualAppliance"
-    assert route["nextHopIpAddress"] == "10.0.1.4"
-    assert route_table.inputs["disableBgpRoutePropagation"] is True
-    for subnet in plans["prod"].of_type(SUBNET):
-        if subnet.inputs["subnetName"].endswith(("-system", "-nodes")):
-            assert "/routeTables/" in subnet.inputs["routeTable"]["id"]
-            assert "natGateway" not in subnet.inputs
+            if subnet.inputs["subnetName"].endswith(("-system", "-nodes")):
+                assert "/routeTables/" in subnet.inputs["routeTable"]["id"]
+                assert "natGateway" not in subnet.inputs
 
 
 def test_api_server_subnet_is_delegated(plans):

@@ -1,0 +1,164 @@
+"""One region's Azure Firewall: the only way out of the VNet with `userDefinedRouting`.
+
+The firewall policy allows HTTPS (and plain HTTP where AKS's FQDN tag needs it) from the
+cluster subnets to exactly the destinations of `planning.egress.application_rules`; the
+firewall denies everything else by default. Threat intelligence denies known-malicious
+destinations, Premium adds intrusion detection, and the DNS proxy is on so that any FQDN
+network rule added later resolves names as the clients do. Every decision is logged to the
+environment's Log Analytics workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import network
+
+from components.observability import send_logs
+from planning.egress import ApplicationRule
+from planning.naming import Naming
+from stackconfig.model import FirewallConfig
+
+# Resource-specific tables: application and network rule hits, DNS proxy, threat intel, IDPS.
+FIREWALL_LOG_CATEGORIES = (
+    "AZFWApplicationRule",
+    "AZFWNetworkRule",
+    "AZFWDnsQuery",
+    "AZFWThreatIntel",
+    "AZFWIdpsSignature",
+)
+RULE_COLLECTION_GROUP_PRIORITY = 200
+ALLOW_COLLECTION_PRIORITY = 100
+
+
+@dataclass(frozen=True)
+class EgressFirewallArgs:
+    naming: Naming
+    region: str
+    resource_group_name: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    settings: FirewallConfig
+    rules: list[ApplicationRule]
+    # The subnets whose traffic the rules allow (the clusters' node and pod subnets).
+    source_ranges: list[str]
+    zones: list[str]
+    log_analytics_workspace_id: pulumi.Input[str]
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def _protocols(rule: ApplicationRule) -> list[network.FirewallPolicyRuleApplicationProtocolArgs]:
+    protocols = [network.FirewallPolicyRuleApplicationProtocolArgs(
+        protocol_type=network.FirewallPolicyRuleApplicationProtocolType.HTTPS, port=443
+    )]
+    if rule.http:
+        protocols.append(network.FirewallPolicyRuleApplicationProtocolArgs(
+            protocol_type=network.FirewallPolicyRuleApplicationProtocolType.HTTP, port=80
+        ))
+    return protocols
+
+
+def allow_rule_collection(rules: list[ApplicationRule], source_ranges: list[str]) -> network.FirewallPolicyFilterRuleCollectionArgs:
+    return network.FirewallPolicyFilterRuleCollectionArgs(
+        rule_collection_type="FirewallPolicyFilterRuleCollection",
+        name="allow-egress",
+        priority=ALLOW_COLLECTION_PRIORITY,
+        action=network.FirewallPolicyFilterRuleCollectionActionArgs(
+            type=network.FirewallPolicyFilterRuleCollectionActionType.ALLOW
+        ),
+        rules=[
+            network.ApplicationRuleArgs(
+                rule_type="ApplicationRule",
+                name=rule.name,
+                source_addresses=list(source_ranges),
+                fqdn_tags=list(rule.fqdn_tags) or None,
+                target_fqdns=list(rule.fqdns) or None,
+                protocols=_protocols(rule),
+            )
+            for rule in rules
+        ],
+    )
+
+
+class EgressFirewall(pulumi.ComponentResource):
+    """Outputs: `private_ip` (the next hop of the region's default route)."""
+
+    private_ip: pulumi.Output[str]
+
+    def __init__(self, name: str, args: EgressFirewallArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:network:EgressFirewall", name, None, opts)
+        naming, region, settings = args.naming, args.region, args.settings
+        child = pulumi.ResourceOptions(parent=self)
+        premium = settings.sku == "Premium"
+
+        public_ip = network.PublicIPAddress(
+            f"{name}-pip",
+            public_ip_address_name=naming.regional("pip", region, "firewall"),
+            resource_group_name=args.resource_group_name,
+            location=region,
+            sku=network.PublicIPAddressSkuArgs(
+                name=network.PublicIPAddressSkuName.STANDARD, tier=network.PublicIPAddressSkuTier.REGIONAL
+            ),
+            public_ip_allocation_method=network.IPAllocationMethod.STATIC,
+            public_ip_address_version=network.IPVersion.I_PV4,
+            zones=list(args.zones),
+            tags=args.tags,
+            opts=child,
+        )
+        policy = network.FirewallPolicy(
+            f"{name}-policy",
+            firewall_policy_name=naming.regional("afwp", region),
+            resource_group_name=args.resource_group_name,
+            location=region,
+            sku=network.FirewallPolicySkuArgs(tier=network.FirewallPolicySkuTier(settings.sku)),
+            threat_intel_mode=network.AzureFirewallThreatIntelMode(settings.threat_intel_mode),
+            dns_settings=network.DnsSettingsArgs(enable_proxy=True),
+            intrusion_detection=network.FirewallPolicyIntrusionDetectionArgs(
+                mode=network.FirewallPolicyIntrusionDetectionStateType(settings.intrusion_detection_mode)
+            )
+            if premium
+            else None,
+            tags=args.tags,
+            opts=child,
+        )
+        rules = network.FirewallPolicyRuleCollectionGroup(
+            f"{name}-rules",
+            rule_collection_group_name="aks-egress",
+            firewall_policy_name=policy.name,
+            resource_group_name=args.resource_group_name,
+            priority=RULE_COLLECTION_GROUP_PRIORITY,
+            rule_collections=[allow_rule_collection(args.rules, args.source_ranges)],
+            opts=child,
+        )
+        firewall = network.AzureFirewall(
+            f"{name}-firewall",
+            azure_firewall_name=naming.regional("afw", region),
+            resource_group_name=args.resource_group_name,
+            location=region,
+            sku=network.AzureFirewallSkuArgs(
+                name=network.AzureFirewallSkuName.AZF_W_V_NET, tier=network.AzureFirewallSkuTier(settings.sku)
+            ),
+            firewall_policy=network.SubResourceArgs(id=policy.id),
+            ip_configurations=[
+                network.AzureFirewallIPConfigurationArgs(
+                    name="egress",
+                    subnet=network.SubResourceArgs(id=args.subnet_id),
+                    public_ip_address=network.SubResourceArgs(id=public_ip.id),
+                )
+            ],
+            zones=list(args.zones),
+            tags=args.tags,
+            # The policy's rules are written before the firewall starts using it: Azure
+            # rejects a rule change while the firewall is still provisioning.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[rules]),
+        )
+        send_logs(
+            f"{name}-logs",
+            resource_uri=firewall.id,
+            workspace_id=args.log_analytics_workspace_id,
+            categories=FIREWALL_LOG_CATEGORIES,
+            parent=self,
+        )
+        self.private_ip = firewall.ip_configurations.apply(lambda configs: configs[0].private_ip_address)
+        self.policy_id = policy.id
+        self.register_outputs({"privateIp": self.private_ip, "policyId": policy.id})

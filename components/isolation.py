@@ -1,0 +1,75 @@
+"""Deny-by-default networking for one namespace: its default-deny policy and its allows.
+
+The policies come from `planning.network_policy.namespace_policies` (plain manifests, tested
+on their own); this component only registers them, Kubernetes NetworkPolicies as typed
+resources and Cilium policies as custom resources, after the namespace exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as kubernetes
+
+from planning.network_policy import NamespaceTraffic, namespace_policies
+
+
+@dataclass(frozen=True)
+class NamespaceIsolationArgs:
+    traffic: NamespaceTraffic
+
+
+def _metadata(manifest: dict[str, Any]) -> kubernetes.meta.v1.ObjectMetaArgs:
+    metadata = manifest["metadata"]
+    return kubernetes.meta.v1.ObjectMetaArgs(
+        name=metadata["name"], namespace=metadata["namespace"], labels=metadata.get("labels")
+    )
+
+
+class NamespaceIsolation(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: NamespaceIsolationArgs,
+        provider: kubernetes.Provider,
+        depends_on: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:network:NamespaceIsolation", name, None, opts)
+        in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on))
+        for manifest in namespace_policies(args.traffic):
+            logical = f"{name}-{manifest['metadata']['name']}"
+            if manifest["kind"] == "NetworkPolicy":
+                kubernetes.networking.v1.NetworkPolicy(
+                    logical, metadata=_metadata(manifest), spec=manifest["spec"], opts=in_namespace
+                )
+            else:
+                kubernetes.apiextensions.CustomResource(
+                    f"{logical}-cilium",
+                    api_version=manifest["apiVersion"],
+                    kind=manifest["kind"],
+                    metadata=_metadata(manifest),
+                    spec=manifest["spec"],
+                    opts=in_namespace,
+                )
+        self.register_outputs({})
+
+
+def isolate(
+    owner: str,
+    traffic: NamespaceTraffic,
+    *,
+    provider: kubernetes.Provider,
+    parent: pulumi.Resource,
+    namespace: pulumi.Resource,
+) -> NamespaceIsolation:
+    """Isolate `traffic.namespace` (created as `namespace` by `owner`)."""
+    return NamespaceIsolation(
+        f"{owner}-isolation-{traffic.namespace}",
+        NamespaceIsolationArgs(traffic),
+        provider=provider,
+        depends_on=[namespace],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

@@ -1,0 +1,175 @@
+"""Which traffic each namespace the platform creates needs, per cluster (pure planning).
+
+One function per kind of namespace, each listing exactly what its pods must send and
+receive; `planning.network_policy` turns that into policies. The config checks read the
+same plan (a cluster whose namespaces reach hosts by name needs Advanced Container
+Networking Services), so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from planning import kafka as kafka_plan
+from planning.egress import DRIVER_BUILD_FQDNS, builds_drivers
+from planning.gpu import GPU_VM_SIZES
+from planning.network_policy import (
+    CILIUM_SERVICE_ACCOUNT_LABEL,
+    ENTRA_ID_FQDN,
+    HTTPS,
+    FqdnRule,
+    NamespaceTraffic,
+    Peer,
+    Port,
+)
+from stackconfig.model import PlatformConfig
+
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
+KUEUE_NAMESPACE = "kueue-system"
+
+# Kueue's controller: admission webhooks, the visibility API (an aggregated API server)
+# and its metrics endpoint (HTTPS), on the pods' container ports.
+KUEUE_WEBHOOK_PORT = 9443
+KUEUE_VISIBILITY_PORT = 8082
+KUEUE_METRICS_PORT = 8443
+# The GPU operator's DCGM exporter and the operator's own metrics.
+DCGM_EXPORTER_PORT = 9400
+GPU_OPERATOR_METRICS_PORT = 8080
+# Strimzi: the cluster operator's metrics, and the Kafka pods' metrics port.
+STRIMZI_OPERATOR_METRICS_PORT = 8080
+KAFKA_METRICS_PORT = 9404
+KAFKA_POD_LABELS = {"strimzi.io/kind": "Kafka"}
+_ENTRA_ID = FqdnRule((ENTRA_ID_FQDN,))
+_HTTP = 80
+
+
+def has_infiniband(config: PlatformConfig, cluster_key: str) -> bool:
+    cluster = config.clusters[cluster_key]
+    return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
+
+
+def private_endpoint_ranges(config: PlatformConfig) -> tuple[str, ...]:
+    """Where the environment's private endpoints live (the primary region's subnet)."""
+    return (str(config.network.regions[config.primary_region].subnets.private_endpoints),)
+
+
+def _kafka_peer(config: PlatformConfig, clients: list[str]) -> Peer | None:
+    """Egress from Kafka clients to the brokers (Strimzi) or Event Hubs (private endpoint)."""
+    kafka = config.kafka
+    if kafka is None or not clients:
+        return None
+    if kafka.engine == "eventhubs":
+        return Peer("event-hubs", (Port(kafka_plan.EVENT_HUBS_KAFKA_PORT),), cidrs=private_endpoint_ranges(config))
+    ports = sorted({
+        kafka_plan.OAUTH_PORT if kafka.clients[c].authentication == "oauth" else kafka_plan.MUTUAL_TLS_PORT
+        for c in clients
+    })
+    return Peer("kafka", tuple(Port(p) for p in ports), namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=KAFKA_POD_LABELS)
+
+
+def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace: str) -> NamespaceTraffic:
+    """A team namespace: its own pods, the data it was granted, Kafka, and its egressFqdns."""
+    workloads = {
+        name: spec for name, spec in config.workloads.items()
+        if spec.namespace == namespace and cluster_key in config.workload_clusters(name)
+    }
+    clients = [name for name in workloads if config.kafka is not None and name in config.kafka.clients]
+    egress: list[Peer] = []
+    if any(spec.storage or spec.key_vault_secrets for spec in workloads.values()):
+        egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=private_endpoint_ranges(config)))
+    kafka = _kafka_peer(config, clients)
+    if kafka is not None:
+        egress.append(kafka)
+    fqdns = []
+    # Workload identity trades the pod's token for an Entra ID token at login.microsoftonline.com.
+    if workloads:
+        fqdns.append(_ENTRA_ID)
+    team_fqdns = tuple(config.teams[team].egress_fqdns)
+    if team_fqdns:
+        fqdns.append(FqdnRule(team_fqdns))
+    api_callers = sorted(spec.service_account for spec in workloads.values() if spec.kubernetes_api)
+    return NamespaceTraffic(
+        namespace,
+        # Only the service accounts of workloads that declare kubernetesApi reach the API server.
+        api_server={"matchExpressions": [{"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": api_callers}]}
+        if api_callers
+        else None,
+        scraped=True,
+        egress=tuple(egress),
+        fqdns=tuple(fqdns),
+    )
+
+
+def _driver_builds(config: PlatformConfig, cluster_key: str) -> tuple[FqdnRule, ...]:
+    if not builds_drivers(config.clusters[cluster_key]):
+        return ()
+    return (FqdnRule(DRIVER_BUILD_FQDNS, (Port(_HTTP), Port(HTTPS))),)
+
+
+def gpu_operator_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
+    """The GPU operator and its node agents: API server, metrics, driver builds."""
+    driver = config.clusters[cluster_key].gpu.driver == "operator"
+    return NamespaceTraffic(
+        GPU_OPERATOR_NAMESPACE,
+        api_server={},
+        metrics_ports=(Port(DCGM_EXPORTER_PORT), Port(GPU_OPERATOR_METRICS_PORT)),
+        fqdns=_driver_builds(config, cluster_key) if driver else (),
+    )
+
+
+def network_operator_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
+    """The Network Operator: API server, and the DOCA driver build on InfiniBand nodes."""
+    return NamespaceTraffic(NETWORK_OPERATOR_NAMESPACE, api_server={}, fqdns=_driver_builds(config, cluster_key))
+
+
+def kueue_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
+    """Kueue: the API server both ways (webhooks, visibility API), and its metrics."""
+    api = config.clusters[cluster_key].api_server
+    subnet = config.clusters[cluster_key].subnets.api_server
+    return NamespaceTraffic(
+        KUEUE_NAMESPACE,
+        api_server={},
+        webhook_ports=(Port(KUEUE_WEBHOOK_PORT), Port(KUEUE_VISIBILITY_PORT)),
+        api_server_ranges=(str(subnet),) if api.vnet_integration and subnet is not None else (),
+        metrics_ports=(Port(KUEUE_METRICS_PORT),),
+    )
+
+
+def kafka_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
+    """Strimzi's namespace: operator and brokers talk among themselves and to the API
+    server; clients come in through the listeners' own policies (Strimzi's
+    `networkPolicyPeers`); brokers validate, and MirrorMaker fetches, Entra ID tokens;
+    MirrorMaker reaches the other region's replication listener."""
+    egress = []
+    peers = kafka_plan.mirror_peer_ranges(config, cluster_key) if cluster_key in kafka_plan.mirror_clusters(config) else []
+    if peers:
+        egress.append(Peer("remote-kafka", (Port(kafka_plan.REPLICATION_PORT),), cidrs=tuple(peers)))
+    return NamespaceTraffic(
+        kafka_plan.KAFKA_NAMESPACE,
+        api_server={},
+        metrics_ports=(Port(KAFKA_METRICS_PORT), Port(STRIMZI_OPERATOR_METRICS_PORT)),
+        egress=tuple(egress),
+        fqdns=(_ENTRA_ID,),
+    )
+
+
+def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, NamespaceTraffic]:
+    """Every namespace the platform creates in this cluster, with its traffic."""
+    cluster = config.clusters[cluster_key]
+    traffic = {
+        namespace: team_traffic(config, cluster_key, team, namespace)
+        for team, spec in config.teams.items()
+        for namespace in spec.namespaces
+    }
+    if cluster.gpu_pools:
+        traffic[GPU_OPERATOR_NAMESPACE] = gpu_operator_traffic(config, cluster_key)
+        if has_infiniband(config, cluster_key):
+            traffic[NETWORK_OPERATOR_NAMESPACE] = network_operator_traffic(config, cluster_key)
+        traffic[KUEUE_NAMESPACE] = kueue_traffic(config, cluster_key)
+    if cluster_key in config.kafka_clusters():
+        traffic[kafka_plan.KAFKA_NAMESPACE] = kafka_traffic(config, cluster_key)
+    return traffic
+
+
+def fqdn_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:
+    """Namespaces of the cluster whose pods reach hosts by name (they need ACNS)."""
+    return [ns for ns, t in cluster_traffic(config, cluster_key).items() if t.needs_fqdn_policies]
