@@ -21,9 +21,12 @@ allowed, since every image is pulled through the platform's registry.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from planning.gpu import GPU_VM_SIZES
-from stackconfig.model import ClusterConfig
+
+if TYPE_CHECKING:  # stackconfig's checks import this module
+    from stackconfig.model import ClusterConfig
 
 # The FQDN tag Azure maintains for AKS's required outbound destinations.
 AKS_FQDN_TAG = "AzureKubernetesService"

@@ -1,0 +1,356 @@
+"""Inside the cluster (issue 7): egress allowlist, default-deny namespaces, admission control,
+least-privilege RBAC, sandboxed pools, priorities; and every Kubernetes object the program
+creates validated against the OpenAPI schema of its cluster's Kubernetes version."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from planning import egress as egress_plan
+from planning.admission import admission_rules
+from planning.network_policy import ENTRA_ID_FQDN
+from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
+from tests.conftest import ALL_STACKS, ROOT, STACKS
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+CILIUM_POLICY = "kubernetes:cilium.io/v2:CiliumNetworkPolicy"
+VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+FIREWALL = "azure-native:network:AzureFirewall"
+FIREWALL_POLICY = "azure-native:network:FirewallPolicy"
+RULES = "azure-native:network:FirewallPolicyRuleCollectionGroup"
+POOL = "azure-native:containerservice:AgentPool"
+CLUSTER = "azure-native:containerservice:ManagedCluster"
+
+
+def config_of(stack: str) -> dict:
+    return yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def cluster_of(resource) -> str:
+    """The cluster key of an in-cluster resource, from its Kubernetes provider (aks-<key>-k8s)."""
+    return resource.provider.split("::")[-2].removeprefix("aks-").removesuffix("-k8s")
+
+
+def policies_in(plan, cluster: str, namespace: str) -> dict[str, dict]:
+    """{kind/name: manifest} of the network policies of one namespace of one cluster."""
+    return {
+        f"{r.inputs['kind']}/{r.inputs['metadata']['name']}": r.inputs
+        for r in plan.of_type(NETWORK_POLICY) + plan.of_type(CILIUM_POLICY)
+        if cluster_of(r) == cluster and r.inputs["metadata"]["namespace"] == namespace
+    }
+
+
+# -- deny-by-default namespaces --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_every_namespace_denies_all_traffic_by_default_and_resolves_names(plans, stack):
+    plan = plans[stack]
+    namespaces = plan.of_type(NAMESPACE)
+    assert namespaces
+    for namespace in namespaces:
+        name, cluster = namespace.inputs["metadata"]["name"], cluster_of(namespace)
+        policies = policies_in(plan, cluster, name)
+        deny = policies.get("NetworkPolicy/default-deny")
+        assert deny is not None, f"{cluster}/{name} has no default-deny policy"
+        assert deny["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+        dns = policies.get("NetworkPolicy/allow-dns") or policies.get("CiliumNetworkPolicy/allow-dns")
+        assert dns is not None, f"{cluster}/{name} cannot resolve names"
+        # Nothing opens the namespace to everything.
+        for manifest in policies.values():
+            for rule in manifest["spec"].get("egress", []) + manifest["spec"].get("ingress", []):
+                for peer in rule.get("to", []) + rule.get("from", []):
+                    assert peer.get("ipBlock", {}).get("cidr") != "0.0.0.0/0"
+                assert "world" not in rule.get("toEntities", []) + rule.get("fromEntities", [])
+
+
+def test_kueue_gets_its_webhooks_api_server_and_metrics(plans):
+    policies = policies_in(plans["prod"], "eus2", "kueue-system")
+    webhooks = policies["CiliumNetworkPolicy/allow-webhooks"]["spec"]["ingress"]
+    ports = {p["port"] for rule in webhooks for p in rule["toPorts"][0]["ports"]}
+    assert ports == {"9443", "8082"}  # admission webhooks, visibility API
+    sources = [rule.get("fromEntities") or rule.get("fromEndpoints") or rule.get("fromCIDR") for rule in webhooks]
+    assert ["kube-apiserver"] in sources
+    assert ["10.20.255.0/28"] in sources  # the VNet-integrated API server's subnet
+    api = policies["CiliumNetworkPolicy/allow-api-server"]["spec"]["egress"]
+    assert api == [{"toEntities": ["kube-apiserver"], "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]}]
+    metrics = policies["NetworkPolicy/allow-metrics"]["spec"]["ingress"][0]
+    assert metrics["ports"] == [{"port": 8443, "protocol": "TCP"}]
+    assert {"rsName": "ama-metrics"} in [peer["podSelector"]["matchLabels"] for peer in metrics["from"]]
+
+
+def test_gpu_operator_reaches_the_api_server_and_builds_drivers_only_where_it_installs_them(plans):
+    prod = policies_in(plans["prod"], "eus2", "gpu-operator")  # driver: operator
+    assert "CiliumNetworkPolicy/allow-api-server" in prod
+    (build,) = prod["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
+    assert {f["matchName"] for f in build["toFQDNs"]} == set(egress_plan.DRIVER_BUILD_FQDNS)
+    assert {p["port"] for p in build["toPorts"][0]["ports"]} == {"80", "443"}
+    assert {p["port"] for p in prod["NetworkPolicy/allow-metrics"]["spec"]["ingress"][0]["ports"]} == {9400, 8080}
+    staging = policies_in(plans["staging"], "eus2", "gpu-operator")  # driver: aks
+    assert "CiliumNetworkPolicy/allow-fqdns" not in staging
+
+
+def test_team_namespaces_reach_only_what_they_were_granted(plans):
+    prod = plans["prod"]
+    research = policies_in(prod, "eus2", "research")
+    # The trainer reads and writes blob containers: HTTPS to the private endpoints only.
+    endpoints = research["NetworkPolicy/allow-to-private-endpoints"]["spec"]["egress"][0]
+    assert endpoints == {"to": [{"ipBlock": {"cidr": "10.20.250.0/24"}}], "ports": [{"port": 443, "protocol": "TCP"}]}
+    # A Kafka client (OAuth) reaches the brokers' OAuth listener and nothing else of Kafka.
+    kafka = research["NetworkPolicy/allow-to-kafka"]["spec"]["egress"][0]
+    assert kafka["ports"] == [{"port": 9093, "protocol": "TCP"}]
+    assert kafka["to"][0]["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "kafka"}
+    # Entra ID for workload identity, then the team's own destinations, each by name.
+    fqdn_rules = research["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
+    names = [[f.get("matchName") or f.get("matchPattern") for f in rule["toFQDNs"]] for rule in fqdn_rules]
+    assert names == [[ENTRA_ID_FQDN], ["huggingface.co", "*.hf.co", "pypi.org", "files.pythonhosted.org"]]
+    assert research["CiliumNetworkPolicy/allow-dns"]["spec"]["egress"][0]["toPorts"][0]["rules"] == {
+        "dns": [{"matchPattern": "*"}]
+    }
+    # No workload there calls the Kubernetes API, and other teams' destinations stay closed.
+    assert "CiliumNetworkPolicy/allow-api-server" not in research
+    inference = policies_in(prod, "eus2", "inference")
+    inference_names = {f.get("matchName") for rule in inference["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
+                       for f in rule["toFQDNs"]}
+    assert inference_names == {ENTRA_ID_FQDN}
+    # A namespace with no workload reaches its team's destinations by name, and nothing else.
+    batch = policies_in(prod, "eus2", "research-batch")
+    assert set(batch) == {
+        "NetworkPolicy/default-deny", "CiliumNetworkPolicy/allow-dns", "NetworkPolicy/allow-within-namespace",
+        "NetworkPolicy/allow-metrics", "CiliumNetworkPolicy/allow-fqdns",
+    }
+    assert batch["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"] == fqdn_rules[1:]
+
+
+def test_event_hubs_clients_reach_the_namespace_through_its_private_endpoint(plans):
+    (rule,) = policies_in(plans["dev"], "eus2", "inference")["NetworkPolicy/allow-to-event-hubs"]["spec"]["egress"]
+    assert rule == {"to": [{"ipBlock": {"cidr": "10.10.250.0/24"}}], "ports": [{"port": 9093, "protocol": "TCP"}]}
+
+
+def test_kafka_namespace_reaches_entra_id_and_the_other_region_only(plans):
+    kafka = policies_in(plans["prod"], "eus2", "kafka")
+    (entra,) = kafka["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
+    assert entra["toFQDNs"] == [{"matchName": ENTRA_ID_FQDN}]
+    (remote,) = kafka["NetworkPolicy/allow-to-remote-kafka"]["spec"]["egress"]
+    assert remote["ports"] == [{"port": 9095, "protocol": "TCP"}]
+    assert [peer["ipBlock"]["cidr"] for peer in remote["to"]] == ["10.21.32.0/19"]  # scus nodes
+
+
+def test_workloads_that_call_the_api_get_a_token_and_a_path_others_neither(plans):
+    def change(values):
+        values["platform:workloads"]["trainer"]["kubernetesApi"] = True
+
+    from tests.conftest import run_with
+
+    plan = run_with("dev", change)
+    assert plan.ok, plan.error
+    accounts = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type("kubernetes:core/v1:ServiceAccount")}
+    assert accounts["trainer"]["automountServiceAccountToken"] is True
+    assert accounts["inference"]["automountServiceAccountToken"] is False
+    api = policies_in(plan, "eus2", "research")["CiliumNetworkPolicy/allow-api-server"]["spec"]
+    assert api["endpointSelector"] == {"matchExpressions": [
+        {"key": "io.cilium.k8s.policy.serviceaccount", "operator": "In", "values": ["trainer"]}
+    ]}
+    assert "CiliumNetworkPolicy/allow-api-server" not in policies_in(plans["dev"], "eus2", "research")
+
+
+# -- egress at the Azure edge -----------------------------------------------------------------------
+
+
+def allowed(plan, region: str) -> tuple[list[str], list[str], list[dict]]:
+    (group,) = [r for r in plan.of_type(RULES) if f"-{region}-" in r.name]
+    (collection,) = group.inputs["ruleCollections"]
+    assert collection["action"] == {"type": "Allow"} and collection["ruleCollectionType"] == "FirewallPolicyFilterRuleCollection"
+    rules = collection["rules"]
+    tags = [tag for rule in rules for tag in rule.get("fqdnTags", [])]
+    fqdns = [fqdn for rule in rules for fqdn in rule.get("targetFqdns", [])]
+    return tags, fqdns, rules
+
+
+def test_prod_firewall_allows_aks_monitoring_and_the_configured_list_only(plans):
+    plan, config = plans["prod"], config_of("prod")
+    tags, fqdns, rules = allowed(plan, "eastus2")
+    assert tags == ["AzureKubernetesService"]
+    team = config["platform:teams"]["research"]["egressFqdns"]
+    # prod's GPU operator builds the driver (gpu.driver: operator).
+    expected = [*egress_plan.monitoring_fqdns("eastus2"), *egress_plan.DRIVER_BUILD_FQDNS, *team]
+    assert fqdns == expected
+    assert not any(egress_plan.reaches_public_registry(fqdn) for fqdn in fqdns)
+    # From the cluster subnets of the region only, on web ports only.
+    assert {tuple(rule["sourceAddresses"]) for rule in rules} == {("10.20.0.0/24", "10.20.32.0/19")}
+    assert {(p["protocolType"], p["port"]) for rule in rules for p in rule["protocols"]} <= {("Https", 443), ("Http", 80)}
+    assert all(rule["ruleType"] == "ApplicationRule" for rule in rules)
+
+
+@pytest.mark.parametrize(("stack", "tier", "idps"), [("prod", "Premium", "Deny"), ("staging", "Standard", None)])
+def test_firewall_policy_denies_threats_and_proxies_dns(plans, stack, tier, idps):
+    for policy in plans[stack].of_type(FIREWALL_POLICY):
+        assert policy.inputs["sku"] == {"tier": tier}
+        assert policy.inputs["threatIntelMode"] == "Deny"
+        assert policy.inputs["dnsSettings"] == {"enableProxy": True}
+        assert policy.inputs.get("intrusionDetection", {}).get("mode") == idps
+    for firewall in plans[stack].of_type(FIREWALL):
+        assert firewall.inputs["sku"] == {"name": "AZFW_VNet", "tier": tier}
+        assert "/firewallPolicies/" in firewall.inputs["firewallPolicy"]["id"]
+    regions = {r.inputs["location"] for r in plans[stack].of_type(FIREWALL)}
+    assert regions == set(config_of(stack)["platform:network"]["regions"])
+
+
+# -- admission ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stack", "actions"), [("dev", ["Warn", "Audit"]), ("staging", ["Deny", "Audit"]),
+                                                ("prod", ["Deny", "Audit"])])
+def test_admission_policies_use_the_environments_action(plans, stack, actions):
+    plan = plans[stack]
+    names = {rule.policy_name for rule in admission_rules("x")}
+    clusters = {cluster_of(r) for r in plan.of_type(NAMESPACE)}
+    for cluster in clusters:
+        policies = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type(VAP) if cluster_of(r) == cluster}
+        bindings = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type(BINDING) if cluster_of(r) == cluster}
+        assert set(policies) == set(bindings) == names
+        for name, binding in bindings.items():
+            assert binding["spec"]["policyName"] == name
+            assert policies[name]["spec"]["failurePolicy"] == "Fail"
+            expected = ["Deny", "Audit"] if name == "platform-sandboxed-runtime" else actions
+            assert binding["spec"]["validationActions"] == expected
+        assert bindings["platform-no-privileged"]["spec"]["matchResources"]["namespaceSelector"] == {
+            "matchExpressions": [{"key": "platform.ai/team", "operator": "Exists"}]
+        }
+
+
+def test_images_must_come_from_the_platforms_registry(plans):
+    plan = plans["prod"]
+    (registry,) = plan.of_type("azure-native:containerregistry:Registry")
+    login_server = f"{registry.inputs['registryName'].lower()}.azurecr.io/"
+    policy = next(r for r in plan.of_type(VAP) if r.inputs["metadata"]["name"] == "platform-platform-registry")
+    (validation,) = policy.inputs["spec"]["validations"]
+    assert f"c.image.startsWith('{login_server}')" in validation["expression"]
+
+
+def test_azure_policy_initiative_is_assigned_per_cluster(plans):
+    for stack, effect in (("dev", "Audit"), ("prod", "Deny")):
+        assignments = plans[stack].of_type("azure-native:authorization:PolicyAssignment")
+        assert len(assignments) == len(config_of(stack)["platform:clusters"])
+        for assignment in assignments:
+            assert assignment.inputs["policyDefinitionId"].endswith("a8640138-9b0a-4a28-b8cb-1666c838647d")
+            assert "/managedClusters/" in assignment.inputs["scope"]
+            assert assignment.inputs["parameters"]["effect"] == {"value": effect}
+            excluded = assignment.inputs["parameters"]["excludedNamespaces"]["value"]
+            assert "kube-system" in excluded and "research" not in excluded
+    prod = plans["prod"].of_type("azure-native:authorization:PolicyAssignment")[0]
+    assert "gpu-operator" in prod.inputs["parameters"]["excludedNamespaces"]["value"]
+
+
+# -- sandboxing, RBAC, priorities -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ("staging", "prod"))
+def test_sandbox_pools_run_kata_on_nested_virtualization_and_high_risk_namespaces_need_it(plans, stack):
+    plan, config = plans[stack], config_of(stack)
+    pools = [p for p in plan.of_type(POOL) if p.inputs["agentPoolName"] == "sandbox"]
+    assert len(pools) == len(config["platform:clusters"])
+    for pool in pools:
+        assert pool.inputs["workloadRuntime"] == "KataVmIsolation"
+        assert pool.inputs["osSKU"] == "AzureLinux"
+        assert supports_nested_virtualization(pool.inputs["vmSize"])
+        assert "platform.ai/sandbox=kata:NoSchedule" in pool.inputs["nodeTaints"]
+    high_risk = {ns for team in config["platform:teams"].values() for ns in team.get("highRiskNamespaces", [])}
+    assert high_risk == {"evals"}
+    labelled = {r.inputs["metadata"]["name"] for r in plan.of_type(NAMESPACE)
+                if r.inputs["metadata"].get("labels", {}).get("platform.ai/high-risk") == "true"}
+    assert labelled == high_risk
+    policy = next(r for r in plan.of_type(VAP) if r.inputs["metadata"]["name"] == "platform-sandboxed-runtime")
+    assert f"'{RUNTIME_CLASS}'" in policy.inputs["spec"]["validations"][0]["expression"]
+    binding = next(r for r in plan.of_type(BINDING) if r.inputs["metadata"]["name"] == "platform-sandboxed-runtime")
+    assert binding.inputs["spec"]["matchResources"]["namespaceSelector"] == {
+        "matchLabels": {"platform.ai/high-risk": "true"}
+    }
+
+
+@pytest.mark.parametrize(("size", "nested"), [
+    ("Standard_D4s_v3", True), ("Standard_D8ds_v5", True), ("Standard_E16s_v5", True), ("Standard_F8s_v2", True),
+    ("Standard_NC24ads_A100_v4", False), ("Standard_D4ps_v5", False), ("Standard_B4ms", False),
+    ("Standard_ND96isr_H100_v5", False),
+])
+def test_nested_virtualization_catalogue(size, nested):
+    assert supports_nested_virtualization(size) is nested
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
+    plan = plans[stack]
+    assert not [r for r in plan.resources if r.type.startswith("kubernetes:rbac.authorization.k8s.io/")]
+    for account in plan.of_type("kubernetes:core/v1:ServiceAccount"):
+        assert account.inputs["automountServiceAccountToken"] is False
+    team_namespaces = {r.inputs["metadata"]["name"] for r in plan.of_type(NAMESPACE)
+                       if "platform.ai/team" in r.inputs["metadata"].get("labels", {})}
+    patched = {r.inputs["metadata"]["namespace"] for r in plan.of_type("kubernetes:core/v1:ServiceAccountPatch")
+               if r.inputs["metadata"]["name"] == "default" and r.inputs["automountServiceAccountToken"] is False}
+    assert patched == team_namespaces
+
+
+def test_priority_classes_and_the_platform_pods_that_use_them(plans):
+    plan = plans["prod"]
+    classes = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+               if cluster_of(r) == "eus2"}
+    assert set(classes) == {"platform-critical", "training", "batch-preemptible"}
+    assert classes["platform-critical"]["value"] > classes["training"]["value"] > classes["batch-preemptible"]["value"]
+    assert classes["batch-preemptible"]["preemptionPolicy"] == "Never"
+    assert not any(c["globalDefault"] for c in classes.values())
+    releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in plan.of_type("kubernetes:helm.sh/v3:Release")
+                if cluster_of(r) == "eus2"}
+    assert releases["kueue"]["values"]["controllerManager"]["manager"]["priorityClassName"] == "platform-critical"
+    assert releases["strimzi-kafka-operator"]["values"]["priorityClassName"] == "platform-critical"
+    # Disruption budgets of the platform's own controllers (Kafka's come from Strimzi).
+    assert releases["kueue"]["values"]["controllerManager"]["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
+    assert releases["strimzi-kafka-operator"]["values"]["podDisruptionBudget"] == {"enabled": True}
+    for pool in plan.of_type("kubernetes:kafka.strimzi.io/v1:KafkaNodePool"):
+        assert pool.inputs["spec"]["template"]["pod"]["priorityClassName"] == "platform-critical"
+
+
+# -- the Kubernetes OpenAPI schema -------------------------------------------------------------------
+
+
+BUILT_IN_GROUPS = {"core", "apps", "batch", "policy", "networking.k8s.io", "rbac.authorization.k8s.io",
+                   "scheduling.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io"}
+# Cilium's CRDs are not in the pinned reference set, so CiliumNetworkPolicies are held to the
+# structure the tests above assert.
+CUSTOM_GROUPS = {"kafka.strimzi.io", "kueue.x-k8s.io", "mellanox.com", "azmonitoring.coreos.com", "cilium.io"}
+
+
+def kubernetes_version(stack: str, cluster: str) -> str:
+    version = config_of(stack)["platform:clusters"][cluster]["kubernetesVersion"]
+    return version if version.count(".") == 2 else f"{version}.0"
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_every_built_in_kubernetes_object_validates_against_its_clusters_schema(plans, stack):
+    checked: set[str] = set()
+    for resource in plans[stack].resources:
+        if not resource.type.startswith("kubernetes:") or resource.type.startswith("kubernetes:helm.sh"):
+            continue  # Helm releases are not objects
+        group = resource.type.split(":")[1].split("/")[0]
+        if group in CUSTOM_GROUPS:
+            continue  # checked against their CRDs (test_kafka, test_gpu) or by test_isolation's structure tests
+        assert group in BUILT_IN_GROUPS, f"{resource.type}: a new API group needs a schema check"
+        if not resource.inputs.get("kind"):
+            continue  # a read of an existing object (Secret.get), not one the program creates
+        manifest = dict(resource.inputs)
+        kubernetes_validate.validate(manifest, kubernetes_version(stack, cluster_of(resource)), strict=True)
+        checked.add(manifest["kind"])
+    assert {"Namespace", "NetworkPolicy", "ServiceAccount", "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding", "PriorityClass"} <= checked
+
+
+def test_the_schema_check_can_fail(plans):
+    policy = plans["prod"].of_type(NETWORK_POLICY)[0].inputs
+    broken = {**policy, "spec": {**policy["spec"], "policyType": ["Egress"]}}  # a misspelled field
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, "1.35.0", strict=True)
