@@ -120,9 +120,9 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
         ), WORKLOAD_NAMESPACES),
         AdmissionRule("pinned-images", (
             Rule(
+                # A tag is a colon after the last slash (a registry's port is before it).
                 _every_container(
-                    "c.image.contains('@sha256:') || "
-                    "(c.image.substring(c.image.lastIndexOf('/') + 1).contains(':') && !c.image.endsWith(':latest'))"
+                    "c.image.contains('@sha256:') || (c.image.matches(':[^/:]+$') && !c.image.endsWith(':latest'))"
                 ),
                 "images must name a version tag other than latest, or a digest",
             ),

@@ -354,3 +354,73 @@ def test_the_schema_check_can_fail(plans):
     broken = {**policy, "spec": {**policy["spec"], "policyType": ["Egress"]}}  # a misspelled field
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, "1.35.0", strict=True)
+
+
+# -- the admission rules, evaluated ------------------------------------------------------------------
+# cel-python evaluates the policies' CEL the way the API server would for these pods (it does
+# not type-check against the Pod schema, which the API server does when the policy is created).
+
+LOGIN_SERVER = "crailabprod.azurecr.io"
+GOOD_CONTAINER = {
+    "name": "job", "image": f"{LOGIN_SERVER}/research/trainer:2.4.1",
+    "securityContext": {"runAsNonRoot": True, "allowPrivilegeEscalation": False},
+    "resources": {"requests": {"nvidia.com/gpu": "8"},
+                  "limits": {"nvidia.com/gpu": "8", "cpu": "90", "memory": "1800Gi"}},
+}
+
+
+def good_pod(**spec) -> dict:
+    return {"spec": {"containers": [dict(GOOD_CONTAINER)], "runtimeClassName": RUNTIME_CLASS, **spec}}
+
+
+def with_container(**fields) -> dict:
+    pod = good_pod()
+    pod["spec"]["containers"][0] = {**GOOD_CONTAINER, **fields}
+    return pod
+
+
+def failing_rules(pod: dict) -> set[str]:
+    """The admission policies (by name) whose validations `pod` fails."""
+    import celpy
+
+    from planning.admission import CONTAINERS
+
+    env = celpy.Environment()
+    obj = celpy.json_to_cel(pod)
+    containers = env.program(env.compile(CONTAINERS)).evaluate({"object": obj})
+    activation = {"object": obj, "variables": celpy.celtypes.MapType({celpy.celtypes.StringType("containers"): containers})}
+    failed = set()
+    for rule in admission_rules(LOGIN_SERVER):
+        for validation in rule.rules:
+            if not env.program(env.compile(validation.expression)).evaluate(activation):
+                failed.add(rule.name)
+    return failed
+
+
+@pytest.mark.parametrize(("case", "pod", "fails"), [
+    ("a compliant GPU pod", good_pod(), set()),
+    ("privileged", with_container(securityContext={"runAsNonRoot": True, "privileged": True}), {"no-privileged"}),
+    ("privileged init container", {"spec": {**good_pod()["spec"], "initContainers": [
+        {**GOOD_CONTAINER, "name": "init", "securityContext": {"runAsNonRoot": True, "privileged": True}}]}},
+     {"no-privileged"}),
+    ("host network", good_pod(hostNetwork=True), {"no-host-access"}),
+    ("host PID", good_pod(hostPID=True), {"no-host-access"}),
+    ("host port", with_container(ports=[{"containerPort": 80, "hostPort": 80}]), {"no-host-access"}),
+    ("host path", good_pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]), {"no-host-access"}),
+    ("root by default", with_container(securityContext={}), {"run-as-non-root"}),
+    ("non-root on the pod", {"spec": {**good_pod()["spec"], "securityContext": {"runAsNonRoot": True},
+                                      "containers": [{**GOOD_CONTAINER, "securityContext": {}}]}}, set()),
+    ("user 0", with_container(securityContext={"runAsNonRoot": True, "runAsUser": 0}), {"run-as-non-root"}),
+    ("GPU without cpu and memory limits",
+     with_container(resources={"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}), {"gpu-limits"}),
+    ("CPU-only pod without limits", with_container(resources={"requests": {"cpu": "1"}}), set()),
+    ("Docker Hub image", with_container(image="docker.io/library/python:3.12"), {"platform-registry"}),
+    ("a look-alike registry", with_container(image=f"{LOGIN_SERVER}.evil.example/app:1.0"), {"platform-registry"}),
+    ("latest", with_container(image=f"{LOGIN_SERVER}/app:latest"), {"pinned-images"}),
+    ("no tag", with_container(image=f"{LOGIN_SERVER}/app"), {"pinned-images"}),
+    ("a digest", with_container(image=f"{LOGIN_SERVER}/app@sha256:" + "a" * 64), set()),
+    ("runc in a high-risk namespace", {"spec": {k: v for k, v in good_pod()["spec"].items() if k != "runtimeClassName"}},
+     {"sandboxed-runtime"}),
+])
+def test_admission_rules_admit_good_pods_and_name_what_is_wrong(case, pod, fails):
+    assert failing_rules(pod) == fails
