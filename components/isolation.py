@@ -39,22 +39,24 @@ class NamespaceIsolation(pulumi.ComponentResource):
     ):
         super().__init__("platform:network:NamespaceIsolation", name, None, opts)
         in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on))
-        for manifest in namespace_policies(args.traffic):
-            logical = f"{name}-{manifest['metadata']['name']}"
-            if manifest["kind"] == "NetworkPolicy":
-                kubernetes.networking.v1.NetworkPolicy(
-                    logical, metadata=_metadata(manifest), spec=manifest["spec"], opts=in_namespace
-                )
-            else:
-                kubernetes.apiextensions.CustomResource(
-                    f"{logical}-cilium",
-                    api_version=manifest["apiVersion"],
-                    kind=manifest["kind"],
-                    metadata=_metadata(manifest),
-                    spec=manifest["spec"],
-                    opts=in_namespace,
-                )
+        deny, *allows = namespace_policies(args.traffic)
+        created = [self._register(name, manifest, in_namespace) for manifest in allows]
+        # Deny last: a live namespace is never cut off while its allows are still being applied.
+        self._register(name, deny, pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=created)))
         self.register_outputs({})
+
+    def _register(self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+        logical = f"{name}-{manifest['metadata']['name']}"
+        if manifest["kind"] == "NetworkPolicy":
+            return kubernetes.networking.v1.NetworkPolicy(logical, metadata=_metadata(manifest), spec=manifest["spec"], opts=opts)
+        return kubernetes.apiextensions.CustomResource(
+            f"{logical}-cilium",
+            api_version=manifest["apiVersion"],
+            kind=manifest["kind"],
+            metadata=_metadata(manifest),
+            spec=manifest["spec"],
+            opts=opts,
+        )
 
 
 def isolate(

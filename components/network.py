@@ -122,6 +122,8 @@ class RegionalNetwork(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            # Nothing else writes to the VNet while the firewall deploys (minutes).
+            previous = self.firewall
         nat_gateway, route_table = self._egress(name, args, group)
         for spec in args.subnets:
             if not spec.firewall:

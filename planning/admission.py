@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from planning.gpu import LABEL_PREFIX
+from planning.priorities import WORKLOAD_PRIORITIES
 from planning.queues import TEAM_LABEL
-from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL, RUNTIME_CLASS
+from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL, RUNTIME_CLASS, SANDBOX_LABEL
 
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -127,9 +128,23 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
                 "images must name a version tag other than latest, or a digest",
             ),
         ), WORKLOAD_NAMESPACES),
+        AdmissionRule("workload-priority", (
+            Rule(
+                "!has(object.spec.priorityClassName) || object.spec.priorityClassName in "
+                f"[{', '.join(repr(p) for p in WORKLOAD_PRIORITIES)}]",
+                f"workload pods may use the priority classes {', '.join(WORKLOAD_PRIORITIES)} only "
+                "(platform-critical keeps the platform's controllers and Kafka from being preempted)",
+            ),
+        ), WORKLOAD_NAMESPACES),
         AdmissionRule("sandboxed-runtime", (
             Rule(f"has(object.spec.runtimeClassName) && object.spec.runtimeClassName == '{RUNTIME_CLASS}'",
                  f"pods of high-risk namespaces must run sandboxed: set runtimeClassName: {RUNTIME_CLASS}"),
+            # Onto the sandbox pool, whose taint keeps everything else off it.
+            Rule(f"has(object.spec.nodeSelector) && '{SANDBOX_LABEL}' in object.spec.nodeSelector && "
+                 f"object.spec.nodeSelector['{SANDBOX_LABEL}'] == 'kata' && has(object.spec.tolerations) && "
+                 f"object.spec.tolerations.exists(t, has(t.key) && t.key == '{SANDBOX_LABEL}')",
+                 f"pods of high-risk namespaces run on the sandbox pool: set nodeSelector {SANDBOX_LABEL}: kata "
+                 f"and tolerate the taint {SANDBOX_LABEL}"),
         ), HIGH_RISK_NAMESPACES, always_deny=True),
     ]
 
@@ -147,13 +162,15 @@ def policy_manifest(rule: AdmissionRule) -> dict[str, Any]:
         "spec": {
             # A policy that cannot be evaluated rejects the pod instead of waving it through.
             "failurePolicy": "Fail",
+            # New pods, and ephemeral containers added to running ones. Never other pod
+            # updates: a pod admitted before a binding denied must still get its finalizers
+            # and scheduling gates removed.
             "matchConstraints": {
-                "resourceRules": [{
-                    "apiGroups": [""],
-                    "apiVersions": ["v1"],
-                    "operations": ["CREATE", "UPDATE"],
-                    "resources": ["pods", "pods/ephemeralcontainers"],
-                }]
+                "resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                     "resources": ["pods/ephemeralcontainers"]},
+                ]
             },
             "variables": [{"name": "containers", "expression": CONTAINERS}],
             "validations": [{"expression": r.expression, "message": r.message} for r in rule.rules],

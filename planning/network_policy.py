@@ -35,10 +35,11 @@ CILIUM_SERVICE_ACCOUNT_LABEL = "io.cilium.k8s.policy.serviceaccount"
 DNS_PODS = {"k8s-app": "kube-dns"}
 # Azure Monitor managed Prometheus: the cluster-wide scraper and the per-node one.
 METRICS_SCRAPERS = ({"rsName": "ama-metrics"}, {"dsName": "ama-metrics-node"})
-# Where an admission webhook or aggregated API call comes from on AKS: the konnectivity
-# agents in kube-system (the tunnel's cluster end) or, with API server VNet integration, the
-# API server's own addresses in its delegated subnet.
-KONNECTIVITY_AGENTS = {"app": "konnectivity-agent"}
+# Where an admission webhook or aggregated API call comes from on AKS, as Cilium sees it: the
+# konnectivity agents run on the host network, so their calls carry the `remote-node`/`host`
+# identity (Cilium does not apply `kube-apiserver` to ingress there, cilium/cilium#31711);
+# with API server VNet integration, the API server's own addresses in its delegated subnet.
+API_SERVER_CALLERS = ("kube-apiserver", "remote-node", "host")
 # Entra ID sign-in: workload identity token exchange and Kafka's OAuth (JWKS, tokens).
 ENTRA_ID_FQDN = "login.microsoftonline.com"
 HTTPS = 443
@@ -74,7 +75,8 @@ class Peer:
 
 @dataclass(frozen=True)
 class FqdnRule:
-    """Host names some pods may reach: `*.` names match one or more labels below."""
+    """Host names some pods may reach. Cilium's `*.` matches exactly one label below (the
+    firewall's, any number): list deeper hosts by name."""
 
     fqdns: tuple[str, ...]
     ports: tuple[Port, ...] = (Port(HTTPS),)
@@ -175,11 +177,8 @@ def namespace_policies(traffic: NamespaceTraffic) -> list[dict[str, Any]]:
         }))
     if traffic.webhook_ports:
         ports = _cilium_ports(traffic.webhook_ports)
-        callers: list[dict[str, Any]] = [
-            {"fromEntities": ["kube-apiserver"], "toPorts": ports},
-            {"fromEndpoints": [{"matchLabels": {CILIUM_NAMESPACE_LABEL: "kube-system", **KONNECTIVITY_AGENTS}}],
-             "toPorts": ports},
-        ]
+        # Only on the webhook ports: nodes reach nothing else in the namespace.
+        callers: list[dict[str, Any]] = [{"fromEntities": list(API_SERVER_CALLERS), "toPorts": ports}]
         if traffic.api_server_ranges:
             callers.append({"fromCIDR": list(traffic.api_server_ranges), "toPorts": ports})
         policies.append(_cilium_policy("allow-webhooks", ns, {"endpointSelector": {}, "ingress": callers}))
@@ -217,15 +216,3 @@ def namespace_policies(traffic: NamespaceTraffic) -> list[dict[str, Any]]:
             ],
         }))
     return policies
-
-
-def has_default_deny(policies: list[dict[str, Any]]) -> bool:
-    """Whether one of `policies` denies all ingress and egress of every pod (what the packs check)."""
-    return any(
-        p["kind"] == "NetworkPolicy"
-        and p["spec"].get("podSelector") == {}
-        and set(p["spec"].get("policyTypes", ())) == {"Ingress", "Egress"}
-        and not p["spec"].get("ingress")
-        and not p["spec"].get("egress")
-        for p in policies
-    )

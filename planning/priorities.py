@@ -41,3 +41,5 @@ BATCH_PREEMPTIBLE = Priority(
     "batch-preemptible", -10, "Best-effort batch: preempts nothing, preempted first.", preempts=False
 )
 PRIORITIES = (PLATFORM_CRITICAL, TRAINING, BATCH_PREEMPTIBLE)
+# What team pods may name (an admission policy holds them to it).
+WORKLOAD_PRIORITIES = (TRAINING.name, BATCH_PREEMPTIBLE.name)

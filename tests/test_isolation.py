@@ -4,7 +4,6 @@ creates validated against the OpenAPI schema of its cluster's Kubernetes version
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network
 
 import kubernetes_validate
 import pytest
@@ -14,7 +13,7 @@ from planning import egress as egress_plan
 from planning.admission import admission_rules
 from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
-from tests.conftest import ALL_STACKS, ROOT, STACKS
+from tests.conftest import ALL_STACKS, ROOT
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
@@ -75,8 +74,9 @@ def test_kueue_gets_its_webhooks_api_server_and_metrics(plans):
     webhooks = policies["CiliumNetworkPolicy/allow-webhooks"]["spec"]["ingress"]
     ports = {p["port"] for rule in webhooks for p in rule["toPorts"][0]["ports"]}
     assert ports == {"9443", "8082"}  # admission webhooks, visibility API
-    sources = [rule.get("fromEntities") or rule.get("fromEndpoints") or rule.get("fromCIDR") for rule in webhooks]
-    assert ["kube-apiserver"] in sources
+    sources = [rule.get("fromEntities") or rule.get("fromCIDR") for rule in webhooks]
+    # Konnectivity agents are host-network pods: their calls come from the node identities.
+    assert ["kube-apiserver", "remote-node", "host"] in sources
     assert ["10.20.255.0/28"] in sources  # the VNet-integrated API server's subnet
     api = policies["CiliumNetworkPolicy/allow-api-server"]["spec"]["egress"]
     assert api == [{"toEntities": ["kube-apiserver"], "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]}]
@@ -369,8 +369,12 @@ GOOD_CONTAINER = {
 }
 
 
+SANDBOXED = {"runtimeClassName": RUNTIME_CLASS, "nodeSelector": {"platform.ai/sandbox": "kata"},
+             "tolerations": [{"key": "platform.ai/sandbox", "operator": "Equal", "value": "kata", "effect": "NoSchedule"}]}
+
+
 def good_pod(**spec) -> dict:
-    return {"spec": {"containers": [dict(GOOD_CONTAINER)], "runtimeClassName": RUNTIME_CLASS, **spec}}
+    return {"spec": {"containers": [dict(GOOD_CONTAINER)], **SANDBOXED, **spec}}
 
 
 def with_container(**fields) -> dict:
@@ -421,6 +425,10 @@ def failing_rules(pod: dict) -> set[str]:
     ("a digest", with_container(image=f"{LOGIN_SERVER}/app@sha256:" + "a" * 64), set()),
     ("runc in a high-risk namespace", {"spec": {k: v for k, v in good_pod()["spec"].items() if k != "runtimeClassName"}},
      {"sandboxed-runtime"}),
+    ("Kata but off the sandbox pool", {"spec": {k: v for k, v in good_pod()["spec"].items() if k != "tolerations"}},
+     {"sandboxed-runtime"}),
+    ("a training job", good_pod(priorityClassName="training"), set()),
+    ("a workload posing as the platform", good_pod(priorityClassName="platform-critical"), {"workload-priority"}),
 ])
 def test_admission_rules_admit_good_pods_and_name_what_is_wrong(case, pod, fails):
     assert failing_rules(pod) == fails
