@@ -65,7 +65,7 @@ class ClusterAdmission(pulumi.ComponentResource):
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(name=priority.name),
                 value=priority.value,
                 global_default=False,
-                preemption_policy=priority.manifest()["preemptionPolicy"],
+                preemption_policy=priority.preemption_policy,
                 description=priority.description,
                 opts=in_cluster,
             )

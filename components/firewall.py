@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import network
 
+from components.groups import standard_public_ip
 from components.observability import send_logs
 from planning.egress import ApplicationRule
 from planning.naming import Naming
@@ -91,19 +92,14 @@ class EgressFirewall(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         premium = settings.sku == "Premium"
 
-        public_ip = network.PublicIPAddress(
+        public_ip = standard_public_ip(
             f"{name}-pip",
-            public_ip_address_name=naming.regional("pip", region, "firewall"),
-            resource_group_name=args.resource_group_name,
-            location=region,
-            sku=network.PublicIPAddressSkuArgs(
-                name=network.PublicIPAddressSkuName.STANDARD, tier=network.PublicIPAddressSkuTier.REGIONAL
-            ),
-            public_ip_allocation_method=network.IPAllocationMethod.STATIC,
-            public_ip_address_version=network.IPVersion.I_PV4,
+            naming.regional("pip", region, "firewall"),
+            group_name=args.resource_group_name,
+            region=region,
             zones=list(args.zones),
             tags=args.tags,
-            opts=child,
+            parent=self,
         )
         policy = network.FirewallPolicy(
             f"{name}-policy",

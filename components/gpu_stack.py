@@ -32,7 +32,7 @@ from components.isolation import isolate
 from planning.capacity import PoolCapacity
 from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, NETWORK_OPERATOR_NAMESPACE
 from planning.network_policy import NamespaceTraffic
-from planning.gpu import GPU_VM_SIZES, LABEL_PREFIX, platform_taints, toleration
+from planning.gpu import LABEL_PREFIX, has_infiniband, platform_taints, toleration
 from planning.images import mirrored
 from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
 from planning.queues import Manifest, cluster_manifests
@@ -53,10 +53,6 @@ MELLANOX_IMAGES = "nvcr.io/nvidia/mellanox"
 def gpu_node_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
     any_spot = any(pool.spot for pool in cluster.gpu_pools.values())
     return [toleration(t) for t in platform_taints(cluster.gpu.taint, any_spot)]
-
-
-def has_infiniband(cluster: ClusterConfig) -> bool:
-    return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
 
 
 def gpu_operator_values(cluster: ClusterConfig) -> dict[str, Any]:

@@ -1,9 +1,9 @@
-"""The resource group each component keeps its resources in."""
+"""Small Azure resources several components create the same way."""
 
 from __future__ import annotations
 
 import pulumi
-from pulumi_azure_native import resources
+from pulumi_azure_native import network, resources
 
 
 def resource_group(
@@ -13,6 +13,33 @@ def resource_group(
         f"{name}-rg",
         resource_group_name=group_name,
         location=region,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def standard_public_ip(
+    name: str,
+    ip_name: str,
+    *,
+    group_name: pulumi.Input[str],
+    region: str,
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+    zones: list[str] | None = None,
+) -> network.PublicIPAddress:
+    """A static, regional Standard IPv4 address (what NAT gateways and firewalls take)."""
+    return network.PublicIPAddress(
+        name,
+        public_ip_address_name=ip_name,
+        resource_group_name=group_name,
+        location=region,
+        sku=network.PublicIPAddressSkuArgs(
+            name=network.PublicIPAddressSkuName.STANDARD, tier=network.PublicIPAddressSkuTier.REGIONAL
+        ),
+        public_ip_allocation_method=network.IPAllocationMethod.STATIC,
+        public_ip_address_version=network.IPVersion.I_PV4,
+        zones=zones,
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent),
     )

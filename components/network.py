@@ -17,7 +17,7 @@ import pulumi
 from pulumi_azure_native import network, resources
 
 from components.firewall import EgressFirewall, EgressFirewallArgs
-from components.groups import resource_group
+from components.groups import resource_group, standard_public_ip
 from planning.egress import ApplicationRule
 from planning.naming import Naming, parse_resource_id
 from stackconfig.model import FirewallConfig
@@ -214,19 +214,13 @@ class RegionalNetwork(pulumi.ComponentResource):
             return None, route_table
 
         public_ips = [
-            network.PublicIPAddress(
+            standard_public_ip(
                 f"{name}-nat-pip-{i}",
-                public_ip_address_name=naming.regional("pip", region, "nat", str(i)),
-                resource_group_name=group.name,
-                location=region,
-                sku=network.PublicIPAddressSkuArgs(
-                    name=network.PublicIPAddressSkuName.STANDARD,
-                    tier=network.PublicIPAddressSkuTier.REGIONAL,
-                ),
-                public_ip_allocation_method=network.IPAllocationMethod.STATIC,
-                public_ip_address_version=network.IPVersion.I_PV4,
+                naming.regional("pip", region, "nat", str(i)),
+                group_name=group.name,
+                region=region,
                 tags=args.tags,
-                opts=child,
+                parent=self,
             )
             for i in range(1, args.nat_public_ip_count + 1)
         ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from planning import kafka as kafka_plan
 from planning.egress import DRIVER_BUILD_FQDNS, builds_drivers
-from planning.gpu import GPU_VM_SIZES
+from planning.gpu import has_infiniband
 from planning.network_policy import (
     CILIUM_SERVICE_ACCOUNT_LABEL,
     ENTRA_ID_FQDN,
@@ -40,11 +40,6 @@ KAFKA_METRICS_PORT = 9404
 KAFKA_POD_LABELS = {"strimzi.io/kind": "Kafka"}
 _ENTRA_ID = FqdnRule((ENTRA_ID_FQDN,))
 _HTTP = 80
-
-
-def has_infiniband(config: PlatformConfig, cluster_key: str) -> bool:
-    cluster = config.clusters[cluster_key]
-    return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
 
 
 def private_endpoint_ranges(config: PlatformConfig) -> tuple[str, ...]:
@@ -162,7 +157,7 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
     }
     if cluster.gpu_pools:
         traffic[GPU_OPERATOR_NAMESPACE] = gpu_operator_traffic(config, cluster_key)
-        if has_infiniband(config, cluster_key):
+        if has_infiniband(cluster):
             traffic[NETWORK_OPERATOR_NAMESPACE] = network_operator_traffic(config, cluster_key)
         traffic[KUEUE_NAMESPACE] = kueue_traffic(config, cluster_key)
     if cluster_key in config.kafka_clusters():

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planning.gpu import GPU_VM_SIZES
+from planning.gpu import has_infiniband
 
 if TYPE_CHECKING:  # stackconfig's checks import this module
     from stackconfig.model import ClusterConfig
@@ -104,8 +104,7 @@ DRIVER_BUILD_FQDNS = ("azure.archive.ubuntu.com", "archive.ubuntu.com", "securit
 
 def builds_drivers(cluster: ClusterConfig) -> bool:
     """Whether driver containers on this cluster's nodes compile against kernel headers."""
-    infiniband = any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
-    return bool(cluster.gpu_pools) and (cluster.gpu.driver == "operator" or infiniband)
+    return bool(cluster.gpu_pools) and (cluster.gpu.driver == "operator" or has_infiniband(cluster))
 
 
 def application_rules(

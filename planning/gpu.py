@@ -60,6 +60,11 @@ ACCELERATOR_LABEL = "accelerator"
 POOL_LABEL = f"{LABEL_PREFIX}/gpu-pool"
 
 
+def has_infiniband(cluster) -> bool:
+    """Whether any GPU pool of `cluster` (a ClusterConfig) has InfiniBand (the Network Operator's)."""
+    return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
+
+
 def known_sizes() -> str:
     return ", ".join(sorted(GPU_VM_SIZES))
 

@@ -21,16 +21,9 @@ class Priority:
     description: str
     preempts: bool = True
 
-    def manifest(self) -> dict:
-        return {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": self.name},
-            "value": self.value,
-            "globalDefault": False,
-            "preemptionPolicy": "PreemptLowerPriority" if self.preempts else "Never",
-            "description": self.description,
-        }
+    @property
+    def preemption_policy(self) -> str:
+        return "PreemptLowerPriority" if self.preempts else "Never"
 
 
 PLATFORM_CRITICAL = Priority(

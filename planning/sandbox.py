@@ -14,7 +14,6 @@ from planning.gpu import LABEL_PREFIX
 
 RUNTIME_CLASS = "kata-vm-isolation"
 OS_SKU = "AzureLinux"
-WORKLOAD_RUNTIME = "KataVmIsolation"
 SANDBOX_LABEL = f"{LABEL_PREFIX}/sandbox"
 SANDBOX_TAINT = f"{SANDBOX_LABEL}=kata:NoSchedule"
 # Marks a namespace whose pods must run sandboxed (the admission binding selects on it).
@@ -23,9 +22,7 @@ HIGH_RISK_NAMESPACE_LABEL = f"{LABEL_PREFIX}/high-risk"
 # x86 general-purpose and memory-optimized families, v3 and later, that Azure documents
 # with nested virtualization (Gen2): D/Ds/Dd/Dds/Da/Das/Dads and E likewise, and Fs_v2.
 # Not GPU (N*), ARM (`p` sizes), burstable (B) or the Av2 basics.
-NESTED_VIRTUALIZATION = re.compile(
-    r"^Standard_(D|E)(?P<cpus>[0-9]+)(a)?(d)?(s)?_v(3|4|5|6)$|^Standard_F(?P<fcpus>[0-9]+)s_v2$"
-)
+NESTED_VIRTUALIZATION = re.compile(r"^Standard_[DE][0-9]+d?s?_v[3-5]$|^Standard_F[0-9]+s_v2$")
 
 
 def supports_nested_virtualization(vm_size: str) -> bool:
