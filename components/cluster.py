@@ -105,8 +105,6 @@ class AksClusterArgs:
     node_os_channel: str
     # The environment's registry: the kubelet identity may pull from it (AcrPull), nothing more.
     registry_id: pulumi.Input[str]
-    # The identity running the deploy; it manages in-cluster resources as RBAC Cluster Admin.
-    deployer_object_id: pulumi.Input[str]
     # A fleet owns this cluster's Kubernetes version (platform:fleet).
     fleet_managed: bool = False
     # The dedicated Kafka pools (one per zone), on clusters that host Strimzi Kafka (planning.kafka).
@@ -369,23 +367,11 @@ class AksCluster(pulumi.ComponentResource):
             subscription_id=args.subscription_id,
             parent=self,
         )
-        # Azure RBAC for Kubernetes: a subscription Owner has no in-cluster rights, so the
-        # deploying identity gets them on this cluster only. Named after that identity, so
-        # a different deployer gets its own grant instead of a conflicting update.
-        deployer_admin = assign_role(
-            f"{name}-deployer-admin",
-            role="Azure Kubernetes Service RBAC Cluster Admin",
-            scope=cluster.id,
-            scope_key=f"{naming.environment}/{key}/cluster",
-            principal_id=args.deployer_object_id,
-            principal_key=pulumi.Output.from_input(args.deployer_object_id).apply(lambda oid: f"deployer/{oid}"),
-            # A person or a service principal: let Azure look it up (it exists already).
-            principal_type=None,
-            subscription_id=args.subscription_id,
-            parent=self,
-        )
         # Every in-cluster resource goes through this provider, authenticated like a person
-        # or a CI job would be (kubelogin), never with a local admin certificate.
+        # or a CI job would be (kubelogin), never with a local admin certificate. Who may
+        # write in the cluster is configuration, not whoever runs Pulumi: the environment's
+        # deploy identity holds Azure Kubernetes Service RBAC Cluster Admin on its subscription
+        # (scripts/bootstrap), people belong to entra.adminGroupObjectIds.
         self.kubernetes_provider = kubernetes.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -393,7 +379,7 @@ class AksCluster(pulumi.ComponentResource):
             # mode) does not replace every in-cluster resource; policies read it too.
             cluster_identifier=naming.cluster(key),
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployer_admin]),
+            opts=pulumi.ResourceOptions(parent=self),
         )
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id

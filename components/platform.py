@@ -49,6 +49,7 @@ from components.network import (
     peer_regions,
 )
 from components.observability import Observability, ObservabilityArgs
+from components.plan_access import PlanAccess, PlanAccessArgs
 from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
 from components.registry import ContainerRegistry, ContainerRegistryArgs
 from components.storage import PrivateStorage, PrivateStorageArgs
@@ -57,7 +58,12 @@ from components.workload_identity import Grant, WorkloadIdentities, WorkloadIden
 from planning import capacity
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
-from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE, cluster_traffic
+from planning.cluster_traffic import (
+    GPU_OPERATOR_NAMESPACE,
+    NETWORK_OPERATOR_NAMESPACE,
+    cluster_traffic,
+    component_namespaces,
+)
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.priorities import PLATFORM_CRITICAL
 from planning.naming import Naming, parse_resource_id
@@ -273,7 +279,6 @@ class Platform(pulumi.ComponentResource):
                     upgrade_channel=config.upgrade_channel(key),
                     node_os_channel=config.node_os_channel(key),
                     registry_id=registry.registry_id,
-                    deployer_object_id=deployer.object_id,
                     fleet_managed=config.has_fleet,
                     kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
                     tags={**tags, "cluster": key},
@@ -388,6 +393,19 @@ class Platform(pulumi.ComponentResource):
                         ready=admission[key].ready,
                     ),
                     provider=aks.kubernetes_provider,
+                    opts=child,
+                )
+            if config.entra.plan_identity is not None:
+                PlanAccess(
+                    f"plan-access-{key}",
+                    PlanAccessArgs(
+                        environment=config.environment,
+                        cluster_key=key,
+                        cluster_id=aks.cluster_id,
+                        namespaces=component_namespaces(config, key),
+                        plan_identity=config.entra.plan_identity,
+                        subscription_id=deployer.subscription_id,
+                    ),
                     opts=child,
                 )
 

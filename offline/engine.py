@@ -85,12 +85,30 @@ class CapturedResource:
         return not self.custom
 
 
+@dataclass(frozen=True)
+class CapturedCall:
+    """An invoke (`token`, its arguments) or a read of an existing resource (`Resource.get`:
+    `token` is the resource type, `resource_id` what it reads); both need permissions too."""
+
+    token: str
+    args: dict[str, Any]
+    provider: str
+    parent: str | None = None
+    resource_id: str | None = None
+
+    @property
+    def is_read(self) -> bool:
+        return self.resource_id is not None
+
+
 @dataclass
 class Plan:
     stack: str
     project: str
     preview: bool
     resources: list[CapturedResource] = field(default_factory=list)
+    # Invokes and reads of existing resources, in the order the program made them.
+    calls: list[CapturedCall] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     # Info and warning messages the program logged (`pulumi.log`), as the CLI shows them.
@@ -193,6 +211,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi_mocks.Mocks):
         super().__init__(mocks)
         self.captured: list[CapturedResource] = []
+        self.calls: list[CapturedCall] = []
         self._urns: set[str] = set()
         self.stack_outputs: dict[str, Any] = {}
         self.stack_urn: str | None = None
@@ -232,6 +251,23 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             )
         )
         return response
+
+    def Invoke(self, request):  # noqa: N802 - gRPC method name
+        args = plain_value(json_format.MessageToDict(request.args))
+        self.calls.append(CapturedCall(token=request.tok, args=args, provider=request.provider))
+        return super().Invoke(request)
+
+    def ReadResource(self, request):  # noqa: N802 - gRPC method name
+        self.calls.append(
+            CapturedCall(
+                token=request.type,
+                args=plain_value(json_format.MessageToDict(request.properties)),
+                provider=request.provider,
+                parent=request.parent or None,
+                resource_id=request.id,
+            )
+        )
+        return super().ReadResource(request)
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 - gRPC method name
         if request.urn == self.stack_urn:
@@ -384,6 +420,7 @@ def run_program(
     if plan.error is None and errors.messages:
         plan.error = "\n".join(errors.messages)
     plan.resources = monitor.captured
+    plan.calls = monitor.calls
     plan.outputs = monitor.stack_outputs
     plan.diagnostics = errors.diagnostics
     plan.seconds = time.perf_counter() - started

@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 from pulumi.runtime import Mocks, MockCallArgs, MockResourceArgs
 
+from facts.arm import UnknownArmType, resource_id
+
 OFFLINE_NAMESPACE = uuid.UUID("1f0e4c7a-5b7e-4d43-8a0a-6a3f0c1d2e3f")
 # Placeholders for the deploying identity; clearly not a real tenant.
 OFFLINE_SUBSCRIPTION_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "subscription"))
@@ -23,140 +25,16 @@ OFFLINE_CLIENT_OBJECT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "deployer"))
 # What a Secret read from a cluster holds offline: clearly not a real certificate.
 OFFLINE_CA_CERTIFICATE = "-----BEGIN CERTIFICATE-----\nb2ZmbGluZQ==\n-----END CERTIFICATE-----\n"
 
-# Pulumi type token -> (ARM provider namespace, resource type, input naming the resource,
-# inputs naming the parent resources in path order).
-ARM_TYPES: dict[str, tuple[str, str, str, tuple[tuple[str, str], ...]]] = {
-    "azure-native:resources:ResourceGroup": ("", "", "resourceGroupName", ()),
-    "azure-native:network:VirtualNetwork": ("Microsoft.Network", "virtualNetworks", "virtualNetworkName", ()),
-    "azure-native:network:Subnet": (
-        "Microsoft.Network", "subnets", "subnetName", (("virtualNetworks", "virtualNetworkName"),)
-    ),
-    "azure-native:network:VirtualNetworkPeering": (
-        "Microsoft.Network", "virtualNetworkPeerings", "virtualNetworkPeeringName",
-        (("virtualNetworks", "virtualNetworkName"),),
-    ),
-    "azure-native:network:NetworkSecurityGroup": (
-        "Microsoft.Network", "networkSecurityGroups", "networkSecurityGroupName", ()
-    ),
-    "azure-native:network:NatGateway": ("Microsoft.Network", "natGateways", "natGatewayName", ()),
-    "azure-native:network:PublicIPAddress": ("Microsoft.Network", "publicIPAddresses", "publicIpAddressName", ()),
-    "azure-native:network:RouteTable": ("Microsoft.Network", "routeTables", "routeTableName", ()),
-    "azure-native:network:AzureFirewall": ("Microsoft.Network", "azureFirewalls", "azureFirewallName", ()),
-    "azure-native:network:FirewallPolicy": ("Microsoft.Network", "firewallPolicies", "firewallPolicyName", ()),
-    "azure-native:network:FirewallPolicyRuleCollectionGroup": (
-        "Microsoft.Network", "ruleCollectionGroups", "ruleCollectionGroupName",
-        (("firewallPolicies", "firewallPolicyName"),),
-    ),
-    "azure-native:privatedns:PrivateZone": ("Microsoft.Network", "privateDnsZones", "privateZoneName", ()),
-    "azure-native:privatedns:VirtualNetworkLink": (
-        "Microsoft.Network", "virtualNetworkLinks", "virtualNetworkLinkName", (("privateDnsZones", "privateZoneName"),)
-    ),
-    "azure-native:managedidentity:UserAssignedIdentity": (
-        "Microsoft.ManagedIdentity", "userAssignedIdentities", "resourceName", ()
-    ),
-    "azure-native:containerservice:ManagedCluster": (
-        "Microsoft.ContainerService", "managedClusters", "resourceName", ()
-    ),
-    "azure-native:containerservice:AgentPool": (
-        "Microsoft.ContainerService", "agentPools", "agentPoolName", (("managedClusters", "resourceName"),)
-    ),
-    "azure-native:containerservice:Fleet": ("Microsoft.ContainerService", "fleets", "fleetName", ()),
-    "azure-native:containerservice:FleetMember": (
-        "Microsoft.ContainerService", "members", "fleetMemberName", (("fleets", "fleetName"),)
-    ),
-    "azure-native:containerservice:FleetUpdateStrategy": (
-        "Microsoft.ContainerService", "updateStrategies", "updateStrategyName", (("fleets", "fleetName"),)
-    ),
-    "azure-native:containerservice:AutoUpgradeProfile": (
-        "Microsoft.ContainerService", "autoUpgradeProfiles", "autoUpgradeProfileName", (("fleets", "fleetName"),)
-    ),
-    "azure-native:containerservice:MaintenanceConfiguration": (
-        "Microsoft.ContainerService", "maintenanceConfigurations", "configName",
-        (("managedClusters", "resourceName"),),
-    ),
-    "azure-native:operationalinsights:Workspace": (
-        "Microsoft.OperationalInsights", "workspaces", "workspaceName", ()
-    ),
-    "azure-native:monitor:AzureMonitorWorkspace": ("Microsoft.Monitor", "accounts", "azureMonitorWorkspaceName", ()),
-    "azure-native:monitor:DataCollectionEndpoint": (
-        "Microsoft.Insights", "dataCollectionEndpoints", "dataCollectionEndpointName", ()
-    ),
-    "azure-native:monitor:DataCollectionRule": (
-        "Microsoft.Insights", "dataCollectionRules", "dataCollectionRuleName", ()
-    ),
-    "azure-native:network:PrivateEndpoint": ("Microsoft.Network", "privateEndpoints", "privateEndpointName", ()),
-    "azure-native:network:PrivateDnsZoneGroup": (
-        "Microsoft.Network", "privateDnsZoneGroups", "privateDnsZoneGroupName",
-        (("privateEndpoints", "privateEndpointName"),),
-    ),
-    "azure-native:keyvault:Vault": ("Microsoft.KeyVault", "vaults", "vaultName", ()),
-    "azure-native:keyvault:Key": ("Microsoft.KeyVault", "keys", "keyName", (("vaults", "vaultName"),)),
-    "azure-native:storage:StorageAccount": ("Microsoft.Storage", "storageAccounts", "accountName", ()),
-    "azure-native:storage:BlobServiceProperties": (
-        "Microsoft.Storage", "blobServices", "blobServicesName", (("storageAccounts", "accountName"),)
-    ),
-    "azure-native:storage:BlobContainer": (
-        "Microsoft.Storage", "containers", "containerName",
-        (("storageAccounts", "accountName"), ("blobServices", "blobServicesName")),
-    ),
-    "azure-native:containerregistry:Registry": ("Microsoft.ContainerRegistry", "registries", "registryName", ()),
-    "azure-native:containerregistry:Replication": (
-        "Microsoft.ContainerRegistry", "replications", "replicationName", (("registries", "registryName"),)
-    ),
-    "azure-native:containerregistry:CacheRule": (
-        "Microsoft.ContainerRegistry", "cacheRules", "cacheRuleName", (("registries", "registryName"),)
-    ),
-    "azure-native:eventhub:Namespace": ("Microsoft.EventHub", "namespaces", "namespaceName", ()),
-    "azure-native:eventhub:EventHub": (
-        "Microsoft.EventHub", "eventhubs", "eventHubName", (("namespaces", "namespaceName"),)
-    ),
-    "azure-native:eventhub:ConsumerGroup": (
-        "Microsoft.EventHub", "consumergroups", "consumerGroupName",
-        (("namespaces", "namespaceName"), ("eventhubs", "eventHubName")),
-    ),
-    "azure-native:managedidentity:FederatedIdentityCredential": (
-        "Microsoft.ManagedIdentity", "federatedIdentityCredentials", "federatedIdentityCredentialResourceName",
-        (("userAssignedIdentities", "resourceName"),),
-    ),
-}
-# Extension resources live under another resource's ID.
-EXTENSION_TYPES: dict[str, tuple[str, str, str]] = {
-    "azure-native:authorization:RoleAssignment": (
-        "scope", "Microsoft.Authorization/roleAssignments", "roleAssignmentName"
-    ),
-    "azure-native:monitor:DataCollectionRuleAssociation": (
-        "resourceUri", "Microsoft.Insights/dataCollectionRuleAssociations", "associationName"
-    ),
-    "azure-native:monitor:DiagnosticSetting": ("resourceUri", "Microsoft.Insights/diagnosticSettings", "name"),
-    "azure-native:authorization:ManagementLockByScope": ("scope", "Microsoft.Authorization/locks", "lockName"),
-    "azure-native:authorization:PolicyAssignment": (
-        "scope", "Microsoft.Authorization/policyAssignments", "policyAssignmentName"
-    ),
-}
-
-
 def offline_uuid(*parts: str, namespace: uuid.UUID = OFFLINE_NAMESPACE) -> str:
     return str(uuid.uuid5(namespace, "/".join(parts)))
 
 
 def arm_id(token: str, name: str, inputs: dict[str, Any], subscription: str = OFFLINE_SUBSCRIPTION_ID) -> str:
-    """The resource ID Azure would give this resource."""
-    if token in EXTENSION_TYPES:
-        scope_key, arm_type, name_key = EXTENSION_TYPES[token]
-        return f"{inputs.get(scope_key, '')}/providers/{arm_type}/{inputs.get(name_key, name)}"
-    group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName', name)}"
-    if token not in ARM_TYPES:
-        raise NotImplementedError(
-            f"the offline engine does not know the ARM type of {token}; add it to ARM_TYPES in offline/mocks.py"
-        )
-    namespace, arm_type, name_key, parents = ARM_TYPES[token]
-    if not namespace:
-        return group
-    path = f"{group}/providers/{namespace}"
-    for parent_type, parent_key in parents:
-        # A blob container's parent service is always `default` and not among its inputs.
-        path += f"/{parent_type}/{inputs.get(parent_key, 'default')}"
-    return f"{path}/{arm_type}/{inputs.get(name_key, name)}"
+    """The resource ID Azure would give this resource (facts/arm.py)."""
+    try:
+        return resource_id(token, name, inputs, subscription)
+    except UnknownArmType as error:
+        raise NotImplementedError(f"the offline engine cannot answer for it: {error}") from None
 
 
 def fake_user_kubeconfig(cluster: str, server: str, tenant: str = OFFLINE_TENANT_ID) -> str:

@@ -165,6 +165,12 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
     return traffic
 
 
+def component_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:
+    """The platform's own namespaces in this cluster (each holds a Helm release's records)."""
+    teams = {namespace for spec in config.teams.values() for namespace in spec.namespaces}
+    return [namespace for namespace in cluster_traffic(config, cluster_key) if namespace not in teams]
+
+
 def fqdn_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:
     """Namespaces of the cluster whose pods reach hosts by name (they need ACNS)."""
     return [ns for ns, t in cluster_traffic(config, cluster_key).items() if t.needs_fqdn_policies]

@@ -96,6 +96,20 @@ CapacityReservationGroupId = Annotated[
 ]
 
 
+class PlanIdentityConfig(Model):
+    """The read-only identity previews and the drift check run as (scripts/bootstrap prints both IDs).
+
+    It reads every kind the program manages through a custom role on the subscription, but no
+    Secrets; the program grants it the Secrets a preview or refresh does read (Helm's release
+    records, Kafka's CA certificates) in exactly the namespaces that hold them.
+    """
+
+    # Object (principal) ID of the managed identity id-<prefix>-plan-<env>.
+    principal_object_id: Uuid
+    # Name (GUID) of the custom role "Platform preview secret reader (<prefix>-<env>)".
+    secret_reader_role_id: Uuid
+
+
 class EntraConfig(Model):
     """Entra ID integration shared by every cluster of the environment."""
 
@@ -107,6 +121,9 @@ class EntraConfig(Model):
     # `azurecli` reuses `az login` (people, self-hosted runners); `workloadidentity` uses a
     # federated token (CI jobs running in Kubernetes or GitHub OIDC).
     kubelogin_mode: Literal["azurecli", "workloadidentity"] = "azurecli"
+    # Unset: no read-only preview identity in this environment (previews then need the deploy
+    # identity's rights).
+    plan_identity: Optional[PlanIdentityConfig] = None
 
 
 ResourceGroupId = Annotated[

@@ -1,0 +1,46 @@
+"""What the read-only plan identity may read in one cluster beyond its subscription-wide role.
+
+Its custom role (scripts/bootstrap) reads every kind the program manages except Secrets. A
+preview reads a few Secrets (Kafka's CA certificates, copied to clients), and a refresh reads
+Helm's release records, which Helm keeps as Secrets in the release's namespace. Those are the
+platform's own namespaces; the plan identity gets the custom secret-reader role on each of
+them (an Azure RBAC assignment scoped to `<cluster>/namespaces/<name>`,
+learn.microsoft.com/azure/aks/manage-azure-rbac), and never on team namespaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from components.rbac import assign_role
+from stackconfig.model import PlanIdentityConfig
+
+
+@dataclass(frozen=True)
+class PlanAccessArgs:
+    environment: str
+    cluster_key: str
+    cluster_id: pulumi.Input[str]
+    namespaces: list[str]
+    plan_identity: PlanIdentityConfig
+    subscription_id: pulumi.Input[str]
+
+
+class PlanAccess(pulumi.ComponentResource):
+    def __init__(self, name: str, args: PlanAccessArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:identity:PlanAccess", name, None, opts)
+        identity = args.plan_identity
+        for namespace in args.namespaces:
+            assign_role(
+                f"{name}-secrets-{namespace}",
+                role=identity.secret_reader_role_id,
+                scope=pulumi.Output.from_input(args.cluster_id).apply(lambda cluster, ns=namespace: f"{cluster}/namespaces/{ns}"),
+                scope_key=f"{args.environment}/{args.cluster_key}/namespaces/{namespace}",
+                principal_id=identity.principal_object_id,
+                principal_key=f"{args.environment}/plan",
+                subscription_id=args.subscription_id,
+                parent=self,
+            )
+        self.register_outputs({})

@@ -1,0 +1,253 @@
+"""The delivery identities as `scripts/bootstrap` makes them, read from its dry run.
+
+The bootstrap is the one place that grants the deploy and plan identities their roles; this
+module runs it with `--dry-run` against a stack's subscription and hub, and turns the role
+assignments it would create into `planning.permissions.Grant`s: built-in roles with
+Microsoft's published permissions (facts/azure_roles.json), custom roles with the
+permissions the bootstrap writes, delegation conditions as the role and principal-type sets
+they admit. The tests, and the permissions table in the README (`scripts/permissions.py`),
+check every stack's operations against them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from facts.azure_roles import role_by_id
+from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from planning.permissions import Backend, Condition, Grant, RoleDefinition
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BOOTSTRAP = PROJECT_ROOT / "scripts" / "bootstrap"
+STATE_SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
+PREFIX = "ailab"
+_PLACEHOLDER = re.compile(r"^<(principal id|name) of (.+)>$")
+
+
+@dataclass(frozen=True)
+class CustomRole:
+    name: str
+    placeholder: str  # what the dry run prints for its GUID
+    definition: RoleDefinition
+
+
+@dataclass
+class Identities:
+    """What one environment's bootstrap makes: grants per identity, custom roles, registrations."""
+
+    environment: str
+    grants: dict[str, list[Grant]] = field(default_factory=dict)
+    custom_roles: dict[str, CustomRole] = field(default_factory=dict)
+    resource_providers: list[str] = field(default_factory=list)
+    features: list[str] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+
+    @property
+    def deployer(self) -> str:
+        return f"id-{PREFIX}-deploy-{self.environment}"
+
+    @property
+    def planner(self) -> str:
+        return f"id-{PREFIX}-plan-{self.environment}"
+
+    def custom_role(self, name: str) -> CustomRole:
+        return self.custom_roles[f"{name} ({PREFIX}-{self.environment})"]
+
+
+def stack_hub(stack: str) -> dict[str, Any] | None:
+    config = yaml.safe_load((PROJECT_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return (config.get("platform:network") or {}).get("hub")
+
+
+def bootstrap_args(environment: str, subscription: str, hub: dict[str, Any] | None) -> list[str]:
+    """Bootstrap flags for one environment whose resources live in `subscription`."""
+    hub_vnet = hub["virtualNetworkId"] if hub else (
+        "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub"
+        "/providers/Microsoft.Network/virtualNetworks/vnet-hub"
+    )
+    zones = hub["privateDnsZonesResourceGroupId"] if hub and hub.get("privateDnsZonesResourceGroupId") else (
+        "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub-dns"
+    )
+    args = [
+        "--repo", "acme/ai-platform",
+        "--subscription", STATE_SUBSCRIPTION,
+        "--prefix", PREFIX,
+        "--endpoint-subnet-id", f"{hub_vnet}/subnets/snet-private-endpoints",
+        "--dns-zones-rg-id", zones,
+        "--hub-vnet-id", hub_vnet,
+        "--env", f"{environment}={subscription}",
+    ]
+    if hub:
+        args += ["--hub-env", environment]
+    return args
+
+
+def dry_run(args: list[str]) -> list[list[str]]:
+    """The az commands a first run of the bootstrap makes (each without the leading `az`)."""
+    result = subprocess.run(
+        ["bash", str(BOOTSTRAP), "--dry-run", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"scripts/bootstrap --dry-run failed: {result.stderr}")
+    return [shlex.split(line)[1:] for line in result.stdout.splitlines() if line.startswith("az ")]
+
+
+def _option(call: list[str], name: str) -> str | None:
+    return call[call.index(name) + 1] if name in call else None
+
+
+def parse_condition(text: str) -> Condition:
+    """The role definitions and principal types a delegation condition lets a write name."""
+    write = text.split(") AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})", 1)[0]
+    roles = re.search(r"roleAssignments:RoleDefinitionId\] ForAnyOfAnyValues:GuidEquals \{([^}]*)\}", write)
+    types = re.search(r"roleAssignments:PrincipalType\] ForAnyOfAnyValues:StringEqualsIgnoreCase \{([^}]*)\}", write)
+    return Condition(
+        role_definition_ids=frozenset(part.strip().lower() for part in roles.group(1).split(",")) if roles else None,
+        principal_types=frozenset(part.strip(" '").lower() for part in types.group(1).split(",")) if types else None,
+    )
+
+
+def _definition(guid: str, document: dict[str, Any]) -> RoleDefinition:
+    return RoleDefinition(
+        name=document["Name"],
+        id=guid,
+        actions=tuple(document.get("Actions", [])),
+        not_actions=tuple(document.get("NotActions", [])),
+        data_actions=tuple(document.get("DataActions", [])),
+        not_data_actions=tuple(document.get("NotDataActions", [])),
+    )
+
+
+def built_in(role_id: str) -> RoleDefinition | None:
+    role = role_by_id(role_id)
+    if role is None:
+        return None
+    return RoleDefinition(
+        role.name, role.id, role.actions, role.not_actions, role.data_actions, role.not_data_actions
+    )
+
+
+def read_identities(environment: str, commands: Iterable[list[str]], role_ids: dict[str, str] | None = None) -> Identities:
+    """Grants per identity from a dry run. `role_ids` gives custom roles the GUIDs a stack file
+    names for them (`{"Platform preview secret reader (ailab-dev)": "<guid>"}`)."""
+    role_ids = {name.lower(): guid.lower() for name, guid in (role_ids or {}).items()}
+    found = Identities(environment, commands=list(commands))
+    for call in found.commands:
+        if call[:3] == ["role", "definition", "create"]:
+            document = json.loads(_option(call, "--role-definition") or "{}")
+            name = document["Name"]
+            placeholder = f"<name of {name}>"
+            guid = role_ids.get(name.lower(), placeholder.lower())
+            found.custom_roles[name] = CustomRole(name, guid, _definition(guid, document))
+        elif call[:2] == ["provider", "register"]:
+            namespace = _option(call, "--namespace") or ""
+            if namespace not in found.resource_providers:
+                found.resource_providers.append(namespace)
+        elif call[:2] == ["feature", "register"]:
+            found.features.append(f"{_option(call, '--namespace')}/{_option(call, '--name')}")
+    by_placeholder = {role.definition.id: role.definition for role in found.custom_roles.values()}
+    for name, role in found.custom_roles.items():
+        by_placeholder[f"<name of {name}>".lower()] = role.definition
+    for call in found.commands:
+        if call[:3] != ["role", "assignment", "create"]:
+            continue
+        assignee = _option(call, "--assignee-object-id") or ""
+        match = _PLACEHOLDER.match(assignee)
+        identity = match.group(2) if match else assignee
+        role = _option(call, "--role") or ""
+        definition = built_in(role) or by_placeholder.get(role.lower())
+        if definition is None:
+            raise LookupError(f"bootstrap assigns {role}, which is neither a recorded built-in role nor its own custom role")
+        condition_text = _option(call, "--condition")
+        condition = parse_condition(condition_text) if condition_text else None
+        if condition and condition.role_definition_ids:
+            condition = Condition(
+                frozenset(role_ids.get(_custom_name(r), r) for r in condition.role_definition_ids),
+                condition.principal_types,
+            )
+        found.grants.setdefault(identity, []).append(
+            Grant(definition, _option(call, "--scope") or "", condition, _option(call, "--description") or "")
+        )
+    return found
+
+
+def _custom_name(placeholder: str) -> str:
+    match = _PLACEHOLDER.match(placeholder)
+    return match.group(2).lower() if match else placeholder
+
+
+def environment_identities(stack: str, environment: str, plan_identity: dict[str, str] | None = None) -> Identities:
+    """The bootstrap's identities for a stack previewed offline (its resources in the offline
+    subscription, its hub as the stack file names it)."""
+    role_ids = {}
+    if plan_identity:
+        role_ids[f"Platform preview secret reader ({PREFIX}-{environment})"] = plan_identity["secretReaderRoleId"]
+    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack)))
+    return read_identities(environment, commands, role_ids)
+
+
+def backend(environment: str) -> Backend:
+    """The environment's state container and secrets key, as the bootstrap names them."""
+    group = f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-{PREFIX}-delivery/providers"
+    return Backend(
+        state_container_id=f"{group}/Microsoft.Storage/storageAccounts/st{PREFIX}pulumistate"
+        f"/blobServices/default/containers/pulumi-state-{environment}",
+        secrets_key_id=f"{group}/Microsoft.KeyVault/vaults/kv-{PREFIX}-state/keys/pulumi-state-{environment}",
+    )
+
+
+def program_grants(plan: Any, subscription: str, principal_id: str, identities: Identities) -> list[Grant]:
+    """The role assignments a plan makes to one principal (e.g. the plan identity's namespace
+    reads), as grants: built-in roles, or the bootstrap's custom roles by the GUID named."""
+    custom = {role.definition.id.lower(): role.definition for role in identities.custom_roles.values()}
+    grants = []
+    for r in plan.resources:
+        if r.type != "azure-native:authorization:RoleAssignment" or r.inputs.get("principalId") != principal_id:
+            continue
+        role = str(r.inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1].lower()
+        definition = built_in(role) or custom.get(role)
+        if definition is None:
+            raise LookupError(f"{r.name} assigns role {role}, which no recorded or bootstrap role defines")
+        grants.append(Grant(definition, r.inputs["scope"], None, f"{r.type} {r.name}"))
+    return grants
+
+
+
+
+def _symbolic(scope: str, environment: str) -> str:
+    """A scope as the README shows it: subscriptions and the delivery group by role."""
+    scope = scope.replace(f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}", f"<{environment} subscription>")
+    scope = scope.replace(
+        f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-{PREFIX}-delivery/providers/", "<delivery>/"
+    )
+    return scope
+
+
+def markdown_table(identities: Identities) -> str:
+    """The bootstrap's grants of one environment, for the README (`scripts/permissions.py`)."""
+    lines = ["| identity | role | scope | why |", "|---|---|---|---|"]
+    for identity in (identities.deployer, identities.planner):
+        for grant in identities.grants.get(identity, []):
+            role = grant.role.name
+            custom = {c.definition.id: c.name for c in identities.custom_roles.values()}
+            if grant.condition and grant.condition.role_definition_ids:
+                names = sorted(
+                    (role_by_id(r).name if role_by_id(r) else custom.get(r, r)) for r in grant.condition.role_definition_ids
+                )
+                role += f" (only: {', '.join(names)}; to {', '.join(sorted(grant.condition.principal_types or []))})"
+            why = grant.why.removesuffix(" (scripts/bootstrap)").split(": ", 1)[-1]
+            lines.append(f"| `{identity}` | {role} | `{_symbolic(grant.scope, identities.environment)}` | {why} |")
+    lines += ["", "| custom role | actions | data actions |", "|---|---|---|"]
+    for name, custom in identities.custom_roles.items():
+        actions = ", ".join(f"`{a}`" for a in custom.definition.actions) or "none"
+        data = ", ".join(f"`{a}`" for a in custom.definition.data_actions) or "none"
+        lines.append(f"| {name} | {actions} | {data} |")
+    return "\n".join(lines) + "\n"

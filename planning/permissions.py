@@ -1,0 +1,400 @@
+"""The permission model: what a deployment does to Azure and Kubernetes, and who may do it.
+
+Pure functions over a captured plan (offline/engine.py) and role definitions
+(facts/azure_roles.py). `deploy_operations` lists every ARM and data-plane operation that
+`pulumi up` of the plan performs, `preview_operations` those a preview or a drift check
+(`pulumi preview --refresh`) performs, each at the scope Azure evaluates it. `check`
+evaluates them against an identity's role assignments with Azure's semantics: an action is
+allowed when a role assigned at the scope or above has an `actions` (or `dataActions`)
+pattern that matches it and no `notActions` pattern of the same role that does; patterns
+are case-insensitive and `*` matches any characters
+(learn.microsoft.com/azure/role-based-access-control/role-definitions#actions).
+
+Facts behind the linked operations (the "linked access checks" ARM makes on resources a
+request references):
+- a subnet, NSG, route table, NAT gateway or public IP that a resource attaches needs
+  `join/action` on it (learn.microsoft.com/azure/virtual-network/virtual-network-manage-subnet#permissions,
+  .../virtual-network-network-interface#permissions);
+- a user-assigned identity given to a resource needs `assign/action` on the identity
+  (learn.microsoft.com/entra/identity/managed-identities-azure-resources/how-manage-user-assigned-managed-identities);
+- a peering needs `peer/action` on the remote VNet, a private DNS link `join/action` on the
+  linked VNet (.../virtual-network-manage-peering#permissions, private DNS link docs);
+- a private endpoint's DNS zone group needs `join/action` on every zone it writes to, and an
+  auto-approved private endpoint `privateEndpointConnectionsApproval/action` on its target
+  (learn.microsoft.com/azure/private-link/rbac-permissions).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from facts.aks_rbac import data_action
+from facts.arm import ARM_TYPES, EXTENSION_TYPES, RESOURCE_GROUP, UnknownArmType, arm_type, resource_id
+
+AKS = "Microsoft.ContainerService/managedClusters"
+USER_CREDENTIALS = f"{AKS}/listClusterUserCredential/action"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+# What an invoke needs: getClientConfig reads only the caller's own token.
+INVOKE_ACTIONS: dict[str, str | None] = {
+    "azure-native:authorization:getClientConfig": None,
+    "azure-native:containerservice:listManagedClusterUserCredentials": USER_CREDENTIALS,
+}
+
+# Linked access checks: a reference to a resource of the key type needs this action on it.
+LINKED_ACTIONS: dict[str, str] = {
+    "Microsoft.Network/virtualNetworks/subnets": "join/action",
+    "Microsoft.Network/networkSecurityGroups": "join/action",
+    "Microsoft.Network/routeTables": "join/action",
+    "Microsoft.Network/natGateways": "join/action",
+    "Microsoft.Network/publicIPAddresses": "join/action",
+    "Microsoft.Network/privateDnsZones": "join/action",
+    "Microsoft.ManagedIdentity/userAssignedIdentities": "assign/action",
+}
+# Where the referencing type decides the action instead.
+LINKED_ACTIONS_BY_REFERRER: dict[tuple[str, str], str] = {
+    ("Microsoft.Network/virtualNetworks/virtualNetworkPeerings", "Microsoft.Network/virtualNetworks"): "peer/action",
+    ("Microsoft.Network/privateDnsZones/virtualNetworkLinks", "Microsoft.Network/virtualNetworks"): "join/action",
+}
+# Inputs that name the resource an extension resource or a child lives on, not a link.
+NOT_LINKS = frozenset({"scope", "resourceUri", "id"})
+
+_ARM_ID = re.compile(r"(?i)^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/([^/]+)/(.+)$")
+
+
+@dataclass(frozen=True)
+class Operation:
+    action: str
+    # The resource ID (or scope) Azure evaluates the action at.
+    scope: str
+    # Whose request it is: the resource (type and logical name) or call that needs it.
+    needed_by: str
+    data: bool = False
+    # Attributes a role-assignment condition sees (`RoleDefinitionId`, `PrincipalType`).
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    def attribute(self, name: str) -> str | None:
+        return dict(self.attributes).get(name)
+
+
+@dataclass(frozen=True)
+class RoleDefinition:
+    name: str
+    id: str
+    actions: tuple[str, ...] = ()
+    not_actions: tuple[str, ...] = ()
+    data_actions: tuple[str, ...] = ()
+    not_data_actions: tuple[str, ...] = ()
+
+    def allows(self, action: str, data: bool) -> bool:
+        allowed, denied = (
+            (self.data_actions, self.not_data_actions) if data else (self.actions, self.not_actions)
+        )
+        return any(matches(p, action) for p in allowed) and not any(matches(p, action) for p in denied)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A role-assignment delegation condition, as the attribute sets it allows.
+
+    Only the two shapes the bootstrap writes are modelled: which role definitions, and which
+    principal types, a `roleAssignments/write` or `/delete` may name.
+    """
+
+    role_definition_ids: frozenset[str] | None = None
+    principal_types: frozenset[str] | None = None
+
+    def admits(self, operation: Operation) -> bool:
+        if not operation.action.lower().startswith("microsoft.authorization/roleassignments/"):
+            return True
+        role = (operation.attribute("RoleDefinitionId") or "").lower()
+        if self.role_definition_ids is not None and role not in self.role_definition_ids:
+            return False
+        principal_type = operation.attribute("PrincipalType")
+        if self.principal_types is not None and operation.action.lower().endswith("/write"):
+            return principal_type is not None and principal_type.lower() in self.principal_types
+        return True
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One role assignment of an identity: a role at a scope, perhaps with a condition."""
+
+    role: RoleDefinition
+    scope: str
+    condition: Condition | None = None
+    why: str = ""
+
+    def covers(self, operation: Operation) -> bool:
+        return (
+            in_scope(operation.scope, self.scope)
+            and self.role.allows(operation.action, operation.data)
+            and (self.condition is None or self.condition.admits(operation))
+        )
+
+
+@dataclass(frozen=True)
+class Denial:
+    identity: str
+    operation: Operation
+
+    def __str__(self) -> str:
+        kind = "data action" if self.operation.data else "action"
+        return (
+            f"{self.identity} may not {self.operation.action} ({kind}) at {self.operation.scope}, "
+            f"which {self.operation.needed_by} needs"
+        )
+
+
+def matches(pattern: str, action: str) -> bool:
+    """Azure's action matching: case-insensitive, `*` any characters (slashes included)."""
+    return fnmatch.fnmatchcase(action.lower(), pattern.lower().replace("[", "[[]"))
+
+
+def in_scope(scope: str, granted_at: str) -> bool:
+    """Whether a role assigned at `granted_at` applies at `scope` (the scope or below it)."""
+    scope, granted_at = scope.lower().rstrip("/"), granted_at.lower().rstrip("/")
+    return granted_at in ("", "/") or scope == granted_at or scope.startswith(granted_at + "/")
+
+
+def check(identity: str, grants: Sequence[Grant], operations: Iterable[Operation]) -> list[Denial]:
+    """Every operation none of the identity's grants allows."""
+    return [Denial(identity, op) for op in operations if not any(g.covers(op) for g in grants)]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a plan does
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Backend:
+    """The Pulumi state container and the secrets key of one environment (scripts/bootstrap)."""
+
+    state_container_id: str
+    secrets_key_id: str
+
+
+@dataclass
+class PlanView:
+    """The parts of a captured plan the model reads (duck-typed: offline.engine.Plan works)."""
+
+    resources: Sequence[Any]
+    calls: Sequence[Any]
+    subscription: str
+    clusters_by_provider: dict[str, str] = field(default_factory=dict)
+    # Explicit azure-native providers (another subscription, e.g. the hub's) by URN.
+    subscriptions_by_provider: dict[str, str] = field(default_factory=dict)
+
+    def subscription_of(self, resource: Any) -> str:
+        return self.subscriptions_by_provider.get(_provider_ref_urn(resource.provider), self.subscription)
+
+
+def view(plan: Any, subscription: str) -> PlanView:
+    """Index a captured plan: which cluster each Kubernetes provider reaches."""
+    cluster_ids = {
+        r.inputs.get("resourceName"): resource_id(r.type, r.name, r.inputs, subscription)
+        for r in plan.resources
+        if r.type == "azure-native:containerservice:ManagedCluster"
+    }
+    providers, subscriptions = {}, {}
+    for r in plan.resources:
+        if r.type == "pulumi:providers:azure-native" and r.inputs.get("subscriptionId"):
+            subscriptions[r.urn] = r.inputs["subscriptionId"]
+        if r.type == "pulumi:providers:kubernetes":
+            cluster = cluster_ids.get(r.inputs.get("clusterIdentifier"))
+            if cluster is None:
+                raise LookupError(f"Kubernetes provider {r.name} names no cluster of this plan (clusterIdentifier)")
+            providers[r.urn] = cluster
+    return PlanView(plan.resources, plan.calls, subscription, providers, subscriptions)
+
+
+def _arm_ids(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if _ARM_ID.match(value):
+            yield value
+    elif isinstance(value, Mapping):
+        for key, inner in value.items():
+            if key not in NOT_LINKS:
+                yield from _arm_ids(inner)
+            elif isinstance(inner, Mapping):  # {"id": ...} objects are links, plain ids are not
+                yield from _arm_ids(inner)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            yield from _arm_ids(inner)
+
+
+def type_of_id(arm_id: str) -> str:
+    """`.../providers/Microsoft.Network/virtualNetworks/v/subnets/s` -> `Microsoft.Network/virtualNetworks/subnets`."""
+    match = _ARM_ID.match(arm_id)
+    if not match:
+        raise ValueError(f"not a resource ID: {arm_id}")
+    parts = match.group(2).split("/")
+    return "/".join([match.group(1), *parts[0::2]])
+
+
+def _linked(resource_type: str, references: Iterable[str], needed_by: str) -> Iterator[Operation]:
+    for reference in sorted(set(references)):
+        referenced = type_of_id(reference)
+        action = LINKED_ACTIONS_BY_REFERRER.get((resource_type, referenced)) or LINKED_ACTIONS.get(referenced)
+        if action:
+            yield Operation(f"{referenced}/{action}", reference, needed_by)
+
+
+def _provider_ref_urn(reference: str) -> str:
+    return reference.rsplit("::", 1)[0] if reference else ""
+
+
+def kubernetes_resource(token: str) -> tuple[str, str, bool]:
+    """`kubernetes:networking.k8s.io/v1:NetworkPolicy` -> ("networking.k8s.io", "networkpolicies", patch?)."""
+    _, group_version, kind = token.split(":", 2)
+    group = group_version.rsplit("/", 1)[0] if "/" in group_version else ""
+    group = "" if group == "core" else group
+    patch = kind.endswith("Patch")
+    kind = kind.removesuffix("Patch").lower()
+    if kind.endswith("y"):
+        plural = kind[:-1] + "ies"
+    elif kind.endswith("s"):
+        plural = kind + "es"
+    else:
+        plural = kind + "s"
+    return group, plural, patch
+
+
+def kubernetes_action(group: str, plural: str, verb: str) -> str:
+    return data_action(group, plural, verb)
+
+
+def _kubernetes_scope(cluster_id: str, namespace: str | None) -> str:
+    return f"{cluster_id}/namespaces/{namespace}" if namespace else cluster_id
+
+
+def _in_cluster(view_: PlanView, r: Any) -> tuple[str, str | None]:
+    cluster = view_.clusters_by_provider.get(_provider_ref_urn(r.provider))
+    if cluster is None:
+        raise LookupError(f"{r.type} {r.name} reaches no cluster of this plan through its provider")
+    metadata = r.inputs.get("metadata") or {}
+    namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    return cluster, namespace or r.inputs.get("namespace")
+
+
+def _role_assignment_attributes(inputs: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    role = str(inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1]
+    principal_type = inputs.get("principalType")
+    return (("RoleDefinitionId", role),) + ((("PrincipalType", str(principal_type)),) if principal_type else ())
+
+
+def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterator[Operation]:
+    """The operations of one registered resource for the given verbs (read, write, delete)."""
+    needed_by = f"{r.type} {r.name}"
+    if r.type.startswith("azure-native:"):
+        try:
+            kind = arm_type(r.type)
+        except UnknownArmType as error:
+            raise UnknownArmType(f"{error} (needed by {needed_by})") from None
+        at = resource_id(r.type, r.name, r.inputs, view_.subscription_of(r))
+        attributes = _role_assignment_attributes(r.inputs) if r.type.endswith(":RoleAssignment") else ()
+        for verb in verbs:
+            yield Operation(f"{kind}/{verb}", at, needed_by, attributes=attributes)
+        if "write" in verbs:
+            yield from _linked(kind, _arm_ids(r.inputs), needed_by)
+            if r.type == "azure-native:network:PrivateEndpoint":
+                for connection in r.inputs.get("privateLinkServiceConnections") or []:
+                    target = connection.get("privateLinkServiceId", "")
+                    if _ARM_ID.match(target):
+                        yield Operation(
+                            f"{type_of_id(target)}/privateEndpointConnectionsApproval/action", target, needed_by
+                        )
+    elif r.type.startswith("kubernetes:") and not r.type.startswith("pulumi:"):
+        cluster, namespace = _in_cluster(view_, r)
+        if r.type == HELM_RELEASE:
+            # A release installs whatever its chart renders (CRDs, cluster roles, webhooks)
+            # and keeps its record in Secrets of its namespace.
+            scope = _kubernetes_scope(cluster, namespace)
+            for verb in verbs:
+                yield Operation(kubernetes_action("", "secrets", verb), scope, needed_by, data=True)
+            if "write" in verbs:
+                yield Operation(f"{AKS}/*", cluster, f"{needed_by} (every kind its chart renders)", data=True)
+            return
+        group, plural, patch = kubernetes_resource(r.type)
+        scope = _kubernetes_scope(cluster, namespace)
+        for verb in verbs:
+            if patch and verb == "delete":
+                continue  # a patch removes only its own fields: an update
+            yield Operation(kubernetes_action(group, plural, verb), scope, needed_by, data=True)
+
+
+def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
+    if call.is_read:
+        cluster = view_.clusters_by_provider.get(_provider_ref_urn(call.provider))
+        if cluster is None:
+            raise LookupError(f"read of {call.token} {call.resource_id} reaches no cluster of this plan")
+        namespace, _, _ = str(call.resource_id).rpartition("/")
+        group, plural, _ = kubernetes_resource(call.token)
+        yield Operation(
+            kubernetes_action(group, plural, "read"),
+            _kubernetes_scope(cluster, namespace or None),
+            f"read of {call.token} {call.resource_id}",
+            data=True,
+        )
+        return
+    if call.token not in INVOKE_ACTIONS:
+        raise UnknownArmType(f"no permission is recorded for invoke {call.token}; add it to planning/permissions.py")
+    action = INVOKE_ACTIONS[call.token]
+    if action is None:
+        return
+    if call.token == "azure-native:containerservice:listManagedClusterUserCredentials":
+        at = (
+            f"/subscriptions/{view_.subscription}/resourceGroups/{call.args.get('resourceGroupName')}"
+            f"/providers/{AKS}/{call.args.get('resourceName')}"
+        )
+        yield Operation(action, at, f"invoke {call.token}")
+
+
+def backend_operations(backend: Backend, *, write: bool) -> Iterator[Operation]:
+    """Reading (and for `up`, writing) the state, and decrypting (encrypting) its secrets."""
+    blobs = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
+    verbs = ("read", "write", "delete") if write else ("read",)
+    for verb in verbs:
+        yield Operation(f"{blobs}/{verb}", backend.state_container_id, "the Pulumi state", data=True)
+    keys = "Microsoft.KeyVault/vaults/keys"
+    for verb in ("decrypt", "encrypt") if write else ("decrypt",):
+        yield Operation(f"{keys}/{verb}/action", backend.secrets_key_id, "the stack's secrets", data=True)
+
+
+def deploy_operations(view_: PlanView, backend: Backend | None = None) -> list[Operation]:
+    """Everything `pulumi up` (creates, updates, replacements) and `pulumi destroy` do."""
+    operations: list[Operation] = []
+    for r in view_.resources:
+        if r.custom and not r.type.startswith("pulumi:providers:"):
+            operations.extend(resource_operations(view_, r, ("read", "write", "delete")))
+    for call in view_.calls:
+        operations.extend(call_operations(view_, call))
+    if backend is not None:
+        operations.extend(backend_operations(backend, write=True))
+    return _unique(operations)
+
+
+def refresh_operations(view_: PlanView, backend: Backend | None = None) -> list[Operation]:
+    """What `pulumi preview --refresh` reads: every resource, every call, the state."""
+    operations: list[Operation] = []
+    for r in view_.resources:
+        if r.custom and not r.type.startswith("pulumi:providers:"):
+            operations.extend(resource_operations(view_, r, ("read",)))
+    for call in view_.calls:
+        operations.extend(call_operations(view_, call))
+    if backend is not None:
+        operations.extend(backend_operations(backend, write=False))
+    return _unique(operations)
+
+
+def _unique(operations: list[Operation]) -> list[Operation]:
+    seen: dict[tuple[str, str, bool, tuple], Operation] = {}
+    for op in operations:
+        seen.setdefault((op.action.lower(), op.scope.lower(), op.data, op.attributes), op)
+    return list(seen.values())
+
+
+def known_types() -> set[str]:
+    """Every azure-native token the model (and the offline engine) knows."""
+    return {RESOURCE_GROUP, *ARM_TYPES, *EXTENSION_TYPES}

@@ -1,0 +1,33 @@
+"""Print what scripts/bootstrap grants an environment's deploy and plan identities, as the
+README's permissions table, from the same model the tests check every stack against.
+
+    venv/bin/python scripts/permissions.py [--stack prod]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from offline.identities import environment_identities, markdown_table  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="prod", help="stack whose environment to show (default prod)")
+    args = parser.parse_args(argv)
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{args.stack}.yaml").read_text())["config"]
+    environment = config["platform:environment"]
+    plan_identity = (config.get("platform:entra") or {}).get("planIdentity")
+    print(markdown_table(environment_identities(args.stack, environment, plan_identity)), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
