@@ -208,12 +208,22 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
     ("workload-identity-narrow-scope", "a grant on a resource group",
      lambda p: changed(p, grant_of(p, "workloads-trainer"), path="scope",
                        value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/resourceGroups/rg-ailab-prod-eus2-data")),
-    ("workload-identity-narrow-scope", "a grant at the tenant root",
-     lambda p: changed(p, grant_of(p, "workloads-trainer"), path="scope", value="/")),
-    ("workload-identity-no-privileged-roles", "Contributor",
+    # A workload's grant at the tenant root also breaks role-assignments-not-privileged, which
+    # holds every principal to below subscription scope (its own case: a control-plane grant).
+    ("role-assignments-not-privileged", "Contributor for a workload identity",
      lambda p: changed(p, grant_of(p, "workloads-trainer"), path="roleDefinitionId",
                        value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
                              "roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c")),
+    ("role-assignments-not-privileged", "Owner for a kubelet",
+     lambda p: changed(p, "aks-eus2-kubelet-pulls", path="roleDefinitionId",
+                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
+                             "roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635")),
+    ("role-assignments-not-privileged", "a control-plane grant on the subscription",
+     lambda p: changed(p, "aks-eus2-control-plane-operates-kubelet", path="scope",
+                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77")),
+    ("policy-assignment-allowed-definitions", "a definition the platform does not assign",
+     lambda p: changed(p, "admission-eus2-pod-security", path="policyDefinitionId",
+                       value="/providers/Microsoft.Authorization/policyDefinitions/0a15ec92-a229-4763-bb14-0ea34a568f8d")),
     ("federated-credential-trusted-issuer", "a foreign issuer",
      lambda p: changed(changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com"),
                        "workloads-trainer-eus2", property_dependencies={})),

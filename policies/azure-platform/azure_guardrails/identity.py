@@ -61,12 +61,58 @@ def role_scope(args, report):
                    f"({lookup(grant.props, 'scope')}); scope it to the one resource it needs.", grant.urn)
 
 
-def no_privileged_roles(args, report):
-    for grant, identity in _workload_grants(args.resources):
-        role = str(lookup(grant.props, "roleDefinitionId") or "").rsplit("/", 1)[-1].lower()
-        if role in PRIVILEGED_ROLES:
-            report(f"{grant.name} gives workload identity {identity.name} the {PRIVILEGED_ROLES[role]} role.",
-                   grant.urn)
+POLICY_ASSIGNMENT = "azure-native:authorization:PolicyAssignment"
+# The built-in pod security initiatives the platform assigns on its clusters (Azure/azure-policy
+# policySetDefinitions/Kubernetes; components/admission.py assigns them).
+POD_SECURITY_INITIATIVES = (
+    "/providers/Microsoft.Authorization/policySetDefinitions/a8640138-9b0a-4a28-b8cb-1666c838647d",
+    "/providers/Microsoft.Authorization/policySetDefinitions/42b8ef37-b724-4e24-bbc8-7a7708edfe00",
+)
+ALLOWED_DEFINITIONS_SCHEMA = {
+    "allowedDefinitions": {"type": "array", "items": {"type": "string"}, "default": list(POD_SECURITY_INITIATIVES)},
+}
+
+
+def _is_cluster(scope: str) -> bool:
+    parts = [p.lower() for p in scope.strip("/").split("/")]
+    return len(parts) == 8 and parts[4:7] == ["providers", "microsoft.containerservice", "managedclusters"]
+
+
+def allowed_policy_assignments(args, report):
+    allowed = {d.lower() for d in args.get_config().get("allowedDefinitions", POD_SECURITY_INITIATIVES)}
+    for resource in args.resources:
+        if resource.resource_type != POLICY_ASSIGNMENT:
+            continue
+        definition = str(lookup(resource.props, "policyDefinitionId") or "")
+        scope = str(lookup(resource.props, "scope") or "")
+        if definition.lower() not in allowed:
+            report(f"{resource.name} assigns {definition}, which is not a definition the platform means to "
+                   "assign (allowedDefinitions).", resource.urn)
+        if scope and not _is_cluster(scope):
+            report(f"{resource.name} assigns policy at {scope}; the deploy identity assigns policy on "
+                   "the platform's clusters only.", resource.urn)
+
+
+def _is_capacity_reservation(scope: str) -> bool:
+    return "/providers/microsoft.compute/capacityreservationgroups/" in scope.lower()
+
+
+def no_privilege_escalation(args, report):
+    """Any principal: kubelets, control planes, groups, workload identities."""
+    workloads = {resource.urn for resource, _ in _workload_grants(args.resources)}
+    for resource in args.resources:
+        if resource.resource_type != ROLE_ASSIGNMENT:
+            continue
+        role = str(lookup(resource.props, "roleDefinitionId") or "").rsplit("/", 1)[-1].lower()
+        scope = str(lookup(resource.props, "scope") or "/")
+        name = PRIVILEGED_ROLES.get(role)
+        reservation = name == "Contributor" and _is_capacity_reservation(scope) and resource.urn not in workloads
+        if name and not reservation:
+            report(f"{resource.name} grants {name} at {scope}; the platform grants no administrative role "
+                   "(Contributor only on a capacity reservation group, which AKS requires).", resource.urn)
+        breadth = broad_scope(scope)
+        if breadth in ("tenant root", "management group", "subscription"):
+            report(f"{resource.name} assigns a role at {breadth} scope ({scope}).", resource.urn)
 
 
 TRUSTED_ISSUERS_SCHEMA = {
@@ -90,20 +136,32 @@ def issuer_in_stack(args, report):
 
 POLICIES = [
     stack_policy(
+        "policy-assignment-allowed-definitions",
+        "Azure Policy assignments assign only the definitions the platform means to, on its clusters.",
+        allowed_policy_assignments,
+        severity=Severity.HIGH,
+        remediation="The deploy identity may write any policy assignment in its subscription (a custom role: "
+                    "conditions cannot narrow policy assignments), so this review is what keeps it to the "
+                    "pod security initiatives; add a definition to allowedDefinitions with a review.",
+        config=ALLOWED_DEFINITIONS_SCHEMA,
+    ),
+    stack_policy(
+        "role-assignments-not-privileged",
+        "No principal (cluster, kubelet, workload identity or group) gets Owner, User Access "
+        "Administrator, role administration or Contributor, nor any role at subscription, management "
+        "group or tenant scope.",
+        no_privilege_escalation,
+        severity=Severity.CRITICAL,
+        remediation="Grant the narrowest built-in role on the one resource the principal needs; Contributor "
+                    "only for a cluster identity on a GPU pool's capacity reservation group.",
+    ),
+    stack_policy(
         "workload-identity-narrow-scope",
         "Workload identities hold no role at subscription, management group or resource group scope.",
         role_scope,
         severity=Severity.HIGH,
         remediation="Grant the role on the one resource (storage container, vault secret, registry, event hub) "
                     "the workload uses; planning/roles.py builds such scopes.",
-    ),
-    stack_policy(
-        "workload-identity-no-privileged-roles",
-        "Workload identities never hold Owner, Contributor or role-administration roles.",
-        no_privileged_roles,
-        severity=Severity.CRITICAL,
-        remediation="Use a data-plane role (Storage Blob Data Reader, Key Vault Secrets User, AcrPull, "
-                    "Azure Event Hubs Data Receiver, ...) instead.",
     ),
     stack_policy(
         "federated-credential-trusted-issuer",
