@@ -10,39 +10,60 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from facts.vm_sizes import VM_SIZES, VmSize
+
 
 @dataclass(frozen=True)
 class GpuVmSize:
+    """What a GPU size means to the platform; vCPUs, memory, GPUs and disks are facts/vm_sizes.py."""
+
     vm_size: str
     gpu_model: str  # short name used in labels and plans: "A100", "H100", ...
-    gpus: int  # physical GPUs per VM
     gpu_memory_gb: int  # per GPU
-    vcpus: int
-    memory_gib: int
-    temp_disk_gib: int  # the local temporary disk, which holds an ephemeral OS disk
     mig: bool  # supports Multi-Instance GPU partitioning (gpuInstanceProfile)
     infiniband: bool  # RDMA over InfiniBand between VMs (needs the Network Operator)
+
+    @property
+    def facts(self) -> VmSize:
+        return VM_SIZES[self.vm_size]
+
+    @property
+    def gpus(self) -> int:  # physical GPUs per VM
+        return self.facts.gpus
+
+    @property
+    def vcpus(self) -> int:
+        return self.facts.vcpus
+
+    @property
+    def memory_gib(self) -> int:
+        return self.facts.memory_gib
+
+    @property
+    def temp_disk_gib(self) -> int:
+        """The largest ephemeral OS disk the size holds."""
+        return self.facts.ephemeral_os_disk_gib
 
 
 GPU_VM_SIZES: dict[str, GpuVmSize] = {
     size.vm_size: size
     for size in (
         # NC A100 v4: PCIe A100 80 GB, no InfiniBand; inference and fine-tuning.
-        GpuVmSize("Standard_NC24ads_A100_v4", "A100", 1, 80, 24, 220, 64, mig=True, infiniband=False),
-        GpuVmSize("Standard_NC48ads_A100_v4", "A100", 2, 80, 48, 440, 128, mig=True, infiniband=False),
-        GpuVmSize("Standard_NC96ads_A100_v4", "A100", 4, 80, 96, 880, 256, mig=True, infiniband=False),
+        GpuVmSize("Standard_NC24ads_A100_v4", "A100", 80, mig=True, infiniband=False),
+        GpuVmSize("Standard_NC48ads_A100_v4", "A100", 80, mig=True, infiniband=False),
+        GpuVmSize("Standard_NC96ads_A100_v4", "A100", 80, mig=True, infiniband=False),
         # NC H100 v5: H100 NVL 94 GB, no InfiniBand.
-        GpuVmSize("Standard_NC40ads_H100_v5", "H100", 1, 94, 40, 320, 3576, mig=True, infiniband=False),
-        GpuVmSize("Standard_NC80adis_H100_v5", "H100", 2, 94, 80, 640, 7152, mig=True, infiniband=False),
+        GpuVmSize("Standard_NC40ads_H100_v5", "H100", 94, mig=True, infiniband=False),
+        GpuVmSize("Standard_NC80adis_H100_v5", "H100", 94, mig=True, infiniband=False),
         # ND A100 v4 / ND H100 v5 / ND H200 v5: 8 SXM GPUs with NVLink and one InfiniBand
         # link per GPU; the training sizes.
-        GpuVmSize("Standard_ND96asr_v4", "A100", 8, 40, 96, 900, 6000, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 8, 80, 96, 1900, 6400, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 8, 80, 96, 1900, 28000, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 8, 141, 96, 1850, 1024, mig=True, infiniband=True),
+        GpuVmSize("Standard_ND96asr_v4", "A100", 40, mig=True, infiniband=True),
+        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 80, mig=True, infiniband=True),
+        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 80, mig=True, infiniband=True),
+        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 141, mig=True, infiniband=True),
         # NCasT4_v3: T4 16 GB; cheap inference and CI, no MIG.
-        GpuVmSize("Standard_NC4as_T4_v3", "T4", 1, 16, 4, 28, 176, mig=False, infiniband=False),
-        GpuVmSize("Standard_NC64as_T4_v3", "T4", 4, 16, 64, 440, 2816, mig=False, infiniband=False),
+        GpuVmSize("Standard_NC4as_T4_v3", "T4", 16, mig=False, infiniband=False),
+        GpuVmSize("Standard_NC64as_T4_v3", "T4", 16, mig=False, infiniband=False),
     )
 }
 

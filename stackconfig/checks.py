@@ -11,6 +11,16 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import Iterator
 
+from facts import aks_versions, arm_tags
+from facts.azure_regions import REGIONS
+from facts.kubernetes_syntax import label_value_problem, qualified_name_problem, reserved_label_problem, taint_problem
+from facts.vm_sizes import (
+    GPU_POOL_MIN_OS_DISK_GIB,
+    SYSTEM_POOL_MIN_MEMORY_GIB,
+    SYSTEM_POOL_MIN_VCPUS,
+    VM_SIZES,
+    known_sizes as known_vm_sizes,
+)
 from planning import addressing, capacity, cluster_traffic, limits, sandbox
 from planning import egress as egress_plan
 from planning.addressing import NamedRange
@@ -52,6 +62,113 @@ def check_tags(config: PlatformConfig) -> Iterator[ConfigProblem]:
         yield ConfigProblem(
             key("tags", "environment"), "is set from platform:environment; remove it here"
         )
+
+
+def check_tag_rules(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """ARM's tag rules, on the platform's tags as every resource gets them (facts/arm_tags.py)."""
+    for name, value in config.tags.items():
+        for reason in arm_tags.tag_problems(name, value):
+            yield ConfigProblem(key("tags", name), reason)
+    # The platform adds environment, managed-by and (on cluster resources) cluster.
+    total = len(set(config.tags) | {"environment", "managed-by", "cluster"})
+    if total > arm_tags.MAX_TAGS_PRIVATE_DNS:
+        yield ConfigProblem(
+            key("tags"),
+            f"{total} tags with the platform's own; private DNS zones and their links take at most "
+            f"{arm_tags.MAX_TAGS_PRIVATE_DNS}",
+        )
+
+
+def check_azure_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Regions, zones and Kubernetes versions Azure and AKS actually offer (facts/)."""
+    known = ", ".join(sorted(REGIONS))
+    for region in config.network.regions:
+        if region not in REGIONS:
+            yield ConfigProblem(key("network", "regions", region), f"{region} is not an Azure region (known: {known})")
+    for name, cluster in config.clusters.items():
+        region = REGIONS.get(cluster.region)
+        if region is None:
+            yield ConfigProblem(key("clusters", name, "region"), f"{cluster.region} is not an Azure region (known: {known})")
+        elif not region.zones and cluster.zones:
+            yield ConfigProblem(
+                key("clusters", name, "zones"),
+                f"{cluster.region} has no availability zones; choose a region with zones (the platform spreads pools over zones)",
+            )
+        version = cluster.kubernetes_version
+        if version is not None:
+            minor = aks_versions.minor_of(version)
+            if minor not in aks_versions.KNOWN_MINORS:
+                yield ConfigProblem(key("clusters", name, "kubernetesVersion"), f"AKS never offered Kubernetes {minor}")
+            elif minor not in aks_versions.SUPPORTED_MINORS:
+                yield ConfigProblem(
+                    key("clusters", name, "kubernetesVersion"),
+                    f"Kubernetes {minor} is not a minor AKS supports (GA on {aks_versions.TAKEN_ON}: "
+                    f"{', '.join(aks_versions.SUPPORTED_MINORS)}; refresh with az aks get-versions and facts/aks_versions.py)",
+                )
+
+
+def _pools_with_kafka(config: PlatformConfig, name: str):
+    cluster = config.clusters[name]
+    pools = [(pool.key, pool.kind, pool.pool) for pool in capacity.cluster_pools(name, cluster)]
+    if name in config.kafka_clusters():
+        pools += [(key("kafka", "strimzi", "nodePool"), "kafka", pool) for pool in kafka_plan.kafka_node_pools(config).values()][:1]
+    return pools
+
+
+def check_vm_sizes(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Every pool's size exists in the catalogue and suits its pool (facts/vm_sizes.py)."""
+    for name in config.clusters:
+        for pool_key, kind, pool in _pools_with_kafka(config, name):
+            size = VM_SIZES.get(pool.vm_size)
+            if size is None:
+                yield ConfigProblem(
+                    f"{pool_key}.vmSize", f"{pool.vm_size} is not a VM size the platform knows; known sizes: {known_vm_sizes()}"
+                )
+                continue
+            if kind != "gpu" and size.gpus:
+                yield ConfigProblem(
+                    f"{pool_key}.vmSize",
+                    f"{pool.vm_size} is a GPU size: declare it under gpuPools, which taints, labels and queues GPU nodes",
+                )
+            if kind == "system" and (
+                size.vcpus < SYSTEM_POOL_MIN_VCPUS or size.memory_gib < SYSTEM_POOL_MIN_MEMORY_GIB or size.burstable
+            ):
+                yield ConfigProblem(
+                    f"{pool_key}.vmSize",
+                    f"{pool.vm_size} is too small for an AKS system pool (at least {SYSTEM_POOL_MIN_VCPUS} vCPUs and "
+                    f"{SYSTEM_POOL_MIN_MEMORY_GIB} GiB, no B-series)",
+                )
+            if kind == "kafka" and not size.premium_storage:
+                yield ConfigProblem(f"{pool_key}.vmSize", f"{pool.vm_size} takes no Premium SSDs, which Kafka's volumes are")
+            if pool.os_disk_type == "Ephemeral":
+                room = size.ephemeral_os_disk_gib
+                if room == 0:
+                    yield ConfigProblem(
+                        f"{pool_key}.osDiskType",
+                        f"{pool.vm_size} has no temporary or cache disk to hold an ephemeral OS disk; use Managed",
+                    )
+                elif pool.os_disk_size_gb > room:
+                    yield ConfigProblem(
+                        f"{pool_key}.osDiskSizeGB",
+                        f"{pool.os_disk_size_gb} GB does not fit {pool.vm_size}'s {room} GiB "
+                        f"{'cache' if size.cache_gib else 'temporary'} disk, which holds an ephemeral OS disk; "
+                        "lower it or use osDiskType Managed",
+                    )
+            if kind == "gpu" and pool.os_disk_size_gb < GPU_POOL_MIN_OS_DISK_GIB:
+                yield ConfigProblem(
+                    f"{pool_key}.osDiskSizeGB",
+                    f"{pool.os_disk_size_gb} GB is too small for GPU nodes (CUDA images of several GB, the driver "
+                    f"container): at least {GPU_POOL_MIN_OS_DISK_GIB}; on a size whose temporary disk is smaller, "
+                    "use osDiskType Managed",
+                )
+            for label, value in pool.labels.items():
+                for reason in (reserved_label_problem(label), qualified_name_problem(label), label_value_problem(value)):
+                    if reason:
+                        yield ConfigProblem(f"{pool_key}.labels", reason)
+            for taint in pool.taints:
+                reason = taint_problem(taint)
+                if reason:
+                    yield ConfigProblem(f"{pool_key}.taints", reason)
 
 
 def check_regions(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -251,12 +368,6 @@ def check_gpu_pools(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     f"{pool_key}.maxSurge",
                     f"{pool.max_surge} of a GPU pool needs that much spare GPU quota during upgrades; "
                     f'use a node count (e.g. "1") or at most {MAX_GPU_SURGE_PERCENT}%',
-                )
-            if pool.os_disk_type == "Ephemeral" and pool.os_disk_size_gb > size.temp_disk_gib:
-                yield ConfigProblem(
-                    f"{pool_key}.osDiskSizeGB",
-                    f"{pool.os_disk_size_gb} GB does not fit {pool.vm_size}'s {size.temp_disk_gib} GiB "
-                    "temporary disk, which holds an ephemeral OS disk; lower it or use osDiskType Managed",
                 )
             for taint in pool.taints:
                 if taint_key(taint) in (taint_key(cluster.gpu.taint), taint_key(SPOT_TAINT)):
@@ -770,6 +881,9 @@ def check_key_vault_grants(config: PlatformConfig) -> Iterator[ConfigProblem]:
 
 
 CHECKS = (
+    check_tag_rules,
+    check_azure_names,
+    check_vm_sizes,
     check_tags,
     check_regions,
     check_address_overlaps,

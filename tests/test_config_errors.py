@@ -196,7 +196,8 @@ CASES = {
             "/providers/Microsoft.Compute/capacityReservationGroups/crg-a100"),
         "platform:clusters.eus2.gpuPools.a100spot.capacityReservationGroupId", "cannot draw from a capacity reservation"),
     "ephemeral OS disk larger than the temp disk": (
-        "dev", set_in("clusters.eus2.gpuPools.a100spot.osDiskSizeGB", 128),
+        "dev", set_in("clusters.eus2.gpuPools.a100spot", {"vmSize": "Standard_NC24ads_A100_v4", "purpose": "batch",
+                                                           "maxCount": 4, "osDiskType": "Ephemeral", "osDiskSizeGB": 128}),
         "platform:clusters.eus2.gpuPools.a100spot.osDiskSizeGB", "64 GiB temporary disk"),
     "GPU pool named like a CPU pool": (
         "dev", set_in("clusters.eus2.gpuPools.cpu", {"vmSize": "Standard_NC4as_T4_v3", "purpose": "batch", "maxCount": 1}),

@@ -302,3 +302,31 @@ def test_the_readme_permissions_table_is_generated_from_the_model(identities):
     readme = (ROOT / "README.md").read_text()
     table = bootstrap.markdown_table(identities["prod"])
     assert table in readme, "README is out of date: run `venv/bin/python scripts/permissions.py` and paste its output"
+
+
+def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_identity(plans, identities):
+    """The mechanism that lets a read-only identity preview new and changed Kubernetes objects.
+
+    pulumi-kubernetes previews a create with a server-side dry-run POST and an update with a GET
+    and a dry-run PATCH; Kubernetes authorizes a dry run exactly like the real request
+    (kubernetes.io/docs/reference/using-api/api-concepts/#dry-run-authorization). On 403 the
+    provider previews the inputs client-side instead of failing: provider/pkg/provider/provider.go
+    at v4.32.0, Create `if apierrors.IsForbidden(awaitErr)` and Update `if req.GetPreview() &&
+    apierrors.IsForbidden(awaitErr)` (pulumi-kubernetes #2419, #2522). So: the pinned provider is
+    at least that version, it applies server-side, and the plan identity is refused every
+    in-cluster write (a clean 403) while it may read every kind it refreshes.
+    """
+    pins = dict(
+        line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line
+    )
+    assert tuple(int(part) for part in pins["pulumi-kubernetes"].split(".")) >= (4, 32, 0)
+    ids = identities["prod"]
+    plan = plans["prod"]
+    for provider in plan.of_type("pulumi:providers:kubernetes"):
+        assert provider.inputs.get("enableServerSideApply") in (True, "true")
+    grants = planner_grants("prod", plan, ids)
+    in_cluster = [
+        op for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID))
+        if op.data and op.action.startswith(AKS) and not op.action.endswith("/read")
+    ]
+    assert in_cluster and all(check(ids.planner, grants, [op]) for op in in_cluster)
