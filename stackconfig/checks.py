@@ -12,6 +12,7 @@ from ipaddress import IPv4Network
 from typing import Iterator
 
 from facts import aks_versions, arm_tags
+from facts.azure_endpoints import opened_domain
 from facts.azure_regions import REGIONS
 from facts.kubernetes_syntax import label_value_problem, qualified_name_problem, reserved_label_problem, taint_problem
 from facts.vm_sizes import (
@@ -465,6 +466,13 @@ def check_egress(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 where,
                 f"{fqdn} opens the public registry {registry}; images come through the platform's "
                 "registry (add a cache rule under platform:registry.cacheRules)",
+            )
+        tenant_domain = opened_domain(fqdn)
+        if tenant_domain:
+            yield ConfigProblem(
+                where,
+                f"{fqdn} opens every tenant's {tenant_domain} endpoints, a way for data around the private "
+                "data plane; name the one host, or reach the service through a private endpoint",
             )
 
 

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any, Mapping
 
 import pulumi
 from pydantic import ValidationError
 
 from stackconfig.checks import ConfigProblem, find_problems
+from stackconfig.credentials import WHERE_SECRETS_BELONG, decoded, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
+from stackconfig.yaml_scalars import ambiguous_scalars
+
+# Config namespaces a stack file may use: the program's and its providers'. Anything else (a
+# misspelt `platfrom:protect`) would be read by nothing.
+KNOWN_NAMESPACES = (NAMESPACE, "azure-native", "kubernetes", "pulumi")
+_ADDRESS = re.compile(r"^[0-9./]+$")
 
 
 class ConfigError(pulumi.RunError):
@@ -26,16 +35,6 @@ class ConfigError(pulumi.RunError):
         )
 
 
-def _decode(value: Any) -> Any:
-    """Pulumi hands structured config values to programs as JSON text."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
     problems = []
     for detail in error.errors():
@@ -47,30 +46,94 @@ def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
             reason = "is required"
         elif detail["type"] == "literal_error":
             reason = f"{detail['input']!r} is not allowed: {reason[0].lower()}{reason[1:]}"
+        elif detail["type"] in ("int_type", "bool_type", "float_type", "string_type") and isinstance(
+            detail["input"], (bool, int, float, str)
+        ):
+            wanted = {"int_type": "a whole number", "bool_type": "true or false", "float_type": "a number",
+                      "string_type": "text (quote it)"}[detail["type"]]
+            reason = f"{json.dumps(detail['input'])} is not {wanted}; numbers and booleans are never converted"
         elif detail["type"].startswith("ip_") or "pattern" in detail["type"]:
             reason = f"{detail['input']!r} is not valid: {reason[0].lower()}{reason[1:]}"
+        elif detail["type"] == "value_error" and isinstance(detail["input"], str) and _ADDRESS.match(detail["input"]):
+            reason = f"{detail['input']!r} is not valid: {reason.removeprefix('Value error, ')}"
         elif detail["type"] == "value_error":
             reason = reason.removeprefix("Value error, ")
         problems.append(ConfigProblem(key(*location) if location else f"{NAMESPACE}:", reason))
     return problems
 
 
-def parse_platform_config(raw: Mapping[str, Any]) -> PlatformConfig:
+def _top_level_scalar(name: str, value: Any) -> Any:
+    """The CLI hands top-level scalars over as text; read booleans and numbers as JSON, only
+    where the model wants one (a `prefix: "123"` stays text)."""
+    field = next((f for n, f in PlatformConfig.model_fields.items() if (f.alias or n) == name), None)
+    if field is not None and field.annotation in (bool, int) and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return decoded(value)
+
+
+def _namespace_problems(raw: Mapping[str, Any]) -> list[ConfigProblem]:
+    problems = []
+    for name in raw:
+        namespace = name.split(":", 1)[0] if ":" in name else NAMESPACE
+        if namespace not in KNOWN_NAMESPACES:
+            problems.append(
+                ConfigProblem(name, f"nothing reads the {namespace}: namespace (known: {', '.join(KNOWN_NAMESPACES)}); "
+                                    "is it a misspelt platform: key?")
+            )
+    return problems
+
+
+def parse_platform_config(
+    raw: Mapping[str, Any], *, stack: str | None = None, stack_file: Path | None = None
+) -> PlatformConfig:
     """Validate `platform:` config given as {"platform:network": <json or value>, ...}.
 
-    Keys of other namespaces (e.g. `azure-native:location`) are not ours and are ignored.
-    Raises ConfigError listing every problem.
+    Keys of the providers' namespaces (e.g. `azure-native:location`) are not ours and pass;
+    any other namespace is a problem. `stack` must name the environment (prod, or prod-<x>);
+    `stack_file`, when given, is checked for values YAML would convert. Raises ConfigError
+    listing every problem; no message repeats a value that looks like a credential.
     """
     prefix = f"{NAMESPACE}:"
-    section = {k[len(prefix) :]: _decode(v) for k, v in raw.items() if k.startswith(prefix)}
+    section = {k[len(prefix):]: _top_level_scalar(k[len(prefix):], v) for k, v in raw.items() if k.startswith(prefix)}
+    problems = _namespace_problems(raw)
+    if stack_file is not None and stack_file.exists():
+        problems += [ConfigProblem(where, reason) for where, reason in ambiguous_scalars(stack_file.read_text())]
+    credentials = find_credentials(section)
+    hidden = {where for where, _, _ in credentials}
+    problems += [ConfigProblem(where, f"looks like {kind}; {WHERE_SECRETS_BELONG}") for where, kind, _ in credentials]
+    config = None
     try:
-        config = PlatformConfig.model_validate(section)
+        config = PlatformConfig.model_validate_json(json.dumps(section), strict=True)
     except ValidationError as error:
-        raise ConfigError(sorted(set(_pydantic_problems(error)))) from None
-    problems = find_problems(config)
+        problems += [
+            p for p in _pydantic_problems(error)
+            if not any(p.key == h or p.key.startswith(h + ".") or p.key.startswith(h + "[") for h in hidden)
+        ]
+    if config is not None:
+        problems += find_problems(config)
+    if config is not None and stack is not None and stack != config.environment and not stack.startswith(
+        f"{config.environment}-"
+    ):
+        problems.append(
+            ConfigProblem(key("environment"), f"{config.environment} in stack {stack}: a stack deploys its own "
+                                              "environment (prod, or a prod-<name> variant of it)")
+        )
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(_redacted(sorted(set(problems)), [value for _, _, value in credentials]))
     return config
+
+
+def _redacted(problems: list[ConfigProblem], secrets: list[str]) -> list[ConfigProblem]:
+    result = []
+    for problem in problems:
+        reason = problem.reason
+        for secret in secrets:
+            reason = reason.replace(secret, "<redacted>")
+        result.append(ConfigProblem(problem.key, reason))
+    return result
 
 
 def current_stack_config() -> dict[str, Any]:
@@ -82,6 +145,16 @@ def current_stack_config() -> dict[str, Any]:
     return merged
 
 
+def stack_file_of(stack: str, project_dir: Path | None = None) -> Path:
+    """The stack file the CLI read (Pulumi.yaml's stackConfigDir), relative to the project."""
+    import yaml
+
+    root = project_dir or Path.cwd()
+    settings = yaml.safe_load((root / "Pulumi.yaml").read_text()) if (root / "Pulumi.yaml").exists() else {}
+    return root / (settings or {}).get("stackConfigDir", ".") / f"Pulumi.{stack}.yaml"
+
+
 def load_environment() -> PlatformConfig:
     """The validated config of the stack being deployed."""
-    return parse_platform_config(current_stack_config())
+    stack = pulumi.get_stack()
+    return parse_platform_config(current_stack_config(), stack=stack, stack_file=stack_file_of(stack))

@@ -42,6 +42,19 @@ Uuid = Annotated[
         pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     ),
 ]
+
+
+def _unique(values: list) -> list:
+    seen = set()
+    for value in values:
+        if str(value).lower() in seen:
+            raise ValueError(f"lists {value} twice; name each once (a second grant of the same name stops a deploy midway)")
+        seen.add(str(value).lower())
+    return values
+
+
+# Group object IDs: each becomes role assignments named after it, so a repeat is a duplicate URN.
+UuidList = Annotated[list[Uuid], AfterValidator(_unique)]
 # Azure region names as ARM spells them: eastus2, southcentralus, swedencentral.
 RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z]+[0-9]*$", max_length=24)]
 # Keys that become parts of resource names: short, lowercase, DNS-safe.
@@ -114,7 +127,7 @@ class EntraConfig(Model):
     """Entra ID integration shared by every cluster of the environment."""
 
     # Members of these groups are cluster admins (Azure Kubernetes Service RBAC Cluster Admin).
-    admin_group_object_ids: list[Uuid] = Field(default_factory=list)
+    admin_group_object_ids: UuidList = Field(default_factory=list)
     # Tenant of the admin groups; defaults to the tenant of the identity running the deploy.
     tenant_id: Optional[Uuid] = None
     # How the exported kubeconfig logs in through kubelogin. Both are non-interactive:
@@ -292,7 +305,7 @@ class AutoscalerProfileConfig(Model):
     scale_down_delay_after_add: Duration = "10m"
     scale_down_unneeded_time: Duration = "10m"
     scale_down_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
-    max_graceful_termination_sec: int = Field(default=600, ge=0)
+    max_graceful_termination_sec: int = Field(default=600, ge=0, le=86_400)
     max_node_provision_time: Duration = "15m"
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = False
@@ -305,8 +318,9 @@ class PoolSettings(Model):
     """Settings every node pool has: the system pool, CPU pools and GPU pools."""
 
     vm_size: VmSize
-    min_count: int = Field(ge=0)
-    max_count: int = Field(ge=1)
+    # Sanity bounds; AKS's own 1,000 nodes per pool is checked with the capacity plan.
+    min_count: int = Field(ge=0, le=100_000)
+    max_count: int = Field(ge=1, le=100_000)
     max_pods: int = Field(default=110, ge=10, le=250)
     max_surge: MaxSurge = "10%"
     os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
@@ -326,8 +340,8 @@ class PoolConfig(PoolSettings):
 class SystemPoolConfig(PoolConfig):
     """The inline system pool; it always carries the CriticalAddonsOnly taint."""
 
-    min_count: int = Field(default=3, ge=1)
-    max_count: int = Field(default=6, ge=1)
+    min_count: int = Field(default=3, ge=1, le=100_000)
+    max_count: int = Field(default=6, ge=1, le=100_000)
 
 
 class NodePoolConfig(PoolConfig):
@@ -341,7 +355,7 @@ class GpuPoolConfig(PoolSettings):
     # Read by policies and Kueue: training (gang-scheduled, InfiniBand), batch, inference.
     purpose: Literal["training", "batch", "inference"]
     # Scale to zero when idle; the autoscaler owns the node count between the bounds.
-    min_count: int = Field(default=0, ge=0)
+    min_count: int = Field(default=0, ge=0, le=100_000)
     # GPU capacity is scarce: surge one node at a time, never a percentage of the fleet.
     max_surge: MaxSurge = "1"
     # Spot VMs: evicted (deleted) when Azure needs the capacity back, at any price up to on-demand.
@@ -351,7 +365,7 @@ class GpuPoolConfig(PoolSettings):
     # Reserved capacity to draw nodes from (Microsoft.Compute/capacityReservationGroups).
     capacity_reservation_group_id: Optional[CapacityReservationGroupId] = None
     # GPUs (or MIG slices) of this pool each team may use through Kueue: {team: count}.
-    quotas: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=dict)
+    quotas: dict[str, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(default_factory=dict)
 
 
 class GpuSettings(Model):
@@ -375,7 +389,7 @@ class SandboxPoolConfig(PoolSettings):
     `kata-vm-isolation` RuntimeClass (an admission policy enforces it) and tolerate it.
     """
 
-    min_count: int = Field(default=0, ge=0)
+    min_count: int = Field(default=0, ge=0, le=100_000)
     max_surge: MaxSurge = "1"
 
 
@@ -406,9 +420,9 @@ class ClusterConfig(Model):
 
 class TeamConfig(Model):
     # Writers: Azure Kubernetes Service RBAC Writer on each of the team's namespaces.
-    entra_group_object_ids: list[Uuid] = Field(min_length=1)
+    entra_group_object_ids: UuidList = Field(min_length=1)
     # Readers: Azure Kubernetes Service RBAC Reader on each of the team's namespaces.
-    reader_group_object_ids: list[Uuid] = Field(default_factory=list)
+    reader_group_object_ids: UuidList = Field(default_factory=list)
     namespaces: list[NamespaceName] = Field(min_length=1)
     # HTTPS destinations the team's namespaces may reach (package mirrors, model hubs): the
     # firewall allows them, and a Cilium FQDN policy lets only these namespaces out to them.
@@ -520,7 +534,7 @@ class KeyVaultConfig(Model):
     soft_delete_retention_days: int = Field(default=90, ge=7, le=90)
     # Groups that create and rotate secrets (Key Vault Secrets Officer on this vault); the
     # program itself never holds a secret value.
-    secrets_officer_group_object_ids: list[Uuid] = Field(default_factory=list)
+    secrets_officer_group_object_ids: UuidList = Field(default_factory=list)
 
 
 class CacheRuleConfig(Model):
@@ -559,11 +573,11 @@ class KafkaTopicConfig(Model):
     name: TopicName
     partitions: int = Field(ge=1, le=10_000)
     # Copies of each partition (Strimzi). Event Hubs replicates on its own and ignores it.
-    replication_factor: int = Field(default=3, ge=1)
+    replication_factor: int = Field(default=3, ge=1, le=100)
     # Writes with acks=all fail unless this many copies have them (Strimzi; ignored by Event Hubs).
-    min_in_sync_replicas: int = Field(default=2, ge=1)
+    min_in_sync_replicas: int = Field(default=2, ge=1, le=100)
     # How long records are kept (cleanupPolicy delete) or tombstones are (compact).
-    retention_hours: int = Field(default=168, ge=1)
+    retention_hours: int = Field(default=168, ge=1, le=87_600)
     cleanup_policy: Literal["delete", "compact"] = "delete"
 
 

@@ -293,7 +293,7 @@ def test_an_overlay_pod_cidr_full_to_the_last_block_passes_and_one_node_more_is_
 def test_quota_equal_to_capacity_passes_and_one_gpu_more_is_rejected():
     section = big_cluster_section()
     with_gpu_pool(section, "a100", 10, vmSize="Standard_NC24ads_A100_v4", migProfile="MIG3g",
-                  osDiskSizeGB=64, quotas={"research": 15, "inference": 5})  # 10 nodes x 2 slices
+                  osDiskType="Managed", quotas={"research": 15, "inference": 5})  # 10 nodes x 2 slices
     assert not problem_keys(section)
     section["clusters"]["eus2"]["gpuPools"]["a100"]["quotas"]["inference"] = 6
     assert "platform:clusters.eus2.gpuPools.a100.quotas" in problem_keys(section)
@@ -302,7 +302,7 @@ def test_quota_equal_to_capacity_passes_and_one_gpu_more_is_rejected():
 def test_summary_line_counts_clusters_nodes_and_gpus_by_model():
     section = copy.deepcopy(big_cluster_section())
     with_gpu_pool(section, "h100", 100)
-    with_gpu_pool(section, "a100", 10, vmSize="Standard_NC24ads_A100_v4", osDiskSizeGB=64)
+    with_gpu_pool(section, "a100", 10, vmSize="Standard_NC24ads_A100_v4", osDiskType="Managed")
     summary = capacity.plan_capacity(config_of(section)).summary()
     system, cpu = section["clusters"]["eus2"]["systemPool"]["maxCount"], section["clusters"]["eus2"]["nodePools"]["cpu"]["maxCount"]
     assert summary == f"clusters 1 · max nodes {system + cpu + 110:,} · GPU nodes 110 · GPUs 10 A100, 800 H100"

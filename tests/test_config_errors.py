@@ -300,7 +300,110 @@ CASES = {
     "bad central DNS zone group": (
         "prod", set_in("network.hub.privateDnsZonesResourceGroupId", "rg-hub-dns"),
         "platform:network.hub.privateDnsZonesResourceGroupId", "not valid"),
+    # What Azure accepts (facts/): names, sizes, versions, tags, labels.
+    "a region that does not exist": (
+        "dev", set_in("clusters.eus2.region", "eastus9"), "platform:clusters.eus2.region", "not an Azure region"),
+    "a VM size that does not exist": (
+        "dev", set_in("clusters.eus2.systemPool.vmSize", "Standard_D5ds_v9"),
+        "platform:clusters.eus2.systemPool.vmSize", "not a VM size the platform knows"),
+    "a VM size too small for a system pool": (
+        "dev", set_in("clusters.eus2.systemPool.vmSize", "Standard_D2ds_v5"),
+        "platform:clusters.eus2.systemPool.vmSize", "too small for an AKS system pool"),
+    "a burstable system pool": (
+        "dev", set_in("clusters.eus2.systemPool.vmSize", "Standard_B4ms"),
+        "platform:clusters.eus2.systemPool.vmSize", "too small for an AKS system pool"),
+    "a GPU size in a CPU pool": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.vmSize", "Standard_NC24ads_A100_v4"),
+        "platform:clusters.eus2.nodePools.cpu.vmSize", "is a GPU size", "gpuPools"),
+    "a GPU size in the system pool": (
+        "dev", set_in("clusters.eus2.systemPool.vmSize", "Standard_NC4as_T4_v3"),
+        "platform:clusters.eus2.systemPool.vmSize", "is a GPU size"),
+    "an ephemeral OS disk on a size without a local disk": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.vmSize", "Standard_E16s_v5"),
+        "platform:clusters.eus2.nodePools.cpu.osDiskType", "no temporary or cache disk"),
+    "an ephemeral OS disk larger than the cache disk": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.vmSize", "Standard_D4s_v3"),
+        "platform:clusters.eus2.nodePools.cpu.osDiskSizeGB", "100 GiB cache disk"),
+    "a GPU OS disk too small for CUDA images": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.osDiskSizeGB", 64),
+        "platform:clusters.eus2.gpuPools.a100spot.osDiskSizeGB", "at least 128"),
+    "a Kubernetes version AKS never offered": (
+        "dev", set_in("clusters.eus2.kubernetesVersion", "1.99"),
+        "platform:clusters.eus2.kubernetesVersion", "AKS never offered Kubernetes 1.99"),
+    "a retired Kubernetes minor": (
+        "dev", set_in("clusters.eus2.kubernetesVersion", "1.31"),
+        "platform:clusters.eus2.kubernetesVersion", "not a minor AKS supports", "az aks get-versions"),
+    "a tag name ARM refuses": (
+        "dev", set_in("tags.cost/center", "x"), "platform:tags.cost/center", "cannot contain /"),
+    "a tag name Azure reserves": (
+        "dev", set_in("tags.azure-owner", "x"), "platform:tags.azure-owner", "reserved for Azure"),
+    "a tag value too long": (
+        "dev", set_in("tags.owner", "x" * 257), "platform:tags.owner", "at most 256 characters"),
+    "more tags than private DNS zones take": (
+        "dev", lambda v: v["platform:tags"].update({f"t{i}": "x" for i in range(11)}),
+        "platform:tags", "at most 15"),
+    "a node label Kubernetes refuses": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.labels", {"team/research!": "yes"}),
+        "platform:clusters.eus2.nodePools.cpu.labels", "the name must be"),
+    "a node label value Kubernetes refuses": (
+        "dev", set_in("clusters.eus2.nodePools.cpu.labels", {"team": "research team"}),
+        "platform:clusters.eus2.nodePools.cpu.labels", "label values"),
+    "a node label under AKS's prefix": (
+        "dev", set_in("clusters.eus2.gpuPools.a100spot.labels", {"kubernetes.azure.com/mode": "training"}),
+        "platform:clusters.eus2.gpuPools.a100spot.labels", "AKS reserves the kubernetes.azure.com/ prefix"),
+    # What a new user gets wrong in a stack file.
+    "a misspelt namespace": (
+        "dev", lambda v: v.__setitem__("platfrom:protect", True), "platfrom:protect", "misspelt platform: key"),
+    "an environment that is not the stack's": (
+        "prod", set_in("environment", "staging"), "platform:environment", "staging in stack prod"),
+    "a boolean where a number belongs": (
+        "dev", set_in("clusters.eus2.systemPool.maxCount", True),
+        "platform:clusters.eus2.systemPool.maxCount", "true is not a whole number"),
+    "a number where a boolean belongs": (
+        "dev", set_in("protect", 1), "platform:protect", "1 is not true or false"),
+    "an admin group listed twice": (
+        "dev", set_in("entra.adminGroupObjectIds", ["3f1c2a4e-8b7d-4c1a-9e2f-5a6b7c8d9e01"] * 2),
+        "platform:entra.adminGroupObjectIds", "twice"),
+    "a team group listed twice": (
+        "dev", set_in("teams.research.entraGroupObjectIds", ["6b8e2d1f-4a3c-4e5b-8d7f-1c2b3a4d5e02",
+                                                             "6B8E2D1F-4A3C-4E5B-8D7F-1C2B3A4D5E02"]),
+        "platform:teams.research.entraGroupObjectIds", "twice"),
+    "a wildcard over every tenant's storage": (
+        "dev", set_in("teams.research.egressFqdns", ["*.blob.core.windows.net"]),
+        "platform:teams.research.egressFqdns[0]", "every tenant's blob.core.windows.net"),
+    "a wildcard over every tenant's vaults, on the firewall": (
+        "prod", set_in("network.egress.firewall.allowedFqdns", ["*.azure.net"]),
+        "platform:network.egress.firewall.allowedFqdns[0]", "every tenant's"),
+    "an absurd termination grace period": (
+        "dev", set_in("clusters.eus2.autoscaler.maxGracefulTerminationSec", 10**30),
+        "platform:clusters.eus2.autoscaler.maxGracefulTerminationSec", "less than or equal to"),
+    "an absurd retention": (
+        "staging", lambda v: v["platform:kafka"]["topics"][0].__setitem__("retentionHours", 10**30),
+        "platform:kafka.topics[0].retentionHours", "less than or equal to"),
 }
+
+# Values that look like credentials: refused with the key and where secrets belong, never echoed.
+STORAGE_KEY = "Zm9v" * 21 + "YQ=="  # 86 base64 characters and ==
+CLIENT_SECRET = "abc8Q~" + "x" * 34
+CREDENTIALS = {
+    "a connection string in a tag": ("tags.note", "DefaultEndpointsProtocol=https;AccountName=st;AccountKey=" + STORAGE_KEY,
+                                     "tags.note", "a connection string"),
+    "a storage key as a label": ("clusters.eus2.nodePools.cpu.labels", {"key": STORAGE_KEY},
+                                 "clusters.eus2.nodePools.cpu.labels.key", "a storage account key"),
+    "a client secret as a prefix": ("prefix", CLIENT_SECRET, "prefix", "an Entra ID client secret"),
+    "a SAS token in an egress host": ("teams.research.egressFqdns",
+                                      ["st.blob.core.windows.net/?sv=2024-01-01&se=2030&sig=" + "A" * 43 + "%3D"],
+                                      "teams.research.egressFqdns[0]", "a SAS token"),
+}
+
+
+@pytest.mark.parametrize("case", CREDENTIALS.values(), ids=CREDENTIALS.keys())
+def test_a_credential_anywhere_is_refused_and_never_echoed(case):
+    path, value, where, kind = case
+    secret = value if isinstance(value, str) else (value[0] if isinstance(value, list) else next(iter(value.values())))
+    message = expect_problem("dev", set_in(path, value), f"platform:{where}", f"looks like {kind}", "Key Vault")
+    assert secret not in message
+    assert secret[:20] not in message
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
@@ -343,6 +446,26 @@ def test_one_message_lists_every_problem_sorted_by_key():
         "platform:network.dnsServiceIP",
     ]
     assert message.startswith("The stack configuration has 3 problems; nothing was deployed")
+
+
+def test_yaml_values_readers_disagree_on_are_refused_with_their_key(tmp_path):
+    """`maxCount: yes` is 1 to YAML 1.1, `0777` is 511, `prefix: yes` the text "true": the stack
+    file itself is read, so the real `pulumi up` refuses them too."""
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.dev.yaml"
+    text = stack_file.read_text()
+    text = text.replace("platform:prefix: ailab", "platform:prefix: yes")
+    text = text.replace("          maxCount: 4\n", "          maxCount: 0777\n", 1)
+    assert text.count("yes") >= 1 and "0777" in text
+    stack_file.write_text(text)
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev"], cwd=project, capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    output = result.stdout + result.stderr
+    assert "platform:prefix: yes is a boolean to some YAML readers" in output
+    assert "platform:clusters.eus2.gpuPools.a100spot.maxCount: 0777 is read differently" in output
+    assert "Traceback" not in output
 
 
 def test_preview_cli_reports_bad_config_without_a_traceback(tmp_path):
