@@ -24,6 +24,7 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, monitor, resources
+import pulumiverse_time as time
 
 from components.groups import resource_group
 from components.observability import send_logs
@@ -55,6 +56,7 @@ PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 # so the preview names the replacement explicitly.
 POOL_REPLACED_BY = ["vmSize", "gpuInstanceProfile", "scaleSetPriority", "workloadRuntime"]
 SANDBOX_POOL_NAME = "sandbox"
+GRANT_PROPAGATION = "120s"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,15 @@ class AksClusterArgs:
     fleet_managed: bool = False
     # The dedicated Kafka pools (one per zone), on clusters that host Strimzi Kafka (planning.kafka).
     kafka_pools: dict[str, NodePoolConfig] = field(default_factory=dict)
+    # What must exist before AKS looks for it: the link of the API server's private DNS zone to
+    # this cluster's VNet (AKS links a bring-your-own zone itself unless a link exists, and a
+    # zone takes one link per VNet: Azure/AKS#2711, #4841; private-clusters.md's own example
+    # creates the link before the cluster).
+    network_ready: list[pulumi.Resource] = field(default_factory=list)
+    # The public addresses this cluster's nodes egress from: a public API server must allow
+    # them, or nodes cannot join (AKS adds only its own load balancer's outbound IP:
+    # learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
+    egress_ips: list[pulumi.Input[str]] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -239,6 +250,19 @@ class AksCluster(pulumi.ComponentResource):
         for i, reservation in enumerate(reservations):
             grants.append(grant(f"uses-reservation-{i}", "Contributor", reservation, reservation.lower()))
 
+        # Azure's authorization sees a new role assignment only once Entra ID has replicated it;
+        # until then AKS refuses the cluster (LinkedAuthorizationFailed on a subnet,
+        # CustomPrivateDNSZoneMissingPermissionError on the zone), and pulumi-azure-native does
+        # not retry those (it retries 408, 429 and 5xx). Wait once after the grants are made
+        # (again only if one is replaced), as Azure's own templates wait after role assignments
+        # (Azure/AKS-Construction: 30 s; learn.microsoft.com/azure/aks/use-managed-identity:
+        # permissions "can take time to propagate").
+        settled = time.Sleep(
+            f"{name}-grants-propagate",
+            create_duration=GRANT_PROPAGATION,
+            triggers={f"grant-{i}": grant.id for i, grant in enumerate(grants)},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=grants),
+        )
         cluster = aks.ManagedCluster(
             f"{name}-aks",
             resource_name_=naming.cluster(key),
@@ -306,7 +330,7 @@ class AksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.protect,
-                depends_on=grants,
+                depends_on=[*grants, settled, *args.network_ready],
                 ignore_changes=self._ignored_cluster_changes(args),
             ),
         )
@@ -449,7 +473,11 @@ class AksCluster(pulumi.ComponentResource):
             enable_private_cluster_public_fqdn=False if api.private else None,
             enable_vnet_integration=api.vnet_integration,
             subnet_id=args.subnets.api_server_subnet_id if api.vnet_integration else None,
-            authorized_ip_ranges=[str(r) for r in api.authorized_ip_ranges] or None,
+            authorized_ip_ranges=pulumi.Output.all(*args.egress_ips).apply(
+                lambda ips: [str(r) for r in api.authorized_ip_ranges] + [f"{ip}/32" for ip in ips]
+            )
+            if api.authorized_ip_ranges
+            else None,
         )
 
     @staticmethod

@@ -156,5 +156,7 @@ class EgressFirewall(pulumi.ComponentResource):
             parent=self,
         )
         self.private_ip = firewall.ip_configurations.apply(lambda configs: configs[0].private_ip_address)
+        # Where the region's nodes reach the internet (and a public API server) from.
+        self.public_ip = public_ip.ip_address
         self.policy_id = policy.id
         self.register_outputs({"privateIp": self.private_ip, "policyId": policy.id})

@@ -102,6 +102,8 @@ class RegionalNetwork(pulumi.ComponentResource):
 
         self.subnet_ids: dict[str, pulumi.Output[str]] = {}
         self.firewall: EgressFirewall | None = None
+        # The public addresses the region's nodes reach the internet from (NAT or firewall).
+        self.egress_ips: list[pulumi.Output[str]] = []
         previous: pulumi.Resource | None = None
         for spec in (spec for spec in args.subnets if spec.firewall):
             previous = self._subnet(name, args, group, vnet, spec, None, None, previous)
@@ -122,6 +124,7 @@ class RegionalNetwork(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            self.egress_ips = [self.firewall.public_ip]
             # Nothing else writes to the VNet while the firewall deploys (minutes).
             previous = self.firewall
         nat_gateway, route_table = self._egress(name, args, group)
@@ -224,6 +227,7 @@ class RegionalNetwork(pulumi.ComponentResource):
             )
             for i in range(1, args.nat_public_ip_count + 1)
         ]
+        self.egress_ips = [ip.ip_address for ip in public_ips]
         nat_gateway = network.NatGateway(
             f"{name}-nat",
             nat_gateway_name=naming.regional("ng", region),

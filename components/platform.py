@@ -281,6 +281,12 @@ class Platform(pulumi.ComponentResource):
                     registry_id=registry.registry_id,
                     fleet_managed=config.has_fleet,
                     kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
+                    egress_ips=list(regional.egress_ips),
+                    network_ready=[
+                        link for (zone, vnet), link in dns.links.items()
+                        if cluster.api_server.private and zone == api_server_zone(cluster.region)
+                        and vnet == naming.regional("vnet", cluster.region)
+                    ],
                     tags={**tags, "cluster": key},
                 ),
                 opts=child,

@@ -43,13 +43,16 @@ class PrivateDnsArgs:
 
 
 class PrivateDns(pulumi.ComponentResource):
-    """Outputs: `zone_ids[zone name]`."""
+    """Outputs: `zone_ids[zone name]`, `links[(zone name, VNet name)]`."""
 
     zone_ids: dict[str, pulumi.Input[str]]
+    # (zone name, VNet name) -> its link.
+    links: dict[tuple[str, str], pulumi.Resource]
 
     def __init__(self, name: str, args: PrivateDnsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:network:PrivateDns", name, None, opts)
         self.zone_ids = {}
+        self.links = {}
         if args.central:
             group_name: pulumi.Input[str] = args.central.resource_group_id.rstrip("/").rsplit("/", 1)[-1]
             link_opts = pulumi.ResourceOptions(parent=self, provider=args.central.provider)
@@ -74,7 +77,7 @@ class PrivateDns(pulumi.ComponentResource):
                 )
                 zone_id, zone_ref = zone.id, zone.name
             for vnet_name, vnet_id in args.vnet_ids.items():
-                privatedns.VirtualNetworkLink(
+                self.links[(zone_name, vnet_name)] = privatedns.VirtualNetworkLink(
                     f"{name}-{zone_name}-{vnet_name}",
                     # Named after the VNet: unique in a zone that several environments share.
                     virtual_network_link_name=f"link-{vnet_name}",

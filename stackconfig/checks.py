@@ -525,8 +525,15 @@ def check_api_servers(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 ranges_key,
                 "is required for a public API server (an empty list would open it to the internet)",
             )
-        if len(api.authorized_ip_ranges) > limits.MAX_AUTHORIZED_IP_RANGES:
-            yield ConfigProblem(ranges_key, f"AKS takes at most {limits.MAX_AUTHORIZED_IP_RANGES} ranges")
+        # The program adds the region's egress addresses (its NAT gateway's or firewall's): nodes
+        # reach a public API server from them (learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
+        egress_ips = 1 if config.network.egress.outbound_type == "userDefinedRouting" else config.network.egress.nat_gateway.public_ip_count
+        if not api.private and len(api.authorized_ip_ranges) + egress_ips > limits.MAX_AUTHORIZED_IP_RANGES:
+            yield ConfigProblem(
+                ranges_key,
+                f"AKS takes at most {limits.MAX_AUTHORIZED_IP_RANGES} ranges, with the {egress_ips} egress "
+                "address(es) the platform adds",
+            )
         for i, ip_range in enumerate(api.authorized_ip_ranges):
             if ip_range.prefixlen < limits.MIN_AUTHORIZED_IP_PREFIX:
                 yield ConfigProblem(

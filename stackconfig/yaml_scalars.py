@@ -18,7 +18,7 @@ from stackconfig.keys import NAMESPACE, key
 
 _BOOLEAN_WORDS = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
 _OTHER_NUMBERS = re.compile(
-    r"^[-+]?(0[0-9_]+|0[oO][0-7_]+|0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*(:[0-5]?[0-9])+|[1-9][0-9]*(_[0-9]+)+)$"
+    r"^[-+]?(0[0-9_]+|0[oO][0-7_]+|0[xX][0-9a-fA-F_]+|0[bB][01_]+|[1-9][0-9_]*(:[0-5]?[0-9])+|[1-9][0-9]*(_[0-9]+)+)$"
 )
 
 

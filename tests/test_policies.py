@@ -224,6 +224,10 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
     ("policy-assignment-allowed-definitions", "a definition the platform does not assign",
      lambda p: changed(p, "admission-eus2-pod-security", path="policyDefinitionId",
                        value="/providers/Microsoft.Authorization/policyDefinitions/0a15ec92-a229-4763-bb14-0ea34a568f8d")),
+    ("subnet-has-nsg", "a node subnet without its NSG",
+     lambda p: changed(p, "net-eastus2-snet-eus2-nodes", path="networkSecurityGroup", value=DELETE)),
+    ("federated-credential-trusted-issuer", "an issuer from a cluster that is not an AKS issuer",
+     lambda p: changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com")),
     ("federated-credential-trusted-issuer", "a foreign issuer",
      lambda p: changed(changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com"),
                        "workloads-trainer-eus2", property_dependencies={})),
@@ -496,10 +500,10 @@ def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
     document["config"]["platform:protect"] = False
     first_cluster = next(iter(document["config"]["platform:clusters"].values()))
     first_cluster["tier"] = "Free"
-    (project / "stacks" / "Pulumi.weakened.yaml").write_text(yaml.safe_dump(document))
+    (project / "stacks" / "Pulumi.prod-weakened.yaml").write_text(yaml.safe_dump(document))
     report = tmp_path / "review.md"
     result = subprocess.run(
-        [sys.executable, "scripts/preview.py", "--stack", "weakened", "--no-tree", "--markdown", str(report)],
+        [sys.executable, "scripts/preview.py", "--stack", "prod-weakened", "--no-tree", "--markdown", str(report)],
         cwd=project, capture_output=True, text=True,
     )
     assert result.returncode == 1, result.stdout + result.stderr
@@ -511,7 +515,7 @@ def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
     assert "- [mandatory]  stateful-resources-protected  (azure-native:storage:StorageAccount: storage-weights)" in out
     assert "- [mandatory]  kafka-resources-protected  (kubernetes:kafka.strimzi.io/v1:Kafka: " in out
     text = report.read_text()
-    assert "| weakened | ❌ fail |" in text and "#### Mandatory violations" in text
+    assert "| prod-weakened | ❌ fail |" in text and "#### Mandatory violations" in text
 
 
 def test_markdown_report_lists_each_stack(plans):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from guardrail import lookup, stack_policy
 from pulumi_policy import Severity
 
@@ -120,15 +122,23 @@ TRUSTED_ISSUERS_SCHEMA = {
 }
 
 
+# What an AKS cluster's OIDC issuer URL looks like: https://<region>.oic.prod-aks.azure.com/<tenant>/<cluster>/
+# (learn.microsoft.com/azure/aks/use-oidc-issuer).
+AKS_ISSUER = re.compile(r"^https://[a-z0-9]+\.oic\.prod-aks\.azure\.com/[0-9a-f-]{36}/[0-9a-f-]{36}/$")
+
+
 def issuer_in_stack(args, report):
     trusted = set(args.get_config().get("trustedIssuers", []))
     for resource in args.resources:
         if resource.resource_type != FEDERATED_CREDENTIAL:
             continue
+        issuer = lookup(resource.props, "issuer")
         clusters = [r for r in resource.property_dependencies.get("issuer", []) if r.resource_type == MANAGED_CLUSTER]
         if clusters:
+            # Taken from a cluster; where the value is known it must look like an AKS issuer.
+            if isinstance(issuer, str) and not AKS_ISSUER.match(issuer) and issuer not in trusted:
+                report(f"{resource.name} trusts {issuer}, which is not an AKS OIDC issuer.", resource.urn)
             continue
-        issuer = lookup(resource.props, "issuer")
         if issuer not in trusted:
             report(f"{resource.name} trusts tokens from {issuer}, which is not the OIDC issuer of a cluster "
                    "in this stack (nor a trustedIssuers entry).", resource.urn)

@@ -133,6 +133,23 @@ TAGS_SCHEMA = {
 }
 
 
+SUBNET = "azure-native:network:Subnet"
+# Subnets Azure refuses a network security group on (learn.microsoft.com/azure/firewall/
+# firewall-faq: "Network Security Groups (NSGs) aren't supported on AzureFirewallSubnet";
+# the VPN/ExpressRoute gateway's GatewaySubnet and Route Server's RouteServerSubnet likewise).
+NSG_NOT_ALLOWED = ("AzureFirewallSubnet", "AzureFirewallManagementSubnet", "GatewaySubnet", "RouteServerSubnet")
+
+
+def subnet_nsg(args, report):
+    if args.resource_type != SUBNET:
+        return
+    name = str(lookup(args.props, "subnetName") or args.name)
+    if name in NSG_NOT_ALLOWED:
+        return
+    if not lookup(args.props, "networkSecurityGroup.id") and lookup(args.props, "networkSecurityGroup") is None:
+        report(f"subnet {name} has no network security group; every subnet Azure allows one on gets one.")
+
+
 def _missing_tags(args) -> list[str]:
     if args.resource_type not in TAGGABLE_TYPES:
         return []
@@ -185,6 +202,15 @@ POLICIES = [
         severity=Severity.HIGH,
         remediation="Give each region its own addressSpace and keep podCidr/serviceCidr outside every VNet "
                     "(platform:network).",
+    ),
+    resource_policy(
+        "subnet-has-nsg",
+        "Every subnet that Azure allows a network security group on has one.",
+        subnet_nsg,
+        severity=Severity.HIGH,
+        remediation="Attach the region's NSG (components/network.py does for every subnet but "
+                    "AzureFirewallSubnet, GatewaySubnet and RouteServerSubnet).",
+        builtin=BuiltIn("e71308d3-144b-4262-b144-efdc3cc90517", "Subnets should be associated with a Network Security Group"),
     ),
     resource_policy(
         "required-tags",
