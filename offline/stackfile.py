@@ -61,7 +61,7 @@ def _replace_secure(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def _as_cli_string(value: Any) -> str:
+def as_cli_string(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value)
     if isinstance(value, bool):
@@ -82,7 +82,7 @@ def read_stack_config(project_dir: Path, stack: str) -> StackConfig:
         # Keys without a namespace belong to the project, as in the CLI.
         full_key = raw_key if ":" in raw_key else f"{project}:{raw_key}"
         value, secret = _replace_secure(raw_value)
-        values[full_key] = _as_cli_string(value)
+        values[full_key] = as_cli_string(value)
         if secret:
             secret_keys.append(full_key)
     return StackConfig(project, stack, values, secret_keys)

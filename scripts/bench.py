@@ -35,7 +35,8 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {SDK_PREFIX
 """
 
 
-REGIONS = ("eastus2", "southcentralus", "westus3", "centralus", "northcentralus",
+# Regions with availability zones (facts/azure_regions.py): every pool spreads over zones.
+REGIONS = ("eastus2", "southcentralus", "westus3", "centralus", "canadacentral",
            "westus2", "eastus", "westeurope", "northeurope", "swedencentral")
 
 
@@ -84,12 +85,13 @@ def synthetic_fleet(clusters: int) -> dict:
 
 def preview_synthetic(clusters: int):
     from offline.engine import run_program
-    from offline.stackfile import StackConfig, read_stack_config
+    from offline.stackfile import StackConfig, as_cli_string, read_stack_config
 
     values = synthetic_fleet(clusters)
-    encoded = {k: json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in values.items()}
+    encoded = {k: as_cli_string(v) for k, v in values.items()}
     base = read_stack_config(ROOT, "prod")
-    plan = run_program(StackConfig(base.project, f"synthetic-{clusters}", encoded, []), ROOT)
+    # A variant of prod, as its name says (the environment must match the stack).
+    plan = run_program(StackConfig(base.project, f"prod-synthetic-{clusters}", encoded, []), ROOT)
     if not plan.ok:
         raise SystemExit(plan.error)
     return plan

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from offline.engine import Plan, preview_stack, run_program  # noqa: E402
-from offline.stackfile import StackConfig, _as_cli_string, read_stack_config  # noqa: E402
+from offline.stackfile import StackConfig, as_cli_string, read_stack_config  # noqa: E402
 
 STACKS = ("dev", "staging", "prod")
 # With the 7,600-GPU-node fleet, for the tests that hold for every stack file.
@@ -45,7 +45,7 @@ def run_with(stack: str, change: Callable[[dict[str, Any]], None]) -> Plan:
     change(values)
     base = read_stack_config(ROOT, stack)
     # As the CLI hands values over: objects and lists as JSON, scalars as text (true, false).
-    encoded = {k: _as_cli_string(v) for k, v in values.items()}
+    encoded = {k: as_cli_string(v) for k, v in values.items()}
     return run_program(StackConfig(base.project, stack, encoded, []), ROOT)
 
 

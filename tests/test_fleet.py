@@ -79,6 +79,8 @@ def test_the_benchmarks_synthetic_fleet_is_a_valid_config():
     from bench import synthetic_fleet
 
     values = synthetic_fleet(50)
-    raw = {k: json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in values.items()}
+    from offline.stackfile import as_cli_string
+
+    raw = {k: as_cli_string(v) for k, v in values.items()}
     capacity = plan_capacity(parse_platform_config(raw))
     assert len(capacity.clusters) == 50 and capacity.gpu_nodes == 50_000

@@ -368,3 +368,63 @@ def test_classic_cni_takes_pods_from_the_pod_subnet():
     assert all(pool["podSubnetID"].endswith("-eus2-pods") for pool in pools)
     pods_subnet = plan.one(SUBNET, "net-eastus2-snet-eus2-pods")
     assert "/natGateways/" in pods_subnet.inputs["natGateway"]["id"]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a first real `pulumi up` would otherwise trip on
+# ---------------------------------------------------------------------------------------------
+def _by_urn(plan):
+    return {r.urn: r for r in plan.resources}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_public_api_servers_let_their_nodes_in(plans, stack):
+    """Nodes reach a public API server from their NAT gateway's (or firewall's) public address,
+    which AKS does not add by itself (api-server-authorized-ip-ranges: only the Standard load
+    balancer's outbound IP is added): each egress address is in the authorized ranges."""
+    plan = plans[stack]
+    egress = {
+        r.urn: r for r in plan.of_type("azure-native:network:PublicIPAddress")
+        if "-nat-pip-" in r.name or r.name.endswith("-egress-pip")
+    }
+    for cluster in clusters(plan):
+        access = cluster.inputs["apiServerAccessProfile"]
+        if access.get("enablePrivateCluster"):
+            continue
+        ranges = access["authorizedIPRanges"]
+        region_ips = [urn for urn in egress if f"net-{cluster.inputs['location']}-" in urn]
+        assert region_ips, f"{cluster.name}: no egress address in {cluster.inputs['location']}"
+        assert "198.51.100.10/32" in ranges  # the offline answer for each public IP
+        assert set(region_ips) <= set(cluster.dependencies), "the ranges are taken from the egress addresses"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_cluster_is_created_after_its_grants_have_had_time_to_propagate(plans, stack):
+    plan = plans[stack]
+    resources = _by_urn(plan)
+    for cluster in clusters(plan):
+        (sleep,) = [resources[u] for u in cluster.dependencies if resources[u].type == "time:index/sleep:Sleep"]
+        assert sleep.inputs["createDuration"] == "120s"
+        grants = [u for u in sleep.dependencies if resources[u].type == "azure-native:authorization:RoleAssignment"]
+        assert grants and set(grants) <= set(cluster.dependencies)
+        # A replaced grant waits again.
+        assert len(sleep.inputs["triggers"]) == len(grants)
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_a_private_cluster_finds_its_api_server_zone_already_linked_to_its_vnet(plans, stack):
+    """AKS links a bring-your-own zone to the cluster's VNet itself unless a link exists, and a
+    zone takes one link per VNet (Azure/AKS#2711, #4841; private-clusters.md creates the link
+    before the cluster): the program's link exists first."""
+    plan = plans[stack]
+    resources = _by_urn(plan)
+    for cluster in clusters(plan):
+        zone = cluster.inputs["apiServerAccessProfile"]["privateDNSZone"].rsplit("/", 1)[-1]
+        vnet_of_cluster = cluster.inputs["agentPoolProfiles"][0]["vnetSubnetID"].split("/subnets/")[0]
+        links = [
+            resources[u] for u in cluster.dependencies
+            if resources[u].type == "azure-native:privatedns:VirtualNetworkLink"
+        ]
+        assert [(link.inputs["privateZoneName"], link.inputs["virtualNetwork"]["id"]) for link in links] == [
+            (zone, vnet_of_cluster)
+        ]
