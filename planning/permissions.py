@@ -214,14 +214,19 @@ def _arm_ids(value: Any) -> Iterator[str]:
         if _ARM_ID.match(value):
             yield value
     elif isinstance(value, Mapping):
-        for key, inner in value.items():
-            if key not in NOT_LINKS:
-                yield from _arm_ids(inner)
-            elif isinstance(inner, Mapping):  # {"id": ...} objects are links, plain ids are not
-                yield from _arm_ids(inner)
+        for inner in value.values():
+            yield from _arm_ids(inner)
     elif isinstance(value, (list, tuple)):
         for inner in value:
             yield from _arm_ids(inner)
+
+
+def _references(inputs: Mapping[str, Any]) -> Iterator[str]:
+    """Resource IDs a resource's inputs name, but for the one it extends or is (top-level
+    `scope`, `resourceUri`, `id`); nested `{"id": ...}` objects are references."""
+    for key, value in inputs.items():
+        if key not in NOT_LINKS:
+            yield from _arm_ids(value)
 
 
 def type_of_id(arm_id: str) -> str:
@@ -297,7 +302,7 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
         for verb in verbs:
             yield Operation(f"{kind}/{verb}", at, needed_by, attributes=attributes)
         if "write" in verbs:
-            yield from _linked(kind, _arm_ids(r.inputs), needed_by)
+            yield from _linked(kind, _references(r.inputs), needed_by)
             if r.type == "azure-native:network:PrivateEndpoint":
                 for connection in r.inputs.get("privateLinkServiceConnections") or []:
                     target = connection.get("privateLinkServiceId", "")

@@ -66,6 +66,8 @@ def _top_level_scalar(name: str, value: Any) -> Any:
     """The CLI hands top-level scalars over as text; read booleans and numbers as JSON, only
     where the model wants one (a `prefix: "123"` stays text)."""
     field = next((f for n, f in PlatformConfig.model_fields.items() if (f.alias or n) == name), None)
+    if field is not None and field.annotation is bool and value in ("True", "False"):
+        return value == "True"  # what `pulumi config set` may store, and the SDK's get_bool reads
     if field is not None and field.annotation in (bool, int) and isinstance(value, str):
         try:
             return json.loads(value)

@@ -18,7 +18,7 @@ from stackconfig.keys import NAMESPACE, key
 
 _BOOLEAN_WORDS = re.compile(r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$")
 _OTHER_NUMBERS = re.compile(
-    r"^[-+]?(0[0-9_]+|0[oO][0-7_]+|0[xX][0-9a-fA-F_]+|0[bB][01_]+|[1-9][0-9_]*(:[0-5]?[0-9])+|[1-9][0-9]*(_[0-9]+)+)$"
+    r"^[-+]?(0[0-9_]+|0[oO][0-7_]+|0[xX][0-9a-fA-F_]+|0[bB][01_]+|[1-9][0-9_]*(:[0-5]?[0-9])+|[1-9][0-9]*(_[0-9]+)+|[0-9]+[eE][-+]?[0-9]+)$"
 )
 
 
@@ -26,8 +26,8 @@ def _reason(text: str) -> str | None:
     if _BOOLEAN_WORDS.match(text):
         return f"{text} is a boolean to some YAML readers and text to others; write true or false, or quote text"
     if _OTHER_NUMBERS.match(text):
-        return (f"{text} is read differently by YAML 1.1 and 1.2 (octal, hexadecimal, base 60 or with "
-                "underscores); write a plain decimal number, or quote text")
+        return (f"{text} is read differently by YAML 1.1 and 1.2 (octal, hexadecimal, base 60, with "
+                "underscores or an exponent without a point); write a plain decimal number, or quote text")
     return None
 
 

@@ -330,3 +330,17 @@ def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_id
         if op.data and op.action.startswith(AKS) and not op.action.endswith("/read")
     ]
     assert in_cluster and all(check(ids.planner, grants, [op]) for op in in_cluster)
+
+
+def test_linked_access_checks_are_part_of_the_model(plans):
+    """ARM checks the resources a request references (join, assign, peer, approval); the spoke's
+    peering needs peer/action on the hub's VNet, which only the hub grant gives."""
+    ops = deploy_operations(view(plans["prod"], OFFLINE_SUBSCRIPTION_ID))
+    linked = {(op.action, op.scope.split("/")[2], op.needed_by.split(" ")[0]) for op in ops}
+    hub = "0b1f6471-1bf0-4dda-aec3-111122223333"
+    assert ("Microsoft.Network/virtualNetworks/peer/action", hub, "azure-native:network:VirtualNetworkPeering") in linked
+    assert ("Microsoft.Network/privateDnsZones/join/action", hub, "azure-native:network:PrivateDnsZoneGroup") in linked
+    assert ("Microsoft.Network/virtualNetworks/subnets/join/action", OFFLINE_SUBSCRIPTION_ID,
+            "azure-native:containerservice:ManagedCluster") in linked
+    assert ("Microsoft.ManagedIdentity/userAssignedIdentities/assign/action", OFFLINE_SUBSCRIPTION_ID,
+            "azure-native:containerservice:ManagedCluster") in linked
