@@ -153,9 +153,10 @@ def read_identities(environment: str, commands: Iterable[list[str]], role_ids: d
                 found.resource_providers.append(namespace)
         elif call[:2] == ["feature", "register"]:
             found.features.append(f"{_option(call, '--namespace')}/{_option(call, '--name')}")
-    by_placeholder = {role.definition.id: role.definition for role in found.custom_roles.values()}
+    # A grant names a custom role by the dry run's placeholder; the plan by the stack's GUID.
+    custom = {role.definition.id: role.definition for role in found.custom_roles.values()}
     for name, role in found.custom_roles.items():
-        by_placeholder[f"<name of {name}>".lower()] = role.definition
+        custom[f"<name of {name}>".lower()] = role.definition
     for call in found.commands:
         if call[:3] != ["role", "assignment", "create"]:
             continue
@@ -163,7 +164,7 @@ def read_identities(environment: str, commands: Iterable[list[str]], role_ids: d
         match = _PLACEHOLDER.match(assignee)
         identity = match.group(2) if match else assignee
         role = _option(call, "--role") or ""
-        definition = built_in(role) or by_placeholder.get(role.lower())
+        definition = built_in(role) or custom.get(role.lower())
         if definition is None:
             raise LookupError(f"bootstrap assigns {role}, which is neither a recorded built-in role nor its own custom role")
         condition_text = _option(call, "--condition")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from facts.aks_rbac import data_action
-from facts.arm import ARM_TYPES, EXTENSION_TYPES, RESOURCE_GROUP, UnknownArmType, arm_type, resource_id
+from facts.arm import UnknownArmType, arm_type, resource_id
 
 AKS = "Microsoft.ContainerService/managedClusters"
 USER_CREDENTIALS = f"{AKS}/listClusterUserCredential/action"
@@ -266,10 +266,6 @@ def kubernetes_resource(token: str) -> tuple[str, str, bool]:
     return group, plural, patch
 
 
-def kubernetes_action(group: str, plural: str, verb: str) -> str:
-    return data_action(group, plural, verb)
-
-
 def _kubernetes_scope(cluster_id: str, namespace: str | None) -> str:
     return f"{cluster_id}/namespaces/{namespace}" if namespace else cluster_id
 
@@ -317,7 +313,7 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
             # and keeps its record in Secrets of its namespace.
             scope = _kubernetes_scope(cluster, namespace)
             for verb in verbs:
-                yield Operation(kubernetes_action("", "secrets", verb), scope, needed_by, data=True)
+                yield Operation(data_action("", "secrets", verb), scope, needed_by, data=True)
             if "write" in verbs:
                 yield Operation(f"{AKS}/*", cluster, f"{needed_by} (every kind its chart renders)", data=True)
             return
@@ -326,7 +322,7 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
         for verb in verbs:
             if patch and verb == "delete":
                 continue  # a patch removes only its own fields: an update
-            yield Operation(kubernetes_action(group, plural, verb), scope, needed_by, data=True)
+            yield Operation(data_action(group, plural, verb), scope, needed_by, data=True)
 
 
 def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
@@ -337,7 +333,7 @@ def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
         namespace, _, _ = str(call.resource_id).rpartition("/")
         group, plural, _ = kubernetes_resource(call.token)
         yield Operation(
-            kubernetes_action(group, plural, "read"),
+            data_action(group, plural, "read"),
             _kubernetes_scope(cluster, namespace or None),
             f"read of {call.token} {call.resource_id}",
             data=True,
@@ -398,8 +394,3 @@ def _unique(operations: list[Operation]) -> list[Operation]:
     for op in operations:
         seen.setdefault((op.action.lower(), op.scope.lower(), op.data, op.attributes), op)
     return list(seen.values())
-
-
-def known_types() -> set[str]:
-    """Every azure-native token the model (and the offline engine) knows."""
-    return {RESOURCE_GROUP, *ARM_TYPES, *EXTENSION_TYPES}

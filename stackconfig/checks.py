@@ -111,8 +111,10 @@ def check_azure_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
 def _pools_with_kafka(config: PlatformConfig, name: str):
     cluster = config.clusters[name]
     pools = [(pool.key, pool.kind, pool.pool) for pool in capacity.cluster_pools(name, cluster)]
-    if name in config.kafka_clusters():
-        pools += [(key("kafka", "strimzi", "nodePool"), "kafka", pool) for pool in kafka_plan.kafka_node_pools(config).values()][:1]
+    kafka_pools = kafka_plan.kafka_node_pools(config)
+    if name in config.kafka_clusters() and kafka_pools:
+        # One pool per zone, all from kafka.strimzi.nodePool: checked once.
+        pools.append((key("kafka", "strimzi", "nodePool"), "kafka", next(iter(kafka_pools.values()))))
     return pools
 
 

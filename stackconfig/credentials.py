@@ -7,7 +7,6 @@ account key and SAS formats). A match names the key and the kind, never the valu
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Iterator, Mapping
 
@@ -57,12 +56,3 @@ def find_credentials(section: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         if kind:
             found.append((key(*path), kind, text))
     return found
-
-
-def decoded(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value

@@ -11,7 +11,7 @@ import pulumi
 from pydantic import ValidationError
 
 from stackconfig.checks import ConfigProblem, find_problems
-from stackconfig.credentials import WHERE_SECRETS_BELONG, decoded, find_credentials
+from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
 from stackconfig.yaml_scalars import ambiguous_scalars
@@ -62,6 +62,16 @@ def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
     return problems
 
 
+def _decode(value: Any) -> Any:
+    """Pulumi hands structured config values to programs as JSON text."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
 def _top_level_scalar(name: str, value: Any) -> Any:
     """The CLI hands top-level scalars over as text; read booleans and numbers as JSON, only
     where the model wants one (a `prefix: "123"` stays text)."""
@@ -73,7 +83,7 @@ def _top_level_scalar(name: str, value: Any) -> Any:
             return json.loads(value)
         except json.JSONDecodeError:
             return value
-    return decoded(value)
+    return _decode(value)
 
 
 def _namespace_problems(raw: Mapping[str, Any]) -> list[ConfigProblem]:
