@@ -6,29 +6,26 @@
   denies.
 - The Azure Policy add-on's built-in pod security initiative, assigned on the cluster as a
   second, independently reported layer (`platform:admission.azurePolicy`), with the
-  platform's privileged namespaces and AKS's own excluded.
+  platform's privileged namespaces and AKS's own excluded. Training namespaces are excluded
+  too and get the baseline initiative's five definitions assigned for them alone, with
+  IPC_LOCK added to the allowed capabilities (facts/azure_policy.py).
 - The cluster's PriorityClasses (planning/priorities.py), which the platform's pods use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
+from facts.azure_policy import AKS_SYSTEM_NAMESPACES, BASELINE_DEFINITIONS, CAPABILITIES_DEFINITION, initiative_id
 from planning.admission import admission_rules, binding_manifest, policy_manifest
+from planning.pod_security import TRAINING_EXTRA_CAPABILITIES
 from planning.priorities import PRIORITIES
 from stackconfig.model import AdmissionConfig
-
-# Built-in policy set definitions (Azure/azure-policy, policySetDefinitions/Kubernetes).
-POD_SECURITY_INITIATIVES = {
-    "baseline": "a8640138-9b0a-4a28-b8cb-1666c838647d",
-    "restricted": "42b8ef37-b724-4e24-bbc8-7a7708edfe00",
-}
-# The initiatives' own default exclusions: AKS system namespaces and its add-ons'.
-AKS_SYSTEM_NAMESPACES = ("kube-system", "gatekeeper-system", "azure-arc", "azure-extensions-usage-system")
 
 
 @dataclass(frozen=True)
@@ -40,10 +37,16 @@ class ClusterAdmissionArgs:
     settings: AdmissionConfig
     # Platform namespaces whose node agents run privileged (kept out of the initiative).
     privileged_namespaces: list[str]
+    # Namespaces where InfiniBand jobs add IPC_LOCK: out of the initiative, under its baseline
+    # definitions with that capability allowed.
+    training_namespaces: list[str] = field(default_factory=list)
 
 
-def initiative_id(initiative: str) -> str:
-    return f"/providers/Microsoft.Authorization/policySetDefinitions/{POD_SECURITY_INITIATIVES[initiative]}"
+def training_definition_parameters(reference_id: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """A baseline definition's parameters for training namespaces: IPC_LOCK joins the capabilities."""
+    if reference_id != CAPABILITIES_DEFINITION:
+        return parameters
+    return {**parameters, "allowedCapabilities": [*parameters["allowedCapabilities"], *TRAINING_EXTRA_CAPABILITIES]}
 
 
 class ClusterAdmission(pulumi.ComponentResource):
@@ -102,9 +105,29 @@ class ClusterAdmission(pulumi.ComponentResource):
                 parameters={
                     "effect": authorization.ParameterValuesValueArgs(value=azure_policy.effect),
                     "excludedNamespaces": authorization.ParameterValuesValueArgs(
-                        value=[*AKS_SYSTEM_NAMESPACES, *args.privileged_namespaces]
+                        value=[*AKS_SYSTEM_NAMESPACES, *args.privileged_namespaces, *args.training_namespaces]
                     ),
                 },
                 opts=pulumi.ResourceOptions(parent=self),
             )
+            # The initiative hard-codes its capabilities; training namespaces get its baseline
+            # definitions one by one, only for them (`namespaces`), with IPC_LOCK allowed.
+            for definition in BASELINE_DEFINITIONS if args.training_namespaces else ():
+                parameters = training_definition_parameters(definition.reference_id, definition.parameters)
+                authorization.PolicyAssignment(
+                    f"{name}-training-{definition.reference_id.lower()}",
+                    policy_assignment_name=f"training-{definition.reference_id.lower()}-{args.cluster_key}"[:64],
+                    display_name=f"Pod security (baseline with IPC_LOCK) in training namespaces of cluster "
+                                 f"{args.cluster_key}: {definition.reference_id}",
+                    scope=args.cluster_id,
+                    policy_definition_id=definition.definition_id,
+                    definition_version=definition.version,
+                    enforcement_mode=authorization.EnforcementMode.DEFAULT,
+                    parameters={
+                        "effect": authorization.ParameterValuesValueArgs(value=azure_policy.effect),
+                        "namespaces": authorization.ParameterValuesValueArgs(value=list(args.training_namespaces)),
+                        **{key: authorization.ParameterValuesValueArgs(value=value) for key, value in parameters.items()},
+                    },
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
         self.register_outputs({})

@@ -35,7 +35,7 @@ from planning.network_policy import NamespaceTraffic
 from planning.gpu import LABEL_PREFIX, has_infiniband, platform_taints, toleration
 from planning.images import mirrored
 from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
-from planning.queues import Manifest, cluster_manifests
+from planning.queues import TEAM_LABEL, Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
 # The GPU operator's DCGM exporter Service (assets/state-dcgm-exporter in NVIDIA/gpu-operator).
@@ -175,6 +175,11 @@ def kueue_manager_config() -> str:
             "blockAdmission": False,
             "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
         },
+        # Kueue manages jobs and pods in team namespaces only. The chart copies this selector into
+        # every webhook it renders (charts/kueue/templates/webhook/manifests.yaml), whose
+        # failurePolicy is Fail: without it, no pod could be created anywhere but kube-system and
+        # kueue-system while Kueue is down, the GPU operator's and Kafka's included.
+        "managedJobsNamespaceSelector": {"matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]},
         # Queues account for cpu, memory and GPUs; requests for these do not need quota.
         "resources": {"excludeResourcePrefixes": ["ephemeral-storage", "hugepages-", "rdma/"]},
         "integrations": {

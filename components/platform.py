@@ -378,6 +378,7 @@ class Platform(pulumi.ComponentResource):
                     login_server=registry.login_server,
                     settings=config.admission,
                     privileged_namespaces=[ns for ns in traffic[key] if ns in PRIVILEGED_NAMESPACES],
+                    training_namespaces=[ns for team in config.teams.values() for ns in team.training_namespaces],
                 ),
                 provider=aks.kubernetes_provider,
                 opts=child,

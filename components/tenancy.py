@@ -27,7 +27,7 @@ from pulumi_azure_native import authorization
 from components.isolation import isolate
 from components.rbac import assign_role
 from planning.network_policy import NamespaceTraffic
-from planning.pod_security import BASELINE, pod_security_labels
+from planning.pod_security import BASELINE, pod_security_labels, training_namespace_labels
 from planning.queues import TEAM_LABEL
 from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL
 from stackconfig.model import TeamConfig
@@ -64,7 +64,8 @@ class ClusterTenancyArgs:
 
 
 def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
-    labels = {TEAM_LABEL: team, **pod_security_labels(BASELINE)}
+    training = namespace in spec.training_namespaces
+    labels = {TEAM_LABEL: team, **(training_namespace_labels() if training else pod_security_labels(BASELINE))}
     if namespace in spec.high_risk_namespaces:
         labels[HIGH_RISK_NAMESPACE_LABEL] = "true"
     return labels

@@ -15,8 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from facts import pod_security as pss
 from planning.gpu import LABEL_PREFIX
+from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, TRAINING_EXTRA_CAPABILITIES
 from planning.priorities import WORKLOAD_PRIORITIES
+from planning.pss_paths import Step, parse
 from planning.queues import TEAM_LABEL
 from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL, RUNTIME_CLASS, SANDBOX_LABEL
 
@@ -64,6 +67,82 @@ def _every_container(expression: str, *, ephemeral: bool = True) -> str:
 
 WORKLOAD_NAMESPACES = {"matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]}
 HIGH_RISK_NAMESPACES = {"matchLabels": {HIGH_RISK_NAMESPACE_LABEL: "true"}}
+TRAINING_NAMESPACES = {"matchLabels": {NAMESPACE_CLASS_LABEL: TRAINING_CLASS}}
+
+
+def _cel_literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _allowed(value: str, allowed: tuple) -> str:
+    """CEL: `value` is one of the table's allowed values (other than Undefined)."""
+    choices = [a for a in allowed if a != pss.UNDEFINED]
+    prefixes = [a for a in choices if isinstance(a, str) and a.endswith("*")]
+    exact = [a for a in choices if a not in prefixes]
+    terms = [f"{value}.startsWith({_cel_literal(p[:-1])})" for p in prefixes]
+    if len(exact) == 1:
+        terms.insert(0, f"{value} == {_cel_literal(exact[0])}")
+    elif exact:
+        terms.insert(0, f"{value} in [{', '.join(_cel_literal(a) for a in exact)}]")
+    return " || ".join(terms) or "false"
+
+
+def _walk(base: str, steps: tuple[Step, ...], check, depth: int = 0) -> str:
+    """CEL that holds when every value at the path below `base` passes `check` (absent passes)."""
+    step, rest = steps[0], steps[1:]
+    field = f"{base}.{step.name}"
+    if step.every_item:
+        item = f"x{depth}"
+        inner = _walk(item, rest, check, depth + 1) if rest else f"({check(item)})"
+        return f"!has({field}) || {field}.all({item}, {inner})"
+    if step.key_prefix is not None:
+        key = f"k{depth}"
+        return (f"!has({field}) || {field}.all({key}, !{key}.startsWith({_cel_literal(step.key_prefix)}) || "
+                f"({check(f'{field}[{key}]')}))")
+    if not rest:
+        return f"!has({field}) || ({check(field)})"
+    return f"!has({field}) || ({_walk(field, rest, check, depth)})"
+
+
+def pod_security_rules(level: str, extra_capabilities: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """A Pod Security level's `values` controls as CEL, with extra capabilities allowed.
+
+    Only the baseline level is needed (training namespaces); restricted's `required` checks
+    are not generated."""
+    rules = []
+    for control in pss.controls(level):
+        if control.check != "values":
+            raise ValueError(f"{control.name}: only value controls become CEL")
+        allowed = control.allowed + (extra_capabilities if control.name == "Capabilities" else ())
+        expression = " && ".join(
+            f"({_walk('object', parse(path), lambda value: _allowed(value, allowed))})" for path in control.paths
+        ).replace(" || (false)", "")
+        if control.waived_by:
+            field, value = control.waived_by
+            path = f"object.{field}"
+            expression = f"(has({path}) && {path} == {_cel_literal(value)}) || ({expression})"
+        shown = ", ".join("undefined" if a == pss.UNDEFINED else _cel_literal(a) for a in allowed)
+        paths = ", ".join(control.paths[:2]) + (", ..." if len(control.paths) > 2 else "")
+        rules.append(Rule(expression, f"Pod Security {level} ({control.name}): {paths} may only be {shown}"))
+    return tuple(rules)
+
+
+# A container of a training namespace that adds IPC_LOCK may run as root: a capability added to
+# a non-root container never reaches its effective set (kubernetes#56374, still open; measured
+# in NVIDIA/nvidia-container-toolkit#2037: uid 1000 keeps CapEff 0 and an 8 MiB memlock limit,
+# and NCCL silently falls back to TCP when it cannot register memory). File capabilities on the
+# interpreter would put it in secure-exec mode, where glibc ignores the LD_LIBRARY_PATH CUDA
+# images rely on. README, "Training namespaces".
+IB_ROOT_EXEMPT = (
+    f"(has(namespaceObject.metadata.labels) && '{NAMESPACE_CLASS_LABEL}' in namespaceObject.metadata.labels && "
+    f"namespaceObject.metadata.labels['{NAMESPACE_CLASS_LABEL}'] == '{TRAINING_CLASS}' && has(c.securityContext) && "
+    "has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add) && "
+    + " && ".join(f"'{cap}' in c.securityContext.capabilities.add" for cap in TRAINING_EXTRA_CAPABILITIES) + ")"
+)
 
 
 def admission_rules(login_server: str) -> list[AdmissionRule]:
@@ -87,18 +166,21 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
         AdmissionRule("run-as-non-root", (
             Rule(
                 _every_container(
-                    f"({security} && has(c.securityContext.runAsNonRoot)) ? c.securityContext.runAsNonRoot : "
+                    f"{IB_ROOT_EXEMPT} || (({security} && has(c.securityContext.runAsNonRoot)) ? c.securityContext.runAsNonRoot : "
                     "(has(object.spec.securityContext) && has(object.spec.securityContext.runAsNonRoot) && "
-                    "object.spec.securityContext.runAsNonRoot)",
+                    "object.spec.securityContext.runAsNonRoot))",
                     ephemeral=False,
                 ),
-                "containers must run as non-root: set securityContext.runAsNonRoot: true on the pod or container",
+                "containers must run as non-root: set securityContext.runAsNonRoot: true on the pod or container "
+                "(in a training namespace, a container that adds IPC_LOCK is exempt)",
             ),
             Rule(
                 "!(has(object.spec.securityContext) && has(object.spec.securityContext.runAsUser) && "
                 "object.spec.securityContext.runAsUser == 0) && "
-                + _every_container(f"!{security} || !has(c.securityContext.runAsUser) || c.securityContext.runAsUser != 0"),
-                "containers may not run as user 0 (root)",
+                + _every_container(f"{IB_ROOT_EXEMPT} || !{security} || !has(c.securityContext.runAsUser) || "
+                                   "c.securityContext.runAsUser != 0"),
+                "containers may not run as user 0 (root), except those that add IPC_LOCK in a training namespace "
+                "(set runAsUser on that container, not the pod)",
             ),
         ), WORKLOAD_NAMESPACES),
         AdmissionRule("gpu-limits", (
@@ -146,6 +228,11 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
                  f"pods of high-risk namespaces run on the sandbox pool: set nodeSelector {SANDBOX_LABEL}: kata "
                  f"and tolerate the taint {SANDBOX_LABEL}"),
         ), HIGH_RISK_NAMESPACES, always_deny=True),
+        # Training namespaces enforce Pod Security `privileged` (IPC_LOCK is beyond baseline and
+        # Pod Security has no per-capability exemption); this holds their pods to baseline plus
+        # exactly IPC_LOCK, and always denies, as Pod Security's enforce label would have.
+        AdmissionRule("pod-security-training", pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES),
+                      TRAINING_NAMESPACES, always_deny=True),
     ]
 
 

@@ -75,8 +75,8 @@ class Peer:
 
 @dataclass(frozen=True)
 class FqdnRule:
-    """Host names some pods may reach. Cilium's `*.` matches exactly one label below (the
-    firewall's, any number): list deeper hosts by name."""
+    """Host names some pods may reach: names, or `*.domain` for hosts below it (down to
+    WILDCARD_DEPTH labels in the cluster; at any depth at the firewall)."""
 
     fqdns: tuple[str, ...]
     ports: tuple[Port, ...] = (Port(HTTPS),)
@@ -155,8 +155,21 @@ def _dns(traffic: NamespaceTraffic) -> dict[str, Any]:
     })
 
 
-def _fqdn_selector(fqdn: str) -> dict[str, str]:
-    return {"matchPattern": fqdn} if fqdn.startswith("*.") else {"matchName": fqdn}
+# How deep below a configured `*.domain` the Cilium rule reaches. Cilium 1.18's `*` stays within
+# one DNS label (pkg/fqdn/matchpattern: `*` becomes `[-a-zA-Z0-9_]*`; a leading `**.` for any
+# depth arrived in 1.19, cilium/cilium#43420), while the firewall's leading `*` matches any
+# depth. Hugging Face's deepest download host today is four labels below hf.co
+# (`us-east1.us.gcp.cdn.hf.co`, huggingface.co/.well-known/meta.json), so each wildcard becomes
+# one pattern per depth down to four.
+WILDCARD_DEPTH = 4
+
+
+def fqdn_selectors(fqdn: str) -> list[dict[str, str]]:
+    """Cilium selectors for a configured destination: a name, or a wildcard at every depth."""
+    if not fqdn.startswith("*."):
+        return [{"matchName": fqdn}]
+    domain = fqdn.removeprefix("*.")
+    return [{"matchPattern": "*." * depth + domain} for depth in range(1, WILDCARD_DEPTH + 1)]
 
 
 def namespace_policies(traffic: NamespaceTraffic) -> list[dict[str, Any]]:
@@ -211,7 +224,7 @@ def namespace_policies(traffic: NamespaceTraffic) -> list[dict[str, Any]]:
         policies.append(_cilium_policy("allow-fqdns", ns, {
             "endpointSelector": {},
             "egress": [
-                {"toFQDNs": [_fqdn_selector(f) for f in rule.fqdns], "toPorts": _cilium_ports(rule.ports)}
+                {"toFQDNs": [s for f in rule.fqdns for s in fqdn_selectors(f)], "toPorts": _cilium_ports(rule.ports)}
                 for rule in traffic.fqdns
             ],
         }))

@@ -5,6 +5,12 @@ for the platform's own controllers, `baseline` for team namespaces (no privilege
 namespaces, but images that run as root still work), and `privileged` only where node agents
 need host access. Below `restricted`, pods that would fail it are also warned about and audited,
 so teams see what tightening would break.
+
+Training namespaces (`teams.<name>.trainingNamespaces`) are the one class in between: a
+multi-node InfiniBand job needs IPC_LOCK, which `baseline` forbids, and Pod Security has no
+per-capability exemption. There Pod Security enforces `privileged`, and the platform's
+ValidatingAdmissionPolicy `platform-pod-security-training` (planning/admission.py) enforces
+`baseline` minus exactly that capability, control by control from facts/pod_security.py.
 """
 
 ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -12,6 +18,12 @@ WARN = "pod-security.kubernetes.io/warn"
 AUDIT = "pod-security.kubernetes.io/audit"
 
 PRIVILEGED, BASELINE, RESTRICTED = "privileged", "baseline", "restricted"
+# Marks a training namespace; the admission binding of its baseline-plus-IPC_LOCK policy selects on it.
+NAMESPACE_CLASS_LABEL = "platform.ai/namespace-class"
+TRAINING_CLASS = "training"
+# The one capability training pods may add beyond baseline's: NCCL registers memory with the
+# InfiniBand adapters (GPUDirect RDMA), which needs it unless the memlock limit is unlimited.
+TRAINING_EXTRA_CAPABILITIES = ("IPC_LOCK",)
 
 
 def pod_security_labels(level: str) -> dict[str, str]:
@@ -19,3 +31,8 @@ def pod_security_labels(level: str) -> dict[str, str]:
     if level == BASELINE:
         labels |= {WARN: RESTRICTED, AUDIT: RESTRICTED}
     return labels
+
+
+def training_namespace_labels() -> dict[str, str]:
+    """Pod Security out of the way, the class label in: admission enforces baseline + IPC_LOCK."""
+    return {ENFORCE: PRIVILEGED, WARN: RESTRICTED, AUDIT: RESTRICTED, NAMESPACE_CLASS_LABEL: TRAINING_CLASS}

@@ -479,13 +479,24 @@ def check_egress(config: PlatformConfig) -> Iterator[ConfigProblem]:
 
 
 def check_isolation(config: PlatformConfig) -> Iterator[ConfigProblem]:
-    """High-risk namespaces need a sandbox pool; FQDN egress needs ACNS on the cluster."""
+    """High-risk namespaces need a sandbox pool, training namespaces are the team's and not
+    sandboxed; FQDN egress needs ACNS on the cluster."""
     high_risk = [ns for spec in config.teams.values() for ns in spec.high_risk_namespaces]
     for team, spec in config.teams.items():
         for i, namespace in enumerate(spec.high_risk_namespaces):
             if namespace not in spec.namespaces:
                 yield ConfigProblem(
                     key("teams", team, "highRiskNamespaces", i), f"{namespace} is not one of the team's namespaces"
+                )
+        for i, namespace in enumerate(spec.training_namespaces):
+            where = key("teams", team, "trainingNamespaces", i)
+            if namespace not in spec.namespaces:
+                yield ConfigProblem(where, f"{namespace} is not one of the team's namespaces")
+            elif namespace in spec.high_risk_namespaces:
+                yield ConfigProblem(
+                    where,
+                    f"{namespace} is high-risk: its pods run in Kata VMs, which reach no InfiniBand device, and "
+                    "a namespace cannot be both sandboxed and allowed IPC_LOCK",
                 )
     for name, cluster in config.clusters.items():
         if high_risk and cluster.sandbox_pool is None:

@@ -430,6 +430,11 @@ class TeamConfig(Model):
     # Namespaces (of `namespaces`) whose pods run untrusted code: each pod must run in a Kata
     # VM (RuntimeClass kata-vm-isolation) on the cluster's sandbox pool.
     high_risk_namespaces: list[NamespaceName] = Field(default_factory=list)
+    # Namespaces (of `namespaces`) where multi-node InfiniBand jobs run: they need IPC_LOCK,
+    # which Pod Security's baseline forbids, so Pod Security enforces `privileged` there and the
+    # platform's admission policy holds pods to baseline plus exactly IPC_LOCK (README, "Training
+    # namespaces").
+    training_namespaces: list[NamespaceName] = Field(default_factory=list)
 
 
 class AzurePolicyConfig(Model):

@@ -109,7 +109,8 @@ def test_team_namespaces_reach_only_what_they_were_granted(plans):
     # Entra ID for workload identity, then the team's own destinations, each by name.
     fqdn_rules = research["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
     names = [[f.get("matchName") or f.get("matchPattern") for f in rule["toFQDNs"]] for rule in fqdn_rules]
-    assert names == [[ENTRA_ID_FQDN], ["huggingface.co", "*.hf.co", "pypi.org", "files.pythonhosted.org"]]
+    assert names == [[ENTRA_ID_FQDN], ["huggingface.co", "*.hf.co", "*.*.hf.co", "*.*.*.hf.co", "*.*.*.*.hf.co",
+                                       "pypi.org", "files.pythonhosted.org"]]
     assert research["CiliumNetworkPolicy/allow-dns"]["spec"]["egress"][0]["toPorts"][0]["rules"] == {
         "dns": [{"matchPattern": "*"}]
     }

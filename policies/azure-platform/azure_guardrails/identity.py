@@ -70,8 +70,17 @@ POD_SECURITY_INITIATIVES = (
     "/providers/Microsoft.Authorization/policySetDefinitions/a8640138-9b0a-4a28-b8cb-1666c838647d",
     "/providers/Microsoft.Authorization/policySetDefinitions/42b8ef37-b724-4e24-bbc8-7a7708edfe00",
 )
+# The baseline initiative's five definitions, which training namespaces get one by one with
+# IPC_LOCK allowed (facts/azure_policy.py; a test keeps the two lists equal).
+BASELINE_DEFINITIONS = tuple(
+    f"/providers/Microsoft.Authorization/policyDefinitions/{guid}"
+    for guid in ("95edb821-ddaf-4404-9732-666045e056b4", "82985f06-dc18-4a48-bc1c-b9f4f0098cfe",
+                 "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "c26596ff-4d70-4e6a-9a30-c2506bd2f80c",
+                 "098fc59e-46c7-4d99-9b16-64990e543d75")
+)
 ALLOWED_DEFINITIONS_SCHEMA = {
-    "allowedDefinitions": {"type": "array", "items": {"type": "string"}, "default": list(POD_SECURITY_INITIATIVES)},
+    "allowedDefinitions": {"type": "array", "items": {"type": "string"},
+                           "default": [*POD_SECURITY_INITIATIVES, *BASELINE_DEFINITIONS]},
 }
 
 
@@ -81,7 +90,7 @@ def _is_cluster(scope: str) -> bool:
 
 
 def allowed_policy_assignments(args, report):
-    allowed = {d.lower() for d in args.get_config().get("allowedDefinitions", POD_SECURITY_INITIATIVES)}
+    allowed = {d.lower() for d in args.get_config().get("allowedDefinitions", [*POD_SECURITY_INITIATIVES, *BASELINE_DEFINITIONS])}
     for resource in args.resources:
         if resource.resource_type != POLICY_ASSIGNMENT:
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from guardrail import BuiltIn, lookup, resource_policy
+from guardrail import BuiltIn, lookup, resource_policy, stack_policy
 from pulumi_policy import Severity
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -28,6 +28,11 @@ CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 HOST_NAMESPACES = ("hostNetwork", "hostPID", "hostIPC")
 
 PSS_ENFORCE = "pod-security.kubernetes.io/enforce"
+VAP_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+# A training namespace (planning/pod_security.py): Pod Security at privileged, and the platform's
+# baseline-plus-IPC_LOCK admission policy, which must bind to it and deny, in its place.
+NAMESPACE_CLASS_LABEL = "platform.ai/namespace-class"
+TRAINING_CLASS = "training"
 PSS_SAFE_LEVELS = ("baseline", "restricted")
 INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
 # An exact chart version: 1.2.3 or v1.2.3, optionally with a pre-release or build suffix.
@@ -78,15 +83,39 @@ PSS_SCHEMA = {
 }
 
 
+def _selects(selector: Mapping, labels: Mapping) -> bool:
+    """Whether a matchLabels-only namespace selector selects these labels."""
+    if selector.get("matchExpressions"):
+        return False
+    wanted = selector.get("matchLabels") or {}
+    return bool(wanted) and all(labels.get(k) == v for k, v in wanted.items())
+
+
+def _guards_training(binding, labels: Mapping) -> bool:
+    spec = lookup(binding.props, "spec") or {}
+    return ("Deny" in list(spec.get("validationActions") or [])
+            and str(spec.get("policyName", "")).endswith("pod-security-training")
+            and _selects(lookup(spec, "matchResources.namespaceSelector") or {}, labels))
+
+
 def namespace_pod_security(args, report):
-    if args.resource_type != NAMESPACE:
-        return
-    name = lookup(args.props, "metadata.name")
-    level = (lookup(args.props, "metadata.labels") or {}).get(PSS_ENFORCE)
-    if level in PSS_SAFE_LEVELS or name in args.get_config().get("privilegedNamespaces", {}):
-        return
-    report(f"Namespace {name!r} enforces Pod Security level {level!r}: without {PSS_ENFORCE} set to baseline "
-           "or restricted, any pod there may run privileged or share the node's namespaces.")
+    bindings = [r for r in args.resources if r.resource_type == VAP_BINDING]
+    for resource in args.resources:
+        if resource.resource_type != NAMESPACE:
+            continue
+        name = lookup(resource.props, "metadata.name")
+        labels = lookup(resource.props, "metadata.labels") or {}
+        level = labels.get(PSS_ENFORCE)
+        if level in PSS_SAFE_LEVELS or name in args.get_config().get("privilegedNamespaces", {}):
+            continue
+        if labels.get(NAMESPACE_CLASS_LABEL) == TRAINING_CLASS:
+            if any(_guards_training(b, labels) for b in bindings):
+                continue
+            report(f"Training namespace {name!r} enforces Pod Security {level!r}, but no admission binding of "
+                   "the pod-security-training policy denies in it: nothing holds its pods to baseline.", resource.urn)
+            continue
+        report(f"Namespace {name!r} enforces Pod Security level {level!r}: without {PSS_ENFORCE} set to baseline "
+               "or restricted, any pod there may run privileged or share the node's namespaces.", resource.urn)
 
 
 def helm_pinned(args, report):
@@ -146,10 +175,11 @@ POLICIES = [
         remediation="Remove hostNetwork/hostPID/hostIPC and hostPort; expose the pod through a Service.",
         builtin=BuiltIn("47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "Kubernetes cluster containers should not share host namespaces"),
     ),
-    resource_policy(
+    stack_policy(
         "k8s-namespace-pod-security",
         "Every namespace the platform creates enforces the baseline or restricted Pod Security Standard, "
-        "except reviewed privileged namespaces.",
+        "except reviewed privileged namespaces and training namespaces, where the platform's admission "
+        "policy enforces baseline plus IPC_LOCK and denies.",
         namespace_pod_security,
         severity=Severity.HIGH,
         remediation=f"Label the namespace {PSS_ENFORCE}: baseline (or restricted). A namespace that must run "
