@@ -3,6 +3,7 @@
 import pulumi
 
 from components.platform import Platform, PlatformArgs
+from planning.workloads import workload_context
 from stackconfig import load_environment
 
 config = load_environment()
@@ -25,5 +26,7 @@ pulumi.export("registryLoginServer", platform.registry.login_server)
 # Per Kafka client: bootstrap servers per cluster, security protocol, SASL mechanism, token
 # scope, topics. No secret: clients sign in with their workload identity.
 pulumi.export("kafkaClients", platform.kafka_connections)
+# What the golden workloads (examples/) are filled in with: pools, accounts, queues, namespaces.
+pulumi.export("workloadContext", workload_context(config))
 # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
 pulumi.export("kubeconfigs", {key: cluster.kubeconfig for key, cluster in platform.clusters.items()})

@@ -393,7 +393,9 @@ def failing_rules(pod: dict) -> set[str]:
     env = celpy.Environment()
     obj = celpy.json_to_cel(pod)
     containers = env.program(env.compile(CONTAINERS)).evaluate({"object": obj})
-    activation = {"object": obj, "variables": celpy.celtypes.MapType({celpy.celtypes.StringType("containers"): containers})}
+    namespace = celpy.json_to_cel({"metadata": {"name": "evals", "labels": {"platform.ai/team": "research"}}})
+    activation = {"object": obj, "namespaceObject": namespace,
+                  "variables": celpy.celtypes.MapType({celpy.celtypes.StringType("containers"): containers})}
     failed = set()
     for rule in admission_rules(LOGIN_SERVER):
         for validation in rule.rules:

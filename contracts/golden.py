@@ -1,0 +1,157 @@
+"""The golden workloads (examples/), what each needs, and all five layers run on one of them."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from contracts import admission, identity, queueing, reach, scheduling
+from contracts.cluster import KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
+from contracts.reach import Destination
+from planning import kafka as kafka_plan
+from planning.network_policy import ENTRA_ID_FQDN, HTTPS
+from planning.workloads import NotApplicable, render, template_variables
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+LAYERS = ("admission", "scheduling", "queueing", "reach", "identity")
+# Hugging Face's download hosts at every depth below hf.co that it uses today (hub-docs
+# "Downloading behind a proxy or firewall", huggingface.co/.well-known/meta.json).
+HUGGING_FACE_HOSTS = ("huggingface.co", "cdn-lfs-us-1.hf.co", "cas-server.xethub.hf.co", "transfer.xethub-eu.hf.co",
+                      "us.aws.cdn.hf.co", "us-east1.us.gcp.cdn.hf.co")
+
+
+@dataclass(frozen=True)
+class Golden:
+    name: str
+    # The pool it must land on: a placeholder naming a GPU pool, or a pool name.
+    pool: str
+    # The platform:workloads entry whose identity it uses, and the blob container it touches.
+    workload: str | None = None
+    storage: tuple[str, str, str] | None = None  # (account key, container, read|write)
+    kafka: bool = False
+    hosts: tuple[str, ...] = ()
+    # Pods of its own namespace it talks to (the workers of one job).
+    peers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def file(self) -> Path:
+        return EXAMPLES / f"{self.name}.yaml"
+
+
+GOLDEN = (
+    Golden("training-infiniband", "${TRAINING_POOL}", "trainer", ("weights", "checkpoints", "write"), kafka=True,
+           peers=(("job-name", "train-llm"),)),
+    Golden("inference", "${INFERENCE_POOL}", "inference", ("weights", "models", "read")),
+    Golden("batch-spot", "${BATCH_POOL}", "trainer", ("weights", "checkpoints", "write")),
+    Golden("kafka-producer", "cpu", "trainer", kafka=True),
+    Golden("kafka-consumer", "cpu", "inference", kafka=True),
+    Golden("weights-loader", "cpu", "inference", ("weights", "models", "read")),
+    Golden("sandboxed-eval", "sandbox"),
+    Golden("model-download", "cpu", hosts=HUGGING_FACE_HOSTS),
+)
+BY_NAME = {g.name: g for g in GOLDEN}
+
+
+@dataclass
+class Rendered:
+    golden: Golden
+    manifests: list[dict[str, Any]]
+    variables: dict[str, str]
+    # The kind that carries the pods (Job, Deployment), the rest (Services) rides along.
+    workload: dict[str, Any] = field(init=False)
+
+    def __post_init__(self):
+        (self.workload,) = [m for m in self.manifests if m["kind"] in ("Job", "Deployment", "Pod")]
+
+    @property
+    def namespace(self) -> str:
+        return self.workload["metadata"]["namespace"]
+
+    @property
+    def pod(self) -> dict[str, Any]:
+        """The pod the controller creates, as admission sees it."""
+        if self.workload["kind"] == "Pod":
+            return self.workload
+        template = self.workload["spec"]["template"]
+        metadata = {**template.get("metadata", {}), "namespace": self.namespace}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+
+    def changed(self, change: Callable[[dict[str, Any]], None]) -> "Rendered":
+        """A twin: the same workload with `change` applied to its manifests (a deep copy)."""
+        twin = copy.deepcopy(self)
+        change(twin.workload)
+        twin.__post_init__()
+        return twin
+
+
+def rendered(golden: Golden, outputs: dict[str, Any], cluster: str, **overrides: str) -> Rendered | None:
+    """The golden workload for one cluster of a stack, or None where it does not apply."""
+    variables = {**template_variables(outputs, cluster), **overrides}
+    try:
+        return Rendered(golden, render(golden.file.read_text(), variables), variables)
+    except NotApplicable:
+        return None
+
+
+def needs(view: ClusterView, item: Rendered) -> list[Destination]:
+    golden, config = item.golden, view.config
+    found = [Destination(port, namespace=item.namespace, pod_labels=(label,)) for label in golden.peers
+             for port in (29500,)]
+    if golden.workload:
+        found.append(Destination(HTTPS, host=ENTRA_ID_FQDN))
+    if golden.storage:
+        account = item.variables["WEIGHTS_URL"].split("//", 1)[1].split(".", 1)[0]
+        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{account}")))
+    if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
+        found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
+    elif golden.kafka:
+        found.append(Destination(kafka_plan.OAUTH_PORT, namespace=kafka_plan.KAFKA_NAMESPACE,
+                                 pod_labels=(("strimzi.io/kind", "Kafka"),)))
+    found += [Destination(HTTPS, host=host) for host in golden.hosts]
+    return found
+
+
+def endpoint_subnet(view: ClusterView, target: str) -> str:
+    """The address range of the subnet holding the private endpoint of `target` (part of its ID)."""
+    for endpoint in view.plan.of_type(PRIVATE_ENDPOINT):
+        connection = endpoint.inputs["privateLinkServiceConnections"][0]["privateLinkServiceId"]
+        if target.lower() in connection.lower():
+            name = endpoint.inputs["subnet"]["id"].rsplit("/", 1)[-1]
+            (subnet,) = [s.inputs["addressPrefix"] for s in view.plan.of_type(SUBNET) if s.inputs["subnetName"] == name]
+            return subnet
+    raise LookupError(f"no private endpoint for {target}")
+
+
+def kafka_listener_refusals(view: ClusterView, namespace: str) -> list[str]:
+    """Strimzi's own policy for the OAuth listener must let the client's namespace in."""
+    for kafka in view.objects(KAFKA):
+        for listener in kafka["spec"]["kafka"]["listeners"]:
+            if listener["port"] != kafka_plan.OAUTH_PORT:
+                continue
+            peers = listener.get("networkPolicyPeers") or []
+            if not any((p.get("namespaceSelector") or {}).get("matchLabels", {}).get("kubernetes.io/metadata.name")
+                       == namespace for p in peers):
+                return [f"Kafka's {listener['name']} listener does not let namespace {namespace!r} in"]
+    return []
+
+
+def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
+    """Layer -> refusals, for one rendered workload on one cluster."""
+    golden, pod = item.golden, item.pod
+    target = golden.pool if not golden.pool.startswith("${") else item.variables[golden.pool[2:-1]]
+    reach_refusals = reach.refusals(view, item.namespace, pod["metadata"].get("labels") or {}, needs(view, item))
+    if golden.kafka and view.config["platform:kafka"]["engine"] == "strimzi":
+        reach_refusals += kafka_listener_refusals(view, item.namespace)
+    storage = None
+    if golden.storage:
+        account, container, access = golden.storage
+        storage = (item.variables["WEIGHTS_URL"].split("//", 1)[1].split(".", 1)[0], container, access)
+    return {
+        "admission": admission.refusals(view, item.namespace, pod),
+        "scheduling": scheduling.refusals(view, pod["spec"], target),
+        "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
+        "reach": reach_refusals,
+        "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage) if golden.workload else [],
+    }

@@ -1,0 +1,59 @@
+"""Identity: does the pod sign in as its workload, and may that identity touch exactly its data?
+
+The workload identity webhook injects a token for the pod's service account when the pod is
+labelled `azure.workload.identity/use: "true"`; Entra ID exchanges it for the identity whose
+client ID the service account names, if that identity has a federated credential for the
+subject `system:serviceaccount:<namespace>:<name>` issued by this cluster's OIDC issuer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contracts.cluster import FEDERATED_CREDENTIAL, IDENTITY, ROLE_ASSIGNMENT, SERVICE_ACCOUNT, ClusterView
+from components.platform import STORAGE_ROLES
+from facts.azure_roles import role_id
+
+USE_LABEL = "azure.workload.identity/use"
+CLIENT_ID = "azure.workload.identity/client-id"
+AUDIENCE = "api://AzureADTokenExchange"
+
+
+def refusals(view: ClusterView, namespace: str, pod: dict[str, Any], workload: str,
+             storage: tuple[str, str, str] | None) -> list[str]:
+    found = []
+    spec = pod["spec"]
+    account_name = spec.get("serviceAccountName", "default")
+    if (pod["metadata"].get("labels") or {}).get(USE_LABEL) != "true":
+        found.append(f"the pod is not labelled {USE_LABEL}: \"true\", so no token is injected")
+    accounts = [a for a in view.objects(SERVICE_ACCOUNT, namespace) if a["metadata"]["name"] == account_name]
+    if not accounts:
+        return found + [f"no service account {namespace}/{account_name}"]
+    client_id = (accounts[0]["metadata"].get("annotations") or {}).get(CLIENT_ID)
+    if client_id != view.plan.outputs["workloadIdentities"].get(workload):
+        found.append(f"service account {namespace}/{account_name} names client ID {client_id}, not {workload}'s")
+    issuer = view.plan.outputs["clusters"][view.key]["oidcIssuerUrl"]
+    subject = f"system:serviceaccount:{namespace}:{account_name}"
+    identities = [r for r in view.plan.of_type(IDENTITY) if r.name == f"workloads-{workload}"]
+    if len(identities) != 1:
+        return found + [f"no managed identity for workload {workload!r}"]
+    identity = identities[0]
+    credentials = [r.inputs for r in view.plan.of_type(FEDERATED_CREDENTIAL)
+                   if r.inputs["resourceName"] == identity.inputs["resourceName"]]
+    if not any(c["subject"] == subject and c["issuer"] == issuer and AUDIENCE in c["audiences"] for c in credentials):
+        found.append(f"no federated credential of {workload}'s identity trusts {subject} from {issuer}")
+    if storage is not None:
+        account, container, access = storage
+        role = role_id(STORAGE_ROLES[access]).lower()
+        grants = [r for r in view.plan.of_type(ROLE_ASSIGNMENT)
+                  if identity.urn in r.property_dependencies.get("principalId", ())]
+        wanted = f"/blobServices/default/containers/{container}"
+        held = [g for g in grants if g.inputs["scope"].endswith(wanted) and f"/storageAccounts/{account}/" in g.inputs["scope"]
+                and g.inputs["roleDefinitionId"].lower().endswith(role)]
+        if not held:
+            found.append(f"{workload}'s identity holds no {STORAGE_ROLES[access]} on {account}/{container}")
+        broad = [g.inputs["scope"] for g in grants if "/containers/" not in g.inputs["scope"]
+                 and "/storageAccounts/" in g.inputs["scope"]]
+        if broad:
+            found.append(f"{workload}'s identity holds storage roles wider than a container: {broad}")
+    return found

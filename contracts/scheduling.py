@@ -1,0 +1,115 @@
+"""Scheduling: which node pools would take this pod, and does it fit a node of its pool?
+
+A pod lands on a pool whose labels satisfy its nodeSelector and required node affinity and
+whose NoSchedule/NoExecute taints it all tolerates. The contract wants exactly one such pool,
+the intended one, no toleration of a taint that pool does not carry, and requests within one
+node's allocatable CPU and memory (facts/aks_node.py, less the node agents' headroom), GPUs
+(the pool's `platform.ai/gpu-count` label: GPUs or MIG slices) and RDMA devices (the Network
+Operator's plugin, on InfiniBand nodes only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contracts.cluster import ClusterView, Pool
+from facts import aks_node
+from facts.vm_sizes import VM_SIZES
+from planning.gpu import GPU_RESOURCE, LABEL_PREFIX
+
+RDMA_RESOURCE = "rdma/shared_ib"
+_UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "k": 1000, "M": 1000**2, "G": 1000**3}
+
+
+def quantity(value: Any) -> float:
+    """A Kubernetes quantity as a number (cores for CPU, bytes for memory)."""
+    text = str(value)
+    if text.endswith("m"):
+        return float(text[:-1]) / 1000
+    for suffix, factor in _UNITS.items():
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+def _tolerates(tolerations: list[dict[str, Any]], taint: str) -> bool:
+    head, effect = taint.rsplit(":", 1)
+    key, _, value = head.partition("=")
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != effect:
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == key):
+            return True
+        if t.get("key") == key and t.get("value", "") == value:
+            return True
+    return False
+
+
+def _affinity_matches(pod_spec: dict[str, Any], labels: dict[str, str]) -> bool:
+    from contracts.cluster import selector_matches
+
+    for key, value in (pod_spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return False
+    terms = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+    if terms:
+        return any(selector_matches({"matchExpressions": t.get("matchExpressions") or []}, labels) for t in terms)
+    return True
+
+
+def pools_for(view: ClusterView, pod_spec: dict[str, Any]) -> list[str]:
+    tolerations = pod_spec.get("tolerations") or []
+    return [
+        pool.name for pool in view.pools.values()
+        if _affinity_matches(pod_spec, pool.labels)
+        and all(_tolerates(tolerations, t) for t in pool.taints if not t.endswith(":PreferNoSchedule"))
+    ]
+
+
+def _requests(pod_spec: dict[str, Any]) -> dict[str, float]:
+    """The pod's effective requests: the sum of its containers, or the largest init container."""
+    def total(containers):
+        sums: dict[str, float] = {}
+        for c in containers:
+            resources = c.get("resources") or {}
+            for name, value in {**(resources.get("limits") or {}), **(resources.get("requests") or {})}.items():
+                sums[name] = sums.get(name, 0) + quantity(value)
+        return sums
+    needed = total(pod_spec.get("containers") or [])
+    for init in pod_spec.get("initContainers") or []:
+        for name, value in total([init]).items():
+            needed[name] = max(needed.get(name, 0), value)
+    return needed
+
+
+def capacity(view: ClusterView, pool: Pool) -> dict[str, float]:
+    size = VM_SIZES[pool.vm_size]
+    return {
+        "cpu": (aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES) / 1000,
+        "memory": aks_node.allocatable_memory_bytes(size.memory_gib, pool.max_pods) - aks_node.NODE_AGENT_HEADROOM_MIB * aks_node.MIB,
+        GPU_RESOURCE: int(pool.labels.get(f"{LABEL_PREFIX}/gpu-count", 0)),
+        RDMA_RESOURCE: view.rdma_per_node if pool.labels.get(f"{LABEL_PREFIX}/infiniband") == "true" else 0,
+    }
+
+
+def refusals(view: ClusterView, pod_spec: dict[str, Any], target: str) -> list[str]:
+    found = []
+    pools = pools_for(view, pod_spec)
+    if pools != [target]:
+        found.append(f"lands on pools {pools or 'none'}, not exactly {target!r} (nodeSelector, affinity and tolerations)")
+    if target not in view.pools:
+        return found + [f"cluster {view.key} has no pool {target!r}"]
+    pool = view.pools[target]
+    extra = [t for t in pod_spec.get("tolerations") or []
+             if not any(_tolerates([t], taint) for taint in pool.taints)]
+    if extra:
+        found.append(f"tolerates {[t.get('key') for t in extra]}, which pool {target!r} does not carry")
+    limits = capacity(view, pool)
+    for name, value in _requests(pod_spec).items():
+        if name in ("ephemeral-storage",):
+            continue
+        available = limits.get(name, 0)
+        if value > available:
+            found.append(f"requests {name} {value:g}, more than a {pool.vm_size} node of {target!r} offers ({available:g})")
+    return found

@@ -1,0 +1,132 @@
+"""What a team needs to fill in the golden workloads (examples/), per cluster, as a stack output.
+
+The examples are templates with `${NAME}` placeholders (envsubst's syntax); `scripts/workloads.py`
+fills them from `pulumi stack output --json`: this module's `workloadContext`, with the registry
+and each Kafka client's connection info. Nothing here is a secret.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import yaml
+
+from facts import aks_node
+from planning.gpu import GPU_VM_SIZES, gpu_units_per_node
+from planning.queues import LOCAL_QUEUE
+from stackconfig.checks import storage_account_name
+from stackconfig.model import PlatformConfig
+
+
+def blob_endpoint(account_name: str) -> str:
+    return f"https://{account_name}.blob.core.windows.net"
+
+
+def _share_per_gpu(vm_size: str, units: int, max_pods: int) -> dict[str, int]:
+    size = GPU_VM_SIZES[vm_size]
+    cpu = aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES
+    memory = aks_node.allocatable_memory_bytes(size.memory_gib, max_pods) // aks_node.MIB - aks_node.NODE_AGENT_HEADROOM_MIB
+    return {"cpuPerGpu": cpu // 1000 // units, "memoryGiPerGpu": memory // 1024 // units}
+
+
+def workload_context(config: PlatformConfig) -> dict[str, Any]:
+    """Per cluster its GPU pools; the storage accounts, workloads, queue and namespace classes."""
+    clusters = {
+        key: {
+            "gpuPools": {
+                name: {
+                    "purpose": pool.purpose,
+                    "vmSize": pool.vm_size,
+                    "gpusPerNode": gpu_units_per_node(GPU_VM_SIZES[pool.vm_size], pool.mig_profile),
+                    "infiniband": GPU_VM_SIZES[pool.vm_size].infiniband,
+                    "migProfile": pool.mig_profile,
+                    "spot": pool.spot,
+                    # What one GPU (or MIG slice) comes with: the node's allocatable CPU and memory,
+                    # less room for node agents, shared evenly (facts/aks_node.py).
+                    **_share_per_gpu(pool.vm_size, gpu_units_per_node(GPU_VM_SIZES[pool.vm_size], pool.mig_profile),
+                                     pool.max_pods),
+                }
+                for name, pool in cluster.gpu_pools.items()
+            },
+            "sandbox": cluster.sandbox_pool is not None,
+        }
+        for key, cluster in config.clusters.items()
+    }
+    return {
+        "queue": LOCAL_QUEUE,
+        "clusters": clusters,
+        "storageAccounts": {
+            key: {"name": storage_account_name(config, key), "blobEndpoint": blob_endpoint(storage_account_name(config, key)),
+                  "containers": list(account.containers)}
+            for key, account in config.storage.accounts.items()
+        },
+        "workloads": {
+            name: {"namespace": spec.namespace, "serviceAccount": spec.service_account,
+                   "clusters": config.workload_clusters(name)}
+            for name, spec in config.workloads.items()
+        },
+        "trainingNamespaces": [ns for team in config.teams.values() for ns in team.training_namespaces],
+        "highRiskNamespaces": [ns for team in config.teams.values() for ns in team.high_risk_namespaces],
+        "egressFqdns": {ns: list(team.egress_fqdns) for team in config.teams.values() for ns in team.namespaces},
+    }
+
+
+def _first_pool(pools: dict[str, Any], wanted) -> tuple[str, dict[str, Any]] | None:
+    return next(((name, pool) for name, pool in pools.items() if wanted(pool)), None)
+
+
+def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
+    """The placeholders a cluster of a stack can fill, from its outputs (`pulumi stack output --json`).
+
+    A placeholder that a stack cannot fill is absent: a template that needs it does not apply
+    there (no InfiniBand pool, no sandbox, no such workload), and rendering says which."""
+    context = outputs["workloadContext"]
+    pools = context["clusters"][cluster]["gpuPools"]
+    found: dict[str, Any] = {"REGISTRY": outputs["registryLoginServer"], "QUEUE": context["queue"], "NODES": "2"}
+    for prefix, wanted in (
+        ("TRAINING", lambda p: p["purpose"] == "training" and p["infiniband"]),
+        ("INFERENCE", lambda p: p["purpose"] == "inference"),
+        ("BATCH", lambda p: p["spot"]),
+    ):
+        pool = _first_pool(pools, wanted)
+        if pool:
+            name, spec = pool
+            found |= {f"{prefix}_POOL": name, f"{prefix}_GPUS": spec["gpusPerNode"],
+                      f"{prefix}_CPU_PER_GPU": spec["cpuPerGpu"], f"{prefix}_MEMORY_GI_PER_GPU": spec["memoryGiPerGpu"],
+                      f"{prefix}_CPU_PER_NODE": spec["cpuPerGpu"] * spec["gpusPerNode"],
+                      f"{prefix}_MEMORY_PER_NODE": spec["memoryGiPerGpu"] * spec["gpusPerNode"]}
+    if "weights" in context["storageAccounts"]:
+        found["WEIGHTS_URL"] = context["storageAccounts"]["weights"]["blobEndpoint"]
+    for workload, spec in context["workloads"].items():
+        if cluster not in spec["clusters"]:
+            continue
+        prefix = workload.upper().replace("-", "_")
+        found |= {f"{prefix}_NAMESPACE": spec["namespace"], f"{prefix}_SERVICE_ACCOUNT": spec["serviceAccount"]}
+        client = (outputs.get("kafkaClients") or {}).get(workload)
+        if client and cluster in client["bootstrapServers"]:
+            found |= {f"{prefix}_KAFKA_BOOTSTRAP": client["bootstrapServers"][cluster],
+                      f"{prefix}_KAFKA_PROTOCOL": client["securityProtocol"],
+                      f"{prefix}_KAFKA_SCOPE": client.get("tokenScope", ""),
+                      f"{prefix}_KAFKA_GROUP_PREFIX": client["consumerGroupPrefix"]}
+    if context["clusters"][cluster]["sandbox"] and context["highRiskNamespaces"]:
+        found["SANDBOX_NAMESPACE"] = context["highRiskNamespaces"][0]
+    downloads = [ns for ns, fqdns in context["egressFqdns"].items() if "huggingface.co" in fqdns]
+    if downloads:
+        found["DOWNLOAD_NAMESPACE"] = downloads[0]
+    return {key: str(value) for key, value in found.items()}
+
+
+class NotApplicable(Exception):
+    """A template needs a placeholder the stack's cluster cannot fill."""
+
+
+def render(template: str, variables: dict[str, str]) -> list[dict[str, Any]]:
+    """The template's documents with every `${NAME}` filled (`NotApplicable` names what is missing)."""
+    missing = sorted({
+        match.group("braced") for match in string.Template.pattern.finditer(template)
+        if match.group("braced") and match.group("braced") not in variables
+    })
+    if missing:
+        raise NotApplicable(", ".join(missing))
+    return [doc for doc in yaml.safe_load_all(string.Template(template).substitute(variables)) if doc]

@@ -1,0 +1,386 @@
+"""The platform admits and serves the work it exists for: the golden workloads (examples/), on
+every stack where they apply, through all five contract layers (contracts/), and their
+negative twins refused by the layer each targets. Also the tables the layers stand on: Pod
+Security's controls (against the training namespaces' CEL), Azure Policy's baseline
+definitions (against Azure's files) and real host names against both FQDN engines."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, STACKS
+from contracts import pod_security as pss_evaluator
+from contracts.cluster import ClusterView, NAMESPACE, cluster_of, selector_matches
+from contracts.golden import BY_NAME, GOLDEN, HUGGING_FACE_HOSTS, LAYERS, evaluate, rendered
+from contracts.reach import cilium_matches, firewall_matches
+from facts import azure_policy
+from facts import pod_security as pss
+from offline.reference import shared_dir
+from planning.admission import pod_security_rules
+from planning.network_policy import fqdn_selectors
+from planning.pod_security import TRAINING_EXTRA_CAPABILITIES
+
+# Which stacks each golden workload serves (prod-scale runs no workload identities, storage
+# grants or Kafka clients: it is the fleet's capacity plan, not a place teams submit to yet).
+APPLIES = {
+    "training-infiniband": {"staging", "prod"},
+    "inference": {"staging", "prod"},
+    "batch-spot": {"dev"},
+    "kafka-producer": {"dev", "staging", "prod"},
+    "kafka-consumer": {"dev", "staging", "prod"},
+    "weights-loader": {"dev", "staging", "prod"},
+    "sandboxed-eval": {"staging", "prod"},
+    "model-download": {"dev", "staging", "prod"},
+}
+
+
+def config_of(stack: str) -> dict:
+    return yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def views(plans, stack: str) -> list[ClusterView]:
+    config = config_of(stack)
+    return [ClusterView(plans[stack], key, config) for key in config["platform:clusters"]]
+
+
+def applicable(plans, stack: str, name: str, **overrides):
+    """(view, rendered workload) for every cluster of the stack where the workload applies."""
+    return [(view, item) for view in views(plans, stack)
+            if (item := rendered(BY_NAME[name], plans[stack].outputs, view.key, **overrides)) is not None]
+
+
+def report(result: dict[str, list[str]]) -> str:
+    return "; ".join(f"{layer} refused: {' | '.join(reasons)}" for layer, reasons in result.items() if reasons)
+
+
+# -- the golden workloads pass every layer ----------------------------------------------------------
+
+
+def test_every_golden_workload_has_its_file_and_applies_where_expected(plans):
+    assert {g.name for g in GOLDEN} == set(APPLIES) == {p.stem for p in (ROOT / "examples").glob("*.yaml")}
+    for stack in (*STACKS, "prod-scale"):
+        serving = {g.name for g in GOLDEN if applicable(plans, stack, g.name)}
+        assert serving == {name for name, stacks in APPLIES.items() if stack in stacks}, stack
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("name", sorted(APPLIES))
+def test_golden_workload_passes_admission_scheduling_queueing_reach_and_identity(plans, stack, name):
+    if stack not in APPLIES[name]:
+        assert not applicable(plans, stack, name)
+        return
+    results = {view.key: evaluate(view, item) for view, item in applicable(plans, stack, name)}
+    assert results
+    failures = {cluster: report(result) for cluster, result in results.items() if any(result.values())}
+    assert not failures, f"{name} on {stack}: " + "; ".join(f"cluster {c}: {r}" for c, r in failures.items())
+
+
+def test_prod_admits_an_8_gpu_infiniband_gang_in_research_with_ipc_lock(plans):
+    """The headline: the job the platform exists for, as prod's first cluster sees it."""
+    view, item = applicable(plans, "prod", "training-infiniband")[0]
+    container = item.pod["spec"]["containers"][0]
+    assert item.namespace == "research"
+    assert container["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+    assert container["resources"]["requests"]["nvidia.com/gpu"] == "8"
+    assert container["resources"]["requests"]["rdma/shared_ib"] == "1"
+    assert item.workload["spec"]["parallelism"] == 2
+    assert evaluate(view, item) == {layer: [] for layer in LAYERS}
+    # Sixteen nodes (128 GPUs) still fit research's quota on the pool, as one workload.
+    view, big = applicable(plans, "prod", "training-infiniband", NODES="16")[0]
+    assert evaluate(view, big)["queueing"] == []
+
+
+# -- negative twins: each refused by the layer it targets -----------------------------------------
+
+
+def _container(workload: dict) -> dict:
+    return workload["spec"]["template"]["spec"]["containers"][0]
+
+
+def _spec(workload: dict) -> dict:
+    return workload["spec"]["template"]["spec"]
+
+
+TWINS = [
+    # (twin, golden workload, stack, change, the layer that must refuse it, words of the reason)
+    ("privileged", "training-infiniband", "prod",
+     lambda w: _container(w)["securityContext"].update(privileged=True), "admission", "Privileged"),
+    ("host network", "inference", "prod", lambda w: _spec(w).update(hostNetwork=True), "admission", "hostNetwork"),
+    ("IPC_LOCK outside a training namespace", "inference", "prod",
+     lambda w: _container(w)["securityContext"].update(capabilities={"add": ["IPC_LOCK"]}), "admission", "IPC_LOCK"),
+    ("SYS_ADMIN in a training namespace", "training-infiniband", "prod",
+     lambda w: _container(w)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN"), "admission", "SYS_ADMIN"),
+    ("root without IPC_LOCK", "training-infiniband", "prod",
+     lambda w: _container(w)["securityContext"].pop("capabilities"), "admission", "root"),
+    ("a host path in a training namespace", "training-infiniband", "prod",
+     lambda w: _spec(w)["volumes"].append({"name": "host", "hostPath": {"path": "/"}}), "admission", "hostPath"),
+    ("runc in the sandbox", "sandboxed-eval", "prod", lambda w: _spec(w).pop("runtimeClassName"), "admission", "sandbox"),
+    ("no queue", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(), "queueing", "without a queue"),
+    ("wrong queue", "training-infiniband", "prod",
+     lambda w: w["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "cpu"}), "queueing", "no LocalQueue"),
+    ("a gang larger than the quota", "training-infiniband", "prod",
+     lambda w: w["spec"].update(parallelism=201, completions=201), "queueing", "cannot admit"),
+    ("no GPU toleration", "training-infiniband", "prod", lambda w: _spec(w).pop("tolerations"), "scheduling", "lands on"),
+    ("a Spot toleration on a regular pool", "inference", "prod",
+     lambda w: _spec(w)["tolerations"].append({"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists",
+                                               "effect": "NoSchedule"}), "scheduling", "does not carry"),
+    ("more CPU than a node has", "training-infiniband", "prod",
+     lambda w: _container(w)["resources"]["requests"].update(cpu="200"), "scheduling", "more than"),
+    ("two RDMA plugins' worth on an A100", "inference", "prod",
+     lambda w: _container(w)["resources"]["requests"].update({"rdma/shared_ib": "1"}), "scheduling", "rdma"),
+    ("the default service account", "weights-loader", "prod",
+     lambda w: _spec(w).update(serviceAccountName="default"), "identity", "no service account"),
+    ("no workload identity label", "weights-loader", "prod",
+     lambda w: w["spec"]["template"]["metadata"]["labels"].clear(), "identity", "not labelled"),
+    ("another team's identity", "weights-loader", "prod",
+     lambda w: (w["metadata"].update(namespace="research"), _spec(w).update(serviceAccountName="trainer")),
+     "identity", "inference"),
+]
+
+
+@pytest.mark.parametrize(("twin", "name", "stack", "change", "layer", "reason"), TWINS, ids=[t[0] for t in TWINS])
+def test_negative_twin_is_refused_by_the_layer_it_targets(plans, twin, name, stack, change, layer, reason):
+    view, item = applicable(plans, stack, name)[0]
+    result = evaluate(view, item.changed(change))
+    assert result[layer], f"{twin}: the {layer} layer admitted it ({name} on {stack})"
+    assert any(reason.lower() in r.lower() for r in result[layer]), result[layer]
+
+
+@pytest.mark.parametrize("host", ["github.com", "evil.example.com", "hf.co.evil.example.com",
+                                  "a.b.c.d.e.hf.co", "registry-1.docker.io"])
+def test_a_download_from_an_unlisted_host_is_refused_in_the_cluster(plans, host):
+    view, item = applicable(plans, "prod", "model-download")[0]
+    twin = item.golden.__class__(item.golden.name, item.golden.pool, hosts=(host,))
+    result = evaluate(view, type(item)(twin, item.manifests, item.variables))
+    assert any("no Cilium FQDN rule" in r for r in result["reach"]), result["reach"]
+
+
+def test_dev_reports_what_staging_and_prod_deny(plans):
+    """Dev's platform bindings warn: the same twin is flagged there, but as a warning."""
+    view, item = applicable(plans, "dev", "weights-loader")[0]
+    result = evaluate(view, item.changed(lambda w: _spec(w).update(hostNetwork=True)))
+    assert any("warns" in r for r in result["admission"]) and not any("denies" in r for r in result["admission"])
+
+
+# -- the Pod Security table, control by control ---------------------------------------------------
+
+
+def _pod_with(path: str, value) -> dict:
+    """A minimal pod with `value` at `path` (first item of each list; a map key's prefix + 'app')."""
+    from planning.pss_paths import parse
+
+    pod: dict = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "x"}]}}
+    node = pod
+    steps = parse(path)
+    for i, step in enumerate(steps):
+        last = i == len(steps) - 1
+        if step.every_item:
+            items = node.setdefault(step.name, [])
+            if step.name.endswith("ontainers") and not items:
+                items.append({"name": "c", "image": "x"})
+            if last:
+                items[:] = [value]
+                return pod
+            if not items:
+                items.append({"name": "v"} if step.name == "volumes" else {})
+            node = items[0]
+        elif step.key_prefix is not None:
+            node.setdefault(step.name, {})[step.key_prefix + "app"] = value
+            return pod
+        elif last:
+            node[step.name] = value
+        else:
+            node = node.setdefault(step.name, {})
+    return pod
+
+
+@functools.cache
+def _training_programs():
+    import celpy
+
+    env = celpy.Environment()
+    return [env.program(env.compile(rule.expression))
+            for rule in pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES)]
+
+
+def _training_vap_admits(pod: dict) -> bool:
+    import celpy
+
+    activation = {"object": celpy.json_to_cel(pod)}
+    return all(program.evaluate(activation) for program in _training_programs())
+
+
+BASELINE_CASES = [
+    (control.name, path, value, allowed)
+    for control in pss.controls(pss.BASELINE)
+    for path in control.paths
+    for value, allowed in [*((v, False) for v in control.forbidden),
+                           *((v, True) for v in control.allowed if v not in (pss.UNDEFINED,) and not str(v).endswith("*"))]
+]
+
+
+@pytest.mark.parametrize(("control", "path", "value", "allowed"), BASELINE_CASES,
+                         ids=[f"{c}:{p}={v!r}" for c, p, v, _ in BASELINE_CASES])
+def test_baseline_control_by_control_in_pod_security_and_the_training_policy(control, path, value, allowed):
+    pod = _pod_with(path, value)
+    refused = control in pss_evaluator.evaluate(pod, pss.BASELINE)
+    assert refused is not allowed, f"Pod Security baseline: {path} = {value!r}"
+    # The training namespaces' CEL agrees, except for the one capability it adds.
+    extra = control == "Capabilities" and value in TRAINING_EXTRA_CAPABILITIES
+    assert _training_vap_admits(pod) is (allowed or extra), f"training policy: {path} = {value!r}"
+    # Privileged admits anything.
+    assert pss_evaluator.evaluate(pod, "privileged") == {}
+
+
+RESTRICTED_CASES = [
+    (control.name, value, allowed)
+    for control in pss.CONTROLS if control.level == pss.RESTRICTED
+    for value, allowed in [*((v, False) for v in control.forbidden),
+                           *((v, True) for v in control.allowed if v not in (pss.UNDEFINED, pss.NON_ZERO))]
+]
+
+
+def _restricted_pod(control: str, value) -> dict:
+    """A pod that passes restricted but for `value` in the control's container field."""
+    security = {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"},
+                "capabilities": {"drop": ["ALL"]}}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "x", "securityContext": security}],
+                                                "volumes": [{"name": "v", "emptyDir": {}}]}}
+    field = {"Privilege Escalation": ("allowPrivilegeEscalation",), "Running as Non-root": ("runAsNonRoot",),
+             "Running as Non-root user": ("runAsUser",), "Seccomp (restricted)": ("seccompProfile", "type"),
+             "Capabilities (restricted): drop": ("capabilities", "drop"),
+             "Capabilities (restricted): add": ("capabilities", "add")}.get(control)
+    if control == "Volume Types":
+        pod["spec"]["volumes"] = [{"name": "v", value: {}}]
+    elif value == pss.UNDEFINED:
+        node = security
+        for part in field[:-1]:
+            node = node[part]
+        node.pop(field[-1], None)
+    elif control == "Capabilities (restricted): add":
+        security["capabilities"]["add"] = [value]
+    else:
+        node = security
+        for part in field[:-1]:
+            node = node[part]
+        dropping = control == "Capabilities (restricted): drop"
+        node[field[-1]] = list(value) if isinstance(value, tuple) else ([value] if dropping else value)
+    return pod
+
+
+@pytest.mark.parametrize(("control", "value", "allowed"), RESTRICTED_CASES,
+                         ids=[f"{c}={v!r}" for c, v, _ in RESTRICTED_CASES])
+def test_restricted_control_by_control(control, value, allowed):
+    result = pss_evaluator.evaluate(_restricted_pod(control, value), pss.RESTRICTED)
+    assert (control in result) is not allowed, result
+
+
+def test_restricted_inherits_pod_level_settings_and_user_namespaces_waive_root_checks():
+    container = {"name": "app", "image": "x", "securityContext": {
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
+    pod = {"spec": {"securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [container]}}
+    assert pss_evaluator.evaluate(pod, pss.RESTRICTED) == {}
+    root = {"spec": {**pod["spec"], "securityContext": {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}}}
+    assert set(pss_evaluator.evaluate(root, pss.RESTRICTED)) == {"Running as Non-root", "Running as Non-root user"}
+    in_user_namespace = {"spec": {**root["spec"], "hostUsers": False}}
+    assert pss_evaluator.evaluate(in_user_namespace, pss.RESTRICTED) == {}
+
+
+def test_the_training_policy_covers_every_baseline_control_and_nothing_restricted():
+    rules = pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES)
+    assert [r.message.split("(", 1)[1].split(")", 1)[0] for r in rules] == [c.name for c in pss.controls(pss.BASELINE)]
+    assert len(pss.SAFE_SYSCTLS) == 12 and len(pss.BASELINE_CAPABILITIES) == 13
+
+
+# -- Azure Policy: the facts against Azure's files ------------------------------------------------
+
+
+def _azure_policy_file(*parts: str) -> dict:
+    return json.loads((shared_dir() / "reference" / "azure-policy-k8s" / "/".join(parts)).read_text())
+
+
+def test_the_baseline_initiatives_definitions_and_values_are_azures():
+    initiative = _azure_policy_file("policySetDefinitions", "PSPBaselineStandard.json")
+    assert initiative["name"] == azure_policy.POD_SECURITY_INITIATIVES["baseline"]
+    members = {d["policyDefinitionReferenceId"]: d for d in initiative["properties"]["policyDefinitions"]}
+    assert set(members) == {d.reference_id for d in azure_policy.BASELINE_DEFINITIONS}
+    assert members["ContainerCapabilities"]["parameters"]["allowedCapabilities"]["value"] == list(
+        azure_policy.BASELINE_ALLOWED_CAPABILITIES)
+    assert initiative["properties"]["parameters"]["excludedNamespaces"]["defaultValue"] == list(
+        azure_policy.AKS_SYSTEM_NAMESPACES)
+    for definition in azure_policy.BASELINE_DEFINITIONS:
+        assert members[definition.reference_id]["policyDefinitionId"].endswith(definition.guid)
+        document = _azure_policy_file("policyDefinitions", definition.file)
+        assert document["name"] == definition.guid
+        # Assigned alone, at its current major version, with parameters that version declares.
+        assert definition.version == document["properties"]["version"].split(".")[0] + ".*.*"
+        declared = document["properties"]["parameters"]
+        assert set(definition.parameters) | {"effect", "namespaces"} <= set(declared), definition.reference_id
+
+
+def test_the_policy_pack_allows_exactly_the_definitions_the_program_assigns():
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(ROOT / "policies" / "azure-platform"))
+    spec = importlib.util.spec_from_file_location("identity_guardrails", ROOT / "policies" / "azure-platform" /
+                                                  "azure_guardrails" / "identity.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert set(module.BASELINE_DEFINITIONS) == {d.definition_id for d in azure_policy.BASELINE_DEFINITIONS}
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_training_namespaces_leave_the_initiative_for_its_definitions_with_ipc_lock(plans, stack):
+    training = [ns for team in config_of(stack)["platform:teams"].values() for ns in team.get("trainingNamespaces", [])]
+    assignments = [r.inputs for r in plans[stack].of_type("azure-native:authorization:PolicyAssignment")]
+    for assignment in assignments:
+        parameters = {k: v["value"] for k, v in assignment["parameters"].items()}
+        if assignment["policyDefinitionId"] == azure_policy.initiative_id("baseline"):
+            assert set(training) <= set(parameters["excludedNamespaces"])
+        else:
+            assert parameters["namespaces"] == training
+            if assignment["policyDefinitionId"].endswith("c26596ff-4d70-4e6a-9a30-c2506bd2f80c"):
+                assert parameters["allowedCapabilities"] == [*azure_policy.BASELINE_ALLOWED_CAPABILITIES, "IPC_LOCK"]
+    clusters = len(config_of(stack)["platform:clusters"])
+    assert len(assignments) == clusters * (1 + len(azure_policy.BASELINE_DEFINITIONS))
+
+
+# -- Kueue's webhooks and the FQDN engines ------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kueues_webhooks_cover_team_namespaces_only(plans, stack):
+    """The chart copies managedJobsNamespaceSelector into every webhook (failurePolicy Fail):
+    when Kueue is down, the GPU operator, Kafka and kube-system still create pods."""
+    config = config_of(stack)
+    teams = {ns for team in config["platform:teams"].values() for ns in team["namespaces"]}
+    for view in views(plans, stack):
+        selector = view.kueue_config["managedJobsNamespaceSelector"]
+        namespaces = {r.inputs["metadata"]["name"]: r.inputs["metadata"].get("labels", {})
+                      for r in plans[stack].of_type(NAMESPACE) if cluster_of(r) == view.key}
+        covered = {ns for ns, labels in namespaces.items() if selector_matches(selector, labels)}
+        assert covered == teams & set(namespaces)
+        for system in ("kube-system", "kueue-system", "kafka", "gpu-operator"):
+            assert not selector_matches(selector, {"kubernetes.io/metadata.name": system})
+
+
+@pytest.mark.parametrize("host", HUGGING_FACE_HOSTS)
+def test_real_hugging_face_hosts_match_the_cluster_and_firewall_rules_for_the_configured_wildcard(host):
+    configured = ["huggingface.co", "*.hf.co"]
+    patterns = [s.get("matchName") or s.get("matchPattern") for f in configured for s in fqdn_selectors(f)]
+    assert any(cilium_matches(p, host) for p in patterns)
+    assert any(firewall_matches(f, host) for f in configured)
+
+
+def test_cilium_wildcards_stay_within_one_label_and_the_firewalls_do_not():
+    assert cilium_matches("*.hf.co", "cdn-lfs-us-1.hf.co")
+    assert not cilium_matches("*.hf.co", "cas-server.xethub.hf.co")
+    assert not cilium_matches("*.hf.co", "hf.co")
+    assert firewall_matches("*.hf.co", "us-east1.us.gcp.cdn.hf.co") and not firewall_matches("*.hf.co", "hf.co")
+    assert not cilium_matches("*.hf.co", "hf.co.evil.example.com")
