@@ -11,6 +11,7 @@ from contracts import admission, identity, queueing, reach, scheduling
 from contracts.cluster import KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
 from contracts.reach import Destination
 from planning import kafka as kafka_plan
+from planning.admission import KUEUE_ADMISSION_GATE, KUEUE_PODSET_LABEL
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS
 from planning.workloads import NotApplicable, render, template_variables
 
@@ -74,9 +75,15 @@ class Rendered:
         """The pod the controller creates, as admission sees it."""
         if self.workload["kind"] == "Pod":
             return self.workload
-        template = self.workload["spec"]["template"]
+        template = copy.deepcopy(self.workload["spec"]["template"])
         metadata = {**template.get("metadata", {}), "namespace": self.namespace}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+        # What Kueue adds before admission policies see the pod (planning/admission.py, gpu-queued).
+        if self.workload["kind"] == "Job" and queueing.queue_name(self.workload):
+            metadata.setdefault("labels", {})[KUEUE_PODSET_LABEL] = "main"
+        elif queueing.queue_name(self.workload):
+            pod["spec"].setdefault("schedulingGates", []).append({"name": KUEUE_ADMISSION_GATE})
+        return pod
 
     def changed(self, change: Callable[[dict[str, Any]], None]) -> "Rendered":
         """A twin: the same workload with `change` applied to its manifests (a deep copy)."""

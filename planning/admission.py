@@ -20,7 +20,7 @@ from planning.gpu import LABEL_PREFIX
 from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, TRAINING_EXTRA_CAPABILITIES
 from planning.priorities import WORKLOAD_PRIORITIES
 from planning.pss_paths import Step, parse
-from planning.queues import TEAM_LABEL
+from planning.queues import LOCAL_QUEUE, TEAM_LABEL
 from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL, RUNTIME_CLASS, SANDBOX_LABEL
 
 ADMISSION_API = "admissionregistration.k8s.io/v1"
@@ -64,6 +64,15 @@ def _every_container(expression: str, *, ephemeral: bool = True) -> str:
     check = f"variables.containers.all(c, {expression})"
     return f"{check} && {EPHEMERAL}.all(c, {expression})" if ephemeral else check
 
+
+# What Kueue (v0.19.2) puts on the pods it manages, so admission can tell them from pods that
+# skipped the queue: a Job's pods are created only after admission, with the PodSet label on
+# their template (pkg/controller/jobframework/reconciler.go, getPodSetsInfoFromStatus); a plain
+# pod with a queue label gets Kueue's scheduling gate from its mutating webhook at creation
+# (pkg/controller/jobs/pod/pod_webhook.go), which runs before validating admission policies.
+KUEUE_PODSET_LABEL = "kueue.x-k8s.io/podset"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
 
 WORKLOAD_NAMESPACES = {"matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]}
 HIGH_RISK_NAMESPACES = {"matchLabels": {HIGH_RISK_NAMESPACE_LABEL: "true"}}
@@ -194,6 +203,18 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
                 ),
                 f"containers that use {GPU_RESOURCE} must set limits for it and for cpu and memory "
                 "(a GPU node's CPU and memory are shared by the jobs on its GPUs)",
+            ),
+        ), WORKLOAD_NAMESPACES),
+        AdmissionRule("gpu-queued", (
+            Rule(
+                f"!variables.containers.exists(c, has(c.resources) && "
+                f"((has(c.resources.requests) && '{GPU_RESOURCE}' in c.resources.requests) || "
+                f"(has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits))) || "
+                f"(has(object.metadata.labels) && ('{KUEUE_PODSET_LABEL}' in object.metadata.labels || "
+                f"('{KUEUE_QUEUE_LABEL}' in object.metadata.labels && has(object.spec.schedulingGates) && "
+                f"object.spec.schedulingGates.exists(g, g.name == '{KUEUE_ADMISSION_GATE}'))))",
+                f"pods that use {GPU_RESOURCE} run through Kueue: label the Job (or the pod) "
+                f"{KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE}, so the team's GPU quota counts it",
             ),
         ), WORKLOAD_NAMESPACES),
         AdmissionRule("platform-registry", (

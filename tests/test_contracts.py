@@ -120,6 +120,10 @@ TWINS = [
      lambda w: _spec(w)["volumes"].append({"name": "host", "hostPath": {"path": "/"}}), "admission", "hostPath"),
     ("runc in the sandbox", "sandboxed-eval", "prod", lambda w: _spec(w).pop("runtimeClassName"), "admission", "sandbox"),
     ("no queue", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(), "queueing", "without a queue"),
+    ("no queue, refused at admission too", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(),
+     "admission", "run through Kueue"),
+    ("an inference pod that skips the queue", "inference", "prod",
+     lambda w: w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"), "admission", "Kueue"),
     ("wrong queue", "training-infiniband", "prod",
      lambda w: w["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "cpu"}), "queueing", "no LocalQueue"),
     ("a gang larger than the quota", "training-infiniband", "prod",
@@ -384,3 +388,36 @@ def test_cilium_wildcards_stay_within_one_label_and_the_firewalls_do_not():
     assert not cilium_matches("*.hf.co", "hf.co")
     assert firewall_matches("*.hf.co", "us-east1.us.gcp.cdn.hf.co") and not firewall_matches("*.hf.co", "hf.co")
     assert not cilium_matches("*.hf.co", "hf.co.evil.example.com")
+
+
+# -- the examples as files a team applies ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_rendered_golden_manifest_is_valid_for_its_clusters_kubernetes_version(plans, stack):
+    import kubernetes_validate
+
+    checked = 0
+    for name in APPLIES:
+        for view, item in applicable(plans, stack, name):
+            version = str(config_of(stack)["platform:clusters"][view.key]["kubernetesVersion"])
+            version = version if version.count(".") == 2 else f"{version}.0"
+            for manifest in item.manifests:
+                kubernetes_validate.validate(manifest, version, strict=True)
+                checked += 1
+    assert checked >= 5
+
+
+def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(plans, tmp_path, capsys):
+    from scripts.workloads import main
+
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(plans["prod"].outputs))
+    assert main([str(ROOT / "examples" / "training-infiniband.yaml"), "--outputs", str(outputs),
+                 "--cluster", "scus", "--set", "NODES=16"]) == 0
+    job = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d["kind"] == "Job"][0]
+    assert job["spec"]["parallelism"] == 16
+    assert job["spec"]["template"]["spec"]["nodeSelector"]["platform.ai/gpu-pool"] == "h100"
+    outputs.write_text(json.dumps(plans["dev"].outputs))
+    assert main([str(ROOT / "examples" / "training-infiniband.yaml"), "--outputs", str(outputs)]) == 3
+    assert "TRAINING_POOL" in capsys.readouterr().err

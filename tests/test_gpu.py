@@ -265,7 +265,10 @@ def test_kueue_configuration_keeps_the_charts_sections_and_adds_only_documented_
         assert ours["apiVersion"] == chart_config["apiVersion"] == "config.kueue.x-k8s.io/v1beta2"
         assert set(chart_config) <= set(ours), "replacing the config must not drop a chart section"
         # Configuration v1beta2 fields (kueue.sigs.k8s.io/docs/reference/kueue-config.v1beta2).
-        assert set(ours) - set(chart_config) <= {"waitForPodsReady", "resources"}
+        # managedJobsNamespaceSelector: top-level in v1beta2 (apis/config/v1beta2/configuration_types.go
+        # at v0.19.2); integrations.podOptions, its v1beta1 predecessor, is gone.
+        assert set(ours) - set(chart_config) <= {"waitForPodsReady", "resources", "managedJobsNamespaceSelector"}
+        assert "podOptions" not in ours["integrations"]
         assert "enable" not in ours["waitForPodsReady"], "v1beta2 removed waitForPodsReady.enable"
         assert ours["clientConnection"] == chart_config["clientConnection"]
 

@@ -98,6 +98,11 @@ def _guards_training(binding, labels: Mapping) -> bool:
             and _selects(lookup(spec, "matchResources.namespaceSelector") or {}, labels))
 
 
+def _cluster(resource) -> str | None:
+    """The cluster a Kubernetes object goes to: its provider's clusterIdentifier."""
+    return lookup(resource.provider.props, "clusterIdentifier") if resource.provider else None
+
+
 def namespace_pod_security(args, report):
     bindings = [r for r in args.resources if r.resource_type == VAP_BINDING]
     for resource in args.resources:
@@ -109,7 +114,7 @@ def namespace_pod_security(args, report):
         if level in PSS_SAFE_LEVELS or name in args.get_config().get("privilegedNamespaces", {}):
             continue
         if labels.get(NAMESPACE_CLASS_LABEL) == TRAINING_CLASS:
-            if any(_guards_training(b, labels) for b in bindings):
+            if any(_guards_training(b, labels) for b in bindings if _cluster(b) == _cluster(resource)):
                 continue
             report(f"Training namespace {name!r} enforces Pod Security {level!r}, but no admission binding of "
                    "the pod-security-training policy denies in it: nothing holds its pods to baseline.", resource.urn)
