@@ -163,6 +163,12 @@ CASES = {
     "high-risk namespace of another team": (
         "dev", set_in("teams.research.highRiskNamespaces", ["inference"]),
         "platform:teams.research.highRiskNamespaces[0]", "inference is not one of the team's namespaces"),
+    "training namespace of another team": (
+        "prod", set_in("teams.research.trainingNamespaces", ["inference"]),
+        "platform:teams.research.trainingNamespaces[0]", "inference is not one of the team's namespaces"),
+    "a sandboxed namespace allowed IPC_LOCK": (
+        "prod", set_in("teams.research.trainingNamespaces", ["research", "evals"]),
+        "platform:teams.research.trainingNamespaces[1]", "evals is high-risk", "Kata"),
     "unknown admission action": (
         "dev", set_in("admission.action", "Warn"),
         "platform:admission.action", "'Deny' or 'Audit'"),

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, STACKS
+from tests.conftest import stack_values as config_of
 from contracts import pod_security as pss_evaluator
 from contracts.cluster import ClusterView, NAMESPACE, cluster_of, selector_matches
 from contracts.golden import BY_NAME, GOLDEN, HUGGING_FACE_HOSTS, LAYERS, evaluate, rendered
@@ -36,10 +37,6 @@ APPLIES = {
     "sandboxed-eval": {"staging", "prod"},
     "model-download": {"dev", "staging", "prod"},
 }
-
-
-def config_of(stack: str) -> dict:
-    return yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
 def views(plans, stack: str) -> list[ClusterView]:

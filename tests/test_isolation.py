@@ -4,36 +4,28 @@ creates validated against the OpenAPI schema of its cluster's Kubernetes version
 
 from __future__ import annotations
 
-
 import kubernetes_validate
 import pytest
 import yaml
 
+from contracts.cluster import AGENT_POOL as POOL
+from contracts.cluster import CILIUM_POLICY, NAMESPACE, NETWORK_POLICY, VAP, cluster_of
+from contracts.cluster import MANAGED_CLUSTER as CLUSTER
+from contracts.cluster import RULE_COLLECTION_GROUP as RULES
+from contracts.cluster import VAP_BINDING as BINDING
 from planning import egress as egress_plan
 from planning.admission import admission_rules
 from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
 from tests.conftest import ALL_STACKS, ROOT
 
-NAMESPACE = "kubernetes:core/v1:Namespace"
-NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-CILIUM_POLICY = "kubernetes:cilium.io/v2:CiliumNetworkPolicy"
-VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
-BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+
 FIREWALL = "azure-native:network:AzureFirewall"
 FIREWALL_POLICY = "azure-native:network:FirewallPolicy"
-RULES = "azure-native:network:FirewallPolicyRuleCollectionGroup"
-POOL = "azure-native:containerservice:AgentPool"
-CLUSTER = "azure-native:containerservice:ManagedCluster"
 
 
 def config_of(stack: str) -> dict:
     return yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-
-
-def cluster_of(resource) -> str:
-    """The cluster key of an in-cluster resource, from its Kubernetes provider (aks-<key>-k8s)."""
-    return resource.provider.split("::")[-2].removeprefix("aks-").removesuffix("-k8s")
 
 
 def policies_in(plan, cluster: str, namespace: str) -> dict[str, dict]:
