@@ -20,6 +20,7 @@ from typing import Any
 from contracts import pod_security
 from contracts.cluster import POLICY_ASSIGNMENT, VAP, VAP_BINDING, ClusterView, selector_matches
 from facts import azure_policy
+from planning.admission import JOB_CONTROLLER
 from planning.pod_security import ENFORCE
 
 
@@ -35,27 +36,42 @@ def _cel_environment():
     return celpy, celpy.Environment()
 
 
-def vap_refusals(view: ClusterView, namespace: str, pod: dict[str, Any]) -> list[str]:
+# Who creates the pods of each kind of workload (kube-controller-manager's controllers sign in
+# with their own service accounts); a bare pod is created by its user.
+CREATORS = {"Job": JOB_CONTROLLER, "Deployment": "system:serviceaccount:kube-system:replicaset-controller"}
+
+
+def vap_refusals(view: ClusterView, namespace: str, pod: dict[str, Any], owner: dict[str, Any] | None = None) -> list[str]:
+    """The pod (created by its owner's controller) and the owner itself, against every bound policy."""
     celpy, env = _cel_environment()
     labels = view.namespace_labels(namespace)
     policies = {p["metadata"]["name"]: p for p in view.objects(VAP)}
     namespace_object = celpy.json_to_cel({"metadata": {"name": namespace, "labels": labels}})
-    obj = celpy.json_to_cel(pod)
+    creator = CREATORS.get((owner or {}).get("kind"), "team-member@example.com")
+    subjects = {"pods": (pod, creator), "jobs": (owner, "team-member@example.com")}
     refusals = []
     for binding in view.objects(VAP_BINDING):
         spec = binding["spec"]
         if not selector_matches(spec["matchResources"]["namespaceSelector"], labels):
             continue
         policy = policies[spec["policyName"]]["spec"]
-        activation: dict[str, Any] = {"object": obj, "namespaceObject": namespace_object}
-        variables = {}
-        for variable in policy.get("variables") or []:
-            variables[celpy.celtypes.StringType(variable["name"])] = env.program(env.compile(variable["expression"])).evaluate(activation)
-        activation["variables"] = celpy.celtypes.MapType(variables)
-        action = "denies" if "Deny" in spec["validationActions"] else "warns"
-        for validation in policy["validations"]:
-            if not env.program(env.compile(validation["expression"])).evaluate(activation):
-                refusals.append(f"{spec['policyName']} {action}: {validation['message']}")
+        resources = {r for rule in policy["matchConstraints"]["resourceRules"] for r in rule["resources"]}
+        for resource, (subject, user) in subjects.items():
+            if resource not in resources or subject is None or (resource == "jobs" and subject["kind"] != "Job"):
+                continue
+            activation: dict[str, Any] = {
+                "object": celpy.json_to_cel(subject), "namespaceObject": namespace_object,
+                "request": celpy.json_to_cel({"operation": "CREATE", "userInfo": {"username": user}}),
+            }
+            variables = {}
+            for variable in policy.get("variables") or []:
+                program = env.program(env.compile(variable["expression"]))
+                variables[celpy.celtypes.StringType(variable["name"])] = program.evaluate(activation)
+            activation["variables"] = celpy.celtypes.MapType(variables)
+            action = "denies" if "Deny" in spec["validationActions"] else "warns"
+            for validation in policy["validations"]:
+                if not env.program(env.compile(validation["expression"])).evaluate(activation):
+                    refusals.append(f"{spec['policyName']} {action}: {validation['message']}")
     return refusals
 
 
@@ -126,6 +142,6 @@ def azure_policy_refusals(view: ClusterView, namespace: str, pod: dict[str, Any]
     return refusals
 
 
-def refusals(view: ClusterView, namespace: str, pod: dict[str, Any]) -> list[str]:
-    return (pod_security_refusals(view, namespace, pod) + vap_refusals(view, namespace, pod)
+def refusals(view: ClusterView, namespace: str, pod: dict[str, Any], owner: dict[str, Any] | None = None) -> list[str]:
+    return (pod_security_refusals(view, namespace, pod) + vap_refusals(view, namespace, pod, owner)
             + azure_policy_refusals(view, namespace, pod))

@@ -32,6 +32,7 @@ class Golden:
     workload: str | None = None
     storage: tuple[str, str, str] | None = None  # (account key, container, read|write)
     kafka: bool = False
+    topic: tuple[str, str] | None = None  # (topic, read|write|readWrite) it uses
     hosts: tuple[str, ...] = ()
     # Pods of its own namespace it talks to (the workers of one job).
     peers: tuple[tuple[str, str], ...] = ()
@@ -43,11 +44,11 @@ class Golden:
 
 GOLDEN = (
     Golden("training-infiniband", "${TRAINING_POOL}", "trainer", ("weights", "checkpoints", "write"), kafka=True,
-           peers=(("job-name", "train-llm"),)),
+           topic=("training-metrics", "write"), peers=(("job-name", "train-llm"),)),
     Golden("inference", "${INFERENCE_POOL}", "inference", ("weights", "models", "read")),
     Golden("batch-spot", "${BATCH_POOL}", "trainer", ("weights", "checkpoints", "write")),
-    Golden("kafka-producer", "cpu", "trainer", kafka=True),
-    Golden("kafka-consumer", "cpu", "inference", kafka=True),
+    Golden("kafka-producer", "cpu", "trainer", kafka=True, topic=("training-metrics", "write")),
+    Golden("kafka-consumer", "cpu", "inference", kafka=True, topic=("checkpoint-events", "read")),
     Golden("weights-loader", "cpu", "inference", ("weights", "models", "read")),
     Golden("sandboxed-eval", "sandbox"),
     Golden("model-download", "cpu", hosts=HUGGING_FACE_HOSTS),
@@ -156,9 +157,10 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
         account, container, access = golden.storage
         storage = (item.variables["WEIGHTS_URL"].split("//", 1)[1].split(".", 1)[0], container, access)
     return {
-        "admission": admission.refusals(view, item.namespace, pod),
-        "scheduling": scheduling.refusals(view, pod["spec"], target),
+        "admission": admission.refusals(view, item.namespace, pod, item.workload),
+        "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target),
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
-        "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage) if golden.workload else [],
+        "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage, golden.topic)
+        if golden.workload else [],
     }

@@ -80,3 +80,27 @@ def refusals(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, An
                              f"{count}-pod workload: {', '.join(short)}")
             return found
     return found + [f"ClusterQueue {cluster_queue_name!r} has no flavor for pool {target_pool!r}"]
+
+
+def admitted_pod_spec(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, Any]) -> dict[str, Any]:
+    """The pod spec as Kueue starts it: the first flavor of its ClusterQueue that its nodeSelector
+    allows, merged in (the flavor's node labels into nodeSelector, its tolerations appended:
+    kubernetes-sigs/kueue v0.19.2 pkg/podset/podset.go, FromAssignment and Merge). Unqueued pods,
+    and queues that do not resolve, are returned as written."""
+    name = queue_name(manifest)
+    namespace = manifest["metadata"]["namespace"]
+    local = [q for q in view.objects(kueue("LocalQueue"), namespace) if q["metadata"]["name"] == name]
+    if name is None or not local:
+        return pod_spec
+    cluster_queues = {q["metadata"]["name"]: q for q in view.objects(kueue("ClusterQueue"))}
+    cluster_queue = cluster_queues.get(local[0]["spec"]["clusterQueue"])
+    flavors = {f["metadata"]["name"]: f["spec"] for f in view.objects(kueue("ResourceFlavor"))}
+    selector = pod_spec.get("nodeSelector") or {}
+    for group in (cluster_queue or {"spec": {"resourceGroups": []}})["spec"]["resourceGroups"]:
+        for flavor in group["flavors"]:
+            spec = flavors[flavor["name"]]
+            labels = spec.get("nodeLabels") or {}
+            if all(selector.get(k, v) == v for k, v in labels.items()):
+                return {**pod_spec, "nodeSelector": {**selector, **labels},
+                        "tolerations": [*(pod_spec.get("tolerations") or []), *(spec.get("tolerations") or [])]}
+    return pod_spec

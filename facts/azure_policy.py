@@ -32,12 +32,13 @@ AKS_SYSTEM_NAMESPACES = ("kube-system", "gatekeeper-system", "azure-arc", "azure
 @dataclass(frozen=True)
 class PolicyDefinition:
     """One definition of the baseline initiative, as the platform assigns it on its own: the
-    definition's current major version, and parameters that mean what the initiative passes."""
+    version the initiative pins and the values it passes (its parameters' defaults where it
+    passes its own parameter through)."""
 
     reference_id: str  # policyDefinitionReferenceId in the initiative
     guid: str
-    file: str  # under reference/azure-policy-k8s/policyDefinitions/
-    version: str  # definitionVersion of a separate assignment (the file's major version)
+    file: str  # under reference/azure-policy-k8s/policyDefinitions/ (the definition's newest version)
+    version: str  # the initiative's definitionVersion
     parameters: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -45,7 +46,8 @@ class PolicyDefinition:
         return DEFINITIONS + self.guid
 
 
-# Capabilities the baseline initiative's ContainerCapabilities allows (case-insensitive in its Rego).
+# Capabilities the baseline initiative's ContainerCapabilities allows; its Rego lowercases both
+# sides before comparing (samples/container-allowed-capabilities/template.yaml).
 BASELINE_ALLOWED_CAPABILITIES = (
     "CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP",
     "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE",
@@ -53,15 +55,13 @@ BASELINE_ALLOWED_CAPABILITIES = (
 
 BASELINE_DEFINITIONS = (
     PolicyDefinition("NoPrivilegedContainers", "95edb821-ddaf-4404-9732-666045e056b4", "ContainerNoPrivilege.json", "9.*.*"),
-    # The initiative pins 6.*.* and passes a host port range of 0-0; version 7 takes a list of
-    # allowed host ports instead, and an empty one allows none.
-    PolicyDefinition("BlockUsingHostNetwork", "82985f06-dc18-4a48-bc1c-b9f4f0098cfe", "HostNetworkPorts.json", "7.*.*",
-                     {"allowHostNetwork": False, "allowedHostPorts": []}),
+    PolicyDefinition("BlockUsingHostNetwork", "82985f06-dc18-4a48-bc1c-b9f4f0098cfe", "HostNetworkPorts.json", "6.*.*",
+                     {"allowHostNetwork": False, "minPort": 0, "maxPort": 0}),
     PolicyDefinition("BlockUsingHostProcessIDAndIPC", "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "BlockHostNamespace.json",
-                     "6.*.*"),
+                     "5.*.*"),
     PolicyDefinition("ContainerCapabilities", "c26596ff-4d70-4e6a-9a30-c2506bd2f80c", "ContainerAllowedCapabilities.json",
                      "6.*.*", {"allowedCapabilities": list(BASELINE_ALLOWED_CAPABILITIES), "requiredDropCapabilities": []}),
-    # The initiative's allowedHostPaths defaults to no paths: every host path is blocked.
+    # The initiative passes its own allowedHostPaths, whose default (no paths) blocks every host path.
     PolicyDefinition("NoHostPathVolume", "098fc59e-46c7-4d99-9b16-64990e543d75", "AllowedHostPaths.json", "6.*.*",
                      {"allowedHostPaths": {"paths": []}}),
 )

@@ -142,6 +142,9 @@ CONTROLS: tuple[Control, ...] = (
             ("RuntimeDefault", "Localhost"), ("Unconfined", UNDEFINED), since="v1.19", check="required"),
     Control("Capabilities (restricted): drop", RESTRICTED, _in_containers("securityContext.capabilities.drop"),
             ("ALL",), (UNDEFINED, ("NET_RAW",)), since="v1.22", check="must-drop"),
+    # 1.35 (check_procMount_restricted.go): restricted keeps the /proc rule inside user namespaces too.
+    Control("/proc Mount Type (restricted)", RESTRICTED, _in_containers("securityContext.procMount"),
+            (UNDEFINED, "Default"), ("Unmasked",), since="v1.35"),
     Control("Capabilities (restricted): add", RESTRICTED, _in_containers("securityContext.capabilities.add[*]"),
             (UNDEFINED, "NET_BIND_SERVICE"), ("CHOWN",), since="v1.22"),
 )

@@ -49,6 +49,8 @@ class AdmissionRule:
     namespace_selector: dict[str, Any]
     # Always deny, whatever the environment's action.
     always_deny: bool = False
+    # What it matches: new pods (and ephemeral containers added to them), or Jobs.
+    kind: str = "Pod"
 
     @property
     def policy_name(self) -> str:
@@ -71,6 +73,11 @@ def _every_container(expression: str, *, ephemeral: bool = True) -> str:
 # pod with a queue label gets Kueue's scheduling gate from its mutating webhook at creation
 # (pkg/controller/jobs/pod/pod_webhook.go), which runs before validating admission policies.
 KUEUE_PODSET_LABEL = "kueue.x-k8s.io/podset"
+# Who creates a Job's pods: kube-controller-manager's job controller, signed in with its own
+# service account (--use-service-account-credentials). A PodSet label on a pod anyone else
+# creates is not Kueue's. Not verifiable offline on AKS's managed control plane: dev's Audit
+# binding warns on every training pod, before staging denies, if AKS signs in otherwise.
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_ADMISSION_GATE = "kueue.x-k8s.io/admission"
 
@@ -154,6 +161,12 @@ IB_ROOT_EXEMPT = (
 )
 
 
+def _uses_gpu(container: str) -> str:
+    return (f"has({container}.resources) && ((has({container}.resources.requests) && "
+            f"'{GPU_RESOURCE}' in {container}.resources.requests) || (has({container}.resources.limits) && "
+            f"'{GPU_RESOURCE}' in {container}.resources.limits))")
+
+
 def admission_rules(login_server: str) -> list[AdmissionRule]:
     """Every policy, given the registry images must come from (`<name>.azurecr.io`)."""
     registry = login_server.rstrip("/") + "/"
@@ -207,16 +220,22 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
         ), WORKLOAD_NAMESPACES),
         AdmissionRule("gpu-queued", (
             Rule(
-                f"!variables.containers.exists(c, has(c.resources) && "
-                f"((has(c.resources.requests) && '{GPU_RESOURCE}' in c.resources.requests) || "
-                f"(has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits))) || "
-                f"(has(object.metadata.labels) && ('{KUEUE_PODSET_LABEL}' in object.metadata.labels || "
+                f"!variables.containers.exists(c, {_uses_gpu('c')}) || (has(object.metadata.labels) && "
+                f"(('{KUEUE_PODSET_LABEL}' in object.metadata.labels && "
+                f"(request.operation != 'CREATE' || request.userInfo.username == '{JOB_CONTROLLER}')) || "
                 f"('{KUEUE_QUEUE_LABEL}' in object.metadata.labels && has(object.spec.schedulingGates) && "
                 f"object.spec.schedulingGates.exists(g, g.name == '{KUEUE_ADMISSION_GATE}'))))",
-                f"pods that use {GPU_RESOURCE} run through Kueue: label the Job (or the pod) "
-                f"{KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE}, so the team's GPU quota counts it",
+                f"pods that use {GPU_RESOURCE} run through Kueue: create them from a Job labelled "
+                f"{KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE} (or label the pod so), and the team's GPU quota counts them",
             ),
         ), WORKLOAD_NAMESPACES),
+        AdmissionRule("gpu-jobs-queued", (
+            Rule(
+                f"!object.spec.template.spec.containers.exists(c, {_uses_gpu('c')}) || "
+                f"(has(object.metadata.labels) && '{KUEUE_QUEUE_LABEL}' in object.metadata.labels)",
+                f"Jobs that use {GPU_RESOURCE} name a queue: label the Job {KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE}",
+            ),
+        ), WORKLOAD_NAMESPACES, kind="Job"),
         AdmissionRule("platform-registry", (
             Rule(_every_container(f"c.image.startsWith('{registry}')"),
                  f"images must come from the platform's registry ({registry}); "
@@ -262,6 +281,18 @@ def validation_actions(action: str) -> list[str]:
     return ["Deny", "Audit"] if action == "Deny" else ["Warn", "Audit"]
 
 
+MATCH = {
+    # New pods, and ephemeral containers added to running ones. Never other pod updates: a pod
+    # admitted before a binding denied must still get its finalizers and scheduling gates removed.
+    "Pod": [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods/ephemeralcontainers"]},
+    ],
+    # Jobs as written and as changed (a queue label removed later counts too).
+    "Job": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"]}],
+}
+
+
 def policy_manifest(rule: AdmissionRule) -> dict[str, Any]:
     return {
         "apiVersion": ADMISSION_API,
@@ -270,17 +301,8 @@ def policy_manifest(rule: AdmissionRule) -> dict[str, Any]:
         "spec": {
             # A policy that cannot be evaluated rejects the pod instead of waving it through.
             "failurePolicy": "Fail",
-            # New pods, and ephemeral containers added to running ones. Never other pod
-            # updates: a pod admitted before a binding denied must still get its finalizers
-            # and scheduling gates removed.
-            "matchConstraints": {
-                "resourceRules": [
-                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
-                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
-                     "resources": ["pods/ephemeralcontainers"]},
-                ]
-            },
-            "variables": [{"name": "containers", "expression": CONTAINERS}],
+            "matchConstraints": {"resourceRules": MATCH[rule.kind]},
+            "variables": [{"name": "containers", "expression": CONTAINERS}] if rule.kind == "Pod" else [],
             "validations": [{"expression": r.expression, "message": r.message} for r in rule.rules],
             "auditAnnotations": [],
         },

@@ -6,6 +6,7 @@ definitions (against Azure's files) and real host names against both FQDN engine
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 
@@ -118,6 +119,10 @@ TWINS = [
     ("runc in the sandbox", "sandboxed-eval", "prod", lambda w: _spec(w).pop("runtimeClassName"), "admission", "sandbox"),
     ("no queue", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(), "queueing", "without a queue"),
     ("no queue, refused at admission too", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(),
+     "admission", "name a queue"),
+    ("a forged PodSet label on a Deployment's pods", "inference", "prod",
+     lambda w: (w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"),
+                w["spec"]["template"]["metadata"]["labels"].update({"kueue.x-k8s.io/podset": "main"})),
      "admission", "run through Kueue"),
     ("an inference pod that skips the queue", "inference", "prod",
      lambda w: w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"), "admission", "Kueue"),
@@ -125,10 +130,12 @@ TWINS = [
      lambda w: w["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "cpu"}), "queueing", "no LocalQueue"),
     ("a gang larger than the quota", "training-infiniband", "prod",
      lambda w: w["spec"].update(parallelism=201, completions=201), "queueing", "cannot admit"),
-    ("no GPU toleration", "training-infiniband", "prod", lambda w: _spec(w).pop("tolerations"), "scheduling", "lands on"),
+    ("an unqueued pod sent to a GPU pool", "weights-loader", "prod",
+     lambda w: _spec(w).update(nodeSelector={"platform.ai/gpu-pool": "a100"}), "scheduling", "lands on"),
     ("a Spot toleration on a regular pool", "inference", "prod",
-     lambda w: _spec(w)["tolerations"].append({"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists",
-                                               "effect": "NoSchedule"}), "scheduling", "does not carry"),
+     lambda w: _spec(w).setdefault("tolerations", []).append(
+         {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists", "effect": "NoSchedule"}),
+     "scheduling", "does not carry"),
     ("more CPU than a node has", "training-infiniband", "prod",
      lambda w: _container(w)["resources"]["requests"].update(cpu="200"), "scheduling", "more than"),
     ("two RDMA plugins' worth on an A100", "inference", "prod",
@@ -151,6 +158,18 @@ def test_negative_twin_is_refused_by_the_layer_it_targets(plans, twin, name, sta
     assert any(reason.lower() in r.lower() for r in result[layer]), result[layer]
 
 
+def test_a_flavor_without_the_gpu_toleration_strands_the_training_job(plans):
+    """The GPU toleration comes from Kueue's flavor, not the job: weaken the flavor, the job sits."""
+
+    plan = copy.deepcopy(plans["prod"])
+    for flavor in plan.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"):
+        flavor.inputs["spec"]["tolerations"] = []
+    config = config_of("prod")
+    view = ClusterView(plan, "eus2", config)
+    item = rendered(BY_NAME["training-infiniband"], plan.outputs, "eus2")
+    assert any("lands on pools none" in r for r in evaluate(view, item)["scheduling"])
+
+
 @pytest.mark.parametrize("host", ["github.com", "evil.example.com", "hf.co.evil.example.com",
                                   "a.b.c.d.e.hf.co", "registry-1.docker.io"])
 def test_a_download_from_an_unlisted_host_is_refused_in_the_cluster(plans, host):
@@ -158,6 +177,18 @@ def test_a_download_from_an_unlisted_host_is_refused_in_the_cluster(plans, host)
     twin = item.golden.__class__(item.golden.name, item.golden.pool, hosts=(host,))
     result = evaluate(view, type(item)(twin, item.manifests, item.variables))
     assert any("no Cilium FQDN rule" in r for r in result["reach"]), result["reach"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_a_consumer_that_writes_is_refused_by_its_identitys_grants(plans, stack):
+    """Event Hubs (dev) holds the inference identity to Data Receiver on the hub; Strimzi (prod)
+    to its KafkaUser's read ACLs."""
+    import dataclasses
+
+    view, item = applicable(plans, stack, "kafka-consumer")[0]
+    writer = dataclasses.replace(item.golden, topic=("checkpoint-events", "write"))
+    result = evaluate(view, type(item)(writer, item.manifests, item.variables))
+    assert result["identity"] and all("checkpoint-events" in r for r in result["identity"]), result["identity"]
 
 
 def test_dev_reports_what_staging_and_prod_deny(plans):
@@ -254,7 +285,8 @@ def _restricted_pod(control: str, value) -> dict:
     field = {"Privilege Escalation": ("allowPrivilegeEscalation",), "Running as Non-root": ("runAsNonRoot",),
              "Running as Non-root user": ("runAsUser",), "Seccomp (restricted)": ("seccompProfile", "type"),
              "Capabilities (restricted): drop": ("capabilities", "drop"),
-             "Capabilities (restricted): add": ("capabilities", "add")}.get(control)
+             "Capabilities (restricted): add": ("capabilities", "add"),
+             "/proc Mount Type (restricted)": ("procMount",)}.get(control)
     if control == "Volume Types":
         pod["spec"]["volumes"] = [{"name": "v", value: {}}]
     elif value == pss.UNDEFINED:
@@ -290,6 +322,11 @@ def test_restricted_inherits_pod_level_settings_and_user_namespaces_waive_root_c
     assert set(pss_evaluator.evaluate(root, pss.RESTRICTED)) == {"Running as Non-root", "Running as Non-root user"}
     in_user_namespace = {"spec": {**root["spec"], "hostUsers": False}}
     assert pss_evaluator.evaluate(in_user_namespace, pss.RESTRICTED) == {}
+    # An unmasked /proc: baseline waives it in a user namespace, restricted does not (1.35).
+    unmasked = copy.deepcopy(in_user_namespace)
+    unmasked["spec"]["containers"][0]["securityContext"]["procMount"] = "Unmasked"
+    assert pss_evaluator.evaluate(unmasked, pss.BASELINE) == {}
+    assert set(pss_evaluator.evaluate(unmasked, pss.RESTRICTED)) == {"/proc Mount Type (restricted)"}
 
 
 def test_the_training_policy_covers_every_baseline_control_and_nothing_restricted():
@@ -314,14 +351,21 @@ def test_the_baseline_initiatives_definitions_and_values_are_azures():
         azure_policy.BASELINE_ALLOWED_CAPABILITIES)
     assert initiative["properties"]["parameters"]["excludedNamespaces"]["defaultValue"] == list(
         azure_policy.AKS_SYSTEM_NAMESPACES)
+    defaults = {k: v.get("defaultValue") for k, v in initiative["properties"]["parameters"].items()}
     for definition in azure_policy.BASELINE_DEFINITIONS:
-        assert members[definition.reference_id]["policyDefinitionId"].endswith(definition.guid)
-        document = _azure_policy_file("policyDefinitions", definition.file)
-        assert document["name"] == definition.guid
-        # Assigned alone, at its current major version, with parameters that version declares.
-        assert definition.version == document["properties"]["version"].split(".")[0] + ".*.*"
-        declared = document["properties"]["parameters"]
-        assert set(definition.parameters) | {"effect", "namespaces"} <= set(declared), definition.reference_id
+        member = members[definition.reference_id]
+        assert member["policyDefinitionId"].endswith(definition.guid)
+        assert _azure_policy_file("policyDefinitions", definition.file)["name"] == definition.guid
+        # Assigned alone exactly as the initiative assigns it: its version, its values.
+        assert definition.version == member["definitionVersion"]
+        passed = {k: v["value"] for k, v in member["parameters"].items()
+                  if k not in ("effect", "excludedNamespaces", "namespaces")}
+        resolved = {k: defaults[v[len("[parameters('"):-len("')]")]] if isinstance(v, str) and v.startswith("[parameters(")
+                    else v for k, v in passed.items()}
+        assert resolved == definition.parameters, definition.reference_id
+        # The definition takes `namespaces` and `effect` in every version the initiative pins.
+        declared = _azure_policy_file("policyDefinitions", definition.file)["properties"]["parameters"]
+        assert {"effect", "namespaces"} <= set(declared)
 
 
 def test_the_policy_pack_allows_exactly_the_definitions_the_program_assigns():

@@ -14,7 +14,7 @@ from contracts.cluster import MANAGED_CLUSTER as CLUSTER
 from contracts.cluster import RULE_COLLECTION_GROUP as RULES
 from contracts.cluster import VAP_BINDING as BINDING
 from planning import egress as egress_plan
-from planning.admission import admission_rules
+from planning.admission import JOB_CONTROLLER, admission_rules
 from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
 from tests.conftest import ALL_STACKS, ROOT
@@ -390,7 +390,7 @@ def with_container(**fields) -> dict:
 EVALS_LABELS = {"platform.ai/team": "research", "platform.ai/high-risk": "true"}
 
 
-def failing_rules(pod: dict) -> set[str]:
+def failing_rules(pod: dict, creator: str = JOB_CONTROLLER) -> set[str]:
     """The admission policies (by name) whose validations `pod` fails."""
     import celpy
 
@@ -401,13 +401,14 @@ def failing_rules(pod: dict) -> set[str]:
     containers = env.program(env.compile(CONTAINERS)).evaluate({"object": obj})
     namespace = celpy.json_to_cel({"metadata": {"name": "evals", "labels": EVALS_LABELS}})
     activation = {"object": obj, "namespaceObject": namespace,
+                  "request": celpy.json_to_cel({"operation": "CREATE", "userInfo": {"username": creator}}),
                   "variables": celpy.celtypes.MapType({celpy.celtypes.StringType("containers"): containers})}
     failed = set()
     from contracts.cluster import selector_matches
 
     for rule in admission_rules(LOGIN_SERVER):
-        if not selector_matches(rule.namespace_selector, EVALS_LABELS):
-            continue  # its binding does not select this namespace
+        if rule.kind != "Pod" or not selector_matches(rule.namespace_selector, EVALS_LABELS):
+            continue  # it checks Jobs, or its binding does not select this namespace
         for validation in rule.rules:
             if not env.program(env.compile(validation.expression)).evaluate(activation):
                 failed.add(rule.name)
@@ -451,3 +452,8 @@ def failing_rules(pod: dict) -> set[str]:
 ])
 def test_admission_rules_admit_good_pods_and_name_what_is_wrong(case, pod, fails):
     assert failing_rules(pod) == fails
+
+
+def test_only_the_job_controller_creates_pods_with_kueues_podset_label():
+    """A team member who labels a bare GPU pod as Kueue's does not get round the queue."""
+    assert failing_rules(good_pod(), creator="someone@example.com") == {"gpu-queued"}
