@@ -73,7 +73,8 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
 
 
 def _first_pool(pools: dict[str, Any], wanted) -> tuple[str, dict[str, Any]] | None:
-    return next(((name, pool) for name, pool in pools.items() if wanted(pool)), None)
+    # By name: outputs come back as maps, in no particular order.
+    return next(((name, pools[name]) for name in sorted(pools) if wanted(pools[name])), None)
 
 
 def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
@@ -111,7 +112,8 @@ def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
                       f"{prefix}_KAFKA_GROUP_PREFIX": client["consumerGroupPrefix"]}
     if context["clusters"][cluster]["sandbox"] and context["highRiskNamespaces"]:
         found["SANDBOX_NAMESPACE"] = context["highRiskNamespaces"][0]
-    downloads = [ns for ns, fqdns in context["egressFqdns"].items() if "huggingface.co" in fqdns]
+    downloads = sorted(ns for ns, fqdns in context["egressFqdns"].items()
+                       if "huggingface.co" in fqdns and ns not in context["highRiskNamespaces"])
     if downloads:
         found["DOWNLOAD_NAMESPACE"] = downloads[0]
     return {key: str(value) for key, value in found.items()}

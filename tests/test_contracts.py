@@ -13,7 +13,7 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import ROOT, STACKS
+from tests.conftest import ALL_STACKS, ROOT, STACKS
 from tests.conftest import stack_values as config_of
 from contracts import pod_security as pss_evaluator
 from contracts.cluster import ClusterView, NAMESPACE, cluster_of, selector_matches
@@ -26,13 +26,12 @@ from planning.admission import pod_security_rules
 from planning.network_policy import fqdn_selectors
 from planning.pod_security import TRAINING_EXTRA_CAPABILITIES
 
-# Which stacks each golden workload serves (prod-scale runs no workload identities, storage
-# grants or Kafka clients: it is the fleet's capacity plan, not a place teams submit to yet).
+# Which stacks each golden workload serves (prod-scale, the training fleet, runs the trainer only).
 APPLIES = {
-    "training-infiniband": {"staging", "prod"},
+    "training-infiniband": {"staging", "prod", "prod-scale"},
     "inference": {"staging", "prod"},
     "batch-spot": {"dev"},
-    "kafka-producer": {"dev", "staging", "prod"},
+    "kafka-producer": {"dev", "staging", "prod", "prod-scale"},
     "kafka-consumer": {"dev", "staging", "prod"},
     "weights-loader": {"dev", "staging", "prod"},
     "sandboxed-eval": {"staging", "prod"},
@@ -60,12 +59,12 @@ def report(result: dict[str, list[str]]) -> str:
 
 def test_every_golden_workload_has_its_file_and_applies_where_expected(plans):
     assert {g.name for g in GOLDEN} == set(APPLIES) == {p.stem for p in (ROOT / "examples").glob("*.yaml")}
-    for stack in (*STACKS, "prod-scale"):
+    for stack in ALL_STACKS:
         serving = {g.name for g in GOLDEN if applicable(plans, stack, g.name)}
         assert serving == {name for name, stacks in APPLIES.items() if stack in stacks}, stack
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 @pytest.mark.parametrize("name", sorted(APPLIES))
 def test_golden_workload_passes_admission_scheduling_queueing_reach_and_identity(plans, stack, name):
     if stack not in APPLIES[name]:
@@ -90,6 +89,15 @@ def test_prod_admits_an_8_gpu_infiniband_gang_in_research_with_ipc_lock(plans):
     # Sixteen nodes (128 GPUs) still fit research's quota on the pool, as one workload.
     view, big = applicable(plans, "prod", "training-infiniband", NODES="16")[0]
     assert evaluate(view, big)["queueing"] == []
+
+
+def test_the_fleet_admits_a_4096_gpu_gang_on_one_pool_and_refuses_one_beyond_the_teams_quota(plans):
+    """prod-scale: 512 ND H100 nodes as one Kueue workload within research's 6,000 GPUs on h100a."""
+    for view, item in applicable(plans, "prod-scale", "training-infiniband", NODES="512"):
+        assert item.variables["TRAINING_POOL"] == "h100a"
+        assert evaluate(view, item) == {layer: [] for layer in LAYERS}
+    view, too_big = applicable(plans, "prod-scale", "training-infiniband", NODES="751")[0]
+    assert any("nvidia.com/gpu 6008 > 6000" in r for r in evaluate(view, too_big)["queueing"])
 
 
 # -- negative twins: each refused by the layer it targets -----------------------------------------
