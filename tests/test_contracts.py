@@ -13,7 +13,7 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import ALL_STACKS, ROOT, STACKS
+from tests.conftest import ALL_STACKS, ROOT
 from tests.conftest import stack_values as config_of
 from contracts import pod_security as pss_evaluator
 from contracts.cluster import ClusterView, NAMESPACE, cluster_of, selector_matches
@@ -407,7 +407,7 @@ def test_training_namespaces_leave_the_initiative_for_its_definitions_with_ipc_l
 # -- Kueue's webhooks and the FQDN engines ------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_kueues_webhooks_cover_team_namespaces_only(plans, stack):
     """The chart copies managedJobsNamespaceSelector into every webhook (failurePolicy Fail):
     when Kueue is down, the GPU operator, Kafka and kube-system still create pods."""
@@ -442,7 +442,7 @@ def test_cilium_wildcards_stay_within_one_label_and_the_firewalls_do_not():
 # -- the examples as files a team applies ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_rendered_golden_manifest_is_valid_for_its_clusters_kubernetes_version(plans, stack):
     import kubernetes_validate
 

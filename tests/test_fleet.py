@@ -65,9 +65,19 @@ def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scal
     assert len(pools) == 16  # 2 clusters x (cpu + 3 Kafka + 4 GPU pools)
     assert sum(p.inputs["maxCount"] for p in pools if "gpuProfile" in p.inputs) == 7600
     assert len(scale_plan.of_type(MEMBER)) == 2
-    # Nodes never become resources: per cluster, pools plus a fixed in-cluster baseline
-    # (namespaces, their network policies, admission policies), whatever the node count.
-    assert len(scale_plan.resources) < 400
+    # Nodes never become resources: the same fleet at ten nodes per GPU pool registers exactly
+    # as many resources as at 7,600 nodes.
+    from tests.conftest import run_with
+
+    def small(values):
+        for cluster in values["platform:clusters"].values():
+            for pool in cluster["gpuPools"].values():
+                pool["maxCount"] = 10
+                pool["quotas"] = {team: 8 for team in pool["quotas"]}
+
+    small_fleet = run_with("prod-scale", small)
+    assert small_fleet.ok, small_fleet.error
+    assert len(small_fleet.resources) == len(scale_plan.resources)
 
 
 def test_the_benchmarks_synthetic_fleet_is_a_valid_config():

@@ -57,7 +57,7 @@ def test_every_storage_account_vault_and_registry_is_private_with_a_registered_e
     plan = plans[stack]
     zones = zone_by_group_id()
     targets = data_plane(plan)
-    assert {t.type for t in targets} == ({STORAGE, VAULT, REGISTRY} if stack in STACKS else {VAULT, REGISTRY})
+    assert {t.type for t in targets} == {STORAGE, VAULT, REGISTRY}
     for target in targets:
         inputs = target.inputs
         public = inputs["properties"]["publicNetworkAccess"] if target.type == VAULT else inputs["publicNetworkAccess"]
