@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.cluster import ClusterView, kueue, selector_matches
-from contracts.scheduling import _requests, quantity
+from contracts.scheduling import pod_requests, quantity
 from planning.gpu import GPU_RESOURCE, POOL_LABEL
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -40,7 +40,7 @@ def pods_admitted_together(manifest: dict[str, Any]) -> int:
 
 def refusals(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, Any], target_pool: str) -> list[str]:
     namespace = manifest["metadata"]["namespace"]
-    requests = _requests(pod_spec)
+    requests = pod_requests(pod_spec)
     name = queue_name(manifest)
     if name is None:
         if requests.get(GPU_RESOURCE):

@@ -67,7 +67,7 @@ def pools_for(view: ClusterView, pod_spec: dict[str, Any]) -> list[str]:
     ]
 
 
-def _requests(pod_spec: dict[str, Any]) -> dict[str, float]:
+def pod_requests(pod_spec: dict[str, Any]) -> dict[str, float]:
     """The pod's effective requests: the sum of its containers, or the largest init container."""
     def total(containers):
         sums: dict[str, float] = {}
@@ -106,7 +106,7 @@ def refusals(view: ClusterView, pod_spec: dict[str, Any], target: str) -> list[s
     if extra:
         found.append(f"tolerates {[t.get('key') for t in extra]}, which pool {target!r} does not carry")
     limits = capacity(view, pool)
-    for name, value in _requests(pod_spec).items():
+    for name, value in pod_requests(pod_spec).items():
         if name in ("ephemeral-storage",):
             continue
         available = limits.get(name, 0)

@@ -10,7 +10,6 @@ import yaml
 
 from contracts.cluster import AGENT_POOL as POOL
 from contracts.cluster import CILIUM_POLICY, NAMESPACE, NETWORK_POLICY, VAP, cluster_of
-from contracts.cluster import MANAGED_CLUSTER as CLUSTER
 from contracts.cluster import RULE_COLLECTION_GROUP as RULES
 from contracts.cluster import VAP_BINDING as BINDING
 from planning import egress as egress_plan
