@@ -314,6 +314,25 @@ def _diagnostics(response, pack: Pack, plan: Plan, default_urn: str = "") -> lis
     return violations
 
 
+# Analyze results by pack, its configuration and the exact request: a resource policy sees only
+# the one resource it is given, so a plan that differs from an earlier one in one resource is
+# reviewed by re-running the resource policies on that resource alone (stack policies always
+# run). The tests review many one-property variants of the same plan.
+_ANALYZED: dict[tuple[str, bytes, bytes], list[Violation]] = {}
+_ANALYZED_LIMIT = 50_000
+
+
+def _analyze(analyzer, request, pack: Pack, config_key: bytes, plan: Plan, urn: str) -> list[Violation]:
+    key = (pack.name, config_key, request.SerializeToString(deterministic=True))
+    found = _ANALYZED.get(key)
+    if found is None:
+        found = _diagnostics(analyzer.Analyze(request, None), pack, plan, urn)
+        if len(_ANALYZED) >= _ANALYZED_LIMIT:
+            _ANALYZED.clear()
+        _ANALYZED[key] = found
+    return list(found)
+
+
 def review_plan(
     plan: Plan,
     environment: str,
@@ -336,6 +355,7 @@ def review_plan(
             None,
         )
         remediates = EnforcementLevel.REMEDIATE in config.levels.values()
+        config_key = config.request().SerializeToString(deterministic=True)
         stack_resources = []
         for resource in resources:
             provider, options = _provider(plan, resource), _options(resource)
@@ -349,7 +369,7 @@ def review_plan(
                     if remediation.properties.fields:
                         request.properties.CopyFrom(remediation.properties)
                         review.remediations.append(Remediation(pack.name, remediation.policyName, resource.urn, resource.name))
-            review.violations += _diagnostics(analyzer.Analyze(request, None), pack, plan, resource.urn)
+            review.violations += _analyze(analyzer, request, pack, config_key, plan, resource.urn)
             stack_resources.append(analyzer_pb2.AnalyzerResource(
                 type=resource.type, properties=request.properties, urn=resource.urn, name=resource.name,
                 options=options, provider=provider, parent=resource.parent or "",

@@ -470,3 +470,19 @@ def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(p
     outputs.write_text(json.dumps(plans["dev"].outputs))
     assert main([str(ROOT / "examples" / "training-infiniband.yaml"), "--outputs", str(outputs)]) == 3
     assert "TRAINING_POOL" in capsys.readouterr().err
+
+
+def test_the_kubernetes_pack_names_training_namespaces_as_the_program_labels_them():
+    """The packs cannot import the program: the constants they restate must still agree."""
+    import importlib.util
+    import sys
+
+    from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, training_namespace_labels
+
+    pack = ROOT / "policies" / "kubernetes-platform"
+    sys.path.insert(0, str(pack))
+    spec = importlib.util.spec_from_file_location("k8s_workload_guardrails", pack / "kubernetes_guardrails" / "workloads.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (module.NAMESPACE_CLASS_LABEL, module.TRAINING_CLASS) == (NAMESPACE_CLASS_LABEL, TRAINING_CLASS)
+    assert training_namespace_labels()[module.PSS_ENFORCE] == "privileged"

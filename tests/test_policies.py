@@ -533,3 +533,56 @@ def test_markdown_report_lists_each_stack(plans):
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 
+
+
+# -- what the remediation texts tell a reader to change exists --------------------------------------
+
+
+def config_key_paths() -> set[str]:
+    """Every key a stack file may set, dotted and camelCase, `<>` where a map takes any name."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from stackconfig.model import PlatformConfig
+
+    def models_in(annotation):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield annotation, False
+        origin = typing.get_origin(annotation)
+        for argument in typing.get_args(annotation):
+            for model, mapped in models_in(argument):
+                yield model, mapped or origin is dict
+
+    paths: set[str] = set()
+
+    def visit(model, prefix: str, depth: int = 0):
+        for name, field in model.model_fields.items():
+            key = f"{prefix}{field.alias or name}"
+            paths.add(key)
+            for inner, mapped in models_in(field.annotation):
+                if depth < 6:
+                    visit(inner, f"{key}.<>." if mapped else f"{key}.", depth + 1)
+
+    visit(PlatformConfig, "")
+    return paths
+
+
+CONFIG_REFERENCE = re.compile(r"(?:platform:)?\b((?:[a-z][A-Za-z0-9]*)(?:\.(?:<[a-z]+>|[a-z][A-Za-z0-9]*))+)")
+
+
+def test_every_config_key_a_remediation_names_exists():
+    """A remediation that sends the reader to a config key must name one the model accepts
+    (whole, or below a map entry such as `clusters.<name>.`)."""
+    paths = config_key_paths()
+    names = {segment for path in paths for segment in path.split(".")}
+    missing = []
+    for pack in PACKS.values():
+        for policy in pack.policies:
+            for reference in CONFIG_REFERENCE.findall(policy.remediation_steps or ""):
+                if reference.split(".", 1)[0] not in names or reference.endswith(".py"):
+                    continue  # an ARM or Kubernetes property, a file name
+                normalized = re.sub(r"<[a-z]+>", "<>", reference)
+                if not any(path == normalized or path.endswith("." + normalized) for path in paths):
+                    missing.append(f"{policy.name}: {reference}")
+    assert not missing, missing

@@ -266,8 +266,8 @@ POLICIES = [
         "AKS API servers are private, or public only to authorized ranges that never include 0.0.0.0/0.",
         private_api_server,
         severity=Severity.HIGH,
-        remediation="Set clusters.<name>.privateApiServer: true (staging, prod), or list "
-                    "clusters.<name>.authorizedIpRanges without a /0 entry.",
+        remediation="Set clusters.<name>.apiServer.private: true (staging, prod), or list "
+                    "clusters.<name>.apiServer.authorizedIpRanges without a /0 entry.",
         builtin=BuiltIn("040732e8-d947-40b8-95d6-854c95024bf8",
                         "Azure Kubernetes Service Private Clusters should be enabled"),
     ),
@@ -340,7 +340,7 @@ POLICIES = [
         "GPU node pools are autoscaled with an upper bound.",
         gpu_pool_autoscaled,
         severity=Severity.MEDIUM,
-        remediation="Set enableAutoScaling with minCount/maxCount (gpuPools.<pool>.minNodes/maxNodes).",
+        remediation="Set enableAutoScaling with minCount/maxCount (clusters.<name>.gpuPools.<pool>.minCount/maxCount).",
     ),
     resource_policy(
         "autoscaled-pool-count-unmanaged",
