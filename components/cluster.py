@@ -29,7 +29,8 @@ import pulumiverse_time as time
 from components.groups import resource_group
 from components.observability import send_logs
 from components.rbac import assign_role
-from planning.gpu import GPU_VM_SIZES, gpu_pool_labels, platform_taints
+from facts.gpu import GPU_VM_SIZES
+from planning.gpu import gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
 from planning import sandbox

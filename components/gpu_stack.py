@@ -32,7 +32,8 @@ from components.isolation import isolate
 from planning.capacity import PoolCapacity
 from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, NETWORK_OPERATOR_NAMESPACE
 from planning.network_policy import NamespaceTraffic
-from planning.gpu import LABEL_PREFIX, has_infiniband, platform_taints, toleration
+from facts.gpu import LABEL_PREFIX
+from planning.gpu import has_infiniband, platform_taints, toleration
 from planning.images import mirrored
 from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
 from planning.queues import TEAM_LABEL, Manifest, cluster_manifests

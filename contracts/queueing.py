@@ -18,7 +18,7 @@ from typing import Any
 
 from contracts.cluster import ClusterView, kueue, selector_matches
 from contracts.scheduling import pod_requests, quantity
-from planning.gpu import GPU_RESOURCE, POOL_LABEL
+from facts.gpu import GPU_RESOURCE, POOL_LABEL
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 FRAMEWORKS = {"Job": "batch/job", "Deployment": "pod", "Pod": "pod"}

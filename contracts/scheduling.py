@@ -15,7 +15,7 @@ from typing import Any
 from contracts.cluster import ClusterView, Pool
 from facts import aks_node
 from facts.vm_sizes import VM_SIZES
-from planning.gpu import GPU_RESOURCE, LABEL_PREFIX
+from facts.gpu import GPU_RESOURCE, LABEL_PREFIX
 
 RDMA_RESOURCE = "rdma/shared_ib"
 _UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "k": 1000, "M": 1000**2, "G": 1000**3}

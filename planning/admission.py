@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from facts import pod_security as pss
-from planning.gpu import LABEL_PREFIX
+from facts.gpu import LABEL_PREFIX
 from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, TRAINING_EXTRA_CAPABILITIES
 from planning.priorities import WORKLOAD_PRIORITIES
 from planning.pss_paths import Step, parse

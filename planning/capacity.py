@@ -16,7 +16,7 @@ from ipaddress import IPv4Network
 from typing import Literal
 
 from planning import addressing, limits
-from planning.gpu import GPU_VM_SIZES, gpu_units_per_node
+from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
 from planning import kafka as kafka_plan
 from stackconfig.keys import key as config_key
 from stackconfig.model import ClusterConfig, GpuPoolConfig, PlatformConfig, PoolSettings

@@ -1,98 +1,24 @@
-"""The GPU VM sizes the platform supports, and what a GPU pool looks like to Kubernetes.
+"""What a GPU pool looks like to Kubernetes: its taints, labels and the tolerations for them.
 
-Plain data and functions: the config model validates sizes against this catalogue, the
-capacity planner counts GPUs with it, and the cluster component labels and taints pools
-from it. Figures are from the Azure VM size pages (NC A100 v4, NC H100 v5, ND A100 v4,
-ND H100 v5, ND H200 v5, NCasT4_v3).
+The catalogue of GPU sizes and the label and taint names are facts/gpu.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from facts.vm_sizes import VM_SIZES, VmSize
-
-
-@dataclass(frozen=True)
-class GpuVmSize:
-    """What a GPU size means to the platform; vCPUs, memory, GPUs and disks are facts/vm_sizes.py."""
-
-    vm_size: str
-    gpu_model: str  # short name used in labels and plans: "A100", "H100", ...
-    gpu_memory_gb: int  # per GPU
-    mig: bool  # supports Multi-Instance GPU partitioning (gpuInstanceProfile)
-    infiniband: bool  # RDMA over InfiniBand between VMs (needs the Network Operator)
-
-    @property
-    def facts(self) -> VmSize:
-        return VM_SIZES[self.vm_size]
-
-    @property
-    def gpus(self) -> int:  # physical GPUs per VM
-        return self.facts.gpus
-
-    @property
-    def vcpus(self) -> int:
-        return self.facts.vcpus
-
-    @property
-    def memory_gib(self) -> int:
-        return self.facts.memory_gib
-
-    @property
-    def temp_disk_gib(self) -> int:
-        """The largest ephemeral OS disk the size holds."""
-        return self.facts.ephemeral_os_disk_gib
-
-
-GPU_VM_SIZES: dict[str, GpuVmSize] = {
-    size.vm_size: size
-    for size in (
-        # NC A100 v4: PCIe A100 80 GB, no InfiniBand; inference and fine-tuning.
-        GpuVmSize("Standard_NC24ads_A100_v4", "A100", 80, mig=True, infiniband=False),
-        GpuVmSize("Standard_NC48ads_A100_v4", "A100", 80, mig=True, infiniband=False),
-        GpuVmSize("Standard_NC96ads_A100_v4", "A100", 80, mig=True, infiniband=False),
-        # NC H100 v5: H100 NVL 94 GB, no InfiniBand.
-        GpuVmSize("Standard_NC40ads_H100_v5", "H100", 94, mig=True, infiniband=False),
-        GpuVmSize("Standard_NC80adis_H100_v5", "H100", 94, mig=True, infiniband=False),
-        # ND A100 v4 / ND H100 v5 / ND H200 v5: 8 SXM GPUs with NVLink and one InfiniBand
-        # link per GPU; the training sizes.
-        GpuVmSize("Standard_ND96asr_v4", "A100", 40, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 80, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 80, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 141, mig=True, infiniband=True),
-        # NCasT4_v3: T4 16 GB; cheap inference and CI, no MIG.
-        GpuVmSize("Standard_NC4as_T4_v3", "T4", 16, mig=False, infiniband=False),
-        GpuVmSize("Standard_NC64as_T4_v3", "T4", 16, mig=False, infiniband=False),
-    )
-}
-
-# AKS partitions MIG-capable GPUs at pool creation (`gpuInstanceProfile`). With the device
-# plugin's `single` strategy each slice is one schedulable `nvidia.com/gpu`.
-MIG_SLICES_PER_GPU: dict[str, int] = {"MIG1g": 7, "MIG2g": 3, "MIG3g": 2, "MIG4g": 1, "MIG7g": 1}
-
-GPU_RESOURCE = "nvidia.com/gpu"
-DEFAULT_GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
-# AKS puts this taint on Spot pools; declaring it too keeps the program and Azure in step.
-SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
-# Labels on every GPU node, for nodeSelectors, Kueue flavors and policies.
-LABEL_PREFIX = "platform.ai"
-ACCELERATOR_LABEL = "accelerator"
-POOL_LABEL = f"{LABEL_PREFIX}/gpu-pool"
+from facts.gpu import (
+    ACCELERATOR_LABEL,
+    GPU_VM_SIZES,
+    GpuVmSize,
+    LABEL_PREFIX,
+    POOL_LABEL,
+    SPOT_TAINT,
+    gpu_units_per_node,
+)
 
 
 def has_infiniband(cluster) -> bool:
     """Whether any GPU pool of `cluster` (a ClusterConfig) has InfiniBand (the Network Operator's)."""
     return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
-
-
-def known_sizes() -> str:
-    return ", ".join(sorted(GPU_VM_SIZES))
-
-
-def gpu_units_per_node(size: GpuVmSize, mig_profile: str | None) -> int:
-    """Schedulable `nvidia.com/gpu` per node: physical GPUs, or MIG slices."""
-    return size.gpus * (MIG_SLICES_PER_GPU[mig_profile] if mig_profile else 1)
 
 
 def taint_key(taint: str) -> str:

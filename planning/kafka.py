@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planning.gpu import LABEL_PREFIX
+from facts.gpu import LABEL_PREFIX
 from stackconfig.model import KafkaAccess, KafkaConfig, KafkaTopicConfig, NodePoolConfig, PlatformConfig
 
 # A Kafka version Strimzi 1.2.0 supports (kafka-versions.yaml: 4.3.x since Strimzi 1.1.0).

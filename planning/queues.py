@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from planning.capacity import PoolCapacity
-from planning.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL, platform_taints, toleration
+from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL
+from planning.gpu import platform_taints, toleration
 from stackconfig.model import ClusterConfig, GpuPoolConfig, TeamConfig
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from planning.gpu import LABEL_PREFIX
+from facts.gpu import LABEL_PREFIX
 
 RUNTIME_CLASS = "kata-vm-isolation"
 OS_SKU = "AzureLinux"

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from facts import aks_node
-from planning.gpu import GPU_VM_SIZES, gpu_units_per_node
+from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
 from planning.queues import LOCAL_QUEUE
 from stackconfig.checks import storage_account_name
 from stackconfig.model import PlatformConfig

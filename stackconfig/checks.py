@@ -27,7 +27,8 @@ from planning import egress as egress_plan
 from planning.addressing import NamedRange
 from planning import kafka as kafka_plan
 from planning import naming as naming_rules
-from planning.gpu import GPU_VM_SIZES, SPOT_TAINT, taint_key
+from facts.gpu import GPU_VM_SIZES, SPOT_TAINT
+from planning.gpu import taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming
 from stackconfig.keys import key

@@ -19,7 +19,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
-from planning.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, MIG_SLICES_PER_GPU, known_sizes
+from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, MIG_SLICES_PER_GPU, known_sizes
 
 
 class Model(BaseModel):
@@ -349,7 +349,7 @@ class NodePoolConfig(PoolConfig):
 
 
 class GpuPoolConfig(PoolSettings):
-    """A GPU pool: an AgentPool of a catalogued GPU size (planning/gpu.py)."""
+    """A GPU pool: an AgentPool of a catalogued GPU size (facts/gpu.py)."""
 
     vm_size: GpuVmSizeName
     # Read by policies and Kueue: training (gang-scheduled, InfiniBand), batch, inference.

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planning import capacity
-from planning.gpu import GPU_VM_SIZES
+from facts.gpu import GPU_VM_SIZES
 from stackconfig.checks import find_problems
 from stackconfig.model import PlatformConfig
 from tests.conftest import stack_values

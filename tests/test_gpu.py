@@ -12,7 +12,7 @@ import pytest
 from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
 from offline.chartcheck import chart_defaults, crd_problems, manifest_of, unread_values
 from offline.reference import reference_file
-from planning.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
+from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
 from tests.conftest import ALL_STACKS as STACKS
 
 POOL = "azure-native:containerservice:AgentPool"

@@ -21,7 +21,7 @@ from offline.engine import CapturedResource, ResourceOptions
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from planning import permissions
 from planning.cluster_traffic import component_namespaces
-from planning.gpu import GPU_VM_SIZES
+from facts.gpu import GPU_VM_SIZES
 from planning.permissions import AKS, check, deploy_operations, refresh_operations, view
 from stackconfig.loader import parse_platform_config
 from offline.stackfile import read_stack_config
