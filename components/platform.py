@@ -68,7 +68,7 @@ from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.priorities import PLATFORM_CRITICAL
 from planning.naming import Naming, parse_resource_id
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
-from stackconfig.checks import storage_account_name
+from planning.naming import storage_account_name
 from stackconfig.model import EventHubsConfig, PlatformConfig
 
 STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data Contributor"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -97,8 +98,6 @@ class ClusterView:
     @cached_property
     def rdma_per_node(self) -> int:
         """rdma/shared_ib units an InfiniBand node advertises (the plugin's rdmaHcaMax), 0 without the plugin."""
-        import json
-
         for policy in self.in_cluster(NIC_POLICY):
             config = json.loads(policy.inputs["spec"]["rdmaSharedDevicePlugin"]["config"])
             return max(c["rdmaHcaMax"] for c in config["configList"])

@@ -17,6 +17,8 @@ from planning.workloads import NotApplicable, render, template_variables
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LAYERS = ("admission", "scheduling", "queueing", "reach", "identity")
+# The training example's rendezvous (torchrun's c10d store), between the pods of one job.
+RENDEZVOUS_PORT = 29500
 # Hugging Face's download hosts at every depth below hf.co that it uses today (hub-docs
 # "Downloading behind a proxy or firewall", huggingface.co/.well-known/meta.json).
 HUGGING_FACE_HOSTS = ("huggingface.co", "cdn-lfs-us-1.hf.co", "cas-server.xethub.hf.co", "transfer.xethub-eu.hf.co",
@@ -105,13 +107,11 @@ def rendered(golden: Golden, outputs: dict[str, Any], cluster: str, **overrides:
 
 def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     golden, config = item.golden, view.config
-    found = [Destination(port, namespace=item.namespace, pod_labels=(label,)) for label in golden.peers
-             for port in (29500,)]
+    found = [Destination(RENDEZVOUS_PORT, namespace=item.namespace, pod_labels=(label,)) for label in golden.peers]
     if golden.workload:
         found.append(Destination(HTTPS, host=ENTRA_ID_FQDN))
     if golden.storage:
-        account = item.variables["WEIGHTS_URL"].split("//", 1)[1].split(".", 1)[0]
-        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{account}")))
+        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{account_name(view, golden)}")))
     if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
         found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
     elif golden.kafka:
@@ -119,6 +119,11 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
                                  pod_labels=(("strimzi.io/kind", "Kafka"),)))
     found += [Destination(HTTPS, host=host) for host in golden.hosts]
     return found
+
+
+def account_name(view: ClusterView, golden: Golden) -> str:
+    """The storage account's name, as the stack's outputs give it to teams."""
+    return view.plan.outputs["workloadContext"]["storageAccounts"][golden.storage[0]]["name"]
 
 
 def endpoint_subnet(view: ClusterView, target: str) -> str:
@@ -152,10 +157,7 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
     reach_refusals = reach.refusals(view, item.namespace, pod["metadata"].get("labels") or {}, needs(view, item))
     if golden.kafka and view.config["platform:kafka"]["engine"] == "strimzi":
         reach_refusals += kafka_listener_refusals(view, item.namespace)
-    storage = None
-    if golden.storage:
-        account, container, access = golden.storage
-        storage = (item.variables["WEIGHTS_URL"].split("//", 1)[1].split(".", 1)[0], container, access)
+    storage = (account_name(view, golden), *golden.storage[1:]) if golden.storage else None
     return {
         "admission": admission.refusals(view, item.namespace, pod, item.workload),
         "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target),

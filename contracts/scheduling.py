@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.cluster import ClusterView, Pool
+from contracts.cluster import ClusterView, Pool, selector_matches
 from facts import aks_node
 from facts.vm_sizes import VM_SIZES
 from facts.gpu import GPU_RESOURCE, LABEL_PREFIX
@@ -46,8 +46,6 @@ def _tolerates(tolerations: list[dict[str, Any]], taint: str) -> bool:
 
 
 def _affinity_matches(pod_spec: dict[str, Any], labels: dict[str, str]) -> bool:
-    from contracts.cluster import selector_matches
-
     for key, value in (pod_spec.get("nodeSelector") or {}).items():
         if labels.get(key) != value:
             return False

@@ -208,8 +208,7 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
         AdmissionRule("gpu-limits", (
             Rule(
                 _every_container(
-                    f"!has(c.resources) || !((has(c.resources.requests) && '{GPU_RESOURCE}' in c.resources.requests) || "
-                    f"(has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits)) || "
+                    f"!({_uses_gpu('c')}) || "
                     f"(has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits && "
                     "'cpu' in c.resources.limits && 'memory' in c.resources.limits)",
                     ephemeral=False,

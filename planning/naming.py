@@ -108,3 +108,9 @@ def parse_resource_id(resource_id: str) -> ResourceId:
     if len(parts) != 8 or parts[0].lower() != "subscriptions" or parts[2].lower() != "resourcegroups" or parts[4].lower() != "providers":
         raise ValueError(f"not a top-level Azure resource ID: {resource_id}")
     return ResourceId(parts[1], parts[3], parts[5], parts[6], parts[7])
+
+
+def storage_account_name(config, account_key: str) -> str:
+    """A storage account's name: the configured one, or the platform's (config: a PlatformConfig)."""
+    account = config.storage.accounts[account_key]
+    return account.account_name or Naming(config.prefix, config.environment).storage_account(account_key)

@@ -15,7 +15,7 @@ import yaml
 from facts import aks_node
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
 from planning.queues import LOCAL_QUEUE
-from stackconfig.checks import storage_account_name
+from planning.naming import storage_account_name
 from stackconfig.model import PlatformConfig
 
 
@@ -57,9 +57,9 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
         "queue": LOCAL_QUEUE,
         "clusters": clusters,
         "storageAccounts": {
-            key: {"name": storage_account_name(config, key), "blobEndpoint": blob_endpoint(storage_account_name(config, key)),
-                  "containers": list(account.containers)}
+            key: {"name": name, "blobEndpoint": blob_endpoint(name), "containers": list(account.containers)}
             for key, account in config.storage.accounts.items()
+            for name in (storage_account_name(config, key),)
         },
         "workloads": {
             name: {"namespace": spec.namespace, "serviceAccount": spec.service_account,

@@ -30,7 +30,7 @@ from planning import naming as naming_rules
 from facts.gpu import GPU_VM_SIZES, SPOT_TAINT
 from planning.gpu import taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
-from planning.naming import Naming
+from planning.naming import Naming, storage_account_name
 from stackconfig.keys import key
 from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, PlatformConfig
 
@@ -620,11 +620,6 @@ def check_teams(config: PlatformConfig) -> Iterator[ConfigProblem]:
 
 # Azure rejects a 21st federated identity credential on one managed identity.
 MAX_FEDERATED_CREDENTIALS = 20
-
-
-def storage_account_name(config: PlatformConfig, account_key: str) -> str:
-    account = config.storage.accounts[account_key]
-    return account.account_name or Naming(config.prefix, config.environment).storage_account(account_key)
 
 
 def check_resource_names(config: PlatformConfig) -> Iterator[ConfigProblem]:

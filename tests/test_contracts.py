@@ -376,15 +376,20 @@ def test_the_baseline_initiatives_definitions_and_values_are_azures():
         assert {"effect", "namespaces"} <= set(declared)
 
 
-def test_the_policy_pack_allows_exactly_the_definitions_the_program_assigns():
+def _pack_module(pack: str, package: str, module: str):
+    """One module of a policy pack, loaded as the pack loads it (its own folder on the path)."""
     import importlib.util
     import sys
 
-    sys.path.insert(0, str(ROOT / "policies" / "azure-platform"))
-    spec = importlib.util.spec_from_file_location("identity_guardrails", ROOT / "policies" / "azure-platform" /
-                                                  "azure_guardrails" / "identity.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "policies" / pack))
+    spec = importlib.util.spec_from_file_location(f"{package}_{module}", ROOT / "policies" / pack / package / f"{module}.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def test_the_policy_pack_allows_exactly_the_definitions_the_program_assigns():
+    module = _pack_module("azure-platform", "azure_guardrails", "identity")
     assert set(module.BASELINE_DEFINITIONS) == {d.definition_id for d in azure_policy.BASELINE_DEFINITIONS}
 
 
@@ -474,15 +479,8 @@ def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(p
 
 def test_the_kubernetes_pack_names_training_namespaces_as_the_program_labels_them():
     """The packs cannot import the program: the constants they restate must still agree."""
-    import importlib.util
-    import sys
-
     from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, training_namespace_labels
 
-    pack = ROOT / "policies" / "kubernetes-platform"
-    sys.path.insert(0, str(pack))
-    spec = importlib.util.spec_from_file_location("k8s_workload_guardrails", pack / "kubernetes_guardrails" / "workloads.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _pack_module("kubernetes-platform", "kubernetes_guardrails", "workloads")
     assert (module.NAMESPACE_CLASS_LABEL, module.TRAINING_CLASS) == (NAMESPACE_CLASS_LABEL, TRAINING_CLASS)
     assert training_namespace_labels()[module.PSS_ENFORCE] == "privileged"
