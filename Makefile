@@ -6,7 +6,7 @@ STACK ?= dev
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
-.PHONY: help install schemas preview preview-all review capacity test bench lock clean tools
+.PHONY: help install schemas preview preview-all review capacity docs lint test bench lock clean tools
 
 help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of a stack (creates ./venv first)"
@@ -14,7 +14,9 @@ help:
 	@echo "make review                             offline preview + policy review of every stack, Markdown in out/"
 	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
 	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
-	@echo "make test                               the whole test suite, offline"
+	@echo "make docs                               regenerate docs/ pages that restate code (config reference, tables)"
+	@echo "make lint                               ruff (format and lint) and mypy"
+	@echo "make test                               lint, then the whole test suite, offline"
 	@echo "make bench                              preview wall times against the import floor"
 
 # The venv is rebuilt whenever a requirements or constraints file changes.
@@ -52,6 +54,10 @@ tools:
 
 test: $(VENV)/.installed schemas tools
 	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest
+
+# Pages under docs/ generated from the code; a test fails when a committed one is stale.
+docs: $(VENV)/.installed
+	$(PY) scripts/docs.py
 
 bench: $(VENV)/.installed
 	$(PY) scripts/bench.py

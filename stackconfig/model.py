@@ -117,26 +117,42 @@ class PlanIdentityConfig(Model):
     records, Kafka's CA certificates) in exactly the namespaces that hold them.
     """
 
-    # Object (principal) ID of the managed identity id-<prefix>-plan-<env>.
-    principal_object_id: Uuid
-    # Name (GUID) of the custom role "Platform preview secret reader (<prefix>-<env>)".
-    secret_reader_role_id: Uuid
+    principal_object_id: Uuid = Field(
+        description="Object ID of the read-only plan identity `id-<prefix>-plan-<env>` (printed by "
+        "`scripts/bootstrap`); with it, the program grants that identity the Secrets previews "
+        "read, on exactly the namespaces that hold them."
+    )
+    secret_reader_role_id: Uuid = Field(
+        description="Name (GUID) of the custom role \"Platform preview secret reader (<prefix>-<env>)\" the "
+        "bootstrap creates; set together with `principalObjectId`."
+    )
 
 
 class EntraConfig(Model):
     """Entra ID integration shared by every cluster of the environment."""
 
-    # Members of these groups are cluster admins (Azure Kubernetes Service RBAC Cluster Admin).
-    admin_group_object_ids: UuidList = Field(default_factory=list)
-    # Tenant of the admin groups; defaults to the tenant of the identity running the deploy.
-    tenant_id: Optional[Uuid] = None
-    # How the exported kubeconfig logs in through kubelogin. Both are non-interactive:
-    # `azurecli` reuses `az login` (people, self-hosted runners); `workloadidentity` uses a
-    # federated token (CI jobs running in Kubernetes or GitHub OIDC).
-    kubelogin_mode: Literal["azurecli", "workloadidentity"] = "azurecli"
-    # Unset: no read-only preview identity in this environment (previews then need the deploy
-    # identity's rights).
-    plan_identity: Optional[PlanIdentityConfig] = None
+    admin_group_object_ids: UuidList = Field(
+        default_factory=list,
+        description="Entra groups that are cluster admins. Required while any cluster disables local "
+        "accounts."
+    )
+    tenant_id: Optional[Uuid] = Field(
+        default=None,
+        description="Tenant of the admin groups. Unset: the tenant of the identity running the deploy."
+    )
+    kubelogin_mode: Literal["azurecli", "workloadidentity"] = Field(
+        default="azurecli",
+        description="How the exported kubeconfig logs in: `azurecli` (reuses `az login`, for people and self-"
+        "hosted runners) or `workloadidentity` (a federated token file, for jobs in Kubernetes); "
+        "both non-interactive. CI keeps `azurecli` in the kubeconfig and overrides it with "
+        "`AAD_LOGIN_METHOD=msi` (docs/delivery.md, \"Who signs in how\")."
+    )
+    plan_identity: Optional[PlanIdentityConfig] = Field(
+        default=None,
+        description="The read-only identity previews and the drift check run as (`scripts/bootstrap` prints "
+        "both IDs). Unset: no such identity in this environment (previews then need the deploy "
+        "identity's rights)."
+    )
 
 
 ResourceGroupId = Annotated[
@@ -153,22 +169,44 @@ class HubConfig(Model):
             pattern=r"(?i)^/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w._()]+"
             r"/providers/Microsoft\.Network/virtualNetworks/[-\w._]+$"
         ),
-    ]
-    address_space: list[IPv4Network] = Field(min_length=1)
-    # Also create the hub-to-spoke half of each peering (needs write access to the hub VNet).
-    create_hub_side_peering: bool = True
-    # Route spoke traffic through the hub's VPN/ExpressRoute gateway.
-    use_remote_gateways: bool = False
-    # The hub's resource group of central privatelink zones. A VNet links to only one zone
-    # of each name, so environments that share a hub must share its zones: set this, and
-    # the environment links its VNets to those zones instead of creating its own.
-    private_dns_zones_resource_group_id: Optional[ResourceGroupId] = None
+    ] = Field(
+        description="Hub VNet resource ID to peer with (runners, firewall, gateways); may be in another "
+        "subscription."
+    )
+    address_space: list[IPv4Network] = Field(
+        min_length=1,
+        description="The hub's ranges, checked for overlaps."
+    )
+    create_hub_side_peering: bool = Field(
+        default=True,
+        description="Also create the hub-to-spoke half (needs write access to the hub VNet)."
+    )
+    use_remote_gateways: bool = Field(
+        default=False,
+        description="Route through the hub's VPN/ExpressRoute gateway."
+    )
+    private_dns_zones_resource_group_id: Optional[ResourceGroupId] = Field(
+        default=None,
+        description="Resource group ID of the hub's central privatelink zones. Set it when the hub serves "
+        "several environments (a VNet links to one zone of each name): the environment then links"
+        " its VNets to those zones instead of creating its own. The zones must exist."
+    )
 
 
 class NatGatewayConfig(Model):
-    idle_timeout_minutes: int = Field(default=4, ge=4, le=120)
-    # Each public IP gives 64,512 SNAT ports; large fleets need more than one.
-    public_ip_count: int = Field(default=1, ge=1, le=16)
+    idle_timeout_minutes: int = Field(
+        default=4,
+        ge=4,
+        le=120,
+        description="Idle TCP timeout of the NAT gateway."
+    )
+    public_ip_count: int = Field(
+        default=1,
+        ge=1,
+        le=16,
+        description="Public IPs of the NAT gateway, each giving 64,512 SNAT ports; large fleets need more "
+        "than one."
+    )
 
 
 def _fqdn(value: str) -> str:
@@ -194,15 +232,23 @@ class FirewallConfig(Model):
     Private Link, so no public registry may be listed.
     """
 
-    # Premium adds intrusion detection and prevention (IDPS); prod runs Premium.
-    sku: Literal["Standard", "Premium"] = "Premium"
-    # Traffic to and from Microsoft's known-malicious addresses and domains.
-    threat_intel_mode: Literal["Alert", "Deny"] = "Deny"
-    # Premium only: IDPS signature mode; unset means Deny on Premium, Off on Standard.
-    intrusion_detection: Optional[Literal["Off", "Alert", "Deny"]] = None
-    # HTTPS destinations every node may reach beyond AKS's own (e.g. OS package mirrors the
-    # GPU driver build needs); team destinations belong in platform:teams.<team>.egressFqdns.
-    allowed_fqdns: list[Fqdn] = Field(default_factory=list)
+    sku: Literal["Standard", "Premium"] = Field(
+        default="Premium",
+        description="`Premium` adds intrusion detection and prevention (IDPS)."
+    )
+    threat_intel_mode: Literal["Alert", "Deny"] = Field(
+        default="Deny",
+        description="`Alert` or `Deny` traffic to Microsoft's known-malicious addresses and domains."
+    )
+    intrusion_detection: Optional[Literal["Off", "Alert", "Deny"]] = Field(
+        default=None,
+        description="IDPS signature mode, Premium only. Unset: `Deny` on Premium, `Off` on Standard."
+    )
+    allowed_fqdns: list[Fqdn] = Field(
+        default_factory=list,
+        description="HTTPS destinations every node may reach beyond AKS's own (e.g. OS mirrors); host names "
+        "or `*.domain`, never a public registry."
+    )
 
     @property
     def intrusion_detection_mode(self) -> str:
@@ -214,68 +260,120 @@ class FirewallConfig(Model):
 class EgressConfig(Model):
     """How nodes reach the internet. There is no default outbound access."""
 
-    # userAssignedNATGateway: a NAT gateway this program creates on the node subnets.
-    # userDefinedRouting: 0.0.0.0/0 is routed to an Azure Firewall this program creates in
-    # each region (deny by default, `firewall` below); needs subnets.firewall per region.
-    outbound_type: Literal["userAssignedNATGateway", "userDefinedRouting"] = (
-        "userAssignedNATGateway"
+    outbound_type: Literal["userAssignedNATGateway", "userDefinedRouting"] = Field(
+        default="userAssignedNATGateway",
+        description="`userAssignedNATGateway`: a NAT gateway this program creates on the node subnets. "
+        "`userDefinedRouting`: 0.0.0.0/0 is routed to an Azure Firewall this program creates in "
+        "each region (deny by default, `firewall` below); needs `subnets.firewall` in each "
+        "region."
     )
-    firewall: FirewallConfig = Field(default_factory=FirewallConfig)
-    nat_gateway: NatGatewayConfig = Field(default_factory=NatGatewayConfig)
+    firewall: FirewallConfig = Field(
+        default_factory=FirewallConfig,
+        description="The Azure Firewall in each region's VNet (with `outboundType: userDefinedRouting`): "
+        "AKS's needs, `allowedFqdns` and the teams' `egressFqdns` over HTTPS are allowed, "
+        "everything else denied."
+    )
+    nat_gateway: NatGatewayConfig = Field(
+        default_factory=NatGatewayConfig,
+        description="The NAT gateway on the node subnets (with `outboundType: userAssignedNATGateway`)."
+    )
 
 
 class RegionSubnets(Model):
-    private_endpoints: IPv4Network
-    # AzureFirewallSubnet (a /26 or larger), required with outboundType userDefinedRouting.
-    firewall: Optional[IPv4Network] = None
+    private_endpoints: IPv4Network = Field(description="Subnet for private endpoints.")
+    firewall: Optional[IPv4Network] = Field(
+        default=None,
+        description="`AzureFirewallSubnet` of the region's egress firewall, /26 or larger; required with "
+        "`outboundType: userDefinedRouting`, and only then."
+    )
 
 
 class RegionNetworkConfig(Model):
     """The VNet of one region that hosts clusters."""
 
-    address_space: list[IPv4Network] = Field(min_length=1)
-    subnets: RegionSubnets
+    address_space: list[IPv4Network] = Field(
+        min_length=1,
+        description="The region's VNet ranges (one VNet per region that hosts a cluster)."
+    )
+    subnets: RegionSubnets = Field(description="The region's shared subnets.")
 
 
 class NetworkConfig(Model):
-    # Azure CNI Overlay: each node takes a /24 from this range; it cannot grow later.
-    pod_cidr: IPv4Network
-    service_cidr: IPv4Network
-    dns_service_ip: IPv4Address = Field(alias="dnsServiceIP")
-    regions: dict[RegionName, RegionNetworkConfig] = Field(min_length=1)
-    hub: Optional[HubConfig] = None
-    on_premises_ranges: list[IPv4Network] = Field(default_factory=list)
-    egress: EgressConfig = Field(default_factory=EgressConfig)
+    pod_cidr: IPv4Network = Field(
+        description="Overlay pod range; each node takes a /24, so it must hold every cluster's pools at max +"
+        " surge. Cannot be enlarged later. May be reused by every cluster of the environment."
+    )
+    service_cidr: IPv4Network = Field(description="Kubernetes service range, /12 or smaller.")
+    dns_service_ip: IPv4Address = Field(
+        alias="dnsServiceIP",
+        description="Cluster DNS address inside `serviceCidr`, not its first address."
+    )
+    regions: dict[RegionName, RegionNetworkConfig] = Field(
+        min_length=1,
+        description="One VNet per region that hosts a cluster, by ARM region name (`eastus2`)."
+    )
+    hub: Optional[HubConfig] = Field(
+        default=None,
+        description="The hub VNet (deploy runners, firewall, on-premises gateways) to peer with. Unset: no "
+        "peering."
+    )
+    on_premises_ranges: list[IPv4Network] = Field(
+        default_factory=list,
+        description="Ranges reached through the hub, checked for overlaps."
+    )
+    egress: EgressConfig = Field(
+        default_factory=EgressConfig,
+        description="How nodes reach the internet; there is no default outbound access."
+    )
 
 
 class ClusterSubnets(Model):
-    system: IPv4Network
-    nodes: IPv4Network
-    # Delegated to Microsoft.ContainerService/managedClusters for API server VNet integration.
-    api_server: Optional[IPv4Network] = None
-    # Classic Azure CNI only (`cni: podSubnet`): pods take addresses from this subnet.
-    pods: Optional[IPv4Network] = None
+    system: IPv4Network = Field(description="Subnet of the system pool.")
+    nodes: IPv4Network = Field(description="Subnet of every user pool: holds the pools' max + surge + 5.")
+    api_server: Optional[IPv4Network] = Field(
+        default=None,
+        description="Subnet delegated to `Microsoft.ContainerService/managedClusters` for API server VNet "
+        "integration, /28 or larger; required with `apiServer.vnetIntegration`."
+    )
+    pods: Optional[IPv4Network] = Field(
+        default=None,
+        description="Classic Azure CNI only (`cni: podSubnet`): the pods' subnet, holding (max + surge) × "
+        "maxPods of every pool + 5."
+    )
 
 
 class ApiServerConfig(Model):
-    # Private API server: reachable only from the VNets (and the peered hub).
-    private: bool = True
-    # Project the API server into a delegated subnet of the cluster's VNet.
-    vnet_integration: bool = True
-    # Only for a public API server: the source ranges allowed to reach it.
-    authorized_ip_ranges: list[IPv4Network] = Field(default_factory=list)
+    private: bool = Field(
+        default=True,
+        description="Private API server, resolved through the `privatelink.<region>.azmk8s.io` zone (the "
+        "environment's own, linked to the hub, or the hub's)."
+    )
+    vnet_integration: bool = Field(
+        default=True,
+        description="API server in a delegated subnet (`subnets.apiServer`)."
+    )
+    authorized_ip_ranges: list[IPv4Network] = Field(
+        default_factory=list,
+        description="Public API server only, and then required: the source ranges allowed to reach it, each "
+        "/8 or narrower."
+    )
 
 
 class MaintenanceWindowConfig(Model):
     day_of_week: Literal[
         "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"
-    ] = "Sunday"
-    start_time: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] = (
-        "02:00"
+    ] = Field(
+        default="Sunday",
+        description="Day of the weekly window."
     )
-    duration_hours: int = Field(default=4, ge=4, le=24)
-    utc_offset: Annotated[str, StringConstraints(pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$")] = (
-        "+00:00"
+    start_time: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] = Field(
+        default="02:00",
+        description="Start of the window, `HH:MM`."
+    )
+    duration_hours: int = Field(default=4, ge=4, le=24, description="Length of the window.")
+    utc_offset: Annotated[str, StringConstraints(pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$")] = Field(
+        default="+00:00",
+        description="Offset of `startTime` from UTC."
     )
 
 
@@ -283,32 +381,73 @@ UpgradeChannel = Literal["patch", "stable", "rapid", "none"]
 
 
 class UpgradeConfig(Model):
-    # Who owns the Kubernetes version (see README, "Upgrades"):
-    #   patch  - this program owns major.minor, AKS applies patches in the window.
-    #   stable, rapid - AKS owns the version; kubernetesVersion must be left out.
-    #   none   - this program owns the full version; nothing upgrades on its own.
-    # Unset means `patch` for a lone cluster and `none` for fleet members, whose
-    # Kubernetes upgrades the fleet runs (platform:fleet).
-    channel: Optional[UpgradeChannel] = None
-    # Unset means NodeImage for a lone cluster. Fleet members default to SecurityPatch: the
-    # fleet's update runs move node images with the version, AKS patches the OS in between.
-    node_os_channel: Optional[Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"]] = None
-    maintenance_window: MaintenanceWindowConfig = Field(default_factory=MaintenanceWindowConfig)
+    channel: Optional[UpgradeChannel] = Field(
+        default=None,
+        description="Who owns the Kubernetes version: `patch` (this program owns major.minor, AKS applies "
+        "patches in the window), `stable` or `rapid` (AKS owns the version; leave "
+        "`kubernetesVersion` out), `none` (this program owns the full version). Unset: `patch` "
+        "for a lone cluster, `none` for fleet members, whose upgrades the fleet runs; a fleet "
+        "member may only say `none`."
+    )
+    node_os_channel: Optional[Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"]] = Field(
+        default=None,
+        description="How node OS images are updated. Unset: `NodeImage` for a lone cluster; `SecurityPatch` "
+        "for fleet members (the fleet's update runs move node images with the version, AKS "
+        "patches the OS in between)."
+    )
+    maintenance_window: MaintenanceWindowConfig = Field(
+        default_factory=MaintenanceWindowConfig,
+        description="The weekly window both upgrade channels use."
+    )
 
 
 class AutoscalerProfileConfig(Model):
     """The cluster autoscaler profile (values as AKS takes them)."""
 
-    expander: Literal["least-waste", "most-pods", "priority", "random"] = "least-waste"
-    balance_similar_node_groups: bool = True
-    scan_interval: Duration = "10s"
-    scale_down_delay_after_add: Duration = "10m"
-    scale_down_unneeded_time: Duration = "10m"
-    scale_down_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
-    max_graceful_termination_sec: int = Field(default=600, ge=0, le=86_400)
-    max_node_provision_time: Duration = "15m"
-    skip_nodes_with_system_pods: bool = True
-    skip_nodes_with_local_storage: bool = False
+    expander: Literal["least-waste", "most-pods", "priority", "random"] = Field(
+        default="least-waste",
+        description="Which pool the autoscaler grows when several could take the pending pods."
+    )
+    balance_similar_node_groups: bool = Field(
+        default=True,
+        description="Keep similar pools (e.g. one per zone) the same size."
+    )
+    scan_interval: Duration = Field(
+        default="10s",
+        description="How often the autoscaler re-evaluates the cluster."
+    )
+    scale_down_delay_after_add: Duration = Field(
+        default="10m",
+        description="How long after a scale-up before scale-down is considered again."
+    )
+    scale_down_unneeded_time: Duration = Field(
+        default="10m",
+        description="How long a node must be unneeded before it is removed."
+    )
+    scale_down_utilization_threshold: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Requested share of a node below which it counts as unneeded."
+    )
+    max_graceful_termination_sec: int = Field(
+        default=600,
+        ge=0,
+        le=86_400,
+        description="How long pods get to terminate when their node is scaled down."
+    )
+    max_node_provision_time: Duration = Field(
+        default="15m",
+        description="How long a new node may take to become ready before the autoscaler gives up on it."
+    )
+    skip_nodes_with_system_pods: bool = Field(
+        default=True,
+        description="Never remove nodes running kube-system pods (other than DaemonSets)."
+    )
+    skip_nodes_with_local_storage: bool = Field(
+        default=False,
+        description="Never remove nodes with pods using local storage (emptyDir, hostPath)."
+    )
 
 
 OsSku = Literal["AzureLinux", "Ubuntu"]
@@ -317,31 +456,71 @@ OsSku = Literal["AzureLinux", "Ubuntu"]
 class PoolSettings(Model):
     """Settings every node pool has: the system pool, CPU pools and GPU pools."""
 
-    vm_size: VmSize
-    # Sanity bounds; AKS's own 1,000 nodes per pool is checked with the capacity plan.
-    min_count: int = Field(ge=0, le=100_000)
-    max_count: int = Field(ge=1, le=100_000)
-    max_pods: int = Field(default=110, ge=10, le=250)
-    max_surge: MaxSurge = "10%"
-    os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
-    os_disk_type: Literal["Ephemeral", "Managed"] = "Ephemeral"
-    # Defaults to the cluster's zones.
-    zones: Optional[list[Zone]] = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    taints: list[Taint] = Field(default_factory=list)
+    vm_size: VmSize = Field(
+        description="A size of the catalogue (`facts/vm_sizes.py`); GPU sizes only in `gpuPools`. The system "
+        "pool needs 4 vCPUs, 4 GiB and no B-series."
+    )
+    min_count: int = Field(
+        ge=0,
+        le=100_000,
+        description="Fewest nodes the autoscaler keeps; the program never sets `count` after creation."
+    )
+    max_count: int = Field(
+        ge=1,
+        le=100_000,
+        description="Most nodes the autoscaler may add; AKS allows 1,000 per pool and 5,000 per cluster "
+        "(checked with the capacity plan)."
+    )
+    max_pods: int = Field(default=110, ge=10, le=250, description="Pods per node.")
+    max_surge: MaxSurge = Field(
+        default="10%",
+        description="Extra nodes during an upgrade: `\"10%\"` or a count; surge nodes need addresses too."
+    )
+    os_disk_size_gb: int = Field(
+        default=128,
+        ge=30,
+        le=2048,
+        alias="osDiskSizeGB",
+        description="OS disk size; an ephemeral disk must fit the size's cache or temporary disk."
+    )
+    os_disk_type: Literal["Ephemeral", "Managed"] = Field(
+        default="Ephemeral",
+        description="`Ephemeral` (on the VM's local disk) or `Managed`; sizes without a local disk that fits "
+        "take `Managed`."
+    )
+    zones: Optional[list[Zone]] = Field(
+        default=None,
+        description="Zones of the pool, a subset of the cluster's. Unset: the cluster's zones."
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Node labels, Kubernetes syntax; never under AKS's `kubernetes.azure.com/` or "
+        "`kubernetes.io/`."
+    )
+    taints: list[Taint] = Field(default_factory=list, description="Node taints, `key=value:Effect`.")
 
 
 class PoolConfig(PoolSettings):
     """Settings shared by the system pool and CPU user pools."""
 
-    os_sku: OsSku = "AzureLinux"
+    os_sku: OsSku = Field(default="AzureLinux", description="Node OS image; Azure Linux is the smaller, AKS-maintained default.")
 
 
 class SystemPoolConfig(PoolConfig):
     """The inline system pool; it always carries the CriticalAddonsOnly taint."""
 
-    min_count: int = Field(default=3, ge=1, le=100_000)
-    max_count: int = Field(default=6, ge=1, le=100_000)
+    min_count: int = Field(
+        default=3,
+        ge=1,
+        le=100_000,
+        description="Fewest system nodes the autoscaler keeps."
+    )
+    max_count: int = Field(
+        default=6,
+        ge=1,
+        le=100_000,
+        description="Most system nodes the autoscaler may add."
+    )
 
 
 class NodePoolConfig(PoolConfig):
@@ -351,34 +530,60 @@ class NodePoolConfig(PoolConfig):
 class GpuPoolConfig(PoolSettings):
     """A GPU pool: an AgentPool of a catalogued GPU size (facts/gpu.py)."""
 
-    vm_size: GpuVmSizeName
-    # Read by policies and Kueue: training (gang-scheduled, InfiniBand), batch, inference.
-    purpose: Literal["training", "batch", "inference"]
-    # Scale to zero when idle; the autoscaler owns the node count between the bounds.
-    min_count: int = Field(default=0, ge=0, le=100_000)
-    # GPU capacity is scarce: surge one node at a time, never a percentage of the fleet.
-    max_surge: MaxSurge = "1"
-    # Spot VMs: evicted (deleted) when Azure needs the capacity back, at any price up to on-demand.
-    spot: bool = False
-    # Multi-Instance GPU partitioning, fixed at creation (MIG-capable sizes only).
-    mig_profile: Optional[MigProfile] = None
-    # Reserved capacity to draw nodes from (Microsoft.Compute/capacityReservationGroups).
-    capacity_reservation_group_id: Optional[CapacityReservationGroupId] = None
-    # GPUs (or MIG slices) of this pool each team may use through Kueue: {team: count}.
-    quotas: dict[str, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(default_factory=dict)
+    vm_size: GpuVmSizeName = Field(description="A GPU size of the catalogue (`facts/gpu.py`).")
+    purpose: Literal["training", "batch", "inference"] = Field(
+        description="What the pool is for, read by policies and Kueue: `training` (gang-scheduled, "
+        "InfiniBand), `batch` or `inference`."
+    )
+    min_count: int = Field(
+        default=0,
+        ge=0,
+        le=100_000,
+        description="Fewest nodes; GPU pools scale to zero when idle."
+    )
+    max_surge: MaxSurge = Field(
+        default="1",
+        description="GPU capacity is scarce: surge one node at a time (a percentage at most 10%)."
+    )
+    spot: bool = Field(
+        default=False,
+        description="Spot VMs: evicted (deleted) when Azure needs the capacity back, at any price up to on-"
+        "demand; the Spot taint is added."
+    )
+    mig_profile: Optional[MigProfile] = Field(
+        default=None,
+        description="Multi-Instance GPU partitioning, fixed at creation (MIG-capable sizes only): 7, 3, 2, 1 "
+        "and 1 slices per GPU for MIG1g to MIG7g."
+    )
+    capacity_reservation_group_id: Optional[CapacityReservationGroupId] = Field(
+        default=None,
+        description="A `Microsoft.Compute/capacityReservationGroups` ID to draw nodes from; not with Spot."
+    )
+    quotas: dict[str, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(
+        default_factory=dict,
+        description="GPUs (or MIG slices) of this pool each team may use through Kueue, `{team: count}`, "
+        "summing to at most the pool's capacity."
+    )
 
 
 class GpuSettings(Model):
     """What all GPU pools of one cluster share."""
 
-    # Who installs the NVIDIA driver and container toolkit: `aks` (gpuProfile.driver
-    # Install; the GPU operator skips both) or `operator` (driver None; the GPU operator
-    # installs them). One switch, so the pool and the operator cannot disagree.
-    driver: Literal["aks", "operator"] = "aks"
-    # The GPU operator does not support mixed node OS versions across GPU nodes.
-    os_sku: OsSku = "Ubuntu"
-    # Keeps non-GPU pods off GPU nodes; the GPU stack and Kueue flavors tolerate it.
-    taint: Taint = DEFAULT_GPU_TAINT
+    driver: Literal["aks", "operator"] = Field(
+        default="aks",
+        description="Who installs the NVIDIA driver and container toolkit: `aks` (`gpuProfile.driver: "
+        "Install`; the GPU operator skips both) or `operator` (driver `None`; the GPU operator "
+        "installs them). One switch, so the pool and the operator cannot disagree."
+    )
+    os_sku: OsSku = Field(
+        default="Ubuntu",
+        description="OS of every GPU pool of the cluster (the GPU operator does not support mixed OS versions"
+        " across GPU nodes)."
+    )
+    taint: Taint = Field(
+        default=DEFAULT_GPU_TAINT,
+        description="Taint on every GPU pool; the GPU stack and Kueue flavors tolerate it."
+    )
 
 
 class SandboxPoolConfig(PoolSettings):
@@ -389,78 +594,179 @@ class SandboxPoolConfig(PoolSettings):
     `kata-vm-isolation` RuntimeClass (an admission policy enforces it) and tolerate it.
     """
 
-    min_count: int = Field(default=0, ge=0, le=100_000)
-    max_surge: MaxSurge = "1"
+    min_count: int = Field(
+        default=0,
+        ge=0,
+        le=100_000,
+        description="Fewest sandbox nodes; the pool scales to zero when idle."
+    )
+    max_surge: MaxSurge = Field(default="1", description="Extra nodes during an upgrade.")
 
 
 class ClusterConfig(Model):
-    region: RegionName
-    kubernetes_version: Optional[KubernetesVersion] = None
-    tier: Literal["Free", "Standard", "Premium"] = "Standard"
-    zones: list[Zone] = Field(default_factory=lambda: ["1", "2", "3"], min_length=1)
-    # overlay: Azure CNI Overlay (pods from network.podCidr). podSubnet: classic Azure CNI
-    # with pods in subnets.pods (VNet-routable pod IPs).
-    cni: Literal["overlay", "podSubnet"] = "overlay"
-    # Advanced Container Networking Services: enforces the FQDN egress policies of
-    # namespaces (Cilium) and adds flow observability. Needed wherever a namespace reaches
-    # an outside host by name (team egressFqdns, Entra ID sign-in of workload identities).
-    advanced_networking: bool = True
-    api_server: ApiServerConfig = Field(default_factory=ApiServerConfig)
-    disable_local_accounts: bool = True
-    upgrades: UpgradeConfig = Field(default_factory=UpgradeConfig)
-    autoscaler: AutoscalerProfileConfig = Field(default_factory=AutoscalerProfileConfig)
-    subnets: ClusterSubnets
-    system_pool: SystemPoolConfig
-    node_pools: dict[AgentPoolName, NodePoolConfig] = Field(default_factory=dict)
-    gpu: GpuSettings = Field(default_factory=GpuSettings)
-    gpu_pools: dict[AgentPoolName, GpuPoolConfig] = Field(default_factory=dict)
-    # Pod Sandboxing for high-risk namespaces (platform:teams.<team>.highRiskNamespaces).
-    sandbox_pool: Optional[SandboxPoolConfig] = None
+    region: RegionName = Field(
+        description="An Azure region with availability zones (`facts/azure_regions.py`); it needs an entry in"
+        " `network.regions`."
+    )
+    kubernetes_version: Optional[KubernetesVersion] = Field(
+        default=None,
+        description="`major.minor` (or `major.minor.patch` with channel `none`), a minor AKS supports "
+        "(`facts/aks_versions.py`, from AKS's release calendar; refresh with `az aks get-"
+        "versions`). Unset: AKS's default, allowed only where an upgrade channel owns the version"
+        " (docs/upgrades.md)."
+    )
+    tier: Literal["Free", "Standard", "Premium"] = Field(
+        default="Standard",
+        description="Control plane tier (Standard and Premium carry the uptime SLA)."
+    )
+    zones: list[Zone] = Field(
+        default_factory=lambda: ["1", "2", "3"],
+        min_length=1,
+        description="Availability zones the pools may use."
+    )
+    cni: Literal["overlay", "podSubnet"] = Field(
+        default="overlay",
+        description="`overlay` (Azure CNI Overlay) or `podSubnet` (classic Azure CNI, pods in "
+        "`subnets.pods`); Cilium dataplane and policy either way."
+    )
+    advanced_networking: bool = Field(
+        default=True,
+        description="Advanced Container Networking Services (FQDN network policies, flow observability). Must"
+        " stay on while any namespace of the cluster reaches hosts by name (team `egressFqdns`, "
+        "workload identity sign-in, Kafka's OAuth, driver builds)."
+    )
+    api_server: ApiServerConfig = Field(
+        default_factory=ApiServerConfig,
+        description="How the API server is reached."
+    )
+    disable_local_accounts: bool = Field(
+        default=True,
+        description="Entra ID only; `false` is an explicit weakening."
+    )
+    upgrades: UpgradeConfig = Field(
+        default_factory=UpgradeConfig,
+        description="Who upgrades Kubernetes and node images, and when (docs/upgrades.md)."
+    )
+    autoscaler: AutoscalerProfileConfig = Field(
+        default_factory=AutoscalerProfileConfig,
+        description="The cluster autoscaler profile, values as AKS takes them."
+    )
+    subnets: ClusterSubnets = Field(description="The cluster's subnets in its region's VNet.")
+    system_pool: SystemPoolConfig = Field(
+        description="The inline system pool; always tainted `CriticalAddonsOnly=true:NoSchedule`."
+    )
+    node_pools: dict[AgentPoolName, NodePoolConfig] = Field(
+        default_factory=dict,
+        description="CPU user pools, each its own AgentPool; names unique across `nodePools` and `gpuPools`."
+    )
+    gpu: GpuSettings = Field(
+        default_factory=GpuSettings,
+        description="What all GPU pools of the cluster share."
+    )
+    gpu_pools: dict[AgentPoolName, GpuPoolConfig] = Field(
+        default_factory=dict,
+        description="GPU pools, each its own AgentPool of a catalogued GPU size; names unique across "
+        "`nodePools` and `gpuPools`."
+    )
+    sandbox_pool: Optional[SandboxPoolConfig] = Field(
+        default=None,
+        description="The Pod Sandboxing pool (AgentPool `sandbox`: `workloadRuntime: KataVmIsolation`, "
+        "AzureLinux, tainted `platform.ai/sandbox=kata:NoSchedule`) for `highRiskNamespaces`; "
+        "required on every cluster once a team has them. Its `vmSize` must support nested "
+        "virtualization (Dsv3/Dsv4/Dsv5, Ddsv5, Esv5, Fsv2, ...)."
+    )
 
 
 class TeamConfig(Model):
-    # Writers: Azure Kubernetes Service RBAC Writer on each of the team's namespaces.
-    entra_group_object_ids: UuidList = Field(min_length=1)
-    # Readers: Azure Kubernetes Service RBAC Reader on each of the team's namespaces.
-    reader_group_object_ids: UuidList = Field(default_factory=list)
-    namespaces: list[NamespaceName] = Field(min_length=1)
-    # HTTPS destinations the team's namespaces may reach (package mirrors, model hubs): the
-    # firewall allows them, and a Cilium FQDN policy lets only these namespaces out to them.
-    egress_fqdns: list[Fqdn] = Field(default_factory=list)
-    # Namespaces (of `namespaces`) whose pods run untrusted code: each pod must run in a Kata
-    # VM (RuntimeClass kata-vm-isolation) on the cluster's sandbox pool.
-    high_risk_namespaces: list[NamespaceName] = Field(default_factory=list)
-    # Namespaces (of `namespaces`) where multi-node InfiniBand jobs run: they need IPC_LOCK,
-    # which Pod Security's baseline forbids, so Pod Security enforces `privileged` there and the
-    # platform's admission policy holds pods to baseline plus exactly IPC_LOCK (README, "Training
-    # namespaces").
-    training_namespaces: list[NamespaceName] = Field(default_factory=list)
+    entra_group_object_ids: UuidList = Field(
+        min_length=1,
+        description="The team's Entra groups (≥ 1): AKS RBAC Writer on the team's namespaces."
+    )
+    reader_group_object_ids: UuidList = Field(
+        default_factory=list,
+        description="Groups with AKS RBAC Reader on the team's namespaces."
+    )
+    namespaces: list[NamespaceName] = Field(
+        min_length=1,
+        description="Kubernetes namespaces the team owns; unique across teams, never `kube-*` or `default`."
+    )
+    egress_fqdns: list[Fqdn] = Field(
+        default_factory=list,
+        description="HTTPS destinations the team's namespaces may reach (model hubs, package mirrors): "
+        "allowed by the firewall and by a Cilium FQDN policy in each of the team's namespaces "
+        "only; never a public registry. `*.example.com` matches hosts at any depth at the "
+        "firewall; Cilium 1.18's `*` stays within one label, so the cluster's policy lists the "
+        "pattern at each depth down to four labels (`*.*.example.com`, ...)."
+    )
+    high_risk_namespaces: list[NamespaceName] = Field(
+        default_factory=list,
+        description="Namespaces (of `namespaces`) whose pods run untrusted code: each pod must use the `kata-"
+        "vm-isolation` RuntimeClass (admission always denies otherwise) and tolerate the sandbox "
+        "pool's taint."
+    )
+    training_namespaces: list[NamespaceName] = Field(
+        default_factory=list,
+        description="Namespaces (of `namespaces`) where multi-node InfiniBand jobs run: Pod Security enforces"
+        " `privileged` there and the admission policy `platform-pod-security-training` enforces "
+        "baseline plus exactly `IPC_LOCK`; Azure Policy's baseline initiative is replaced there "
+        "by its five definitions with `IPC_LOCK` allowed (docs/gpus.md, \"Training namespaces\"); "
+        "never a high-risk namespace."
+    )
 
 
 class AzurePolicyConfig(Model):
     """The Azure Policy add-on's built-in pod security initiative, assigned on each cluster."""
 
-    # baseline or restricted (the Pod Security Standards of the same names); none: no assignment.
-    initiative: Literal["baseline", "restricted", "none"] = "baseline"
-    # Audit reports violations in Azure Policy compliance; Deny rejects them (Gatekeeper).
-    effect: Literal["Audit", "Deny"] = "Audit"
+    initiative: Literal["baseline", "restricted", "none"] = Field(
+        default="baseline",
+        description="The Azure Policy add-on's built-in pod security initiative assigned on each cluster: "
+        "`baseline`, `restricted` or `none`."
+    )
+    effect: Literal["Audit", "Deny"] = Field(
+        default="Audit",
+        description="`Audit` or `Deny` for that initiative; AKS's and the platform's privileged namespaces "
+        "are excluded."
+    )
 
 
 class AdmissionConfig(Model):
     """Admission control in workload (team) namespaces."""
 
-    # What the platform's ValidatingAdmissionPolicies do with a violating pod: Deny rejects
-    # it; Audit admits it with an audit annotation and a warning to the client.
-    action: Literal["Deny", "Audit"] = "Deny"
-    azure_policy: AzurePolicyConfig = Field(default_factory=AzurePolicyConfig)
+    action: Literal["Deny", "Audit"] = Field(
+        default="Deny",
+        description="What the platform's ValidatingAdmissionPolicies do with a violating pod in a team "
+        "namespace: `Deny` (rejected, audited) or `Audit` (admitted, audited, the client warned);"
+        " dev audits."
+    )
+    azure_policy: AzurePolicyConfig = Field(
+        default_factory=AzurePolicyConfig,
+        description="The Azure Policy add-on's built-in pod security initiative, assigned on each cluster."
+    )
 
 
 class OperationsConfig(Model):
-    log_retention_days: int = Field(default=90, ge=30, le=730)
-    # Microsoft Defender for Containers (uses the environment's Log Analytics workspace).
-    defender: bool = True
-    image_cleaner_interval_hours: int = Field(default=168, ge=24, le=2160)
-    secret_rotation_interval: Duration = "2m"
+    log_retention_days: int = Field(
+        default=90,
+        ge=30,
+        le=730,
+        description="Log Analytics retention, 30-730."
+    )
+    defender: bool = Field(
+        default=True,
+        description="Microsoft Defender for Containers' sensor on each cluster, reporting to the "
+        "environment's Log Analytics workspace; what it covers today: docs/operations.md, "
+        "\"Defender\"."
+    )
+    image_cleaner_interval_hours: int = Field(
+        default=168,
+        ge=24,
+        le=2160,
+        description="How often unused images are removed from nodes."
+    )
+    secret_rotation_interval: Duration = Field(
+        default="2m",
+        description="Key Vault CSI driver rotation poll interval."
+    )
 
 
 class FleetConfig(Model):
@@ -470,14 +776,25 @@ class FleetConfig(Model):
     the rest. The clusters' own upgrade channel is off (node OS images stay per cluster).
     """
 
-    # Fleet auto-upgrade channel (Azure spells these capitalized).
-    upgrade_channel: Literal["Stable", "Rapid"] = "Stable"
-    # Latest: each region's newest image. Consistent: one image version across the fleet.
-    node_image_selection: Literal["Latest", "Consistent"] = "Consistent"
-    # Clusters upgraded first; defaults to the first cluster declared.
-    canary_clusters: list[ShortName] = Field(default_factory=list)
-    # How long the canary stage soaks before the other clusters upgrade.
-    soak_hours: int = Field(default=24, ge=0, le=168)
+    upgrade_channel: Literal["Stable", "Rapid"] = Field(
+        default="Stable",
+        description="The fleet's Kubernetes auto-upgrade channel: `Stable` or `Rapid`."
+    )
+    node_image_selection: Literal["Latest", "Consistent"] = Field(
+        default="Consistent",
+        description="`Consistent` (one node image version across the fleet) or `Latest`."
+    )
+    canary_clusters: list[ShortName] = Field(
+        default_factory=list,
+        description="Clusters upgraded in the first stage; at least one cluster must be left for the second. "
+        "Empty: the first cluster declared."
+    )
+    soak_hours: int = Field(
+        default=24,
+        ge=0,
+        le=168,
+        description="Wait between the canary stage and the rest (0-168)."
+    )
 
 
 def _container_name(value: str) -> str:
@@ -504,62 +821,112 @@ TargetRepository = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._-]+(/[a-
 class StorageAccountConfig(Model):
     """One private storage account (e.g. `weights`, `datasets`)."""
 
-    # Azure's global name (3-24 lowercase letters and digits); defaults to
-    # st<prefix><environment><key>, which must then fit those rules.
-    account_name: Optional[str] = None
-    # Data Lake Gen2 (dfs endpoint, directories and POSIX ACLs). Fixed at creation.
-    hierarchical_namespace: bool = False
-    containers: list[ContainerName] = Field(min_length=1)
+    account_name: Optional[str] = Field(
+        default=None,
+        description="Azure's globally unique name, 3-24 lowercase letters and digits. Unset: "
+        "`st<prefix><env><key>`, which must then fit those rules."
+    )
+    hierarchical_namespace: bool = Field(
+        default=False,
+        description="Data Lake Gen2 (adds a `dfs` endpoint); fixed at creation."
+    )
+    containers: list[ContainerName] = Field(
+        min_length=1,
+        description="Blob containers (3-63 lowercase letters, digits, single hyphens)."
+    )
 
 
 class StorageConfig(Model):
     """The environment's storage accounts and how their data is protected."""
 
-    # Staging and prod keep zone-redundant copies; dev may weaken this to Standard_LRS.
-    sku: StorageSku = "Standard_ZRS"
-    # Deleted or overwritten blobs and deleted containers stay recoverable this long.
-    soft_delete_days: int = Field(default=30, ge=1, le=365)
-    container_soft_delete_days: int = Field(default=30, ge=1, le=365)
-    # Change feed (an ordered log of every change), kept this many days; unset keeps it off.
-    change_feed_days: Optional[int] = Field(default=None, ge=1, le=146000)
-    # Restore block blobs to any point in this window (needs the change feed and a
-    # soft-delete period longer than the window). Unset keeps it off.
-    point_in_time_restore_days: Optional[int] = Field(default=None, ge=1, le=364)
-    # Encrypt with a key in the environment's Key Vault instead of a Microsoft-managed key.
-    customer_managed_key: bool = False
-    accounts: dict[ShortName, StorageAccountConfig] = Field(default_factory=dict)
+    sku: StorageSku = Field(
+        default="Standard_ZRS",
+        description="`Standard_LRS`, `Standard_ZRS`, `Standard_GRS`, `Standard_GZRS` or `Standard_RAGZRS`; "
+        "dev weakens it to `Standard_LRS`."
+    )
+    soft_delete_days: int = Field(
+        default=30,
+        ge=1,
+        le=365,
+        description="Deleted or overwritten blobs stay recoverable, 1-365."
+    )
+    container_soft_delete_days: int = Field(
+        default=30,
+        ge=1,
+        le=365,
+        description="Deleted containers stay recoverable, 1-365."
+    )
+    change_feed_days: Optional[int] = Field(
+        default=None,
+        ge=1,
+        le=146000,
+        description="Keep a change feed (an ordered log of every change) this many days, flat-namespace "
+        "accounts. Unset: off."
+    )
+    point_in_time_restore_days: Optional[int] = Field(
+        default=None,
+        ge=1,
+        le=364,
+        description="Restore flat-namespace accounts to any point in this window; needs `changeFeedDays` "
+        "longer than it and must be shorter than `softDeleteDays`. Unset: off."
+    )
+    customer_managed_key: bool = Field(
+        default=False,
+        description="Encrypt with a key in the environment's Key Vault (a dedicated identity gets *Key Vault "
+        "Crypto Service Encryption User* on that key only)."
+    )
+    accounts: dict[ShortName, StorageAccountConfig] = Field(
+        default_factory=dict,
+        description="Private storage accounts by a short key (e.g. `weights`, `datasets`)."
+    )
 
 
 class KeyVaultConfig(Model):
     """The environment's Key Vault: RBAC authorization, purge protection, private only."""
 
-    sku: Literal["standard", "premium"] = "standard"
-    # Deleted vaults and objects stay recoverable (and their names taken) this long; with purge
-    # protection a destroyed environment can reuse the vault's name only after it.
-    soft_delete_retention_days: int = Field(default=90, ge=7, le=90)
-    # Groups that create and rotate secrets (Key Vault Secrets Officer on this vault); the
-    # program itself never holds a secret value.
-    secrets_officer_group_object_ids: UuidList = Field(default_factory=list)
+    sku: Literal["standard", "premium"] = Field(
+        default="standard",
+        description="`standard` or `premium` (HSM-backed keys)."
+    )
+    soft_delete_retention_days: int = Field(
+        default=90,
+        ge=7,
+        le=90,
+        description="7-90, fixed at creation; purge protection is always on, so a destroyed environment's "
+        "vault name is free again only after this many days."
+    )
+    secrets_officer_group_object_ids: UuidList = Field(
+        default_factory=list,
+        description="Groups that create and rotate secrets (*Key Vault Secrets Officer* on this vault); the "
+        "program never holds a secret value."
+    )
 
 
 class CacheRuleConfig(Model):
-    # e.g. ghcr.io/org/* or quay.io/org/image (upstreams that need no credentials)
-    source: UpstreamRepository
-    # The repository (or namespace with /*) in the platform's registry.
-    target: TargetRepository
+    source: UpstreamRepository = Field(
+        description="The upstream repository, e.g. `docker.io/pytorch/*` or `quay.io/org/image` (upstreams "
+        "that need no credentials)."
+    )
+    target: TargetRepository = Field(
+        description="The repository (or namespace with `/*`) in the platform's registry, e.g. `pytorch/*`."
+    )
 
 
 class RegistryConfig(Model):
     """The environment's container registry (Premium): the only place clusters pull from."""
 
-    zone_redundancy: bool = True
-    # Replicate to every other region that hosts clusters, so each pulls locally.
-    geo_replication: bool = True
-    # Untagged manifests are deleted after this many days.
-    untagged_retention_days: int = Field(default=7, ge=0, le=365)
-    # Pull-through cache rules for teams' upstream images, beside the platform's own.
+    zone_redundancy: bool = Field(default=True, description="Zone-redundant registry and replicas.")
+    geo_replication: bool = Field(default=True, description="A replica in every other region with clusters.")
+    untagged_retention_days: int = Field(
+        default=7,
+        ge=0,
+        le=365,
+        description="Untagged manifests are deleted after this many days (0-365)."
+    )
     cache_rules: dict[Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9-]{5,50}$")], CacheRuleConfig] = Field(
-        default_factory=dict
+        default_factory=dict,
+        description="Pull-through cache rules for teams' upstream images, beside the platform's own (which "
+        "are always present)."
     )
 
 
@@ -575,25 +942,50 @@ TopicName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9.-]{0,98
 class KafkaTopicConfig(Model):
     """One topic, the same on either engine."""
 
-    name: TopicName
-    partitions: int = Field(ge=1, le=10_000)
-    # Copies of each partition (Strimzi). Event Hubs replicates on its own and ignores it.
-    replication_factor: int = Field(default=3, ge=1, le=100)
-    # Writes with acks=all fail unless this many copies have them (Strimzi; ignored by Event Hubs).
-    min_in_sync_replicas: int = Field(default=2, ge=1, le=100)
-    # How long records are kept (cleanupPolicy delete) or tombstones are (compact).
-    retention_hours: int = Field(default=168, ge=1, le=87_600)
-    cleanup_policy: Literal["delete", "compact"] = "delete"
+    name: TopicName = Field(
+        description="Lowercase letters, digits, dots and hyphens; unique; not `<cluster>.…` (MirrorMaker's "
+        "copies)."
+    )
+    partitions: int = Field(
+        ge=1,
+        le=10_000,
+        description="Partitions (Event Hubs: at most 32 on Standard, 100 on Premium)."
+    )
+    replication_factor: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="Copies of each partition, at most `strimzi.brokers` (ignored by Event Hubs)."
+    )
+    min_in_sync_replicas: int = Field(
+        default=2,
+        ge=1,
+        le=100,
+        description="Copies a write with `acks=all` needs, at most `replicationFactor` (ignored by Event "
+        "Hubs)."
+    )
+    retention_hours: int = Field(
+        default=168,
+        ge=1,
+        le=87_600,
+        description="How long records (`delete`) or tombstones (`compact`) are kept; Event Hubs: at most 168 "
+        "on Standard, 2,160 on Premium."
+    )
+    cleanup_policy: Literal["delete", "compact"] = Field(
+        default="delete",
+        description="`delete` or `compact` (the latest record per key stays)."
+    )
 
 
 class KafkaClientConfig(Model):
     """A workload of platform:workloads that uses Kafka, and what it may do per topic."""
 
-    # {topic: read | write | readWrite}
-    topics: dict[str, KafkaAccess] = Field(min_length=1)
-    # oauth: Entra ID bearer tokens from the workload identity (both engines).
-    # tls: a Strimzi KafkaUser client certificate, for software that cannot do OAuth.
-    authentication: Literal["oauth", "tls"] = "oauth"
+    topics: dict[str, KafkaAccess] = Field(min_length=1, description="`{topic: read | write | readWrite}`.")
+    authentication: Literal["oauth", "tls"] = Field(
+        default="oauth",
+        description="`oauth` (Entra ID tokens) or `tls` (a Strimzi client certificate in Secret "
+        "`kafka/<client>`; not on Event Hubs)."
+    )
 
 
 # VM sizes whose name says they take Premium SSDs (the `s` feature letter: D8ds_v5, E16s_v5).
@@ -605,63 +997,131 @@ PremiumStorageVmSize = Annotated[
 class KafkaNodePoolConfig(Model):
     """The dedicated pool Kafka runs on in each hosting cluster (zones 1-3, tainted)."""
 
-    vm_size: PremiumStorageVmSize = "Standard_E8ds_v5"
-    # Nodes the autoscaler may add to each zone's pool beyond one per broker and controller
-    # there, e.g. to replace a node in the zone a broker's disk lives in.
-    spare_nodes_per_zone: int = Field(default=1, ge=0, le=10)
-    os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB")
-    max_surge: MaxSurge = "1"
+    vm_size: PremiumStorageVmSize = Field(
+        default="Standard_E8ds_v5",
+        description="The Kafka pool's size; must take Premium SSDs (an `s` in its features)."
+    )
+    spare_nodes_per_zone: int = Field(
+        default=1,
+        ge=0,
+        le=10,
+        description="Nodes the autoscaler may add to each zone's pool beyond one per broker and controller "
+        "there."
+    )
+    os_disk_size_gb: int = Field(
+        default=128,
+        ge=30,
+        le=2048,
+        alias="osDiskSizeGB",
+        description="Managed OS disk size."
+    )
+    max_surge: MaxSurge = Field(default="1", description="Upgrade surge.")
 
 
 class KafkaOauthConfig(Model):
     """The Entra ID application whose access tokens the brokers accept."""
 
-    # Application (client) ID of the app registration that stands for the Kafka API; tokens
-    # are requested for `<audience>/.default` and must carry it in `aud`. Tokens are issued by
-    # the tenant of the workload identities (the subscription's), where it must be registered.
-    audience: Uuid
+    audience: Uuid = Field(
+        description="Application (client) ID of the app registration that stands for the Kafka API: tokens "
+        "are requested for `<audience>/.default` and carry it in `aud`. It must be registered in "
+        "the workload identities' tenant (the subscription's)."
+    )
 
 
 class MirrorMakerConfig(Model):
     """Active/active mirroring between the two clusters that host Kafka."""
 
-    enabled: bool = True
-    replicas: int = Field(default=2, ge=1, le=10)
+    enabled: bool = Field(
+        default=True,
+        description="With two or more Kafka clusters, mirror them active/active."
+    )
+    replicas: int = Field(default=2, ge=1, le=10, description="MirrorMaker pods per cluster.")
 
 
 class StrimziConfig(Model):
     """Kafka on AKS, run by the Strimzi operator (KRaft, no ZooKeeper)."""
 
-    # Clusters that host Kafka; defaults to every cluster.
-    clusters: Optional[list[ShortName]] = None
-    brokers: int = Field(default=3, ge=3, le=100)
-    broker_storage_gib: int = Field(default=1024, ge=10, le=32767, alias="brokerStorageGiB")
-    controller_storage_gib: int = Field(default=64, ge=10, le=1024, alias="controllerStorageGiB")
-    broker_cpu: int = Field(default=4, ge=1, le=64)
-    broker_memory_gib: int = Field(default=32, ge=4, le=512, alias="brokerMemoryGiB")
-    node_pool: KafkaNodePoolConfig = Field(default_factory=KafkaNodePoolConfig)
-    oauth: KafkaOauthConfig
-    mirror_maker: MirrorMakerConfig = Field(default_factory=MirrorMakerConfig)
+    clusters: Optional[list[ShortName]] = Field(
+        default=None,
+        description="Clusters that host Kafka; each needs zones 1, 2 and 3 (at most 20 when mirrored: "
+        "MirrorMaker's identity has a federated credential in each). Unset: every cluster."
+    )
+    brokers: int = Field(
+        default=3,
+        ge=3,
+        le=100,
+        description="Brokers per cluster (3-100); three KRaft controllers run beside them."
+    )
+    broker_storage_gib: int = Field(
+        default=1024,
+        ge=10,
+        le=32767,
+        alias="brokerStorageGiB",
+        description="Each broker's Premium SSD claim."
+    )
+    controller_storage_gib: int = Field(
+        default=64,
+        ge=10,
+        le=1024,
+        alias="controllerStorageGiB",
+        description="Each controller's claim."
+    )
+    broker_cpu: int = Field(default=4, ge=1, le=64, description="CPU each broker requests.")
+    broker_memory_gib: int = Field(
+        default=32,
+        ge=4,
+        le=512,
+        alias="brokerMemoryGiB",
+        description="Memory each broker requests and is limited to."
+    )
+    node_pool: KafkaNodePoolConfig = Field(
+        default_factory=KafkaNodePoolConfig,
+        description="The dedicated pool Kafka runs on in each hosting cluster (zones 1-3, tainted)."
+    )
+    oauth: KafkaOauthConfig = Field(
+        description="The Entra ID application whose access tokens the brokers accept."
+    )
+    mirror_maker: MirrorMakerConfig = Field(
+        default_factory=MirrorMakerConfig,
+        description="Active/active mirroring between the clusters that host Kafka."
+    )
 
 
 class EventHubsConfig(Model):
     """Azure Event Hubs' Kafka endpoint (Standard or higher has one)."""
 
-    sku: Literal["Standard", "Premium"] = "Premium"
-    # Throughput units (Standard: 1-40) or processing units (Premium: 1, 2, 4, 8, 16).
-    capacity: int = Field(default=1, ge=1, le=40)
+    sku: Literal["Standard", "Premium"] = Field(default="Premium", description="`Standard` or `Premium`.")
+    capacity: int = Field(
+        default=1,
+        ge=1,
+        le=40,
+        description="Throughput units (Standard, 1-40) or processing units (Premium: 1, 2, 4, 8, 16)."
+    )
 
 
 class KafkaConfig(Model):
     """The event backbone: one topic and client spec, either engine."""
 
-    engine: Literal["strimzi", "eventhubs"]
-    topics: list[KafkaTopicConfig] = Field(default_factory=list)
-    # {workload: client}: workloads of platform:workloads that produce or consume.
-    clients: dict[str, KafkaClientConfig] = Field(default_factory=dict)
-    # Settings of the engine in use; the other engine's section must be left out.
-    strimzi: Optional[StrimziConfig] = None
-    event_hubs: Optional[EventHubsConfig] = None
+    engine: Literal["strimzi", "eventhubs"] = Field(
+        description="`strimzi` (Kafka on AKS) or `eventhubs` (Event Hubs' Kafka endpoint)."
+    )
+    topics: list[KafkaTopicConfig] = Field(
+        default_factory=list,
+        description="The topics; one name for the Kafka topic, the `KafkaTopic` and the event hub."
+    )
+    clients: dict[str, KafkaClientConfig] = Field(
+        default_factory=dict,
+        description="`{workload: client}`: workloads of `platform:workloads` that produce or consume; on "
+        "Strimzi, every cluster a client runs on must host Kafka."
+    )
+    strimzi: Optional[StrimziConfig] = Field(
+        default=None,
+        description="Strimzi's settings, with `engine: strimzi`; leave it out on Event Hubs."
+    )
+    event_hubs: Optional[EventHubsConfig] = Field(
+        default=None,
+        description="Event Hubs' settings, with `engine: eventhubs`; leave it out on Strimzi."
+    )
 
     def topic(self, name: str) -> KafkaTopicConfig | None:
         return next((topic for topic in self.topics if topic.name == name), None)
@@ -670,50 +1130,110 @@ class KafkaConfig(Model):
 class WorkloadConfig(Model):
     """A workload that signs in to Azure with Entra ID workload identity (no secrets)."""
 
-    team: ShortName
-    namespace: NamespaceName
-    service_account: NamespaceName
-    # Clusters it runs on; defaults to every cluster (one federated credential each).
-    clusters: Optional[list[ShortName]] = None
-    # {account: {container: read | write}}: Storage Blob Data Reader or Contributor on
-    # exactly that container.
-    storage: dict[ShortName, dict[str, Access]] = Field(default_factory=dict)
-    # Secrets it reads: Key Vault Secrets User on each secret.
-    key_vault_secrets: list[SecretName] = Field(default_factory=list)
-    # The workload calls the Kubernetes API (e.g. an operator): its service account then
-    # mounts a token and its pods may reach the API server. Off for everything else.
-    kubernetes_api: bool = False
+    team: ShortName = Field(description="A team of `platform:teams`.")
+    namespace: NamespaceName = Field(description="One of that team's namespaces.")
+    service_account: NamespaceName = Field(
+        description="The Kubernetes service account (one workload per service account)."
+    )
+    clusters: Optional[list[ShortName]] = Field(
+        default=None,
+        description="Clusters it runs on, one federated credential each (at most 20). Unset: every cluster."
+    )
+    storage: dict[ShortName, dict[str, Access]] = Field(
+        default_factory=dict,
+        description="`{account: {container: read | write}}`: Storage Blob Data Reader (`read`) or Contributor"
+        " (`write`) on exactly that container."
+    )
+    key_vault_secrets: list[SecretName] = Field(
+        default_factory=list,
+        description="Secrets it reads (Key Vault Secrets User on each); create them before the deploy that "
+        "grants them."
+    )
+    kubernetes_api: bool = Field(
+        default=False,
+        description="The workload calls the Kubernetes API: its service account mounts a token and its pods "
+        "may reach the API server (otherwise neither)."
+    )
 
 
 class PlatformConfig(Model):
     """Everything one stack (one environment) may set under `platform:`."""
 
-    environment: EnvironmentName
-    # Short lowercase prefix for resource names (Azure names some resources globally).
-    prefix: ShortName
-    # Tags on every taggable resource; `environment` is added from `environment`.
-    tags: dict[str, str]
-    # protect: stateful and hard-to-rebuild resources refuse deletion (pulumi `protect`).
-    protect: bool = True
-    entra: EntraConfig = Field(default_factory=EntraConfig)
-    network: NetworkConfig
-    clusters: dict[ShortName, ClusterConfig] = Field(min_length=1)
-    teams: dict[ShortName, TeamConfig] = Field(default_factory=dict)
-    operations: OperationsConfig = Field(default_factory=OperationsConfig)
-    admission: AdmissionConfig = Field(default_factory=AdmissionConfig)
-    # CanNotDelete management locks on storage accounts, the Key Vault and the registry:
-    # deleting them (or a container) then needs the lock removed first, in Azure itself.
-    lock_stateful_resources: bool = True
-    storage: StorageConfig = Field(default_factory=StorageConfig)
-    key_vault: KeyVaultConfig = Field(default_factory=KeyVaultConfig)
-    registry: RegistryConfig = Field(default_factory=RegistryConfig)
-    workloads: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,23}$")], WorkloadConfig] = Field(
-        default_factory=dict
+    environment: EnvironmentName = Field(
+        description="The environment; also the `environment` tag. It must be the stack's name, or its prefix "
+        "(`prod` for `prod-scale`): a stack never deploys another environment."
     )
-    # Only for environments of two or more clusters, which always join a fleet.
-    fleet: Optional[FleetConfig] = None
-    # The event backbone; unset means no Kafka in this environment.
-    kafka: Optional[KafkaConfig] = None
+    prefix: ShortName = Field(
+        description="First part of every resource name (`aks-<prefix>-<env>-<cluster>`); the globally unique "
+        "names derived from it must fit Azure's rules (Key Vault `kv-<prefix>-<env>-<region "
+        "code>` ≤ 24 characters, registry `cr<prefix><env>`)."
+    )
+    tags: dict[str, str] = Field(
+        description="Tags on every taggable resource; must contain `owner` and `cost-center`; `environment` "
+        "is added, not set here. ARM's rules apply (`facts/arm_tags.py`): names up to 128 "
+        "characters without `< > % & \\ ? /` and not starting with `microsoft`, `azure` or "
+        "`windows`, values up to 256, and at most 12 of your own (private DNS zones take 15 tags,"
+        " the platform adds three)."
+    )
+    protect: bool = Field(
+        default=True,
+        description="Pulumi `protect` on stateful and hard-to-rebuild resources (clusters, VNets, workspaces,"
+        " storage): a deletion or replacement fails instead of happening."
+    )
+    entra: EntraConfig = Field(
+        default_factory=EntraConfig,
+        description="Entra ID settings shared by every cluster of the environment."
+    )
+    network: NetworkConfig = Field(
+        description="The address plan: VNets, subnets, pod and service ranges, the hub, egress."
+    )
+    clusters: dict[ShortName, ClusterConfig] = Field(
+        min_length=1,
+        description="Clusters; the name (2-10 lowercase alphanumerics) is part of resource names."
+    )
+    teams: dict[ShortName, TeamConfig] = Field(
+        default_factory=dict,
+        description="Teams, by a short name: their Entra groups, namespaces and egress."
+    )
+    operations: OperationsConfig = Field(
+        default_factory=OperationsConfig,
+        description="Logging and security operations."
+    )
+    admission: AdmissionConfig = Field(
+        default_factory=AdmissionConfig,
+        description="Admission control in team namespaces."
+    )
+    lock_stateful_resources: bool = Field(
+        default=True,
+        description="`CanNotDelete` locks on storage accounts, the Key Vault and the registry: deleting them "
+        "(or a container) needs the lock removed first."
+    )
+    storage: StorageConfig = Field(
+        default_factory=StorageConfig,
+        description="Storage accounts and how their data is protected."
+    )
+    key_vault: KeyVaultConfig = Field(
+        default_factory=KeyVaultConfig,
+        description="The environment's Key Vault."
+    )
+    registry: RegistryConfig = Field(
+        default_factory=RegistryConfig,
+        description="The environment's container registry."
+    )
+    workloads: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,23}$")], WorkloadConfig] = Field(
+        default_factory=dict,
+        description="Workloads with Entra ID workload identity (below); names are 1-24 lowercase letters, "
+        "digits and hyphens."
+    )
+    fleet: Optional[FleetConfig] = Field(
+        default=None,
+        description="Fleet Manager settings; only for environments of two or more clusters, which always join"
+        " a fleet. Unset: the defaults below."
+    )
+    kafka: Optional[KafkaConfig] = Field(
+        default=None,
+        description="The event backbone. Unset: no Kafka in this environment."
+    )
 
     @property
     def has_fleet(self) -> bool:

@@ -540,32 +540,9 @@ def test_markdown_report_lists_each_stack(plans):
 
 def config_key_paths() -> set[str]:
     """Every key a stack file may set, dotted and camelCase, `<>` where a map takes any name."""
-    import typing
+    from stackconfig.reference import keys
 
-    from pydantic import BaseModel
-
-    from stackconfig.model import PlatformConfig
-
-    def models_in(annotation):
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            yield annotation, False
-        origin = typing.get_origin(annotation)
-        for argument in typing.get_args(annotation):
-            for model, mapped in models_in(argument):
-                yield model, mapped or origin is dict
-
-    paths: set[str] = set()
-
-    def visit(model, prefix: str, depth: int = 0):
-        for name, field in model.model_fields.items():
-            key = f"{prefix}{field.alias or name}"
-            paths.add(key)
-            for inner, mapped in models_in(field.annotation):
-                if depth < 6:
-                    visit(inner, f"{key}.<>." if mapped else f"{key}.", depth + 1)
-
-    visit(PlatformConfig, "")
-    return paths
+    return {re.sub(r"<[a-z]+>", "<>", key.path).replace("[]", "") for key in keys()}
 
 
 CONFIG_REFERENCE = re.compile(r"(?:platform:)?\b((?:[a-z][A-Za-z0-9]*)(?:\.(?:<[a-z]+>|[a-z][A-Za-z0-9]*))+)")
