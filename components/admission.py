@@ -118,7 +118,7 @@ class ClusterAdmission(pulumi.ComponentResource):
                     f"{name}-training-{definition.reference_id.lower()}",
                     policy_assignment_name=f"training-{definition.reference_id.lower()}-{args.cluster_key}"[:64],
                     display_name=f"Pod security (baseline with IPC_LOCK) in training namespaces of cluster "
-                                 f"{args.cluster_key}: {definition.reference_id}",
+                    f"{args.cluster_key}: {definition.reference_id}",
                     scope=args.cluster_id,
                     policy_definition_id=definition.definition_id,
                     definition_version=definition.version,
@@ -126,7 +126,10 @@ class ClusterAdmission(pulumi.ComponentResource):
                     parameters={
                         "effect": authorization.ParameterValuesValueArgs(value=azure_policy.effect),
                         "namespaces": authorization.ParameterValuesValueArgs(value=list(args.training_namespaces)),
-                        **{key: authorization.ParameterValuesValueArgs(value=value) for key, value in parameters.items()},
+                        **{
+                            key: authorization.ParameterValuesValueArgs(value=value)
+                            for key, value in parameters.items()
+                        },
                     },
                     opts=pulumi.ResourceOptions(parent=self),
                 )

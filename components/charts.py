@@ -8,8 +8,9 @@ nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
@@ -54,14 +55,32 @@ GPU_OPERATOR = HelmChart(
     images={
         **{
             f"{component}.repository": NGC
-            for component in ("validator", "operator", "driver", "devicePlugin", "gfd", "nodeStatusExporter",
-                              "sandboxDevicePlugin", "draDriver")
+            for component in (
+                "validator",
+                "operator",
+                "driver",
+                "devicePlugin",
+                "gfd",
+                "nodeStatusExporter",
+                "sandboxDevicePlugin",
+                "draDriver",
+            )
         },
         **{
             f"{component}.repository": f"{NGC}/cloud-native"
-            for component in ("driver.manager", "dcgm", "migManager", "gds", "gdrcopy", "vgpuManager.driverManager",
-                              "vgpuDeviceManager", "vfioManager", "vfioManager.driverManager",
-                              "kataSandboxDevicePlugin", "ccManager")
+            for component in (
+                "driver.manager",
+                "dcgm",
+                "migManager",
+                "gds",
+                "gdrcopy",
+                "vgpuManager.driverManager",
+                "vgpuDeviceManager",
+                "vfioManager",
+                "vfioManager.driverManager",
+                "kataSandboxDevicePlugin",
+                "ccManager",
+            )
         },
         "toolkit.repository": f"{NGC}/k8s",
         "dcgmExporter.repository": f"{NGC}/k8s",
@@ -139,9 +158,7 @@ def helm_release(
             name=chart.name,
             chart=chart.chart,
             version=chart.version,
-            repository_opts=kubernetes.helm.v3.RepositoryOptsArgs(repo=chart.repository)
-            if chart.repository
-            else None,
+            repository_opts=kubernetes.helm.v3.RepositoryOptsArgs(repo=chart.repository) if chart.repository else None,
             namespace=namespace,
             values=values,
             atomic=True,

@@ -19,21 +19,22 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import pulumi
 import pulumi_kubernetes as kubernetes
+import pulumiverse_time as time
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, monitor, resources
-import pulumiverse_time as time
 
 from components.groups import resource_group
 from components.observability import send_logs
 from components.rbac import assign_role
 from facts.gpu import GPU_VM_SIZES
+from planning import sandbox
 from planning.gpu import gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
-from planning import sandbox
 from stackconfig.model import (
     ClusterConfig,
     GpuPoolConfig,
@@ -128,9 +129,40 @@ def _upgrade_settings(pool: PoolSettings) -> aks.AgentPoolUpgradeSettingsArgs:
     return aks.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge, drain_timeout_in_minutes=30)
 
 
-def _autoscaled_pool_inputs(pool: PoolSettings, zones: list[str], os_sku: str) -> dict:
+class PoolInputs(TypedDict, total=False):
+    """The inputs a pool takes under the same name in ManagedClusterAgentPoolProfileArgs (the
+    inline system pool) and in AgentPool (user pools), so one builder serves both."""
+
+    vm_size: str
+    count: int
+    enable_auto_scaling: bool
+    min_count: int
+    max_count: int
+    max_pods: int
+    availability_zones: list[str]
+    os_type: aks.OSType
+    os_sku: aks.OSSKU
+    os_disk_type: aks.OSDiskType
+    os_disk_size_gb: int
+    enable_encryption_at_host: bool
+    enable_node_public_ip: bool
+    type: aks.AgentPoolType
+    upgrade_settings: aks.AgentPoolUpgradeSettingsArgs
+    security_profile: aks.AgentPoolSecurityProfileArgs
+    node_labels: dict[str, str] | None
+    node_taints: list[str] | None
+    workload_runtime: aks.WorkloadRuntime
+    gpu_profile: aks.GPUProfileArgs
+    gpu_instance_profile: aks.GPUInstanceProfile | None
+    capacity_reservation_group_id: str | None
+    scale_set_priority: aks.ScaleSetPriority
+    scale_set_eviction_policy: aks.ScaleSetEvictionPolicy
+    spot_max_price: float
+
+
+def _autoscaled_pool_inputs(pool: PoolSettings, zones: list[str], os_sku: str) -> PoolInputs:
     """Inputs shared by the inline system pool and AgentPool resources (same property names)."""
-    return dict(
+    return PoolInputs(
         vm_size=pool.vm_size,
         # Only the initial size: the autoscaler owns `count` afterwards (ignored on update).
         count=pool.min_count,
@@ -153,7 +185,7 @@ def _autoscaled_pool_inputs(pool: PoolSettings, zones: list[str], os_sku: str) -
     )
 
 
-def sandbox_pool_inputs(pool: SandboxPoolConfig, cluster: ClusterConfig) -> dict:
+def sandbox_pool_inputs(pool: SandboxPoolConfig, cluster: ClusterConfig) -> PoolInputs:
     """AgentPool inputs of the Pod Sandboxing pool: Kata VMs on AzureLinux, tainted."""
     inputs = _autoscaled_pool_inputs(pool, cluster.zones, sandbox.OS_SKU)
     inputs.update(
@@ -164,7 +196,7 @@ def sandbox_pool_inputs(pool: SandboxPoolConfig, cluster: ClusterConfig) -> dict
     return inputs
 
 
-def gpu_pool_inputs(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig) -> dict:
+def gpu_pool_inputs(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig) -> PoolInputs:
     """AgentPool inputs of a GPU pool: labels and taints for scheduling, driver, MIG, Spot."""
     size = GPU_VM_SIZES[pool.vm_size]
     inputs = _autoscaled_pool_inputs(pool, cluster.zones, cluster.gpu.os_sku)
@@ -336,8 +368,11 @@ class AksCluster(pulumi.ComponentResource):
             ),
         )
 
-        user_pools = {
-            **{pool_name: _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku) for pool_name, pool in cfg.node_pools.items()},
+        user_pools: dict[str, PoolInputs] = {
+            **{
+                pool_name: _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku)
+                for pool_name, pool in cfg.node_pools.items()
+            },
             **{pool_name: gpu_pool_inputs(pool_name, pool, cfg) for pool_name, pool in cfg.gpu_pools.items()},
         }
         for pool_name, pool in args.kafka_pools.items():
@@ -549,9 +584,7 @@ class AksCluster(pulumi.ComponentResource):
                 resource_name_=cluster.name,
                 maintenance_window=aks.MaintenanceWindowArgs(
                     schedule=aks.ScheduleArgs(
-                        weekly=aks.WeeklyScheduleArgs(
-                            day_of_week=aks.WeekDay(window.day_of_week), interval_weeks=1
-                        )
+                        weekly=aks.WeeklyScheduleArgs(day_of_week=aks.WeekDay(window.day_of_week), interval_weeks=1)
                     ),
                     duration_hours=window.duration_hours,
                     start_time=window.start_time,

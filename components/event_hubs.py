@@ -56,7 +56,9 @@ class EventHubsBackbone(pulumi.ComponentResource):
         super().__init__("platform:kafka:EventHubsBackbone", name, None, opts)
         service, settings = args.service, args.settings
         naming = service.naming
-        group = resource_group(name, naming.regional("rg", service.region, "events"), service.region, service.tags, parent=self)
+        group = resource_group(
+            name, naming.regional("rg", service.region, "events"), service.region, service.tags, parent=self
+        )
         self.namespace_name = namespace_name = naming.regional("evhns", service.region)
         tier = eventhub.SkuTier(settings.sku)
         namespace = eventhub.Namespace(
@@ -75,8 +77,13 @@ class EventHubsBackbone(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
         )
         service.endpoints.connect(
-            name, target_id=namespace.id, target_name=namespace_name, group_id="namespace",
-            resource_group_name=group.name, tags=service.tags, parent=self,
+            name,
+            target_id=namespace.id,
+            target_name=namespace_name,
+            group_id="namespace",
+            resource_group_name=group.name,
+            tags=service.tags,
+            parent=self,
         )
         send_logs(
             f"{name}-logs",
@@ -86,7 +93,9 @@ class EventHubsBackbone(pulumi.ComponentResource):
             parent=self,
         )
         if service.lock:
-            lock_against_deletion(f"{name}-lock", scope=namespace.id, what=f"Event Hubs namespace {namespace_name}", parent=self)
+            lock_against_deletion(
+                f"{name}-lock", scope=namespace.id, what=f"Event Hubs namespace {namespace_name}", parent=self
+            )
 
         if args.kafka.topics:
             # As `pulumi preview` shows it: part of the spec does not apply to this engine.

@@ -49,17 +49,23 @@ class EgressFirewallArgs:
 
 
 def _protocols(rule: ApplicationRule) -> list[network.FirewallPolicyRuleApplicationProtocolArgs]:
-    protocols = [network.FirewallPolicyRuleApplicationProtocolArgs(
-        protocol_type=network.FirewallPolicyRuleApplicationProtocolType.HTTPS, port=443
-    )]
+    protocols = [
+        network.FirewallPolicyRuleApplicationProtocolArgs(
+            protocol_type=network.FirewallPolicyRuleApplicationProtocolType.HTTPS, port=443
+        )
+    ]
     if rule.http:
-        protocols.append(network.FirewallPolicyRuleApplicationProtocolArgs(
-            protocol_type=network.FirewallPolicyRuleApplicationProtocolType.HTTP, port=80
-        ))
+        protocols.append(
+            network.FirewallPolicyRuleApplicationProtocolArgs(
+                protocol_type=network.FirewallPolicyRuleApplicationProtocolType.HTTP, port=80
+            )
+        )
     return protocols
 
 
-def allow_rule_collection(rules: list[ApplicationRule], source_ranges: list[str]) -> network.FirewallPolicyFilterRuleCollectionArgs:
+def allow_rule_collection(
+    rules: list[ApplicationRule], source_ranges: list[str]
+) -> network.FirewallPolicyFilterRuleCollectionArgs:
     return network.FirewallPolicyFilterRuleCollectionArgs(
         rule_collection_type="FirewallPolicyFilterRuleCollection",
         name="allow-egress",

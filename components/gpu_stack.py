@@ -9,10 +9,9 @@ add-on reads; the charts' own `monitoring.coreos.com` monitors are off.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
-
-import json
 
 import pulumi
 import pulumi_kubernetes as kubernetes
@@ -29,12 +28,12 @@ from components.charts import (
     mirrored_image_values,
 )
 from components.isolation import isolate
+from facts.gpu import LABEL_PREFIX
 from planning.capacity import PoolCapacity
 from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, NETWORK_OPERATOR_NAMESPACE
-from planning.network_policy import NamespaceTraffic
-from facts.gpu import LABEL_PREFIX
 from planning.gpu import has_infiniband, platform_taints, toleration
 from planning.images import mirrored
+from planning.network_policy import NamespaceTraffic
 from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
 from planning.queues import TEAM_LABEL, Manifest, cluster_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
@@ -107,7 +106,11 @@ def nic_cluster_policy_spec(cluster: ClusterConfig, login_server: str) -> dict[s
             "repository": mirrored(MELLANOX_IMAGES, login_server),
             "image": "doca-driver",
             "version": DOCA_DRIVER_VERSION,
-            "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1, "drain": {"enable": True, "force": True, "deleteEmptyDir": True, "timeoutSeconds": 300}},
+            "upgradePolicy": {
+                "autoUpgrade": True,
+                "maxParallelUpgrades": 1,
+                "drain": {"enable": True, "force": True, "deleteEmptyDir": True, "timeoutSeconds": 300},
+            },
         },
         "rdmaSharedDevicePlugin": {
             "repository": mirrored(MELLANOX_IMAGES, login_server),
@@ -278,7 +281,9 @@ class GpuStack(pulumi.ComponentResource):
 
         # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
         privileged = pod_security_labels(PRIVILEGED)
-        gpu_operator = release(GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster))
+        gpu_operator = release(
+            GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster)
+        )
         apply(dcgm_service_monitor(), depends_on=[gpu_operator])
 
         if has_infiniband(cluster):
@@ -287,10 +292,14 @@ class GpuStack(pulumi.ComponentResource):
             )
             # The operator reconciles only the policy of this name.
             policy = nic_cluster_policy_spec(cluster, args.login_server)
-            apply(Manifest("NicClusterPolicy", "nic-cluster-policy", policy, api_version="mellanox.com/v1alpha1"),
-                  depends_on=[network_operator])
+            apply(
+                Manifest("NicClusterPolicy", "nic-cluster-policy", policy, api_version="mellanox.com/v1alpha1"),
+                depends_on=[network_operator],
+            )
 
-        kueue = release(KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values(args.priority_class))
+        kueue = release(
+            KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values(args.priority_class)
+        )
         for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
             in_namespace = [args.team_namespaces[manifest.namespace]] if manifest.namespace else []
             apply(manifest, depends_on=[kueue] + in_namespace)

@@ -7,8 +7,9 @@ resources and Cilium policies as custom resources, after the namespace exists.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
@@ -42,13 +43,17 @@ class NamespaceIsolation(pulumi.ComponentResource):
         deny, *allows = namespace_policies(args.traffic)
         created = [self._register(name, manifest, in_namespace) for manifest in allows]
         # Deny last: a live namespace is never cut off while its allows are still being applied.
-        self._register(name, deny, pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=created)))
+        self._register(
+            name, deny, pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=created))
+        )
         self.register_outputs({})
 
     def _register(self, name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
         logical = f"{name}-{manifest['metadata']['name']}"
         if manifest["kind"] == "NetworkPolicy":
-            return kubernetes.networking.v1.NetworkPolicy(logical, metadata=_metadata(manifest), spec=manifest["spec"], opts=opts)
+            return kubernetes.networking.v1.NetworkPolicy(
+                logical, metadata=_metadata(manifest), spec=manifest["spec"], opts=opts
+            )
         return kubernetes.apiextensions.CustomResource(
             f"{logical}-cilium",
             api_version=manifest["apiVersion"],

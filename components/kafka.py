@@ -39,8 +39,8 @@ from planning import kafka as kafka_plan
 from planning.gpu import toleration
 from planning.images import mirrored
 from planning.network_policy import NamespaceTraffic
-from planning.priorities import PLATFORM_CRITICAL
 from planning.pod_security import RESTRICTED, pod_security_labels
+from planning.priorities import PLATFORM_CRITICAL
 from stackconfig.model import KafkaConfig
 
 API_VERSION = "kafka.strimzi.io/v1"
@@ -121,7 +121,11 @@ def kafka_scheduling(cluster: str, pool_name: str | None = None) -> dict[str, An
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
                     "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": kafka_plan.KAFKA_POOL_LABEL, "operator": "In", "values": ["true"]}]}
+                        {
+                            "matchExpressions": [
+                                {"key": kafka_plan.KAFKA_POOL_LABEL, "operator": "In", "values": ["true"]}
+                            ]
+                        }
                     ]
                 }
             }
@@ -184,7 +188,9 @@ def oauth_listener_authentication(audience: str, tenant_id: pulumi.Input[str]) -
     }
 
 
-def oauth_client_authentication(audience: str, tenant_id: pulumi.Input[str], client_id: pulumi.Input[str]) -> dict[str, Any]:
+def oauth_client_authentication(
+    audience: str, tenant_id: pulumi.Input[str], client_id: pulumi.Input[str]
+) -> dict[str, Any]:
     """How a Strimzi-run client (MirrorMaker) gets its tokens: client credentials with the
     pod's federated workload identity token as the assertion; no secret anywhere."""
     jaas = pulumi.Output.all(tenant_id, client_id).apply(
@@ -329,7 +335,9 @@ def kafka_spec(args: StrimziKafkaArgs) -> dict[str, Any]:
 REBALANCE_TEMPLATE = "rebalance-on-scale"
 
 
-def node_pool_spec(cluster: str, role: str, replicas: int, storage_gib: int, cpu: int | str, memory_gib: int) -> dict[str, Any]:
+def node_pool_spec(
+    cluster: str, role: str, replicas: int, storage_gib: int, cpu: int | str, memory_gib: int
+) -> dict[str, Any]:
     return {
         "replicas": replicas,
         "roles": [role],
@@ -420,9 +428,17 @@ class StrimziKafka(pulumi.ComponentResource):
             opts=kept,
         )
 
-        def custom(kind: str, object_name: pulumi.Input[str], spec: dict[str, Any], *, logical: str,
-                   labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
-                   depends_on: list[pulumi.Resource], protect: bool = False):
+        def custom(
+            kind: str,
+            object_name: pulumi.Input[str],
+            spec: dict[str, Any],
+            *,
+            logical: str,
+            labels: dict[str, str] | None = None,
+            annotations: dict[str, str] | None = None,
+            depends_on: list[pulumi.Resource],
+            protect: bool = False,
+        ):
             return kubernetes.apiextensions.CustomResource(
                 f"{name}-{kind.lower()}-{logical}",
                 api_version=API_VERSION,
@@ -442,25 +458,61 @@ class StrimziKafka(pulumi.ComponentResource):
         of_cluster = {CLUSTER_LABEL: cluster}
         ready = [operator, namespace]
         pools = [
-            custom("KafkaNodePool", "controllers", node_pool_spec(cluster, "controller", kafka_plan.CONTROLLERS,
-                   strimzi.controller_storage_gib, 1, 4), logical="controllers", labels=of_cluster,
-                   depends_on=ready + [storage_class], protect=True),
-            custom("KafkaNodePool", "brokers", node_pool_spec(cluster, "broker", strimzi.brokers, strimzi.broker_storage_gib,
-                   strimzi.broker_cpu, strimzi.broker_memory_gib), logical="brokers", labels=of_cluster,
-                   depends_on=ready + [storage_class], protect=True),
+            custom(
+                "KafkaNodePool",
+                "controllers",
+                node_pool_spec(cluster, "controller", kafka_plan.CONTROLLERS, strimzi.controller_storage_gib, 1, 4),
+                logical="controllers",
+                labels=of_cluster,
+                depends_on=ready + [storage_class],
+                protect=True,
+            ),
+            custom(
+                "KafkaNodePool",
+                "brokers",
+                node_pool_spec(
+                    cluster,
+                    "broker",
+                    strimzi.brokers,
+                    strimzi.broker_storage_gib,
+                    strimzi.broker_cpu,
+                    strimzi.broker_memory_gib,
+                ),
+                logical="brokers",
+                labels=of_cluster,
+                depends_on=ready + [storage_class],
+                protect=True,
+            ),
         ]
-        rebalance = custom("KafkaRebalance", REBALANCE_TEMPLATE, {}, logical=REBALANCE_TEMPLATE,
-                           annotations={"strimzi.io/rebalance-template": "true"}, depends_on=ready)
+        rebalance = custom(
+            "KafkaRebalance",
+            REBALANCE_TEMPLATE,
+            {},
+            logical=REBALANCE_TEMPLATE,
+            annotations={"strimzi.io/rebalance-template": "true"},
+            depends_on=ready,
+        )
         self.kafka = custom(
-            "Kafka", cluster, kafka_spec(args), logical=cluster,
+            "Kafka",
+            cluster,
+            kafka_spec(args),
+            logical=cluster,
             # Later steps (MirrorMaker, the CA copy) wait until the cluster is actually up
             # (pulumi-kubernetes#3134); nodes, disks and a rolling start take a while.
             annotations={"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "2700"},
-            depends_on=ready + pools + [rebalance], protect=True,
+            depends_on=ready + pools + [rebalance],
+            protect=True,
         )
         for topic in args.kafka.topics:
-            custom("KafkaTopic", topic.name, topic_spec(topic), logical=topic.name, labels=of_cluster,
-                   depends_on=[self.kafka], protect=True)
+            custom(
+                "KafkaTopic",
+                topic.name,
+                topic_spec(topic),
+                logical=topic.name,
+                labels=of_cluster,
+                depends_on=[self.kafka],
+                protect=True,
+            )
         for client in args.clients:
             user_spec: dict[str, Any] = {
                 "authorization": {
@@ -483,7 +535,12 @@ class StrimziKafka(pulumi.ComponentResource):
             custom(
                 "KafkaUser",
                 args.mirror.principal_id,
-                {"authorization": {"type": "simple", "acls": kafka_plan.mirror_acls(args.kafka, cluster, args.remote_clusters)}},
+                {
+                    "authorization": {
+                        "type": "simple",
+                        "acls": kafka_plan.mirror_acls(args.kafka, cluster, args.remote_clusters),
+                    }
+                },
                 logical=kafka_plan.MIRROR_NAME,
                 labels={**of_cluster, "platform.ai/workload": kafka_plan.MIRROR_NAME},
                 depends_on=[self.kafka],
@@ -609,7 +666,11 @@ class KafkaMirror(pulumi.ComponentResource):
                     "source": {
                         "alias": source.cluster_key,
                         "bootstrapServers": f"{source.bootstrap_address}:{kafka_plan.REPLICATION_PORT}",
-                        "tls": {"trustedCertificates": [{"secretName": f"{source.cluster_key}-cluster-ca-cert", "pattern": "*.crt"}]},
+                        "tls": {
+                            "trustedCertificates": [
+                                {"secretName": f"{source.cluster_key}-cluster-ca-cert", "pattern": "*.crt"}
+                            ]
+                        },
                         "authentication": authentication,
                     },
                     "sourceConnector": {
@@ -655,7 +716,9 @@ class KafkaMirror(pulumi.ComponentResource):
             f"{name}-kafkamirrormaker2",
             api_version=API_VERSION,
             kind="KafkaMirrorMaker2",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=kafka_plan.MIRROR_NAME, namespace=kafka_plan.KAFKA_NAMESPACE),
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                name=kafka_plan.MIRROR_NAME, namespace=kafka_plan.KAFKA_NAMESPACE
+            ),
             spec=spec,
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider, depends_on=[args.local_kafka, *trusts, *(s.kafka for s in args.sources)]

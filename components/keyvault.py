@@ -88,12 +88,20 @@ class KeyVault(pulumi.ComponentResource):
             ),
         )
         service.endpoints.connect(
-            name, target_id=vault.id, target_name=vault_name, group_id="vault",
-            resource_group_name=group.name, tags=tags, parent=self,
+            name,
+            target_id=vault.id,
+            target_name=vault_name,
+            group_id="vault",
+            resource_group_name=group.name,
+            tags=tags,
+            parent=self,
         )
         send_logs(
-            f"{name}-audit-logs", resource_uri=vault.id, workspace_id=service.log_analytics_workspace_id,
-            categories=VAULT_LOG_CATEGORIES, parent=self,
+            f"{name}-audit-logs",
+            resource_uri=vault.id,
+            workspace_id=service.log_analytics_workspace_id,
+            categories=VAULT_LOG_CATEGORIES,
+            parent=self,
         )
         if service.lock:
             lock_against_deletion(f"{name}-lock", scope=vault.id, what="The Key Vault", parent=self)

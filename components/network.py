@@ -92,9 +92,7 @@ class RegionalNetwork(pulumi.ComponentResource):
             virtual_network_name=naming.regional("vnet", region),
             resource_group_name=group.name,
             location=region,
-            address_space=network.AddressSpaceArgs(
-                address_prefixes=[str(space) for space in args.address_space]
-            ),
+            address_space=network.AddressSpaceArgs(address_prefixes=[str(space) for space in args.address_space]),
             tags=args.tags,
             # Subnets are managed as their own resources (see module docstring).
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
@@ -175,9 +173,7 @@ class RegionalNetwork(pulumi.ComponentResource):
             network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id) if nsg else None,
             nat_gateway=network.SubResourceArgs(id=nat_gateway.id) if spec.egress and nat_gateway else None,
             route_table=network.RouteTableArgs(id=route_table.id) if spec.egress and route_table else None,
-            delegations=[
-                network.DelegationArgs(name=spec.delegation.replace("/", "-"), service_name=spec.delegation)
-            ]
+            delegations=[network.DelegationArgs(name=spec.delegation.replace("/", "-"), service_name=spec.delegation)]
             if spec.delegation
             else None,
             # Let NSGs and route tables apply to private endpoints too.
@@ -282,9 +278,7 @@ class RegionalNetwork(pulumi.ComponentResource):
             allow_forwarded_traffic=True,
             use_remote_gateways=hub.use_remote_gateways,
             # After the hub side, which must offer gateway transit before the spoke uses it.
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[r for r in (last_subnet, hub_side) if r is not None]
-            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (last_subnet, hub_side) if r is not None]),
         )
         return hub_side
 

@@ -38,9 +38,7 @@ class Observability(pulumi.ComponentResource):
             workspace_name=naming.regional("log", args.region),
             resource_group_name=group.name,
             location=args.region,
-            sku=operationalinsights.WorkspaceSkuArgs(
-                name=operationalinsights.WorkspaceSkuNameEnum.PER_GB2018
-            ),
+            sku=operationalinsights.WorkspaceSkuArgs(name=operationalinsights.WorkspaceSkuNameEnum.PER_GB2018),
             retention_in_days=args.retention_days,
             # Entra ID only: no workspace shared keys for ingestion or queries.
             features=operationalinsights.WorkspaceFeaturesArgs(disable_local_auth=True),

@@ -26,8 +26,8 @@ from pulumi_azure_native import authorization
 
 from components.admission import ClusterAdmission, ClusterAdmissionArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
-from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
+from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.gpu_stack import GpuStack, GpuStackArgs
 from components.kafka import (
     KafkaClientSpec,
@@ -65,10 +65,9 @@ from planning.cluster_traffic import (
     component_namespaces,
 )
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
+from planning.naming import Naming, parse_resource_id, storage_account_name
 from planning.priorities import PLATFORM_CRITICAL
-from planning.naming import Naming, parse_resource_id
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
-from planning.naming import storage_account_name
 from stackconfig.model import EventHubsConfig, PlatformConfig
 
 STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data Contributor"}
@@ -80,7 +79,9 @@ FIREWALL_SUBNET = "firewall"
 PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE)
 
 
-def firewall_spec(config: PlatformConfig, region: str, log_analytics_workspace_id: pulumi.Input[str]) -> FirewallSpec | None:
+def firewall_spec(
+    config: PlatformConfig, region: str, log_analytics_workspace_id: pulumi.Input[str]
+) -> FirewallSpec | None:
     """The region's firewall with userDefinedRouting: its rules, sources and zones."""
     egress = config.network.egress
     if egress.outbound_type != "userDefinedRouting":
@@ -283,8 +284,10 @@ class Platform(pulumi.ComponentResource):
                     kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
                     egress_ips=list(regional.egress_ips),
                     network_ready=[
-                        link for (zone, vnet), link in dns.links.items()
-                        if cluster.api_server.private and zone == api_server_zone(cluster.region)
+                        link
+                        for (zone, vnet), link in dns.links.items()
+                        if cluster.api_server.private
+                        and zone == api_server_zone(cluster.region)
                         and vnet == naming.regional("vnet", cluster.region)
                     ],
                     tags={**tags, "cluster": key},
@@ -357,7 +360,10 @@ class Platform(pulumi.ComponentResource):
                     admin_group_object_ids=list(config.entra.admin_group_object_ids),
                     service_accounts=[
                         ServiceAccountSpec(
-                            workload, spec.namespace, spec.service_account, self.identities.client_ids[workload],
+                            workload,
+                            spec.namespace,
+                            spec.service_account,
+                            self.identities.client_ids[workload],
                             kubernetes_api=spec.kubernetes_api,
                         )
                         for workload, spec in config.workloads.items()
@@ -453,15 +459,18 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
             return {
-                client: kafka_plan.connection_info(config, client, backbone.namespace_name)
-                for client in kafka.clients
+                client: kafka_plan.connection_info(config, client, backbone.namespace_name) for client in kafka.clients
             }
 
         strimzi = kafka.strimzi
         assert strimzi is not None
         hosts, mirrors = config.kafka_clusters(), kafka_plan.mirror_clusters(config)
         mirror_identity = (
-            MirrorIdentity(self.identities.client_ids[kafka_plan.MIRROR_WORKLOAD], principal_ids[kafka_plan.MIRROR_WORKLOAD]) if mirrors else None
+            MirrorIdentity(
+                self.identities.client_ids[kafka_plan.MIRROR_WORKLOAD], principal_ids[kafka_plan.MIRROR_WORKLOAD]
+            )
+            if mirrors
+            else None
         )
         kafkas: dict[str, StrimziKafka] = {}
         for key in hosts:
@@ -472,7 +481,9 @@ class Platform(pulumi.ComponentResource):
                     cluster_key=key,
                     kafka=kafka,
                     clients=[
-                        KafkaClientSpec(client, config.workloads[client].namespace, spec.authentication, principal_ids[client])
+                        KafkaClientSpec(
+                            client, config.workloads[client].namespace, spec.authentication, principal_ids[client]
+                        )
                         for client, spec in kafka.clients.items()
                         if key in config.workload_clusters(client)
                     ],

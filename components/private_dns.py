@@ -10,8 +10,8 @@ their zone group, AKS writes the API server's record itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import pulumi
 from pulumi_azure_native import network, privatedns
@@ -64,7 +64,9 @@ class PrivateDns(pulumi.ComponentResource):
             link_opts = pulumi.ResourceOptions(parent=self)
         for zone_name in args.zones:
             if args.central:
-                zone_id: pulumi.Input[str] = f"{args.central.resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone_name}"
+                zone_id: pulumi.Input[str] = (
+                    f"{args.central.resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone_name}"
+                )
                 zone_ref: pulumi.Input[str] = zone_name
             else:
                 zone = privatedns.PrivateZone(

@@ -3,7 +3,8 @@ clusters pull images from.
 
 Artifact cache rules pull upstream images (NGC, registry.k8s.io, and teams' own upstreams
 from config) into the registry on first use, so the clusters' egress allowlist needs no
-public registry for the platform's images (AKS's own system images still come from MCR). Each other region with clusters gets a replica, so nodes pull locally.
+public registry for the platform's images (AKS's own system images still come from MCR).
+Each other region with clusters gets a replica, so nodes pull locally.
 Kubelet identities get AcrPull on this registry only (in the cluster component).
 """
 
@@ -48,7 +49,9 @@ class ContainerRegistry(pulumi.ComponentResource):
         service, settings = args.service, args.settings
         naming, tags = service.naming, service.tags
         child = pulumi.ResourceOptions(parent=self)
-        group = resource_group(name, naming.regional("rg", service.region, "registry"), service.region, tags, parent=self)
+        group = resource_group(
+            name, naming.regional("rg", service.region, "registry"), service.region, tags, parent=self
+        )
         registry_name = naming.registry()
         registry = acr.Registry(
             f"{name}-registry",
@@ -107,14 +110,22 @@ class ContainerRegistry(pulumi.ComponentResource):
                 )
             )
         ready += service.endpoints.connect(
-            name, target_id=registry.id, target_name=registry_name, group_id="registry",
-            resource_group_name=group.name, tags=tags, parent=self,
+            name,
+            target_id=registry.id,
+            target_name=registry_name,
+            group_id="registry",
+            resource_group_name=group.name,
+            tags=tags,
+            parent=self,
             # After the replicas, so that the endpoint carries every region's data endpoint.
             depends_on=list(ready),
         )
         send_logs(
-            f"{name}-logs", resource_uri=registry.id, workspace_id=service.log_analytics_workspace_id,
-            categories=REGISTRY_LOG_CATEGORIES, parent=self,
+            f"{name}-logs",
+            resource_uri=registry.id,
+            workspace_id=service.log_analytics_workspace_id,
+            categories=REGISTRY_LOG_CATEGORIES,
+            parent=self,
         )
         if service.lock:
             lock_against_deletion(f"{name}-lock", scope=registry.id, what="The container registry", parent=self)

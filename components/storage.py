@@ -17,8 +17,8 @@ import pulumi
 from pulumi_azure_native import managedidentity, storage
 
 from components.groups import resource_group
-from components.observability import send_logs
 from components.keyvault import CustomerManagedKey
+from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
 from components.rbac import assign_role, lock_against_deletion
 from stackconfig.model import StorageAccountConfig, StorageConfig
@@ -49,7 +49,11 @@ class PrivateStorage(pulumi.ComponentResource):
         super().__init__("platform:data:PrivateStorage", name, None, opts)
         self._args = args
         self._group = resource_group(
-            name, args.service.naming.regional("rg", args.service.region, "data"), args.service.region, args.service.tags, parent=self
+            name,
+            args.service.naming.regional("rg", args.service.region, "data"),
+            args.service.region,
+            args.service.tags,
+            parent=self,
         )
         self._encryption_identity = self._encryption_identity_with_key_access(name) if args.encryption_key else None
         self.account_ids = {}
@@ -176,8 +180,13 @@ class PrivateStorage(pulumi.ComponentResource):
         group_ids = ["blob"] + ([] if flat else ["dfs"])
         for group_id in group_ids:
             args.service.endpoints.connect(
-                name, target_id=resource.id, target_name=account_name, group_id=group_id,
-                resource_group_name=self._group.name, tags=args.service.tags, parent=self,
+                name,
+                target_id=resource.id,
+                target_name=account_name,
+                group_id=group_id,
+                resource_group_name=self._group.name,
+                tags=args.service.tags,
+                parent=self,
             )
         send_logs(
             f"{name}-blob-logs",
@@ -187,6 +196,8 @@ class PrivateStorage(pulumi.ComponentResource):
             parent=self,
         )
         if args.service.lock:
-            lock_against_deletion(f"{name}-lock", scope=resource.id, what=f"Storage account {account_name}", parent=self)
+            lock_against_deletion(
+                f"{name}-lock", scope=resource.id, what=f"Storage account {account_name}", parent=self
+            )
         self.account_ids[account_key] = resource.id
         self.container_ids[account_key] = containers

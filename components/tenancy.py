@@ -98,11 +98,15 @@ class ClusterTenancy(pulumi.ComponentResource):
         super().__init__("platform:tenancy:ClusterTenancy", name, None, opts)
         # Team namespaces used to belong to the GPU stack; the alias keeps them (and everything
         # running in them) across that move instead of deleting and recreating them.
-        former_parent = pulumi.create_urn(f"gpu-{args.cluster_key}", "platform:gpu:Stack", parent=opts.parent if opts else None)
+        former_parent = pulumi.create_urn(
+            f"gpu-{args.cluster_key}", "platform:gpu:Stack", parent=opts.parent if opts else None
+        )
         self.namespaces = {
             namespace: kubernetes.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=namespace, labels=namespace_labels(team, spec, namespace)),
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                    name=namespace, labels=namespace_labels(team, spec, namespace)
+                ),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,

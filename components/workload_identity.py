@@ -63,7 +63,9 @@ class WorkloadIdentities(pulumi.ComponentResource):
     def __init__(self, name: str, args: WorkloadIdentitiesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:identity:WorkloadIdentities", name, None, opts)
         naming = args.naming
-        group = resource_group(name, naming.regional("rg", args.region, "identity"), args.region, args.tags, parent=self)
+        group = resource_group(
+            name, naming.regional("rg", args.region, "identity"), args.region, args.tags, parent=self
+        )
         self.client_ids, self.principal_ids = {}, {}
         for workload in args.workloads:
             prefix = f"{name}-{workload.name}"

@@ -26,8 +26,10 @@ from planning.pod_security import ENFORCE
 
 def pod_security_refusals(view: ClusterView, namespace: str, pod: dict[str, Any]) -> list[str]:
     level = view.namespace_labels(namespace).get(ENFORCE, "privileged")
-    return [f"Pod Security {level}: {control}: {'; '.join(problems)}"
-            for control, problems in pod_security.evaluate(pod, level).items()]
+    return [
+        f"Pod Security {level}: {control}: {'; '.join(problems)}"
+        for control, problems in pod_security.evaluate(pod, level).items()
+    ]
 
 
 def _cel_environment():
@@ -41,7 +43,9 @@ def _cel_environment():
 CREATORS = {"Job": JOB_CONTROLLER, "Deployment": "system:serviceaccount:kube-system:replicaset-controller"}
 
 
-def vap_refusals(view: ClusterView, namespace: str, pod: dict[str, Any], owner: dict[str, Any] | None = None) -> list[str]:
+def vap_refusals(
+    view: ClusterView, namespace: str, pod: dict[str, Any], owner: dict[str, Any] | None = None
+) -> list[str]:
     """The pod (created by its owner's controller) and the owner itself, against every bound policy."""
     celpy, env = _cel_environment()
     labels = view.namespace_labels(namespace)
@@ -60,7 +64,8 @@ def vap_refusals(view: ClusterView, namespace: str, pod: dict[str, Any], owner: 
             if resource not in resources or subject is None or (resource == "jobs" and subject["kind"] != "Job"):
                 continue
             activation: dict[str, Any] = {
-                "object": celpy.json_to_cel(subject), "namespaceObject": namespace_object,
+                "object": celpy.json_to_cel(subject),
+                "namespaceObject": namespace_object,
                 "request": celpy.json_to_cel({"operation": "CREATE", "userInfo": {"username": user}}),
             }
             variables = {}
@@ -81,8 +86,11 @@ def _azure_policy_checks(pod: dict[str, Any], parameters: dict[str, Any], defini
     containers = [c for field in ("initContainers", "containers", "ephemeralContainers") for c in spec.get(field) or []]
     found = []
     if definition == "NoPrivilegedContainers":
-        found += [f"container {c['name']!r} is privileged" for c in containers
-                  if (c.get("securityContext") or {}).get("privileged")]
+        found += [
+            f"container {c['name']!r} is privileged"
+            for c in containers
+            if (c.get("securityContext") or {}).get("privileged")
+        ]
     elif definition == "BlockUsingHostNetwork":
         if spec.get("hostNetwork") and not parameters.get("allowHostNetwork"):
             found.append("the pod uses the host network")
@@ -137,11 +145,16 @@ def azure_policy_refusals(view: ClusterView, namespace: str, pod: dict[str, Any]
             raise AssertionError(f"{resource.name}: the contract does not know what {definition_id} checks")
         effect = parameters.get("effect", "Audit")
         for reference_id, values in checks:
-            refusals += [f"Azure Policy {reference_id} ({effect}): {problem}"
-                         for problem in _azure_policy_checks(pod, values, reference_id)]
+            refusals += [
+                f"Azure Policy {reference_id} ({effect}): {problem}"
+                for problem in _azure_policy_checks(pod, values, reference_id)
+            ]
     return refusals
 
 
 def refusals(view: ClusterView, namespace: str, pod: dict[str, Any], owner: dict[str, Any] | None = None) -> list[str]:
-    return (pod_security_refusals(view, namespace, pod) + vap_refusals(view, namespace, pod, owner)
-            + azure_policy_refusals(view, namespace, pod))
+    return (
+        pod_security_refusals(view, namespace, pod)
+        + vap_refusals(view, namespace, pod, owner)
+        + azure_policy_refusals(view, namespace, pod)
+    )

@@ -61,7 +61,9 @@ class ClusterView:
 
     @cached_property
     def managed_cluster(self) -> CapturedResource:
-        (found,) = [r for r in self.plan.of_type(MANAGED_CLUSTER) if r.inputs.get("tags", {}).get("cluster") == self.key]
+        (found,) = [
+            r for r in self.plan.of_type(MANAGED_CLUSTER) if r.inputs.get("tags", {}).get("cluster") == self.key
+        ]
         return found
 
     @cached_property
@@ -76,16 +78,28 @@ class ClusterView:
         """Every node pool with the labels and taints its nodes carry (AKS adds agentpool and Spot's)."""
         name = self.managed_cluster.inputs["resourceName"]
         profiles = [dict(p) for p in self.managed_cluster.inputs.get("agentPoolProfiles") or []]
-        profiles += [dict(r.inputs, name=r.inputs["agentPoolName"]) for r in self.plan.of_type(AGENT_POOL)
-                     if r.inputs.get("resourceName") == name]
+        profiles += [
+            dict(r.inputs, name=r.inputs["agentPoolName"])
+            for r in self.plan.of_type(AGENT_POOL)
+            if r.inputs.get("resourceName") == name
+        ]
         pools = {}
         for p in profiles:
-            labels = {**(p.get("nodeLabels") or {}), "kubernetes.azure.com/agentpool": p["name"],
-                      "kubernetes.io/os": "linux"}
+            labels = {
+                **(p.get("nodeLabels") or {}),
+                "kubernetes.azure.com/agentpool": p["name"],
+                "kubernetes.io/os": "linux",
+            }
             if p.get("scaleSetPriority") == "Spot":
                 labels["kubernetes.azure.com/scalesetpriority"] = "spot"
-            pools[p["name"]] = Pool(p["name"], p["vmSize"], labels, tuple(p.get("nodeTaints") or ()),
-                                    int(p.get("maxPods") or 110), p.get("mode", "User"))
+            pools[p["name"]] = Pool(
+                p["name"],
+                p["vmSize"],
+                labels,
+                tuple(p.get("nodeTaints") or ()),
+                int(p.get("maxPods") or 110),
+                p.get("mode", "User"),
+            )
         return pools
 
     @cached_property
@@ -104,8 +118,11 @@ class ClusterView:
         return 0
 
     def objects(self, token: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        return [r.inputs for r in self.in_cluster(token)
-                if namespace is None or r.inputs["metadata"].get("namespace") == namespace]
+        return [
+            r.inputs
+            for r in self.in_cluster(token)
+            if namespace is None or r.inputs["metadata"].get("namespace") == namespace
+        ]
 
 
 def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:

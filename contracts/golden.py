@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from contracts import admission, identity, queueing, reach, scheduling
 from contracts.cluster import KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
@@ -21,8 +22,14 @@ LAYERS = ("admission", "scheduling", "queueing", "reach", "identity")
 RENDEZVOUS_PORT = 29500
 # Hugging Face's download hosts at every depth below hf.co that it uses today (hub-docs
 # "Downloading behind a proxy or firewall", huggingface.co/.well-known/meta.json).
-HUGGING_FACE_HOSTS = ("huggingface.co", "cdn-lfs-us-1.hf.co", "cas-server.xethub.hf.co", "transfer.xethub-eu.hf.co",
-                      "us.aws.cdn.hf.co", "us-east1.us.gcp.cdn.hf.co")
+HUGGING_FACE_HOSTS = (
+    "huggingface.co",
+    "cdn-lfs-us-1.hf.co",
+    "cas-server.xethub.hf.co",
+    "transfer.xethub-eu.hf.co",
+    "us.aws.cdn.hf.co",
+    "us-east1.us.gcp.cdn.hf.co",
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,15 @@ class Golden:
 
 
 GOLDEN = (
-    Golden("training-infiniband", "${TRAINING_POOL}", "trainer", ("weights", "checkpoints", "write"), kafka=True,
-           topic=("training-metrics", "write"), peers=(("job-name", "train-llm"),)),
+    Golden(
+        "training-infiniband",
+        "${TRAINING_POOL}",
+        "trainer",
+        ("weights", "checkpoints", "write"),
+        kafka=True,
+        topic=("training-metrics", "write"),
+        peers=(("job-name", "train-llm"),),
+    ),
     Golden("inference", "${INFERENCE_POOL}", "inference", ("weights", "models", "read")),
     Golden("batch-spot", "${BATCH_POOL}", "trainer", ("weights", "checkpoints", "write")),
     Golden("kafka-producer", "cpu", "trainer", kafka=True, topic=("training-metrics", "write")),
@@ -88,7 +102,7 @@ class Rendered:
             pod["spec"].setdefault("schedulingGates", []).append({"name": KUEUE_ADMISSION_GATE})
         return pod
 
-    def changed(self, change: Callable[[dict[str, Any]], None]) -> "Rendered":
+    def changed(self, change: Callable[[dict[str, Any]], None]) -> Rendered:
         """A twin: the same workload with `change` applied to its manifests (a deep copy)."""
         twin = copy.deepcopy(self)
         change(twin.workload)
@@ -115,8 +129,11 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
         found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
     elif golden.kafka:
-        found.append(Destination(kafka_plan.OAUTH_PORT, namespace=kafka_plan.KAFKA_NAMESPACE,
-                                 pod_labels=(("strimzi.io/kind", "Kafka"),)))
+        found.append(
+            Destination(
+                kafka_plan.OAUTH_PORT, namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=(("strimzi.io/kind", "Kafka"),)
+            )
+        )
     found += [Destination(HTTPS, host=host) for host in golden.hosts]
     return found
 
@@ -144,8 +161,11 @@ def kafka_listener_refusals(view: ClusterView, namespace: str) -> list[str]:
             if listener["port"] != kafka_plan.OAUTH_PORT:
                 continue
             peers = listener.get("networkPolicyPeers") or []
-            if not any((p.get("namespaceSelector") or {}).get("matchLabels", {}).get("kubernetes.io/metadata.name")
-                       == namespace for p in peers):
+            if not any(
+                (p.get("namespaceSelector") or {}).get("matchLabels", {}).get("kubernetes.io/metadata.name")
+                == namespace
+                for p in peers
+            ):
                 return [f"Kafka's {listener['name']} listener does not let namespace {namespace!r} in"]
     return []
 
@@ -164,5 +184,6 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
         "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage, golden.topic)
-        if golden.workload else [],
+        if golden.workload
+        else [],
     }

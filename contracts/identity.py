@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.cluster import FEDERATED_CREDENTIAL, IDENTITY, ROLE_ASSIGNMENT, SERVICE_ACCOUNT, ClusterView
-from planning.kafka import EVENT_HUBS_ROLES, TOPIC_OPERATIONS
 from components.platform import STORAGE_ROLES
+from contracts.cluster import FEDERATED_CREDENTIAL, IDENTITY, ROLE_ASSIGNMENT, SERVICE_ACCOUNT, ClusterView
 from facts.azure_roles import role_id
+from planning.kafka import EVENT_HUBS_ROLES, TOPIC_OPERATIONS
 
 USE_LABEL = "azure.workload.identity/use"
 CLIENT_ID = "azure.workload.identity/client-id"
@@ -24,7 +24,9 @@ KAFKA_USER = "kubernetes:kafka.strimzi.io/v1:KafkaUser"
 
 
 def _grants(view: ClusterView, identity) -> list:
-    return [r for r in view.plan.of_type(ROLE_ASSIGNMENT) if identity.urn in r.property_dependencies.get("principalId", ())]
+    return [
+        r for r in view.plan.of_type(ROLE_ASSIGNMENT) if identity.urn in r.property_dependencies.get("principalId", ())
+    ]
 
 
 def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, access: str) -> list[str]:
@@ -34,22 +36,39 @@ def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, acces
         on_hub = [g for g in _grants(view, identity) if g.inputs["scope"].endswith(f"/eventhubs/{topic}")]
         held = {g.inputs["roleDefinitionId"].rsplit("/", 1)[-1].lower() for g in on_hub}
         missing = [role for role in EVENT_HUBS_ROLES[access] if role_id(role).lower() not in held]
-        wide = [g.inputs["scope"] for g in _grants(view, identity)
-                if "/Microsoft.EventHub/" in g.inputs["scope"] and "/eventhubs/" not in g.inputs["scope"]]
+        wide = [
+            g.inputs["scope"]
+            for g in _grants(view, identity)
+            if "/Microsoft.EventHub/" in g.inputs["scope"] and "/eventhubs/" not in g.inputs["scope"]
+        ]
         return ([f"{workload}'s identity lacks {', '.join(missing)} on event hub {topic}"] if missing else []) + (
-            [f"{workload}'s identity holds Event Hubs roles wider than one hub: {wide}"] if wide else [])
-    users = [r for r in view.in_cluster(KAFKA_USER)
-             if (r.inputs["metadata"].get("labels") or {}).get("platform.ai/workload") == workload]
+            [f"{workload}'s identity holds Event Hubs roles wider than one hub: {wide}"] if wide else []
+        )
+    users = [
+        r
+        for r in view.in_cluster(KAFKA_USER)
+        if (r.inputs["metadata"].get("labels") or {}).get("platform.ai/workload") == workload
+    ]
     if not users or identity.urn not in {u for deps in users[0].property_dependencies.values() for u in deps}:
         return [f"no KafkaUser in cluster {view.key} is named by {workload}'s identity"]
-    allowed = {op for acl in users[0].inputs["spec"]["authorization"]["acls"]
-               if acl["resource"]["type"] == "topic" and acl["resource"]["name"] == topic for op in acl["operations"]}
+    allowed = {
+        op
+        for acl in users[0].inputs["spec"]["authorization"]["acls"]
+        if acl["resource"]["type"] == "topic" and acl["resource"]["name"] == topic
+        for op in acl["operations"]
+    }
     missing = set(TOPIC_OPERATIONS[access]) - allowed
     return [f"{workload}'s KafkaUser may not {', '.join(sorted(missing))} topic {topic}"] if missing else []
 
 
-def refusals(view: ClusterView, namespace: str, pod: dict[str, Any], workload: str,
-             storage: tuple[str, str, str] | None, topic: tuple[str, str] | None = None) -> list[str]:
+def refusals(
+    view: ClusterView,
+    namespace: str,
+    pod: dict[str, Any],
+    workload: str,
+    storage: tuple[str, str, str] | None,
+    topic: tuple[str, str] | None = None,
+) -> list[str]:
     found = []
     spec = pod["spec"]
     account_name = spec.get("serviceAccountName", "default")
@@ -67,8 +86,11 @@ def refusals(view: ClusterView, namespace: str, pod: dict[str, Any], workload: s
     if len(identities) != 1:
         return found + [f"no managed identity for workload {workload!r}"]
     identity = identities[0]
-    credentials = [r.inputs for r in view.plan.of_type(FEDERATED_CREDENTIAL)
-                   if r.inputs["resourceName"] == identity.inputs["resourceName"]]
+    credentials = [
+        r.inputs
+        for r in view.plan.of_type(FEDERATED_CREDENTIAL)
+        if r.inputs["resourceName"] == identity.inputs["resourceName"]
+    ]
     if not any(c["subject"] == subject and c["issuer"] == issuer and AUDIENCE in c["audiences"] for c in credentials):
         found.append(f"no federated credential of {workload}'s identity trusts {subject} from {issuer}")
     if storage is not None:
@@ -76,12 +98,20 @@ def refusals(view: ClusterView, namespace: str, pod: dict[str, Any], workload: s
         role = role_id(STORAGE_ROLES[access]).lower()
         grants = _grants(view, identity)
         wanted = f"/blobServices/default/containers/{container}"
-        held = [g for g in grants if g.inputs["scope"].endswith(wanted) and f"/storageAccounts/{account}/" in g.inputs["scope"]
-                and g.inputs["roleDefinitionId"].lower().endswith(role)]
+        held = [
+            g
+            for g in grants
+            if g.inputs["scope"].endswith(wanted)
+            and f"/storageAccounts/{account}/" in g.inputs["scope"]
+            and g.inputs["roleDefinitionId"].lower().endswith(role)
+        ]
         if not held:
             found.append(f"{workload}'s identity holds no {STORAGE_ROLES[access]} on {account}/{container}")
-        broad = [g.inputs["scope"] for g in grants if "/containers/" not in g.inputs["scope"]
-                 and "/storageAccounts/" in g.inputs["scope"]]
+        broad = [
+            g.inputs["scope"]
+            for g in grants
+            if "/containers/" not in g.inputs["scope"] and "/storageAccounts/" in g.inputs["scope"]
+        ]
         if broad:
             found.append(f"{workload}'s identity holds storage roles wider than a container: {broad}")
     if topic is not None:

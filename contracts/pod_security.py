@@ -7,7 +7,8 @@ contract tests can ask what a namespace's level would do with a pod.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from facts import pod_security as pss
 from planning.pss_paths import Step, parse
@@ -90,9 +91,15 @@ def violations(control: pss.Control, pod: dict[str, Any]) -> list[str]:
         for container in _containers(pod):
             dropped = _container_field(container, f"x[*].{suffix}")
             if dropped is _ABSENT or not all(d in dropped for d in control.allowed):
-                found.append(f"container {container.get('name')!r} drops {dropped if dropped is not _ABSENT else 'nothing'}")
+                found.append(
+                    f"container {container.get('name')!r} drops {dropped if dropped is not _ABSENT else 'nothing'}"
+                )
     elif control.check == "required":
-        pod_path = control.paths[0] if not control.paths[0].startswith("spec.containers") and "[*]" not in control.paths[0] else None
+        pod_path = (
+            control.paths[0]
+            if not control.paths[0].startswith("spec.containers") and "[*]" not in control.paths[0]
+            else None
+        )
         pod_value = next(values_at(pod, parse(pod_path))) if pod_path else _ABSENT
         if pod_value is not _ABSENT and not _is_allowed(pod_value, control.allowed):
             found.append(f"{pod_path} = {pod_value!r}")
@@ -101,8 +108,10 @@ def violations(control: pss.Control, pod: dict[str, Any]) -> list[str]:
             own = _container_field(container, f"x[*].{suffix}")
             effective = pod_value if own is _ABSENT else own
             if not _is_allowed(effective, control.allowed):
-                found.append(f"container {container.get('name')!r}: {suffix} = "
-                             f"{'unset' if effective is _ABSENT else repr(effective)}")
+                found.append(
+                    f"container {container.get('name')!r}: {suffix} = "
+                    f"{'unset' if effective is _ABSENT else repr(effective)}"
+                )
     else:
         raise ValueError(f"{control.name}: unknown check {control.check!r}")
     return found

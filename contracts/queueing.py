@@ -73,11 +73,16 @@ def refusals(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, An
             if node_labels.get(POOL_LABEL) != target_pool:
                 continue
             quota = {r["name"]: quantity(r["nominalQuota"]) for r in flavor["resources"]}
-            short = [f"{r} {total.get(r, 0):g} > {quota[r]:g}" for r in group["coveredResources"]
-                     if total.get(r, 0) > quota.get(r, 0)]
+            short = [
+                f"{r} {total.get(r, 0):g} > {quota[r]:g}"
+                for r in group["coveredResources"]
+                if total.get(r, 0) > quota.get(r, 0)
+            ]
             if short:
-                found.append(f"ClusterQueue {cluster_queue_name!r} flavor {flavor['name']!r} cannot admit the "
-                             f"{count}-pod workload: {', '.join(short)}")
+                found.append(
+                    f"ClusterQueue {cluster_queue_name!r} flavor {flavor['name']!r} cannot admit the "
+                    f"{count}-pod workload: {', '.join(short)}"
+                )
             return found
     return found + [f"ClusterQueue {cluster_queue_name!r} has no flavor for pool {target_pool!r}"]
 
@@ -101,6 +106,9 @@ def admitted_pod_spec(view: ClusterView, manifest: dict[str, Any], pod_spec: dic
             spec = flavors[flavor["name"]]
             labels = spec.get("nodeLabels") or {}
             if all(selector.get(k, v) == v for k, v in labels.items()):
-                return {**pod_spec, "nodeSelector": {**selector, **labels},
-                        "tolerations": [*(pod_spec.get("tolerations") or []), *(spec.get("tolerations") or [])]}
+                return {
+                    **pod_spec,
+                    "nodeSelector": {**selector, **labels},
+                    "tolerations": [*(pod_spec.get("tolerations") or []), *(spec.get("tolerations") or [])],
+                }
     return pod_spec

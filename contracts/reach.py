@@ -62,8 +62,10 @@ def firewall_matches(pattern: str, host: str) -> bool:
 def _ports_allow(ports: list[dict[str, Any]] | None, destination: Destination) -> bool:
     if not ports:
         return True
-    return any(int(p.get("port", 0)) == destination.port and p.get("protocol", "TCP") in (destination.protocol, "ANY")
-               for p in ports)
+    return any(
+        int(p.get("port", 0)) == destination.port and p.get("protocol", "TCP") in (destination.protocol, "ANY")
+        for p in ports
+    )
 
 
 def _peer_allows(peer: dict[str, Any], destination: Destination, own_namespace: str) -> bool:
@@ -81,13 +83,17 @@ def _peer_allows(peer: dict[str, Any], destination: Destination, own_namespace: 
     return "podSelector" not in peer or selector_matches(peer["podSelector"], dict(destination.pod_labels))
 
 
-def _network_policies_allow(view: ClusterView, namespace: str, pod_labels: dict[str, str], destination: Destination) -> bool:
+def _network_policies_allow(
+    view: ClusterView, namespace: str, pod_labels: dict[str, str], destination: Destination
+) -> bool:
     for policy in view.objects(NETWORK_POLICY, namespace):
         spec = policy["spec"]
         if "Egress" not in spec.get("policyTypes", []) or not selector_matches(spec["podSelector"], pod_labels):
             continue
         for rule in spec.get("egress") or []:
-            if _ports_allow(rule.get("ports"), destination) and any(_peer_allows(p, destination, namespace) for p in rule.get("to") or []):
+            if _ports_allow(rule.get("ports"), destination) and any(
+                _peer_allows(p, destination, namespace) for p in rule.get("to") or []
+            ):
                 return True
     return False
 
@@ -100,13 +106,22 @@ def _cilium_allows(view: ClusterView, namespace: str, pod_labels: dict[str, str]
         for rule in spec.get("egress") or []:
             ports = [p for block in rule.get("toPorts") or [] for p in block.get("ports") or []]
             port_ok = _ports_allow([{**p, "port": int(p["port"])} for p in ports], destination)
-            if destination.host and port_ok and any(
-                cilium_matches(s.get("matchName") or s.get("matchPattern"), destination.host) for s in rule.get("toFQDNs") or []
+            if (
+                destination.host
+                and port_ok
+                and any(
+                    cilium_matches(s.get("matchName") or s.get("matchPattern"), destination.host)
+                    for s in rule.get("toFQDNs") or []
+                )
             ):
                 return True
-            if destination.namespace and port_ok and any(
-                selector_matches(e, {CILIUM_NAMESPACE_LABEL: destination.namespace, **dict(destination.pod_labels)})
-                for e in rule.get("toEndpoints") or []
+            if (
+                destination.namespace
+                and port_ok
+                and any(
+                    selector_matches(e, {CILIUM_NAMESPACE_LABEL: destination.namespace, **dict(destination.pod_labels)})
+                    for e in rule.get("toEndpoints") or []
+                )
             ):
                 return True
     return False
@@ -157,7 +172,9 @@ def refusals(view: ClusterView, namespace: str, pod_labels: dict[str, str], need
                 found.append(f"{destination}: no Cilium FQDN rule in {namespace!r} allows it")
             if _firewall_allows(view, destination.host, destination.port) is False:
                 found.append(f"{destination}: the region's firewall denies it")
-        elif not (_network_policies_allow(view, namespace, pod_labels, destination)
-                  or _cilium_allows(view, namespace, pod_labels, destination)):
+        elif not (
+            _network_policies_allow(view, namespace, pod_labels, destination)
+            or _cilium_allows(view, namespace, pod_labels, destination)
+        ):
             found.append(f"{destination}: no network policy in {namespace!r} allows it")
     return found

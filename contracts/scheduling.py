@@ -14,8 +14,8 @@ from typing import Any
 
 from contracts.cluster import ClusterView, Pool, selector_matches
 from facts import aks_node
-from facts.vm_sizes import VM_SIZES
 from facts.gpu import GPU_RESOURCE, LABEL_PREFIX
+from facts.vm_sizes import VM_SIZES
 
 RDMA_RESOURCE = "rdma/shared_ib"
 _UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "k": 1000, "M": 1000**2, "G": 1000**3}
@@ -49,8 +49,12 @@ def _affinity_matches(pod_spec: dict[str, Any], labels: dict[str, str]) -> bool:
     for key, value in (pod_spec.get("nodeSelector") or {}).items():
         if labels.get(key) != value:
             return False
-    terms = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
-             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+    terms = (
+        ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms")
     if terms:
         return any(selector_matches({"matchExpressions": t.get("matchExpressions") or []}, labels) for t in terms)
     return True
@@ -59,7 +63,8 @@ def _affinity_matches(pod_spec: dict[str, Any], labels: dict[str, str]) -> bool:
 def pools_for(view: ClusterView, pod_spec: dict[str, Any]) -> list[str]:
     tolerations = pod_spec.get("tolerations") or []
     return [
-        pool.name for pool in view.pools.values()
+        pool.name
+        for pool in view.pools.values()
         if _affinity_matches(pod_spec, pool.labels)
         and all(_tolerates(tolerations, t) for t in pool.taints if not t.endswith(":PreferNoSchedule"))
     ]
@@ -67,6 +72,7 @@ def pools_for(view: ClusterView, pod_spec: dict[str, Any]) -> list[str]:
 
 def pod_requests(pod_spec: dict[str, Any]) -> dict[str, float]:
     """The pod's effective requests: the sum of its containers, or the largest init container."""
+
     def total(containers):
         sums: dict[str, float] = {}
         for c in containers:
@@ -74,6 +80,7 @@ def pod_requests(pod_spec: dict[str, Any]) -> dict[str, float]:
             for name, value in {**(resources.get("limits") or {}), **(resources.get("requests") or {})}.items():
                 sums[name] = sums.get(name, 0) + quantity(value)
         return sums
+
     needed = total(pod_spec.get("containers") or [])
     for init in pod_spec.get("initContainers") or []:
         for name, value in total([init]).items():
@@ -85,7 +92,8 @@ def capacity(view: ClusterView, pool: Pool) -> dict[str, float]:
     size = VM_SIZES[pool.vm_size]
     return {
         "cpu": (aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES) / 1000,
-        "memory": aks_node.allocatable_memory_bytes(size.memory_gib, pool.max_pods) - aks_node.NODE_AGENT_HEADROOM_MIB * aks_node.MIB,
+        "memory": aks_node.allocatable_memory_bytes(size.memory_gib, pool.max_pods)
+        - aks_node.NODE_AGENT_HEADROOM_MIB * aks_node.MIB,
         GPU_RESOURCE: int(pool.labels.get(f"{LABEL_PREFIX}/gpu-count", 0)),
         RDMA_RESOURCE: view.rdma_per_node if pool.labels.get(f"{LABEL_PREFIX}/infiniband") == "true" else 0,
     }
@@ -95,12 +103,13 @@ def refusals(view: ClusterView, pod_spec: dict[str, Any], target: str) -> list[s
     found = []
     pools = pools_for(view, pod_spec)
     if pools != [target]:
-        found.append(f"lands on pools {pools or 'none'}, not exactly {target!r} (nodeSelector, affinity and tolerations)")
+        found.append(
+            f"lands on pools {pools or 'none'}, not exactly {target!r} (nodeSelector, affinity and tolerations)"
+        )
     if target not in view.pools:
         return found + [f"cluster {view.key} has no pool {target!r}"]
     pool = view.pools[target]
-    extra = [t for t in pod_spec.get("tolerations") or []
-             if not any(_tolerates([t], taint) for taint in pool.taints)]
+    extra = [t for t in pod_spec.get("tolerations") or [] if not any(_tolerates([t], taint) for taint in pool.taints)]
     if extra:
         found.append(f"tolerates {[t.get('key') for t in extra]}, which pool {target!r} does not carry")
     limits = capacity(view, pool)
@@ -109,5 +118,7 @@ def refusals(view: ClusterView, pod_spec: dict[str, Any], target: str) -> list[s
             continue
         available = limits.get(name, 0)
         if value > available:
-            found.append(f"requests {name} {value:g}, more than a {pool.vm_size} node of {target!r} offers ({available:g})")
+            found.append(
+                f"requests {name} {value:g}, more than a {pool.vm_size} node of {target!r} offers ({available:g})"
+            )
     return found

@@ -9,8 +9,9 @@ deployment performs from the same types. A token missing here fails both, loudly
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -103,9 +104,7 @@ ARM_TYPES: dict[str, ArmType] = {
     "azure-native:containerservice:AutoUpgradeProfile": _t(
         "Microsoft.ContainerService", ("fleets", "fleetName"), ("autoUpgradeProfiles", "autoUpgradeProfileName")
     ),
-    "azure-native:operationalinsights:Workspace": _t(
-        "Microsoft.OperationalInsights", ("workspaces", "workspaceName")
-    ),
+    "azure-native:operationalinsights:Workspace": _t("Microsoft.OperationalInsights", ("workspaces", "workspaceName")),
     "azure-native:monitor:AzureMonitorWorkspace": _t("Microsoft.Monitor", ("accounts", "azureMonitorWorkspaceName")),
     "azure-native:monitor:DataCollectionEndpoint": _t(
         "Microsoft.Insights", ("dataCollectionEndpoints", "dataCollectionEndpointName")

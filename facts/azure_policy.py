@@ -49,21 +49,51 @@ class PolicyDefinition:
 # Capabilities the baseline initiative's ContainerCapabilities allows; its Rego lowercases both
 # sides before comparing (samples/container-allowed-capabilities/template.yaml).
 BASELINE_ALLOWED_CAPABILITIES = (
-    "CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP",
-    "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FSETID",
+    "FOWNER",
+    "MKNOD",
+    "NET_RAW",
+    "SETGID",
+    "SETUID",
+    "SETFCAP",
+    "SETPCAP",
+    "NET_BIND_SERVICE",
+    "SYS_CHROOT",
+    "KILL",
+    "AUDIT_WRITE",
 )
 
 BASELINE_DEFINITIONS = (
-    PolicyDefinition("NoPrivilegedContainers", "95edb821-ddaf-4404-9732-666045e056b4", "ContainerNoPrivilege.json", "9.*.*"),
-    PolicyDefinition("BlockUsingHostNetwork", "82985f06-dc18-4a48-bc1c-b9f4f0098cfe", "HostNetworkPorts.json", "6.*.*",
-                     {"allowHostNetwork": False, "minPort": 0, "maxPort": 0}),
-    PolicyDefinition("BlockUsingHostProcessIDAndIPC", "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "BlockHostNamespace.json",
-                     "5.*.*"),
-    PolicyDefinition("ContainerCapabilities", "c26596ff-4d70-4e6a-9a30-c2506bd2f80c", "ContainerAllowedCapabilities.json",
-                     "6.*.*", {"allowedCapabilities": list(BASELINE_ALLOWED_CAPABILITIES), "requiredDropCapabilities": []}),
+    PolicyDefinition(
+        "NoPrivilegedContainers", "95edb821-ddaf-4404-9732-666045e056b4", "ContainerNoPrivilege.json", "9.*.*"
+    ),
+    PolicyDefinition(
+        "BlockUsingHostNetwork",
+        "82985f06-dc18-4a48-bc1c-b9f4f0098cfe",
+        "HostNetworkPorts.json",
+        "6.*.*",
+        {"allowHostNetwork": False, "minPort": 0, "maxPort": 0},
+    ),
+    PolicyDefinition(
+        "BlockUsingHostProcessIDAndIPC", "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "BlockHostNamespace.json", "5.*.*"
+    ),
+    PolicyDefinition(
+        "ContainerCapabilities",
+        "c26596ff-4d70-4e6a-9a30-c2506bd2f80c",
+        "ContainerAllowedCapabilities.json",
+        "6.*.*",
+        {"allowedCapabilities": list(BASELINE_ALLOWED_CAPABILITIES), "requiredDropCapabilities": []},
+    ),
     # The initiative passes its own allowedHostPaths, whose default (no paths) blocks every host path.
-    PolicyDefinition("NoHostPathVolume", "098fc59e-46c7-4d99-9b16-64990e543d75", "AllowedHostPaths.json", "6.*.*",
-                     {"allowedHostPaths": {"paths": []}}),
+    PolicyDefinition(
+        "NoHostPathVolume",
+        "098fc59e-46c7-4d99-9b16-64990e543d75",
+        "AllowedHostPaths.json",
+        "6.*.*",
+        {"allowedHostPaths": {"paths": []}},
+    ),
 )
 CAPABILITIES_DEFINITION = "ContainerCapabilities"
 

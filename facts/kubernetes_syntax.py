@@ -28,20 +28,23 @@ AKS_RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/", "kubernetes.io/")
 def qualified_name_problem(key: str) -> str | None:
     """Why `key` is not a valid label key (or annotation key, or taint key), or None."""
     prefix, slash, name = key.rpartition("/")
-    if slash:
-        if not prefix or len(prefix) > PREFIX_MAX or not all(_DNS_LABEL.match(p) for p in prefix.split(".")):
-            return f"{key!r}: the prefix before '/' must be a lowercase DNS subdomain of at most {PREFIX_MAX} characters"
+    if slash and (not prefix or len(prefix) > PREFIX_MAX or not all(_DNS_LABEL.match(p) for p in prefix.split("."))):
+        return f"{key!r}: the prefix before '/' must be a lowercase DNS subdomain of at most {PREFIX_MAX} characters"
     if not name or len(name) > NAME_MAX or not _NAME.match(name):
-        return (f"{key!r}: the name must be 1-{NAME_MAX} characters, letters or digits at both ends, "
-                "'-', '_' or '.' between")
+        return (
+            f"{key!r}: the name must be 1-{NAME_MAX} characters, letters or digits at both ends, "
+            "'-', '_' or '.' between"
+        )
     return None
 
 
 def label_value_problem(value: str) -> str | None:
     if value == "" or (len(value) <= NAME_MAX and _NAME.match(value)):
         return None
-    return (f"{value!r}: label values are empty or 1-{NAME_MAX} characters, letters or digits at both "
-            "ends, '-', '_' or '.' between")
+    return (
+        f"{value!r}: label values are empty or 1-{NAME_MAX} characters, letters or digits at both "
+        "ends, '-', '_' or '.' between"
+    )
 
 
 def taint_problem(taint: str) -> str | None:

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 KUBERNETES_MINOR = "1.35"
-SOURCE = ("https://kubernetes.io/docs/concepts/security/pod-security-standards/ "
-          "(kubernetes/website release-1.35)")
+SOURCE = "https://kubernetes.io/docs/concepts/security/pod-security-standards/ (kubernetes/website release-1.35)"
 
 UNDEFINED = "<undefined>"
 # Restricted's "any non-zero value".
@@ -67,19 +66,45 @@ class Control:
 
 
 BASELINE_CAPABILITIES = (
-    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP",
-    "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
 )
 # Kubernetes 1.35's safe set: 1.27 added ip_local_reserved_ports, 1.29 the TCP keepalive and
 # fin_timeout sysctls, 1.32 tcp_rmem and tcp_wmem.
 SAFE_SYSCTLS = (
-    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-    "net.ipv4.tcp_keepalive_probes", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
 )
 RESTRICTED_VOLUME_TYPES = (
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
     "image",
 )
 # A pod in its own user namespace: root inside is not root on the node.
@@ -92,61 +117,165 @@ _PROBE_HOSTS = tuple(
 
 CONTROLS: tuple[Control, ...] = (
     # -- baseline ------------------------------------------------------------------------------
-    Control("HostProcess", BASELINE,
-            _in_containers("securityContext.windowsOptions.hostProcess", pod="spec.securityContext.windowsOptions.hostProcess"),
-            (UNDEFINED, False), (True,)),
-    Control("Host Namespaces", BASELINE, ("spec.hostNetwork", "spec.hostPID", "spec.hostIPC"),
-            (UNDEFINED, False), (True,)),
-    Control("Privileged Containers", BASELINE, _in_containers("securityContext.privileged"), (UNDEFINED, False), (True,)),
-    Control("Capabilities", BASELINE, _in_containers("securityContext.capabilities.add[*]"),
-            (UNDEFINED, *BASELINE_CAPABILITIES), ("IPC_LOCK", "SYS_ADMIN", "NET_ADMIN", "ALL")),
+    Control(
+        "HostProcess",
+        BASELINE,
+        _in_containers(
+            "securityContext.windowsOptions.hostProcess", pod="spec.securityContext.windowsOptions.hostProcess"
+        ),
+        (UNDEFINED, False),
+        (True,),
+    ),
+    Control(
+        "Host Namespaces", BASELINE, ("spec.hostNetwork", "spec.hostPID", "spec.hostIPC"), (UNDEFINED, False), (True,)
+    ),
+    Control(
+        "Privileged Containers", BASELINE, _in_containers("securityContext.privileged"), (UNDEFINED, False), (True,)
+    ),
+    Control(
+        "Capabilities",
+        BASELINE,
+        _in_containers("securityContext.capabilities.add[*]"),
+        (UNDEFINED, *BASELINE_CAPABILITIES),
+        ("IPC_LOCK", "SYS_ADMIN", "NET_ADMIN", "ALL"),
+    ),
     Control("HostPath Volumes", BASELINE, ("spec.volumes[*].hostPath",), (UNDEFINED,), ({"path": "/"},)),
     Control("Host Ports", BASELINE, _in_containers("ports[*].hostPort"), (UNDEFINED, 0), (80, 8080)),
-    Control("Host Probes / Lifecycle Hooks", BASELINE,
-            tuple(p for c in CONTAINER_LISTS for p in (f"{c}.{host}" for host in _PROBE_HOSTS)),
-            (UNDEFINED, ""), ("169.254.169.254", "localhost"), since="v1.34"),
-    Control("AppArmor", BASELINE,
-            _in_containers("securityContext.appArmorProfile.type", pod="spec.securityContext.appArmorProfile.type"),
-            (UNDEFINED, "RuntimeDefault", "Localhost"), ("Unconfined",)),
-    Control("AppArmor annotations", BASELINE,
-            ("metadata.annotations[container.apparmor.security.beta.kubernetes.io/*]",),
-            (UNDEFINED, "", "runtime/default", "localhost/*"), ("unconfined",)),
-    Control("SELinux type", BASELINE,
-            _in_containers("securityContext.seLinuxOptions.type", pod="spec.securityContext.seLinuxOptions.type"),
-            (UNDEFINED, "", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"),
-            ("spc_t", "unconfined_t")),
-    Control("SELinux user and role", BASELINE,
-            tuple(p for field in ("user", "role") for p in _in_containers(
-                f"securityContext.seLinuxOptions.{field}", pod=f"spec.securityContext.seLinuxOptions.{field}")),
-            (UNDEFINED, ""), ("system_u",)),
-    Control("/proc Mount Type", BASELINE, _in_containers("securityContext.procMount"), (UNDEFINED, "Default"),
-            ("Unmasked",), waived_by=USER_NAMESPACE),
-    Control("Seccomp", BASELINE,
-            _in_containers("securityContext.seccompProfile.type", pod="spec.securityContext.seccompProfile.type"),
-            (UNDEFINED, "RuntimeDefault", "Localhost"), ("Unconfined",)),
-    Control("Sysctls", BASELINE, ("spec.securityContext.sysctls[*].name",), (UNDEFINED, *SAFE_SYSCTLS),
-            ("kernel.msgmax", "net.core.somaxconn")),
+    Control(
+        "Host Probes / Lifecycle Hooks",
+        BASELINE,
+        tuple(p for c in CONTAINER_LISTS for p in (f"{c}.{host}" for host in _PROBE_HOSTS)),
+        (UNDEFINED, ""),
+        ("169.254.169.254", "localhost"),
+        since="v1.34",
+    ),
+    Control(
+        "AppArmor",
+        BASELINE,
+        _in_containers("securityContext.appArmorProfile.type", pod="spec.securityContext.appArmorProfile.type"),
+        (UNDEFINED, "RuntimeDefault", "Localhost"),
+        ("Unconfined",),
+    ),
+    Control(
+        "AppArmor annotations",
+        BASELINE,
+        ("metadata.annotations[container.apparmor.security.beta.kubernetes.io/*]",),
+        (UNDEFINED, "", "runtime/default", "localhost/*"),
+        ("unconfined",),
+    ),
+    Control(
+        "SELinux type",
+        BASELINE,
+        _in_containers("securityContext.seLinuxOptions.type", pod="spec.securityContext.seLinuxOptions.type"),
+        (UNDEFINED, "", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"),
+        ("spc_t", "unconfined_t"),
+    ),
+    Control(
+        "SELinux user and role",
+        BASELINE,
+        tuple(
+            p
+            for field in ("user", "role")
+            for p in _in_containers(
+                f"securityContext.seLinuxOptions.{field}", pod=f"spec.securityContext.seLinuxOptions.{field}"
+            )
+        ),
+        (UNDEFINED, ""),
+        ("system_u",),
+    ),
+    Control(
+        "/proc Mount Type",
+        BASELINE,
+        _in_containers("securityContext.procMount"),
+        (UNDEFINED, "Default"),
+        ("Unmasked",),
+        waived_by=USER_NAMESPACE,
+    ),
+    Control(
+        "Seccomp",
+        BASELINE,
+        _in_containers("securityContext.seccompProfile.type", pod="spec.securityContext.seccompProfile.type"),
+        (UNDEFINED, "RuntimeDefault", "Localhost"),
+        ("Unconfined",),
+    ),
+    Control(
+        "Sysctls",
+        BASELINE,
+        ("spec.securityContext.sysctls[*].name",),
+        (UNDEFINED, *SAFE_SYSCTLS),
+        ("kernel.msgmax", "net.core.somaxconn"),
+    ),
     # -- restricted (everything in baseline, and these) -----------------------------------------
-    Control("Volume Types", RESTRICTED, ("spec.volumes[*]",), RESTRICTED_VOLUME_TYPES,
-            ("hostPath", "nfs", "azureFile", "gitRepo"), check="volume-types"),
-    Control("Privilege Escalation", RESTRICTED, _in_containers("securityContext.allowPrivilegeEscalation"),
-            (False,), (True, UNDEFINED), since="v1.8", check="required"),
-    Control("Running as Non-root", RESTRICTED,
-            ("spec.securityContext.runAsNonRoot", *_in_containers("securityContext.runAsNonRoot")),
-            (True,), (False, UNDEFINED), check="required", waived_by=USER_NAMESPACE),
-    Control("Running as Non-root user", RESTRICTED,
-            _in_containers("securityContext.runAsUser", pod="spec.securityContext.runAsUser"),
-            (UNDEFINED, NON_ZERO), (0,), since="v1.23", waived_by=USER_NAMESPACE),
-    Control("Seccomp (restricted)", RESTRICTED,
-            ("spec.securityContext.seccompProfile.type", *_in_containers("securityContext.seccompProfile.type")),
-            ("RuntimeDefault", "Localhost"), ("Unconfined", UNDEFINED), since="v1.19", check="required"),
-    Control("Capabilities (restricted): drop", RESTRICTED, _in_containers("securityContext.capabilities.drop"),
-            ("ALL",), (UNDEFINED, ("NET_RAW",)), since="v1.22", check="must-drop"),
+    Control(
+        "Volume Types",
+        RESTRICTED,
+        ("spec.volumes[*]",),
+        RESTRICTED_VOLUME_TYPES,
+        ("hostPath", "nfs", "azureFile", "gitRepo"),
+        check="volume-types",
+    ),
+    Control(
+        "Privilege Escalation",
+        RESTRICTED,
+        _in_containers("securityContext.allowPrivilegeEscalation"),
+        (False,),
+        (True, UNDEFINED),
+        since="v1.8",
+        check="required",
+    ),
+    Control(
+        "Running as Non-root",
+        RESTRICTED,
+        ("spec.securityContext.runAsNonRoot", *_in_containers("securityContext.runAsNonRoot")),
+        (True,),
+        (False, UNDEFINED),
+        check="required",
+        waived_by=USER_NAMESPACE,
+    ),
+    Control(
+        "Running as Non-root user",
+        RESTRICTED,
+        _in_containers("securityContext.runAsUser", pod="spec.securityContext.runAsUser"),
+        (UNDEFINED, NON_ZERO),
+        (0,),
+        since="v1.23",
+        waived_by=USER_NAMESPACE,
+    ),
+    Control(
+        "Seccomp (restricted)",
+        RESTRICTED,
+        ("spec.securityContext.seccompProfile.type", *_in_containers("securityContext.seccompProfile.type")),
+        ("RuntimeDefault", "Localhost"),
+        ("Unconfined", UNDEFINED),
+        since="v1.19",
+        check="required",
+    ),
+    Control(
+        "Capabilities (restricted): drop",
+        RESTRICTED,
+        _in_containers("securityContext.capabilities.drop"),
+        ("ALL",),
+        (UNDEFINED, ("NET_RAW",)),
+        since="v1.22",
+        check="must-drop",
+    ),
     # 1.35 (check_procMount_restricted.go): restricted keeps the /proc rule inside user namespaces too.
-    Control("/proc Mount Type (restricted)", RESTRICTED, _in_containers("securityContext.procMount"),
-            (UNDEFINED, "Default"), ("Unmasked",), since="v1.35"),
-    Control("Capabilities (restricted): add", RESTRICTED, _in_containers("securityContext.capabilities.add[*]"),
-            (UNDEFINED, "NET_BIND_SERVICE"), ("CHOWN",), since="v1.22"),
+    Control(
+        "/proc Mount Type (restricted)",
+        RESTRICTED,
+        _in_containers("securityContext.procMount"),
+        (UNDEFINED, "Default"),
+        ("Unmasked",),
+        since="v1.35",
+    ),
+    Control(
+        "Capabilities (restricted): add",
+        RESTRICTED,
+        _in_containers("securityContext.capabilities.add[*]"),
+        (UNDEFINED, "NET_BIND_SERVICE"),
+        ("CHOWN",),
+        since="v1.22",
+    ),
 )
 
 
@@ -156,7 +285,4 @@ def controls(level: str) -> tuple[Control, ...]:
         return ()
     wanted = (BASELINE,) if level == BASELINE else (BASELINE, RESTRICTED)
     # Restricted's capability rule replaces baseline's longer list.
-    return tuple(
-        c for c in CONTROLS
-        if c.level in wanted and not (level == RESTRICTED and c.name == "Capabilities")
-    )
+    return tuple(c for c in CONTROLS if c.level in wanted and not (level == RESTRICTED and c.name == "Capabilities"))

@@ -20,9 +20,10 @@ import os
 import runpy
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pulumi
 import pulumi.resource as pulumi_resource
@@ -216,7 +217,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         self.stack_outputs: dict[str, Any] = {}
         self.stack_urn: str | None = None
 
-    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+    def RegisterResource(self, request):
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             self.stack_urn = response.urn
@@ -235,9 +236,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 provider=request.provider,
                 inputs=plain_value(json_format.MessageToDict(request.object)),
                 dependencies=tuple(request.dependencies),
-                property_dependencies={
-                    name: tuple(deps.urns) for name, deps in request.propertyDependencies.items()
-                },
+                property_dependencies={name: tuple(deps.urns) for name, deps in request.propertyDependencies.items()},
                 options=ResourceOptions(
                     protect=request.protect,
                     ignore_changes=tuple(request.ignoreChanges),
@@ -252,12 +251,12 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         )
         return response
 
-    def Invoke(self, request):  # noqa: N802 - gRPC method name
+    def Invoke(self, request):
         args = plain_value(json_format.MessageToDict(request.args))
         self.calls.append(CapturedCall(token=request.tok, args=args, provider=request.provider))
         return super().Invoke(request)
 
-    def ReadResource(self, request):  # noqa: N802 - gRPC method name
+    def ReadResource(self, request):
         self.calls.append(
             CapturedCall(
                 token=request.type,
@@ -269,7 +268,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         )
         return super().ReadResource(request)
 
-    def RegisterResourceOutputs(self, request):  # noqa: N802 - gRPC method name
+    def RegisterResourceOutputs(self, request):
         if request.urn == self.stack_urn:
             self.stack_outputs = plain_value(json_format.MessageToDict(request.outputs))
         return super().RegisterResourceOutputs(request)
@@ -375,10 +374,8 @@ def run_program(
     for module in list(_program_modules(project_dir)):
         del sys.modules[module]
     previous_loop = None
-    try:
+    with contextlib.suppress(RuntimeError):  # no loop yet in this thread
         previous_loop = asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:
-        pass
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     previous_cwd = os.getcwd()
@@ -403,7 +400,7 @@ def run_program(
         shortcut = _skip_unused_alias_urns(monitor) if fast_aliases else contextlib.nullcontext()
         with shortcut:
             _sync_await(run_pulumi_func(lambda: _run_main(program)))
-    except BaseException as error:  # noqa: BLE001 - reported in the plan, like the CLI does
+    except BaseException as error:
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
         plan.error = _describe(error)
@@ -428,7 +425,11 @@ def run_program(
 
 
 def preview_stack(
-    stack: str, project_dir: Path = PROJECT_ROOT, *, preview: bool = True, fast_aliases: bool = True,
+    stack: str,
+    project_dir: Path = PROJECT_ROOT,
+    *,
+    preview: bool = True,
+    fast_aliases: bool = True,
     cloud: str | None = None,
 ) -> Plan:
     """Preview a stack from its stack file, e.g. `preview_stack("prod")`."""

@@ -15,9 +15,10 @@ import json
 import re
 import shlex
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -69,21 +70,34 @@ def stack_hub(stack: str) -> dict[str, Any] | None:
 
 def bootstrap_args(environment: str, subscription: str, hub: dict[str, Any] | None) -> list[str]:
     """Bootstrap flags for one environment whose resources live in `subscription`."""
-    hub_vnet = hub["virtualNetworkId"] if hub else (
-        "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub"
-        "/providers/Microsoft.Network/virtualNetworks/vnet-hub"
+    hub_vnet = (
+        hub["virtualNetworkId"]
+        if hub
+        else (
+            "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub"
+            "/providers/Microsoft.Network/virtualNetworks/vnet-hub"
+        )
     )
-    zones = hub["privateDnsZonesResourceGroupId"] if hub and hub.get("privateDnsZonesResourceGroupId") else (
-        "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub-dns"
+    zones = (
+        hub["privateDnsZonesResourceGroupId"]
+        if hub and hub.get("privateDnsZonesResourceGroupId")
+        else ("/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub-dns")
     )
     args = [
-        "--repo", "acme/ai-platform",
-        "--subscription", STATE_SUBSCRIPTION,
-        "--prefix", PREFIX,
-        "--endpoint-subnet-id", f"{hub_vnet}/subnets/snet-private-endpoints",
-        "--dns-zones-rg-id", zones,
-        "--hub-vnet-id", hub_vnet,
-        "--env", f"{environment}={subscription}",
+        "--repo",
+        "acme/ai-platform",
+        "--subscription",
+        STATE_SUBSCRIPTION,
+        "--prefix",
+        PREFIX,
+        "--endpoint-subnet-id",
+        f"{hub_vnet}/subnets/snet-private-endpoints",
+        "--dns-zones-rg-id",
+        zones,
+        "--hub-vnet-id",
+        hub_vnet,
+        "--env",
+        f"{environment}={subscription}",
     ]
     if hub:
         args += ["--hub-env", environment]
@@ -130,12 +144,12 @@ def built_in(role_id: str) -> RoleDefinition | None:
     role = role_by_id(role_id)
     if role is None:
         return None
-    return RoleDefinition(
-        role.name, role.id, role.actions, role.not_actions, role.data_actions, role.not_data_actions
-    )
+    return RoleDefinition(role.name, role.id, role.actions, role.not_actions, role.data_actions, role.not_data_actions)
 
 
-def read_identities(environment: str, commands: Iterable[list[str]], role_ids: dict[str, str] | None = None) -> Identities:
+def read_identities(
+    environment: str, commands: Iterable[list[str]], role_ids: dict[str, str] | None = None
+) -> Identities:
     """Grants per identity from a dry run. `role_ids` gives custom roles the GUIDs a stack file
     names for them (`{"Platform preview secret reader (ailab-dev)": "<guid>"}`)."""
     role_ids = {name.lower(): guid.lower() for name, guid in (role_ids or {}).items()}
@@ -166,7 +180,9 @@ def read_identities(environment: str, commands: Iterable[list[str]], role_ids: d
         role = _option(call, "--role") or ""
         definition = built_in(role) or custom.get(role.lower())
         if definition is None:
-            raise LookupError(f"bootstrap assigns {role}, which is neither a recorded built-in role nor its own custom role")
+            raise LookupError(
+                f"bootstrap assigns {role}, which is neither a recorded built-in role nor its own custom role"
+            )
         condition_text = _option(call, "--condition")
         condition = parse_condition(condition_text) if condition_text else None
         if condition and condition.role_definition_ids:
@@ -221,8 +237,6 @@ def program_grants(plan: Any, subscription: str, principal_id: str, identities: 
     return grants
 
 
-
-
 def _symbolic(scope: str, environment: str) -> str:
     """A scope as the README shows it: subscriptions and the delivery group by role."""
     scope = scope.replace(f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}", f"<{environment} subscription>")
@@ -241,7 +255,8 @@ def markdown_table(identities: Identities) -> str:
             custom = {c.definition.id: c.name for c in identities.custom_roles.values()}
             if grant.condition and grant.condition.role_definition_ids:
                 names = sorted(
-                    (role_by_id(r).name if role_by_id(r) else custom.get(r, r)) for r in grant.condition.role_definition_ids
+                    (role_by_id(r).name if role_by_id(r) else custom.get(r, r))
+                    for r in grant.condition.role_definition_ids
                 )
                 role += f" (only: {', '.join(names)}; to {', '.join(sorted(grant.condition.principal_types or []))})"
             why = grant.why.removesuffix(" (scripts/bootstrap)").split(": ", 1)[-1]

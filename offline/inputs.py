@@ -60,7 +60,7 @@ def _shape(hint: Any, namespace: dict[str, Any], shape: Shape | None = None) -> 
     if isinstance(hint, str):
         if hint.startswith("Output"):
             return shape  # Output[T] repeats T
-        hint = eval(hint, namespace)  # noqa: S307 - SDK annotations, not user input
+        hint = eval(hint, namespace)
     origin = typing.get_origin(hint)
     if origin is typing.Union:
         for arg in typing.get_args(hint):

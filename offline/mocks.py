@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 import yaml
-from pulumi.runtime import Mocks, MockCallArgs, MockResourceArgs
+from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks
 
 from facts.arm import UnknownArmType, resource_id
 
@@ -24,6 +24,7 @@ OFFLINE_TENANT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "tenant"))
 OFFLINE_CLIENT_OBJECT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "deployer"))
 # What a Secret read from a cluster holds offline: clearly not a real certificate.
 OFFLINE_CA_CERTIFICATE = "-----BEGIN CERTIFICATE-----\nb2ZmbGluZQ==\n-----END CERTIFICATE-----\n"
+
 
 def offline_uuid(*parts: str, namespace: uuid.UUID = OFFLINE_NAMESPACE) -> str:
     return str(uuid.uuid5(namespace, "/".join(parts)))
@@ -62,10 +63,17 @@ def fake_user_kubeconfig(cluster: str, server: str, tenant: str = OFFLINE_TENANT
                             "apiVersion": "client.authentication.k8s.io/v1beta1",
                             "command": "kubelogin",
                             "args": [
-                                "get-token", "--environment", "AzurePublicCloud",
-                                "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630",
-                                "--client-id", "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
-                                "--tenant-id", tenant, "--login", "devicecode",
+                                "get-token",
+                                "--environment",
+                                "AzurePublicCloud",
+                                "--server-id",
+                                "6dae42f8-4368-4678-94ff-3960e28e3630",
+                                "--client-id",
+                                "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
+                                "--tenant-id",
+                                tenant,
+                                "--login",
+                                "devicecode",
                             ],
                             "provideClusterInfo": False,
                         }

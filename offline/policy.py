@@ -67,7 +67,7 @@ class Pack:
         return self.directory / "config" / f"{environment}.json"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_packs(directory: Path) -> tuple[Pack, ...]:
     packs = []
     for manifest in sorted(directory.glob("*/PulumiPolicy.yaml")):
@@ -155,8 +155,12 @@ def parse_pack_config(pack: Pack, document: dict[str, Any], source: str) -> Pack
         schema = policies[key].config_schema
         known = schema.properties if schema else {}
         validator = jsonschema.Draft7Validator(
-            {"type": "object", "properties": known, "additionalProperties": False,
-             "required": list(schema.required or []) if schema else []},
+            {
+                "type": "object",
+                "properties": known,
+                "additionalProperties": False,
+                "required": list(schema.required or []) if schema else [],
+            },
             format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER,
         )
         for error in validator.iter_errors(settings):
@@ -166,10 +170,16 @@ def parse_pack_config(pack: Pack, document: dict[str, Any], source: str) -> Pack
         if "waiver" in settings:
             waiver = settings["waiver"]
             expires = waiver.get("expires")
-            waivers.append(Waiver(
-                pack.name, key, levels[key].value, str(waiver.get("reason", "")), str(waiver.get("approvedBy", "")),
-                datetime.date.fromisoformat(expires) if isinstance(expires, str) and len(expires) == 10 else None,
-            ))
+            waivers.append(
+                Waiver(
+                    pack.name,
+                    key,
+                    levels[key].value,
+                    str(waiver.get("reason", "")),
+                    str(waiver.get("approvedBy", "")),
+                    datetime.date.fromisoformat(expires) if isinstance(expires, str) and len(expires) == 10 else None,
+                )
+            )
     if problems:
         raise PolicyConfigError("\n".join(problems))
     # Defaults from each policy's schema, as policies read them.
@@ -300,17 +310,19 @@ def _diagnostics(response, pack: Pack, plan: Plan, default_urn: str = "") -> lis
             kind, name = resource.type, resource.name
         except LookupError:
             kind, name = "pulumi:pulumi:Stack", f"{plan.project}-{plan.stack}"
-        violations.append(Violation(
-            pack=diagnostic.policyPackName or pack.name,
-            version=diagnostic.policyPackVersion or pack.version,
-            policy=diagnostic.policyName,
-            level=analyzer_pb2.EnforcementLevel.Name(diagnostic.enforcementLevel).lower(),
-            severity=analyzer_pb2.PolicySeverity.Name(diagnostic.severity).removeprefix("POLICY_SEVERITY_").lower(),
-            urn=urn,
-            resource_type=kind,
-            resource_name=name,
-            message=diagnostic.message,
-        ))
+        violations.append(
+            Violation(
+                pack=diagnostic.policyPackName or pack.name,
+                version=diagnostic.policyPackVersion or pack.version,
+                policy=diagnostic.policyName,
+                level=analyzer_pb2.EnforcementLevel.Name(diagnostic.enforcementLevel).lower(),
+                severity=analyzer_pb2.PolicySeverity.Name(diagnostic.severity).removeprefix("POLICY_SEVERITY_").lower(),
+                urn=urn,
+                resource_type=kind,
+                resource_name=name,
+                message=diagnostic.message,
+            )
+        )
     return violations
 
 
@@ -360,27 +372,39 @@ def review_plan(
         for resource in resources:
             provider, options = _provider(plan, resource), _options(resource)
             request = analyzer_pb2.AnalyzeRequest(
-                type=resource.type, properties=resource.raw_inputs, urn=resource.urn, name=resource.name,
-                options=options, provider=provider,
+                type=resource.type,
+                properties=resource.raw_inputs,
+                urn=resource.urn,
+                name=resource.name,
+                options=options,
+                provider=provider,
             )
             if remediates:
                 # As the CLI does: remediations rewrite the inputs before they are analyzed.
                 for remediation in analyzer.Remediate(request, None).remediations:
                     if remediation.properties.fields:
                         request.properties.CopyFrom(remediation.properties)
-                        review.remediations.append(Remediation(pack.name, remediation.policyName, resource.urn, resource.name))
+                        review.remediations.append(
+                            Remediation(pack.name, remediation.policyName, resource.urn, resource.name)
+                        )
             review.violations += _analyze(analyzer, request, pack, config_key, plan, resource.urn)
-            stack_resources.append(analyzer_pb2.AnalyzerResource(
-                type=resource.type, properties=request.properties, urn=resource.urn, name=resource.name,
-                options=options, provider=provider, parent=resource.parent or "",
-                dependencies=list(resource.dependencies),
-                propertyDependencies={
-                    key: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(urns))
-                    for key, urns in resource.property_dependencies.items()
-                },
-            ))
+            stack_resources.append(
+                analyzer_pb2.AnalyzerResource(
+                    type=resource.type,
+                    properties=request.properties,
+                    urn=resource.urn,
+                    name=resource.name,
+                    options=options,
+                    provider=provider,
+                    parent=resource.parent or "",
+                    dependencies=list(resource.dependencies),
+                    propertyDependencies={
+                        key: analyzer_pb2.AnalyzerPropertyDependencies(urns=list(urns))
+                        for key, urns in resource.property_dependencies.items()
+                    },
+                )
+            )
         response = analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=stack_resources), None)
         review.violations += _diagnostics(response, pack, plan)
     review.seconds = time.perf_counter() - started
     return review
-

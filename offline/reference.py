@@ -67,7 +67,7 @@ def sync(folder: Path) -> list[str]:
         path = folder / pin.path
         if not path.is_file():
             try:
-                with urllib.request.urlopen(pin.url, timeout=60) as response:  # noqa: S310 - pinned https URL
+                with urllib.request.urlopen(pin.url, timeout=60) as response:
                     data = response.read()
             except OSError as error:
                 problems.append(f"{pin.path}: download from {pin.url} failed ({error})")
@@ -123,4 +123,4 @@ def facts_table(heading: str) -> list[dict[str, str]]:
         if line.startswith("|"):
             table.append([cell.strip() for cell in line.strip().strip("|").split("|")])
     header, rows = table[0], [row for row in table[1:] if not set("".join(row)) <= set("-: ")]
-    return [dict(zip(header, row)) for row in rows]
+    return [dict(zip(header, row, strict=False)) for row in rows]

@@ -81,19 +81,34 @@ def capacity_table(capacity: CapacityPlan) -> Table:
     """Per pool: nodes at max and at peak (with surge), pods and GPUs; then address headroom."""
     table = Table(title="Capacity plan", title_justify="left", box=None)
     for column in ("cluster", "pool", "kind", "vm size", "max nodes", "peak", "max pods", "GPUs", "schedulable"):
-        table.add_column(column, justify="right" if column in ("max nodes", "peak", "max pods", "GPUs", "schedulable") else "left")
+        table.add_column(
+            column, justify="right" if column in ("max nodes", "peak", "max pods", "GPUs", "schedulable") else "left"
+        )
     for cluster in capacity.clusters:
         for pool in cluster.pools:
             gpus = f"{pool.max_gpus:,} {pool.gpu_model}" if pool.gpu_model else ""
             units = f"{pool.max_gpu_units:,}" if pool.gpu_model else ""
             table.add_row(
-                cluster.key, pool.name, pool.kind, pool.pool.vm_size, f"{pool.max_nodes:,}",
-                f"{pool.peak_nodes:,}", f"{pool.max_pods:,}", gpus, units,
+                cluster.key,
+                pool.name,
+                pool.kind,
+                pool.pool.vm_size,
+                f"{pool.max_nodes:,}",
+                f"{pool.peak_nodes:,}",
+                f"{pool.max_pods:,}",
+                gpus,
+                units,
             )
         table.add_row(
-            f"[bold]{cluster.key}[/]", "[bold]total[/]", "", "", f"[bold]{cluster.max_nodes:,}[/]",
-            f"[bold]{cluster.peak_nodes:,}[/]", f"[bold]{cluster.max_pods:,}[/]",
-            ", ".join(f"{n:,} {m}" for m, n in sorted(cluster.gpus_by_model.items())), "",
+            f"[bold]{cluster.key}[/]",
+            "[bold]total[/]",
+            "",
+            "",
+            f"[bold]{cluster.max_nodes:,}[/]",
+            f"[bold]{cluster.peak_nodes:,}[/]",
+            f"[bold]{cluster.max_pods:,}[/]",
+            ", ".join(f"{n:,} {m}" for m, n in sorted(cluster.gpus_by_model.items())),
+            "",
         )
     return table
 
@@ -106,8 +121,12 @@ def headroom_table(capacity: CapacityPlan) -> Table:
         for use in cluster.address_uses:
             style = "green" if use.fits else "red"
             table.add_row(
-                cluster.key, use.key, str(use.network), f"{use.needed:,} {use.unit}",
-                f"{use.available:,}", f"[{style}]{use.headroom:,}[/]",
+                cluster.key,
+                use.key,
+                str(use.network),
+                f"{use.needed:,} {use.unit}",
+                f"{use.available:,}",
+                f"[{style}]{use.headroom:,}[/]",
             )
     return table
 

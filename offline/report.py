@@ -35,7 +35,9 @@ def _violations(title: str, violations: list[Violation]) -> list[str]:
     lines = [f"#### {title} ({len(violations)})", "", "| pack | policy | resource | message |", "|---|---|---|---|"]
     for v in sorted(violations, key=lambda v: (v.pack, v.policy, v.resource_name)):
         detail = v.message.split("\n", 1)[-1]
-        lines.append(f"| {v.pack}@v{v.version} | `{v.policy}` | `{v.resource_type}` {_cell(v.resource_name)} | {_cell(detail)} |")
+        lines.append(
+            f"| {v.pack}@v{v.version} | `{v.policy}` | `{v.resource_type}` {_cell(v.resource_name)} | {_cell(detail)} |"
+        )
     return lines + [""]
 
 
@@ -65,10 +67,17 @@ def markdown(reports: list[StackReport]) -> str:
         lines += _violations("Mandatory violations", review.mandatory)
         lines += _violations("Advisory violations", review.advisory)
         if review.waivers:
-            lines += ["#### Waivers", "", "| pack | policy | level | approved by | expires | reason |", "|---|---|---|---|---|---|"]
+            lines += [
+                "#### Waivers",
+                "",
+                "| pack | policy | level | approved by | expires | reason |",
+                "|---|---|---|---|---|---|",
+            ]
             for w in review.waivers:
                 expires = f"**expired {w.expires}**" if w.expired(review.today) else str(w.expires or "–")
-                lines.append(f"| {w.pack} | `{w.policy}` | {w.level} | {_cell(w.approved_by)} | {expires} | {_cell(w.reason)} |")
+                lines.append(
+                    f"| {w.pack} | `{w.policy}` | {w.level} | {_cell(w.approved_by)} | {expires} | {_cell(w.reason)} |"
+                )
             lines.append("")
         lines += ["<details><summary>Resources by type</summary>", "", "| type | count |", "|---|---|"]
         lines += [f"| `{token}` | {count} |" for token, count in plan.counts_by_type().items()]

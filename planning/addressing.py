@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 from itertools import combinations
-from typing import Iterable
 
 from planning.limits import AZURE_RESERVED_ADDRESSES_PER_SUBNET, OVERLAY_NODE_PREFIX
 

@@ -27,9 +27,7 @@ ADMISSION_API = "admissionregistration.k8s.io/v1"
 GPU_RESOURCE = "nvidia.com/gpu"
 POLICY_PREFIX = "platform"
 # Container lists that share a type; ephemeral containers are a type of their own in CEL.
-CONTAINERS = (
-    "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
-)
+CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
 EPHEMERAL = "(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : [])"
 
 
@@ -117,8 +115,10 @@ def _walk(base: str, steps: tuple[Step, ...], check, depth: int = 0) -> str:
         return f"!has({field}) || {field}.all({item}, {inner})"
     if step.key_prefix is not None:
         key = f"k{depth}"
-        return (f"!has({field}) || {field}.all({key}, !{key}.startsWith({_cel_literal(step.key_prefix)}) || "
-                f"({check(f'{field}[{key}]')}))")
+        return (
+            f"!has({field}) || {field}.all({key}, !{key}.startsWith({_cel_literal(step.key_prefix)}) || "
+            f"({check(f'{field}[{key}]')}))"
+        )
     if not rest:
         return f"!has({field}) || ({check(field)})"
     return f"!has({field}) || ({_walk(field, rest, check, depth)})"
@@ -135,7 +135,8 @@ def pod_security_rules(level: str, extra_capabilities: tuple[str, ...] = ()) -> 
             raise ValueError(f"{control.name}: only value controls become CEL")
         allowed = control.allowed + (extra_capabilities if control.name == "Capabilities" else ())
         expression = " && ".join(
-            f"({_walk('object', parse(path), lambda value: _allowed(value, allowed))})" for path in control.paths
+            f"({_walk('object', parse(path), lambda value, allowed=allowed: _allowed(value, allowed))})"
+            for path in control.paths
         ).replace(" || (false)", "")
         if control.waived_by:
             field, value = control.waived_by
@@ -157,14 +158,17 @@ IB_ROOT_EXEMPT = (
     f"(has(namespaceObject.metadata.labels) && '{NAMESPACE_CLASS_LABEL}' in namespaceObject.metadata.labels && "
     f"namespaceObject.metadata.labels['{NAMESPACE_CLASS_LABEL}'] == '{TRAINING_CLASS}' && has(c.securityContext) && "
     "has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add) && "
-    + " && ".join(f"'{cap}' in c.securityContext.capabilities.add" for cap in TRAINING_EXTRA_CAPABILITIES) + ")"
+    + " && ".join(f"'{cap}' in c.securityContext.capabilities.add" for cap in TRAINING_EXTRA_CAPABILITIES)
+    + ")"
 )
 
 
 def _uses_gpu(container: str) -> str:
-    return (f"has({container}.resources) && ((has({container}.resources.requests) && "
-            f"'{GPU_RESOURCE}' in {container}.resources.requests) || (has({container}.resources.limits) && "
-            f"'{GPU_RESOURCE}' in {container}.resources.limits))")
+    return (
+        f"has({container}.resources) && ((has({container}.resources.requests) && "
+        f"'{GPU_RESOURCE}' in {container}.resources.requests) || (has({container}.resources.limits) && "
+        f"'{GPU_RESOURCE}' in {container}.resources.limits))"
+    )
 
 
 def admission_rules(login_server: str) -> list[AdmissionRule]:
@@ -172,106 +176,169 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
     registry = login_server.rstrip("/") + "/"
     security = "has(c.securityContext)"
     return [
-        AdmissionRule("no-privileged", (
-            Rule(_every_container(f"!{security} || {_no_field('c.securityContext', 'privileged')}"),
-                 "privileged containers are not allowed in workload namespaces"),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("no-host-access", (
-            Rule(f"{_no_field('object.spec', 'hostNetwork')}", "pods may not use the host's network (hostNetwork)"),
-            Rule(f"{_no_field('object.spec', 'hostPID')}", "pods may not share the host's process namespace (hostPID)"),
-            Rule(f"{_no_field('object.spec', 'hostIPC')}", "pods may not share the host's IPC namespace (hostIPC)"),
-            Rule(_every_container("!has(c.ports) || c.ports.all(p, !has(p.hostPort) || p.hostPort == 0)"),
-                 "containers may not bind host ports (hostPort)"),
-            Rule("!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))",
-                 "pods may not mount host paths (hostPath volumes)"),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("run-as-non-root", (
-            Rule(
-                _every_container(
-                    f"{IB_ROOT_EXEMPT} || (({security} && has(c.securityContext.runAsNonRoot)) ? c.securityContext.runAsNonRoot : "
-                    "(has(object.spec.securityContext) && has(object.spec.securityContext.runAsNonRoot) && "
-                    "object.spec.securityContext.runAsNonRoot))",
-                    ephemeral=False,
+        AdmissionRule(
+            "no-privileged",
+            (
+                Rule(
+                    _every_container(f"!{security} || {_no_field('c.securityContext', 'privileged')}"),
+                    "privileged containers are not allowed in workload namespaces",
                 ),
-                "containers must run as non-root: set securityContext.runAsNonRoot: true on the pod or container "
-                "(in a training namespace, a container that adds IPC_LOCK is exempt)",
             ),
-            Rule(
-                "!(has(object.spec.securityContext) && has(object.spec.securityContext.runAsUser) && "
-                "object.spec.securityContext.runAsUser == 0) && "
-                + _every_container(f"{IB_ROOT_EXEMPT} || !{security} || !has(c.securityContext.runAsUser) || "
-                                   "c.securityContext.runAsUser != 0"),
-                "containers may not run as user 0 (root), except those that add IPC_LOCK in a training namespace "
-                "(set runAsUser on that container, not the pod)",
-            ),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("gpu-limits", (
-            Rule(
-                _every_container(
-                    f"!({_uses_gpu('c')}) || "
-                    f"(has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits && "
-                    "'cpu' in c.resources.limits && 'memory' in c.resources.limits)",
-                    ephemeral=False,
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "no-host-access",
+            (
+                Rule(f"{_no_field('object.spec', 'hostNetwork')}", "pods may not use the host's network (hostNetwork)"),
+                Rule(
+                    f"{_no_field('object.spec', 'hostPID')}",
+                    "pods may not share the host's process namespace (hostPID)",
                 ),
-                f"containers that use {GPU_RESOURCE} must set limits for it and for cpu and memory "
-                "(a GPU node's CPU and memory are shared by the jobs on its GPUs)",
-            ),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("gpu-queued", (
-            Rule(
-                f"!variables.containers.exists(c, {_uses_gpu('c')}) || (has(object.metadata.labels) && "
-                f"(('{KUEUE_PODSET_LABEL}' in object.metadata.labels && "
-                f"(request.operation != 'CREATE' || request.userInfo.username == '{JOB_CONTROLLER}')) || "
-                f"('{KUEUE_QUEUE_LABEL}' in object.metadata.labels && has(object.spec.schedulingGates) && "
-                f"object.spec.schedulingGates.exists(g, g.name == '{KUEUE_ADMISSION_GATE}'))))",
-                f"pods that use {GPU_RESOURCE} run through Kueue: create them from a Job labelled "
-                f"{KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE} (or label the pod so), and the team's GPU quota counts them",
-            ),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("gpu-jobs-queued", (
-            Rule(
-                f"!object.spec.template.spec.containers.exists(c, {_uses_gpu('c')}) || "
-                f"(has(object.metadata.labels) && '{KUEUE_QUEUE_LABEL}' in object.metadata.labels)",
-                f"Jobs that use {GPU_RESOURCE} name a queue: label the Job {KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE}",
-            ),
-        ), WORKLOAD_NAMESPACES, kind="Job"),
-        AdmissionRule("platform-registry", (
-            Rule(_every_container(f"c.image.startsWith('{registry}')"),
-                 f"images must come from the platform's registry ({registry}); "
-                 "add a cache rule (platform:registry.cacheRules) for an upstream image"),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("pinned-images", (
-            Rule(
-                # A tag is a colon after the last slash (a registry's port is before it).
-                _every_container(
-                    "c.image.contains('@sha256:') || (c.image.matches(':[^/:]+$') && !c.image.endsWith(':latest'))"
+                Rule(f"{_no_field('object.spec', 'hostIPC')}", "pods may not share the host's IPC namespace (hostIPC)"),
+                Rule(
+                    _every_container("!has(c.ports) || c.ports.all(p, !has(p.hostPort) || p.hostPort == 0)"),
+                    "containers may not bind host ports (hostPort)",
                 ),
-                "images must name a version tag other than latest, or a digest",
+                Rule(
+                    "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))",
+                    "pods may not mount host paths (hostPath volumes)",
+                ),
             ),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("workload-priority", (
-            Rule(
-                "!has(object.spec.priorityClassName) || object.spec.priorityClassName in "
-                f"[{', '.join(repr(p) for p in WORKLOAD_PRIORITIES)}]",
-                f"workload pods may use the priority classes {', '.join(WORKLOAD_PRIORITIES)} only "
-                "(platform-critical keeps the platform's controllers and Kafka from being preempted)",
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "run-as-non-root",
+            (
+                Rule(
+                    _every_container(
+                        f"{IB_ROOT_EXEMPT} || (({security} && has(c.securityContext.runAsNonRoot)) ? c.securityContext.runAsNonRoot : "
+                        "(has(object.spec.securityContext) && has(object.spec.securityContext.runAsNonRoot) && "
+                        "object.spec.securityContext.runAsNonRoot))",
+                        ephemeral=False,
+                    ),
+                    "containers must run as non-root: set securityContext.runAsNonRoot: true on the pod or container "
+                    "(in a training namespace, a container that adds IPC_LOCK is exempt)",
+                ),
+                Rule(
+                    "!(has(object.spec.securityContext) && has(object.spec.securityContext.runAsUser) && "
+                    "object.spec.securityContext.runAsUser == 0) && "
+                    + _every_container(
+                        f"{IB_ROOT_EXEMPT} || !{security} || !has(c.securityContext.runAsUser) || "
+                        "c.securityContext.runAsUser != 0"
+                    ),
+                    "containers may not run as user 0 (root), except those that add IPC_LOCK in a training namespace "
+                    "(set runAsUser on that container, not the pod)",
+                ),
             ),
-        ), WORKLOAD_NAMESPACES),
-        AdmissionRule("sandboxed-runtime", (
-            Rule(f"has(object.spec.runtimeClassName) && object.spec.runtimeClassName == '{RUNTIME_CLASS}'",
-                 f"pods of high-risk namespaces must run sandboxed: set runtimeClassName: {RUNTIME_CLASS}"),
-            # Onto the sandbox pool, whose taint keeps everything else off it.
-            Rule(f"has(object.spec.nodeSelector) && '{SANDBOX_LABEL}' in object.spec.nodeSelector && "
-                 f"object.spec.nodeSelector['{SANDBOX_LABEL}'] == 'kata' && has(object.spec.tolerations) && "
-                 f"object.spec.tolerations.exists(t, has(t.key) && t.key == '{SANDBOX_LABEL}')",
-                 f"pods of high-risk namespaces run on the sandbox pool: set nodeSelector {SANDBOX_LABEL}: kata "
-                 f"and tolerate the taint {SANDBOX_LABEL}"),
-        ), HIGH_RISK_NAMESPACES, always_deny=True),
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "gpu-limits",
+            (
+                Rule(
+                    _every_container(
+                        f"!({_uses_gpu('c')}) || "
+                        f"(has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits && "
+                        "'cpu' in c.resources.limits && 'memory' in c.resources.limits)",
+                        ephemeral=False,
+                    ),
+                    f"containers that use {GPU_RESOURCE} must set limits for it and for cpu and memory "
+                    "(a GPU node's CPU and memory are shared by the jobs on its GPUs)",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "gpu-queued",
+            (
+                Rule(
+                    f"!variables.containers.exists(c, {_uses_gpu('c')}) || (has(object.metadata.labels) && "
+                    f"(('{KUEUE_PODSET_LABEL}' in object.metadata.labels && "
+                    f"(request.operation != 'CREATE' || request.userInfo.username == '{JOB_CONTROLLER}')) || "
+                    f"('{KUEUE_QUEUE_LABEL}' in object.metadata.labels && has(object.spec.schedulingGates) && "
+                    f"object.spec.schedulingGates.exists(g, g.name == '{KUEUE_ADMISSION_GATE}'))))",
+                    f"pods that use {GPU_RESOURCE} run through Kueue: create them from a Job labelled "
+                    f"{KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE} (or label the pod so), and the team's GPU quota counts them",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "gpu-jobs-queued",
+            (
+                Rule(
+                    f"!object.spec.template.spec.containers.exists(c, {_uses_gpu('c')}) || "
+                    f"(has(object.metadata.labels) && '{KUEUE_QUEUE_LABEL}' in object.metadata.labels)",
+                    f"Jobs that use {GPU_RESOURCE} name a queue: label the Job {KUEUE_QUEUE_LABEL}: {LOCAL_QUEUE}",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+            kind="Job",
+        ),
+        AdmissionRule(
+            "platform-registry",
+            (
+                Rule(
+                    _every_container(f"c.image.startsWith('{registry}')"),
+                    f"images must come from the platform's registry ({registry}); "
+                    "add a cache rule (platform:registry.cacheRules) for an upstream image",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "pinned-images",
+            (
+                Rule(
+                    # A tag is a colon after the last slash (a registry's port is before it).
+                    _every_container(
+                        "c.image.contains('@sha256:') || (c.image.matches(':[^/:]+$') && !c.image.endsWith(':latest'))"
+                    ),
+                    "images must name a version tag other than latest, or a digest",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "workload-priority",
+            (
+                Rule(
+                    "!has(object.spec.priorityClassName) || object.spec.priorityClassName in "
+                    f"[{', '.join(repr(p) for p in WORKLOAD_PRIORITIES)}]",
+                    f"workload pods may use the priority classes {', '.join(WORKLOAD_PRIORITIES)} only "
+                    "(platform-critical keeps the platform's controllers and Kafka from being preempted)",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+        ),
+        AdmissionRule(
+            "sandboxed-runtime",
+            (
+                Rule(
+                    f"has(object.spec.runtimeClassName) && object.spec.runtimeClassName == '{RUNTIME_CLASS}'",
+                    f"pods of high-risk namespaces must run sandboxed: set runtimeClassName: {RUNTIME_CLASS}",
+                ),
+                # Onto the sandbox pool, whose taint keeps everything else off it.
+                Rule(
+                    f"has(object.spec.nodeSelector) && '{SANDBOX_LABEL}' in object.spec.nodeSelector && "
+                    f"object.spec.nodeSelector['{SANDBOX_LABEL}'] == 'kata' && has(object.spec.tolerations) && "
+                    f"object.spec.tolerations.exists(t, has(t.key) && t.key == '{SANDBOX_LABEL}')",
+                    f"pods of high-risk namespaces run on the sandbox pool: set nodeSelector {SANDBOX_LABEL}: kata "
+                    f"and tolerate the taint {SANDBOX_LABEL}",
+                ),
+            ),
+            HIGH_RISK_NAMESPACES,
+            always_deny=True,
+        ),
         # Training namespaces enforce Pod Security `privileged` (IPC_LOCK is beyond baseline and
         # Pod Security has no per-capability exemption); this holds their pods to baseline plus
         # exactly IPC_LOCK, and always denies, as Pod Security's enforce label would have.
-        AdmissionRule("pod-security-training", pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES),
-                      TRAINING_NAMESPACES, always_deny=True),
+        AdmissionRule(
+            "pod-security-training",
+            pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES),
+            TRAINING_NAMESPACES,
+            always_deny=True,
+        ),
     ]
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 from typing import Literal
 
-from planning import addressing, limits
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
+from planning import addressing, limits
 from planning import kafka as kafka_plan
 from stackconfig.keys import key as config_key
 from stackconfig.model import ClusterConfig, GpuPoolConfig, PlatformConfig, PoolSettings
@@ -175,7 +175,9 @@ def cluster_pools(name: str, cluster: ClusterConfig) -> list[PoolCapacity]:
         for pool_name, pool in cluster.gpu_pools.items()
     ]
     if cluster.sandbox_pool is not None:
-        pools.append(PoolCapacity(config_key("clusters", name, "sandboxPool"), name, "sandbox", "cpu", cluster.sandbox_pool))
+        pools.append(
+            PoolCapacity(config_key("clusters", name, "sandboxPool"), name, "sandbox", "cpu", cluster.sandbox_pool)
+        )
     return pools
 
 

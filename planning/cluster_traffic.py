@@ -54,17 +54,22 @@ def _kafka_peer(config: PlatformConfig, clients: list[str]) -> Peer | None:
         return None
     if kafka.engine == "eventhubs":
         return Peer("event-hubs", (Port(kafka_plan.EVENT_HUBS_KAFKA_PORT),), cidrs=private_endpoint_ranges(config))
-    ports = sorted({
-        kafka_plan.OAUTH_PORT if kafka.clients[c].authentication == "oauth" else kafka_plan.MUTUAL_TLS_PORT
-        for c in clients
-    })
-    return Peer("kafka", tuple(Port(p) for p in ports), namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=KAFKA_POD_LABELS)
+    ports = sorted(
+        {
+            kafka_plan.OAUTH_PORT if kafka.clients[c].authentication == "oauth" else kafka_plan.MUTUAL_TLS_PORT
+            for c in clients
+        }
+    )
+    return Peer(
+        "kafka", tuple(Port(p) for p in ports), namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=KAFKA_POD_LABELS
+    )
 
 
 def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace: str) -> NamespaceTraffic:
     """A team namespace: its own pods, the data it was granted, Kafka, and its egressFqdns."""
     workloads = {
-        name: spec for name, spec in config.workloads.items()
+        name: spec
+        for name, spec in config.workloads.items()
         if spec.namespace == namespace and cluster_key in config.workload_clusters(name)
     }
     clients = [name for name in workloads if config.kafka is not None and name in config.kafka.clients]
@@ -85,7 +90,9 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
     return NamespaceTraffic(
         namespace,
         # Only the service accounts of workloads that declare kubernetesApi reach the API server.
-        api_server={"matchExpressions": [{"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": api_callers}]}
+        api_server={
+            "matchExpressions": [{"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": api_callers}]
+        }
         if api_callers
         else None,
         scraped=True,
@@ -135,7 +142,9 @@ def kafka_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
     `networkPolicyPeers`); brokers validate, and MirrorMaker fetches, Entra ID tokens;
     MirrorMaker reaches the other region's replication listener."""
     egress = []
-    peers = kafka_plan.mirror_peer_ranges(config, cluster_key) if cluster_key in kafka_plan.mirror_clusters(config) else []
+    peers = (
+        kafka_plan.mirror_peer_ranges(config, cluster_key) if cluster_key in kafka_plan.mirror_clusters(config) else []
+    )
     if peers:
         egress.append(Peer("remote-kafka", (Port(kafka_plan.REPLICATION_PORT),), cidrs=tuple(peers)))
     return NamespaceTraffic(

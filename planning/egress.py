@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # stackconfig's checks import this module
 # The FQDN tag Azure maintains for AKS's required outbound destinations.
 AKS_FQDN_TAG = "AzureKubernetesService"
 
+
 # Required FQDNs of the add-ons every cluster runs, HTTPS only, as the union of AKS's
 # "Outbound network and FQDN rules" (Azure Monitor for containers, Azure Policy, Defender)
 # and Azure Monitor's "Kubernetes monitoring firewall" page. Defender for Containers needs
@@ -69,6 +70,7 @@ PUBLIC_REGISTRY_DOMAINS = (
     "azurecr.io",
     "mcr.microsoft.com",
 )
+
 
 def _domain(fqdn: str) -> str:
     return fqdn.removeprefix("*.")

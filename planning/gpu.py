@@ -8,10 +8,10 @@ from __future__ import annotations
 from facts.gpu import (
     ACCELERATOR_LABEL,
     GPU_VM_SIZES,
-    GpuVmSize,
     LABEL_PREFIX,
     POOL_LABEL,
     SPOT_TAINT,
+    GpuVmSize,
     gpu_units_per_node,
 )
 

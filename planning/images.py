@@ -29,7 +29,7 @@ class CacheRule:
         if repository == source_root:
             return target_root
         if repository.startswith(source_root + "/"):
-            return target_root + repository[len(source_root):]
+            return target_root + repository[len(source_root) :]
         return None
 
 

@@ -235,7 +235,8 @@ def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) ->
     acls.append(_acl("group", MIRROR_GROUP, "literal", ("Read", "Describe")))
     acls += [_acl("topic", topic.name, "literal", TOPIC_OPERATIONS["read"]) for topic in kafka.topics]
     acls += [
-        _acl("group", consumer_group_prefix(client), "prefix", ("Read", "Describe")) for client in reading_clients(kafka)
+        _acl("group", consumer_group_prefix(client), "prefix", ("Read", "Describe"))
+        for client in reading_clients(kafka)
     ]
     return acls
 
@@ -264,7 +265,7 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
         assert event_hubs_namespace is not None
         host = event_hubs_namespace_host(event_hubs_namespace)
         info.update(
-            bootstrapServers={cluster: f"{host}:{EVENT_HUBS_KAFKA_PORT}" for cluster in clusters},
+            bootstrapServers=dict.fromkeys(clusters, f"{host}:{EVENT_HUBS_KAFKA_PORT}"),
             securityProtocol="SASL_SSL",
             saslMechanism="OAUTHBEARER",
             tokenScope=event_hubs_scope(host),
@@ -279,7 +280,10 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
         securityProtocol="SASL_SSL" if oauth else "SSL",
         # The brokers' CA certificate, copied into the client's namespace (key ca.crt).
         trustedCaConfigMap=CA_CONFIG_MAP,
-        topics={topic: _strimzi_topic_info(topic, access, clusters, mirror_clusters(config)) for topic, access in spec.topics.items()},
+        topics={
+            topic: _strimzi_topic_info(topic, access, clusters, mirror_clusters(config))
+            for topic, access in spec.topics.items()
+        },
     )
     if oauth:
         info.update(saslMechanism="OAUTHBEARER", tokenScope=oauth_scope(kafka.strimzi.oauth.audience))
@@ -295,7 +299,8 @@ def _strimzi_topic_info(topic: str, access: KafkaAccess, clusters: list[str], mi
     if reads(access) and mirrored_from:
         # The other clusters' records arrive as copies; readers subscribe to these too.
         info["copies"] = {
-            cluster: [mirrored_topic(source, topic) for source in mirrored_from if source != cluster] for cluster in clusters
+            cluster: [mirrored_topic(source, topic) for source in mirrored_from if source != cluster]
+            for cluster in clusters
         }
     return info
 

@@ -81,10 +81,7 @@ def storage_account_name_problem(name: str) -> str | None:
 def key_vault_name_problem(name: str) -> str | None:
     if _KEY_VAULT.match(name):
         return None
-    return (
-        f"{name!r} is not a valid Key Vault name: 3-24 letters, digits and single hyphens, "
-        "starting with a letter"
-    )
+    return f"{name!r} is not a valid Key Vault name: 3-24 letters, digits and single hyphens, starting with a letter"
 
 
 def registry_name_problem(name: str) -> str | None:
@@ -105,7 +102,12 @@ class ResourceId:
 def parse_resource_id(resource_id: str) -> ResourceId:
     """Split `/subscriptions/<s>/resourceGroups/<g>/providers/<ns>/<type>/<name>`."""
     parts = resource_id.strip("/").split("/")
-    if len(parts) != 8 or parts[0].lower() != "subscriptions" or parts[2].lower() != "resourcegroups" or parts[4].lower() != "providers":
+    if (
+        len(parts) != 8
+        or parts[0].lower() != "subscriptions"
+        or parts[2].lower() != "resourcegroups"
+        or parts[4].lower() != "providers"
+    ):
         raise ValueError(f"not a top-level Azure resource ID: {resource_id}")
     return ResourceId(parts[1], parts[3], parts[5], parts[6], parts[7])
 

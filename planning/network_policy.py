@@ -111,11 +111,21 @@ def _metadata(name: str, namespace: str) -> dict[str, Any]:
 
 
 def _network_policy(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": NETWORK_POLICY_API, "kind": "NetworkPolicy", "metadata": _metadata(name, namespace), "spec": spec}
+    return {
+        "apiVersion": NETWORK_POLICY_API,
+        "kind": "NetworkPolicy",
+        "metadata": _metadata(name, namespace),
+        "spec": spec,
+    }
 
 
 def _cilium_policy(name: str, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": CILIUM_API, "kind": "CiliumNetworkPolicy", "metadata": _metadata(name, namespace), "spec": spec}
+    return {
+        "apiVersion": CILIUM_API,
+        "kind": "CiliumNetworkPolicy",
+        "metadata": _metadata(name, namespace),
+        "spec": spec,
+    }
 
 
 def _cilium_ports(ports: tuple[Port, ...]) -> list[dict[str, Any]]:
@@ -134,25 +144,43 @@ def _dns(traffic: NamespaceTraffic) -> dict[str, Any]:
     ports = (Port(53, "UDP"), Port(53, "TCP"))
     if traffic.needs_fqdn_policies:
         # Cilium's DNS proxy must see the lookups to map the allowed names to addresses.
-        return _cilium_policy("allow-dns", traffic.namespace, {
-            "endpointSelector": {},
-            "egress": [{
-                "toEndpoints": [{"matchLabels": {CILIUM_NAMESPACE_LABEL: "kube-system", **DNS_PODS}}],
-                "toPorts": [{
-                    "ports": [{"port": "53", "protocol": "ANY"}],
-                    "rules": {"dns": [{"matchPattern": "*"}]},
-                }],
-            }],
-        })
-    return _network_policy("allow-dns", traffic.namespace, {
-        "podSelector": {},
-        "policyTypes": ["Egress"],
-        "egress": [{
-            "to": [{"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "kube-system"}},
-                    "podSelector": {"matchLabels": DNS_PODS}}],
-            "ports": [p.manifest() for p in ports],
-        }],
-    })
+        return _cilium_policy(
+            "allow-dns",
+            traffic.namespace,
+            {
+                "endpointSelector": {},
+                "egress": [
+                    {
+                        "toEndpoints": [{"matchLabels": {CILIUM_NAMESPACE_LABEL: "kube-system", **DNS_PODS}}],
+                        "toPorts": [
+                            {
+                                "ports": [{"port": "53", "protocol": "ANY"}],
+                                "rules": {"dns": [{"matchPattern": "*"}]},
+                            }
+                        ],
+                    }
+                ],
+            },
+        )
+    return _network_policy(
+        "allow-dns",
+        traffic.namespace,
+        {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [
+                {
+                    "to": [
+                        {
+                            "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "kube-system"}},
+                            "podSelector": {"matchLabels": DNS_PODS},
+                        }
+                    ],
+                    "ports": [p.manifest() for p in ports],
+                }
+            ],
+        },
+    )
 
 
 # How deep below a configured `*.domain` the Cilium rule reaches. Cilium 1.18's `*` stays within
@@ -177,17 +205,29 @@ def namespace_policies(traffic: NamespaceTraffic) -> list[dict[str, Any]]:
     ns = traffic.namespace
     policies = [default_deny(ns), _dns(traffic)]
     if traffic.within_namespace:
-        policies.append(_network_policy("allow-within-namespace", ns, {
-            "podSelector": {},
-            "policyTypes": ["Ingress", "Egress"],
-            "ingress": [{"from": [{"podSelector": {}}]}],
-            "egress": [{"to": [{"podSelector": {}}]}],
-        }))
+        policies.append(
+            _network_policy(
+                "allow-within-namespace",
+                ns,
+                {
+                    "podSelector": {},
+                    "policyTypes": ["Ingress", "Egress"],
+                    "ingress": [{"from": [{"podSelector": {}}]}],
+                    "egress": [{"to": [{"podSelector": {}}]}],
+                },
+            )
+        )
     if traffic.api_server is not None:
-        policies.append(_cilium_policy("allow-api-server", ns, {
-            "endpointSelector": traffic.api_server,
-            "egress": [{"toEntities": ["kube-apiserver"], "toPorts": _cilium_ports((Port(HTTPS),))}],
-        }))
+        policies.append(
+            _cilium_policy(
+                "allow-api-server",
+                ns,
+                {
+                    "endpointSelector": traffic.api_server,
+                    "egress": [{"toEntities": ["kube-apiserver"], "toPorts": _cilium_ports((Port(HTTPS),))}],
+                },
+            )
+        )
     if traffic.webhook_ports:
         ports = _cilium_ports(traffic.webhook_ports)
         # Only on the webhook ports: nodes reach nothing else in the namespace.
@@ -198,34 +238,65 @@ def namespace_policies(traffic: NamespaceTraffic) -> list[dict[str, Any]]:
     if traffic.scraped or traffic.metrics_ports:
         rule: dict[str, Any] = {
             "from": [
-                {"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "kube-system"}},
-                 "podSelector": {"matchLabels": dict(scraper)}}
+                {
+                    "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "kube-system"}},
+                    "podSelector": {"matchLabels": dict(scraper)},
+                }
                 for scraper in METRICS_SCRAPERS
             ]
         }
         if traffic.metrics_ports:
             rule["ports"] = [p.manifest() for p in traffic.metrics_ports]
-        policies.append(_network_policy("allow-metrics", ns, {
-            "podSelector": {}, "policyTypes": ["Ingress"], "ingress": [rule],
-        }))
+        policies.append(
+            _network_policy(
+                "allow-metrics",
+                ns,
+                {
+                    "podSelector": {},
+                    "policyTypes": ["Ingress"],
+                    "ingress": [rule],
+                },
+            )
+        )
     for peer in traffic.egress:
-        policies.append(_network_policy(f"allow-to-{peer.name}", ns, {
-            "podSelector": {},
-            "policyTypes": ["Egress"],
-            "egress": [{"to": peer.manifest(), "ports": [p.manifest() for p in peer.ports]}],
-        }))
+        policies.append(
+            _network_policy(
+                f"allow-to-{peer.name}",
+                ns,
+                {
+                    "podSelector": {},
+                    "policyTypes": ["Egress"],
+                    "egress": [{"to": peer.manifest(), "ports": [p.manifest() for p in peer.ports]}],
+                },
+            )
+        )
     for peer in traffic.ingress:
-        policies.append(_network_policy(f"allow-from-{peer.name}", ns, {
-            "podSelector": {},
-            "policyTypes": ["Ingress"],
-            "ingress": [{"from": peer.manifest(), "ports": [p.manifest() for p in peer.ports]}],
-        }))
+        policies.append(
+            _network_policy(
+                f"allow-from-{peer.name}",
+                ns,
+                {
+                    "podSelector": {},
+                    "policyTypes": ["Ingress"],
+                    "ingress": [{"from": peer.manifest(), "ports": [p.manifest() for p in peer.ports]}],
+                },
+            )
+        )
     if traffic.fqdns:
-        policies.append(_cilium_policy("allow-fqdns", ns, {
-            "endpointSelector": {},
-            "egress": [
-                {"toFQDNs": [s for f in rule.fqdns for s in fqdn_selectors(f)], "toPorts": _cilium_ports(rule.ports)}
-                for rule in traffic.fqdns
-            ],
-        }))
+        policies.append(
+            _cilium_policy(
+                "allow-fqdns",
+                ns,
+                {
+                    "endpointSelector": {},
+                    "egress": [
+                        {
+                            "toFQDNs": [s for f in rule.fqdns for s in fqdn_selectors(f)],
+                            "toPorts": _cilium_ports(rule.ports),
+                        }
+                        for rule in traffic.fqdns
+                    ],
+                },
+            )
+        )
     return policies

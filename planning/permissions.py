@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from facts.aks_rbac import data_action
 from facts.arm import UnknownArmType, arm_type, resource_id
@@ -89,9 +90,7 @@ class RoleDefinition:
     not_data_actions: tuple[str, ...] = ()
 
     def allows(self, action: str, data: bool) -> bool:
-        allowed, denied = (
-            (self.data_actions, self.not_data_actions) if data else (self.actions, self.not_actions)
-        )
+        allowed, denied = (self.data_actions, self.not_data_actions) if data else (self.actions, self.not_actions)
         return any(matches(p, action) for p in allowed) and not any(matches(p, action) for p in denied)
 
 

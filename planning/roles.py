@@ -31,10 +31,7 @@ def role_id(role: str) -> str:
 
 
 def role_definition_resource_id(subscription_id: str, role: str) -> str:
-    return (
-        f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization"
-        f"/roleDefinitions/{role_id(role)}"
-    )
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{role_id(role)}"
 
 
 def scope_subscription(scope: str) -> str | None:

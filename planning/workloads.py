@@ -14,8 +14,8 @@ import yaml
 
 from facts import aks_node
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
-from planning.queues import LOCAL_QUEUE
 from planning.naming import storage_account_name
+from planning.queues import LOCAL_QUEUE
 from stackconfig.model import PlatformConfig
 
 
@@ -26,7 +26,9 @@ def blob_endpoint(account_name: str) -> str:
 def _share_per_gpu(vm_size: str, units: int, max_pods: int) -> dict[str, int]:
     size = GPU_VM_SIZES[vm_size]
     cpu = aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES
-    memory = aks_node.allocatable_memory_bytes(size.memory_gib, max_pods) // aks_node.MIB - aks_node.NODE_AGENT_HEADROOM_MIB
+    memory = (
+        aks_node.allocatable_memory_bytes(size.memory_gib, max_pods) // aks_node.MIB - aks_node.NODE_AGENT_HEADROOM_MIB
+    )
     return {"cpuPerGpu": cpu // 1000 // units, "memoryGiPerGpu": memory // 1024 // units}
 
 
@@ -44,8 +46,9 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                     "spot": pool.spot,
                     # What one GPU (or MIG slice) comes with: the node's allocatable CPU and memory,
                     # less room for node agents, shared evenly (facts/aks_node.py).
-                    **_share_per_gpu(pool.vm_size, gpu_units_per_node(GPU_VM_SIZES[pool.vm_size], pool.mig_profile),
-                                     pool.max_pods),
+                    **_share_per_gpu(
+                        pool.vm_size, gpu_units_per_node(GPU_VM_SIZES[pool.vm_size], pool.mig_profile), pool.max_pods
+                    ),
                 }
                 for name, pool in cluster.gpu_pools.items()
             },
@@ -62,8 +65,11 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
             for name in (storage_account_name(config, key),)
         },
         "workloads": {
-            name: {"namespace": spec.namespace, "serviceAccount": spec.service_account,
-                   "clusters": config.workload_clusters(name)}
+            name: {
+                "namespace": spec.namespace,
+                "serviceAccount": spec.service_account,
+                "clusters": config.workload_clusters(name),
+            }
             for name, spec in config.workloads.items()
         },
         "trainingNamespaces": [ns for team in config.teams.values() for ns in team.training_namespaces],
@@ -93,10 +99,14 @@ def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
         pool = _first_pool(pools, wanted)
         if pool:
             name, spec = pool
-            found |= {f"{prefix}_POOL": name, f"{prefix}_GPUS": spec["gpusPerNode"],
-                      f"{prefix}_CPU_PER_GPU": spec["cpuPerGpu"], f"{prefix}_MEMORY_GI_PER_GPU": spec["memoryGiPerGpu"],
-                      f"{prefix}_CPU_PER_NODE": spec["cpuPerGpu"] * spec["gpusPerNode"],
-                      f"{prefix}_MEMORY_PER_NODE": spec["memoryGiPerGpu"] * spec["gpusPerNode"]}
+            found |= {
+                f"{prefix}_POOL": name,
+                f"{prefix}_GPUS": spec["gpusPerNode"],
+                f"{prefix}_CPU_PER_GPU": spec["cpuPerGpu"],
+                f"{prefix}_MEMORY_GI_PER_GPU": spec["memoryGiPerGpu"],
+                f"{prefix}_CPU_PER_NODE": spec["cpuPerGpu"] * spec["gpusPerNode"],
+                f"{prefix}_MEMORY_PER_NODE": spec["memoryGiPerGpu"] * spec["gpusPerNode"],
+            }
     if "weights" in context["storageAccounts"]:
         found["WEIGHTS_URL"] = context["storageAccounts"]["weights"]["blobEndpoint"]
     for workload, spec in context["workloads"].items():
@@ -106,14 +116,19 @@ def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
         found |= {f"{prefix}_NAMESPACE": spec["namespace"], f"{prefix}_SERVICE_ACCOUNT": spec["serviceAccount"]}
         client = (outputs.get("kafkaClients") or {}).get(workload)
         if client and cluster in client["bootstrapServers"]:
-            found |= {f"{prefix}_KAFKA_BOOTSTRAP": client["bootstrapServers"][cluster],
-                      f"{prefix}_KAFKA_PROTOCOL": client["securityProtocol"],
-                      f"{prefix}_KAFKA_SCOPE": client.get("tokenScope", ""),
-                      f"{prefix}_KAFKA_GROUP_PREFIX": client["consumerGroupPrefix"]}
+            found |= {
+                f"{prefix}_KAFKA_BOOTSTRAP": client["bootstrapServers"][cluster],
+                f"{prefix}_KAFKA_PROTOCOL": client["securityProtocol"],
+                f"{prefix}_KAFKA_SCOPE": client.get("tokenScope", ""),
+                f"{prefix}_KAFKA_GROUP_PREFIX": client["consumerGroupPrefix"],
+            }
     if context["clusters"][cluster]["sandbox"] and context["highRiskNamespaces"]:
         found["SANDBOX_NAMESPACE"] = context["highRiskNamespaces"][0]
-    downloads = sorted(ns for ns, fqdns in context["egressFqdns"].items()
-                       if "huggingface.co" in fqdns and ns not in context["highRiskNamespaces"])
+    downloads = sorted(
+        ns
+        for ns, fqdns in context["egressFqdns"].items()
+        if "huggingface.co" in fqdns and ns not in context["highRiskNamespaces"]
+    )
     if downloads:
         found["DOWNLOAD_NAMESPACE"] = downloads[0]
     return {key: str(value) for key, value in found.items()}
@@ -125,10 +140,13 @@ class NotApplicable(Exception):
 
 def render(template: str, variables: dict[str, str]) -> list[dict[str, Any]]:
     """The template's documents with every `${NAME}` filled (`NotApplicable` names what is missing)."""
-    missing = sorted({
-        match.group("braced") for match in string.Template.pattern.finditer(template)
-        if match.group("braced") and match.group("braced") not in variables
-    })
+    missing = sorted(
+        {
+            match.group("braced")
+            for match in string.Template.pattern.finditer(template)
+            if match.group("braced") and match.group("braced") not in variables
+        }
+    )
     if missing:
         raise NotApplicable(", ".join(missing))
     return [doc for doc in yaml.safe_load_all(string.Template(template).substitute(variables)) if doc]

@@ -36,8 +36,18 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {SDK_PREFIX
 
 
 # Regions with availability zones (facts/azure_regions.py): every pool spreads over zones.
-REGIONS = ("eastus2", "southcentralus", "westus3", "centralus", "canadacentral",
-           "westus2", "eastus", "westeurope", "northeurope", "swedencentral")
+REGIONS = (
+    "eastus2",
+    "southcentralus",
+    "westus3",
+    "centralus",
+    "canadacentral",
+    "westus2",
+    "eastus",
+    "westeurope",
+    "northeurope",
+    "swedencentral",
+)
 
 
 def synthetic_fleet(clusters: int) -> dict:
@@ -49,7 +59,10 @@ def synthetic_fleet(clusters: int) -> dict:
     per_region = 5
     regions = REGIONS[: (clusters + per_region - 1) // per_region]
     values["platform:network"]["regions"] = {
-        region: {"addressSpace": [f"10.{100 + r}.0.0/16"], "subnets": {"privateEndpoints": f"10.{100 + r}.250.0/24", "firewall": f"10.{100 + r}.254.0/26"}}
+        region: {
+            "addressSpace": [f"10.{100 + r}.0.0/16"],
+            "subnets": {"privateEndpoints": f"10.{100 + r}.250.0/24", "firewall": f"10.{100 + r}.254.0/26"},
+        }
         for r, region in enumerate(regions)
     }
     values["platform:network"]["onPremisesRanges"] = []
@@ -67,8 +80,13 @@ def synthetic_fleet(clusters: int) -> dict:
         }
         cluster["nodePools"]["cpu"]["maxCount"] = 100
         cluster["gpuPools"] = {
-            name: {"vmSize": "Standard_ND96isr_H100_v5", "purpose": "training", "maxCount": 500, "zones": ["1"],
-                   "quotas": {"research": 2000, "inference": 2000}}
+            name: {
+                "vmSize": "Standard_ND96isr_H100_v5",
+                "purpose": "training",
+                "maxCount": 500,
+                "zones": ["1"],
+                "quotas": {"research": 2000, "inference": 2000},
+            }
             for name in ("h100a", "h100b")
         }
         fleet[f"c{r:02d}{c}"] = cluster
@@ -137,10 +155,7 @@ def measure(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float,
     for _ in range(runs):
         for name, command in commands.items():
             samples[name].append(timed(command))
-    return {
-        name: (statistics.median(s for s, _ in runs_), max(m for _, m in runs_))
-        for name, runs_ in samples.items()
-    }
+    return {name: (statistics.median(s for s, _ in runs_), max(m for _, m in runs_)) for name, runs_ in samples.items()}
 
 
 def main() -> int:
@@ -156,7 +171,7 @@ def main() -> int:
     stacks = args.stack or ["dev", "staging", "prod", "prod-scale"]
 
     modules = json.loads(subprocess.check_output([sys.executable, "-c", LIST_SDK_MODULES, "prod"], cwd=ROOT))
-    floor_code = "import importlib\nfor m in %r:\n    importlib.import_module(m)\n" % modules
+    floor_code = f"import importlib\nfor m in {modules!r}:\n    importlib.import_module(m)\n"
     commands = {"floor": [sys.executable, "-c", floor_code]}
     for stack in stacks:
         commands[stack] = [sys.executable, "scripts/preview.py", "--stack", stack, "--no-tree", "--no-policies"]
@@ -173,20 +188,28 @@ def main() -> int:
 
     print(f"offline preview, whole process, median of {args.runs} interleaved runs ({os.cpu_count()} cores)")
     print(f"{'what':<34}{'resources':>10}{'seconds':>9}{'x floor':>9}{'ms/resource':>13}{'peak MiB':>10}")
-    print(f"{'floor (' + str(len(modules)) + ' SDK modules imported)':<34}{'':>10}{floor:>9.2f}{1:>9.2f}{'':>13}{floor_mem:>10}")
+    print(
+        f"{'floor (' + str(len(modules)) + ' SDK modules imported)':<34}{'':>10}{floor:>9.2f}{1:>9.2f}{'':>13}{floor_mem:>10}"
+    )
     for name, (seconds, memory) in results.items():
         per_resource = (seconds - floor) / counts[name] * 1000
-        print(f"{'preview ' + name:<34}{counts[name]:>10}{seconds:>9.2f}{seconds / floor:>9.2f}{per_resource:>13.1f}{memory:>10}")
+        print(
+            f"{'preview ' + name:<34}{counts[name]:>10}{seconds:>9.2f}{seconds / floor:>9.2f}{per_resource:>13.1f}{memory:>10}"
+        )
     if "prod" in results:
         ratio = results["prod"][0] / floor
         print(f"goal: prod preview <= 1.5x floor -> {ratio:.2f}x ({'meets' if ratio <= 1.5 else 'misses'} the goal)")
     if "prod" in results:
         seconds, policies = policy_review_seconds(args.runs)
-        print(f"policy review of prod ({policies} policies, in-process, median of {args.runs}): {seconds:.2f}s "
-              f"next to {results['prod'][0]:.2f}s for its preview")
+        print(
+            f"policy review of prod ({policies} policies, in-process, median of {args.runs}): {seconds:.2f}s "
+            f"next to {results['prod'][0]:.2f}s for its preview"
+        )
     if "prod" in results and "prod-scale" in results:
         ratio = results["prod-scale"][0] / results["prod"][0]
-        print(f"goal: prod-scale (7,600 GPU nodes) <= 2x prod -> {ratio:.2f}x ({'meets' if ratio <= 2 else 'misses'} the goal)")
+        print(
+            f"goal: prod-scale (7,600 GPU nodes) <= 2x prod -> {ratio:.2f}x ({'meets' if ratio <= 2 else 'misses'} the goal)"
+        )
     return 0
 
 

@@ -7,6 +7,7 @@ runs `--check` so a committed page never drifts from its source.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -14,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from offline.stackfile import available_stacks, read_stack_config  # noqa: E402
-from stackconfig.loader import parse_platform_config  # noqa: E402
 from stackconfig import reference  # noqa: E402
+from stackconfig.loader import ConfigError, parse_platform_config  # noqa: E402
 
 
 def stack_configs() -> dict:
@@ -27,9 +28,25 @@ def stack_configs() -> dict:
     return configs
 
 
+def example_problems() -> str:
+    """What prod's stack reports with a node subnet and a pod range too small for its pools."""
+    values = dict(read_stack_config(ROOT, "prod").values)
+    network = json.loads(values["platform:network"])
+    network["podCidr"] = "100.64.0.0/16"
+    clusters = json.loads(values["platform:clusters"])
+    first = next(iter(clusters.values()))
+    first["subnets"]["nodes"] = first["subnets"]["nodes"].rsplit("/", 1)[0] + "/22"
+    values.update({"platform:network": json.dumps(network), "platform:clusters": json.dumps(clusters)})
+    try:
+        parse_platform_config(values, stack="prod")
+    except ConfigError as error:
+        return str(error)
+    raise AssertionError("prod with a /22 node subnet and a /16 pod range should not validate")
+
+
 def pages() -> dict[Path, str]:
     """Every generated page and its content."""
-    return {ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs())}
+    return {ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems())}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,26 +21,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rich.console import Console  # noqa: E402
+from rich.console import Console
 
-from offline.engine import PROJECT_ROOT, preview_stack  # noqa: E402
-from offline.policy import PolicyConfigError, review_plan  # noqa: E402
-from offline.render import capacity_table, headroom_table, print_error, print_plan, print_review  # noqa: E402
-from offline.report import StackReport, markdown  # noqa: E402
-from offline.stackfile import available_stacks, read_stack_config  # noqa: E402
-from planning.capacity import plan_capacity  # noqa: E402
-from stackconfig.loader import parse_platform_config  # noqa: E402
+from offline.engine import PROJECT_ROOT, preview_stack
+from offline.policy import PolicyConfigError, review_plan
+from offline.render import capacity_table, headroom_table, print_error, print_plan, print_review
+from offline.report import StackReport, markdown
+from offline.stackfile import available_stacks, read_stack_config
+from planning.capacity import plan_capacity
+from stackconfig.loader import parse_platform_config
 
 
 def main(argv: list[str] | None = None) -> int:
     stacks = available_stacks(PROJECT_ROOT)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stack", "-s", action="append", choices=stacks, help="stack to preview (repeatable)")
-    parser.add_argument("--json", metavar="PATH", help="write the captured plan as JSON (one stack: a file; several: a folder)")
+    parser.add_argument(
+        "--json", metavar="PATH", help="write the captured plan as JSON (one stack: a file; several: a folder)"
+    )
     parser.add_argument("--no-tree", action="store_true", help="print counts only, not the resource tree")
     parser.add_argument("--capacity", action="store_true", help="also print the capacity plan and address headroom")
     parser.add_argument("--no-policies", action="store_true", help="skip the policy review")
-    parser.add_argument("--markdown", metavar="PATH", help="write the review of every stack as Markdown (for a pull request)")
+    parser.add_argument(
+        "--markdown", metavar="PATH", help="write the review of every stack as Markdown (for a pull request)"
+    )
     args = parser.parse_args(argv)
 
     # Logs (CI, pipes) get whole lines: rich would crop them at 80 columns.

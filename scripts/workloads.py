@@ -54,8 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         documents = render(args.template.read_text(), variables)
     except NotApplicable as missing:
-        print(f"{args.template.name} does not apply to cluster {cluster}: it needs {missing}, which the stack's "
-              "outputs do not provide", file=sys.stderr)
+        print(
+            f"{args.template.name} does not apply to cluster {cluster}: it needs {missing}, which the stack's "
+            "outputs do not provide",
+            file=sys.stderr,
+        )
         return 3
     print(yaml.safe_dump_all(documents, sort_keys=False), end="")
     return 0

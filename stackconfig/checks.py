@@ -7,27 +7,30 @@ problem of a stack at once. Keys are written as a user finds them in the stack f
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from ipaddress import IPv4Network
-from typing import Iterator
 
 from facts import aks_versions, arm_tags
 from facts.azure_endpoints import opened_domain
 from facts.azure_regions import REGIONS
+from facts.gpu import GPU_VM_SIZES, SPOT_TAINT
 from facts.kubernetes_syntax import label_value_problem, qualified_name_problem, reserved_label_problem, taint_problem
 from facts.vm_sizes import (
     GPU_POOL_MIN_OS_DISK_GIB,
     SYSTEM_POOL_MIN_MEMORY_GIB,
     SYSTEM_POOL_MIN_VCPUS,
     VM_SIZES,
+)
+from facts.vm_sizes import (
     known_sizes as known_vm_sizes,
 )
 from planning import addressing, capacity, cluster_traffic, limits, sandbox
 from planning import egress as egress_plan
-from planning.addressing import NamedRange
 from planning import kafka as kafka_plan
 from planning import naming as naming_rules
-from facts.gpu import GPU_VM_SIZES, SPOT_TAINT
+from planning.addressing import NamedRange
 from planning.gpu import taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming, storage_account_name
@@ -36,9 +39,7 @@ from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, PlatformConfig
 
 SANDBOX_POOL_NAME = "sandbox"
 # Namespaces AKS and its add-ons own; a team must not claim them.
-RESERVED_NAMESPACES = frozenset(
-    {"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"}
-)
+RESERVED_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"})
 
 
 def _n(value: int) -> str:
@@ -54,16 +55,12 @@ class ConfigProblem:
         return f"{self.key}: {self.reason}"
 
 
-
-
 def check_tags(config: PlatformConfig) -> Iterator[ConfigProblem]:
     for tag in REQUIRED_TAGS:
         if not config.tags.get(tag):
             yield ConfigProblem(key("tags", tag), "is required on every resource (owner, cost-center)")
     if "environment" in config.tags:
-        yield ConfigProblem(
-            key("tags", "environment"), "is set from platform:environment; remove it here"
-        )
+        yield ConfigProblem(key("tags", "environment"), "is set from platform:environment; remove it here")
 
 
 def check_tag_rules(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -90,7 +87,9 @@ def check_azure_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
     for name, cluster in config.clusters.items():
         region = REGIONS.get(cluster.region)
         if region is None:
-            yield ConfigProblem(key("clusters", name, "region"), f"{cluster.region} is not an Azure region (known: {known})")
+            yield ConfigProblem(
+                key("clusters", name, "region"), f"{cluster.region} is not an Azure region (known: {known})"
+            )
         elif not region.zones and cluster.zones:
             yield ConfigProblem(
                 key("clusters", name, "zones"),
@@ -126,7 +125,8 @@ def check_vm_sizes(config: PlatformConfig) -> Iterator[ConfigProblem]:
             size = VM_SIZES.get(pool.vm_size)
             if size is None:
                 yield ConfigProblem(
-                    f"{pool_key}.vmSize", f"{pool.vm_size} is not a VM size the platform knows; known sizes: {known_vm_sizes()}"
+                    f"{pool_key}.vmSize",
+                    f"{pool.vm_size} is not a VM size the platform knows; known sizes: {known_vm_sizes()}",
                 )
                 continue
             if kind != "gpu" and size.gpus:
@@ -143,7 +143,9 @@ def check_vm_sizes(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     f"{SYSTEM_POOL_MIN_MEMORY_GIB} GiB, no B-series)",
                 )
             if kind == "kafka" and not size.premium_storage:
-                yield ConfigProblem(f"{pool_key}.vmSize", f"{pool.vm_size} takes no Premium SSDs, which Kafka's volumes are")
+                yield ConfigProblem(
+                    f"{pool_key}.vmSize", f"{pool.vm_size} takes no Premium SSDs, which Kafka's volumes are"
+                )
             if pool.os_disk_type == "Ephemeral":
                 room = size.ephemeral_os_disk_gib
                 if room == 0:
@@ -166,7 +168,11 @@ def check_vm_sizes(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     "use osDiskType Managed",
                 )
             for label, value in pool.labels.items():
-                for reason in (reserved_label_problem(label), qualified_name_problem(label), label_value_problem(value)):
+                for reason in (
+                    reserved_label_problem(label),
+                    qualified_name_problem(label),
+                    label_value_problem(value),
+                ):
                     if reason:
                         yield ConfigProblem(f"{pool_key}.labels", reason)
             for taint in pool.taints:
@@ -187,9 +193,7 @@ def check_regions(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
     for region in declared:
         if region not in used:
-            yield ConfigProblem(
-                key("network", "regions", region), "no cluster runs in this region; remove it"
-            )
+            yield ConfigProblem(key("network", "regions", region), "no cluster runs in this region; remove it")
 
 
 def _owned_ranges(config: PlatformConfig) -> list[NamedRange]:
@@ -216,8 +220,7 @@ def _external_ranges(config: PlatformConfig) -> list[NamedRange]:
             for i, space in enumerate(network.hub.address_space)
         ]
     ranges += [
-        NamedRange(key("network", "onPremisesRanges", i), space)
-        for i, space in enumerate(network.on_premises_ranges)
+        NamedRange(key("network", "onPremisesRanges", i), space) for i, space in enumerate(network.on_premises_ranges)
     ]
     return ranges
 
@@ -431,9 +434,7 @@ def check_service_network(config: PlatformConfig) -> Iterator[ConfigProblem]:
     if problem:
         yield ConfigProblem(key("network", "dnsServiceIP"), problem)
     if network.pod_cidr.prefixlen > limits.OVERLAY_NODE_PREFIX:
-        yield ConfigProblem(
-            key("network", "podCidr"), f"{network.pod_cidr} is smaller than one node's /24"
-        )
+        yield ConfigProblem(key("network", "podCidr"), f"{network.pod_cidr} is smaller than one node's /24")
 
 
 # Azure Firewall needs a subnet of at least this size (AzureFirewallSubnet).
@@ -458,10 +459,14 @@ def check_egress(config: PlatformConfig) -> Iterator[ConfigProblem]:
         yield ConfigProblem(
             key("network", "egress", "firewall", "intrusionDetection"), "needs the Premium sku; remove it or set Off"
         )
-    destinations = [(key("network", "egress", "firewall", "allowedFqdns", i), fqdn)
-                    for i, fqdn in enumerate(firewall.allowed_fqdns)]
-    destinations += [(key("teams", team, "egressFqdns", i), fqdn)
-                     for team, spec in config.teams.items() for i, fqdn in enumerate(spec.egress_fqdns)]
+    destinations = [
+        (key("network", "egress", "firewall", "allowedFqdns", i), fqdn) for i, fqdn in enumerate(firewall.allowed_fqdns)
+    ]
+    destinations += [
+        (key("teams", team, "egressFqdns", i), fqdn)
+        for team, spec in config.teams.items()
+        for i, fqdn in enumerate(spec.egress_fqdns)
+    ]
     for where, fqdn in destinations:
         registry = egress_plan.reaches_public_registry(fqdn)
         if registry:
@@ -531,9 +536,7 @@ def check_api_servers(config: PlatformConfig) -> Iterator[ConfigProblem]:
         api = cluster.api_server
         ranges_key = key("clusters", name, "apiServer", "authorizedIpRanges")
         if api.private and api.authorized_ip_ranges:
-            yield ConfigProblem(
-                ranges_key, "does not apply to a private API server; remove it or set private: false"
-            )
+            yield ConfigProblem(ranges_key, "does not apply to a private API server; remove it or set private: false")
         if not api.private and not api.authorized_ip_ranges:
             yield ConfigProblem(
                 ranges_key,
@@ -541,7 +544,11 @@ def check_api_servers(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
         # The program adds the region's egress addresses (its NAT gateway's or firewall's): nodes
         # reach a public API server from them (learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
-        egress_ips = 1 if config.network.egress.outbound_type == "userDefinedRouting" else config.network.egress.nat_gateway.public_ip_count
+        egress_ips = (
+            1
+            if config.network.egress.outbound_type == "userDefinedRouting"
+            else config.network.egress.nat_gateway.public_ip_count
+        )
         if not api.private and len(api.authorized_ip_ranges) + egress_ips > limits.MAX_AUTHORIZED_IP_RANGES:
             yield ConfigProblem(
                 ranges_key,
@@ -653,7 +660,8 @@ def check_storage(config: PlatformConfig) -> Iterator[ConfigProblem]:
             yield ConfigProblem(restore_key, "needs the change feed: set platform:storage.changeFeedDays")
         elif storage.change_feed_days <= restore_days:
             yield ConfigProblem(
-                restore_key, f"{restore_days} days needs a change feed kept longer (changeFeedDays is {storage.change_feed_days})"
+                restore_key,
+                f"{restore_days} days needs a change feed kept longer (changeFeedDays is {storage.change_feed_days})",
             )
         if restore_days >= storage.soft_delete_days:
             yield ConfigProblem(
@@ -672,8 +680,7 @@ def check_storage(config: PlatformConfig) -> Iterator[ConfigProblem]:
 def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
     subjects: dict[tuple[str, str], str] = {}
     for name, workload in config.workloads.items():
-        def where(*parts: str | int) -> str:
-            return key("workloads", name, *parts)
+        where = partial(key, "workloads", name)
 
         team = config.teams.get(workload.team)
         if team is None:
@@ -741,8 +748,7 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
     hosts, mirrors = config.kafka_clusters(), kafka_plan.mirror_clusters(config)
     seen: set[str] = set()
     for i, topic in enumerate(kafka.topics):
-        def where(*parts: str) -> str:
-            return key("kafka", "topics", i, *parts)
+        where = partial(key, "kafka", "topics", i)
 
         if topic.name in seen:
             yield ConfigProblem(where("name"), f"{topic.name} is declared twice")
@@ -802,11 +808,14 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 )
         if mirrors and kafka_plan.MIRROR_WORKLOAD in config.workloads:
             yield ConfigProblem(
-                key("workloads", kafka_plan.MIRROR_WORKLOAD), "is the name of MirrorMaker's own identity; rename the workload"
+                key("workloads", kafka_plan.MIRROR_WORKLOAD),
+                "is the name of MirrorMaker's own identity; rename the workload",
             )
         for i, cluster in enumerate(config.strimzi.clusters or []):
             if cluster not in config.clusters:
-                yield ConfigProblem(key("kafka", "strimzi", "clusters", i), f"{cluster} is not a cluster of platform:clusters")
+                yield ConfigProblem(
+                    key("kafka", "strimzi", "clusters", i), f"{cluster} is not a cluster of platform:clusters"
+                )
         for cluster in hosts:
             spec = config.clusters[cluster]
             if sorted(spec.zones) != kafka_plan.KAFKA_ZONES:

@@ -8,17 +8,23 @@ account key and SAS formats). A match names the key and the kind, never the valu
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from stackconfig.keys import key
 
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("a connection string with a key or password",
-     re.compile(r"(?i)\b(AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd|ClientSecret)\s*=")),
+    (
+        "a connection string with a key or password",
+        re.compile(r"(?i)\b(AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd|ClientSecret)\s*="),
+    ),
     ("a SAS token", re.compile(r"(?i)(^|[?&])sig=[A-Za-z0-9%+/=]{16,}")),
     ("a storage account key", re.compile(r"^[A-Za-z0-9+/]{86}==$")),
-    ("an Entra ID client secret", re.compile(r"(^|[^A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}($|[^A-Za-z0-9_~.-])")),
+    (
+        "an Entra ID client secret",
+        re.compile(r"(^|[^A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}($|[^A-Za-z0-9_~.-])"),
+    ),
     ("a token (JWT)", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")),
     ("a GitHub token", re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b")),
 )

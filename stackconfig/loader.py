@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pulumi
 from pydantic import ValidationError
@@ -31,7 +32,7 @@ class ConfigError(pulumi.RunError):
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
         super().__init__(
             f"The stack configuration has {count}; nothing was deployed:\n{lines}\n"
-            "Every key is documented in README.md under 'Configuration reference'."
+            "Every key is documented in docs/configuration.md."
         )
 
 
@@ -41,7 +42,7 @@ def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
         location = [part for part in detail["loc"] if part != "[key]"]
         reason = detail["msg"]
         if detail["type"] == "extra_forbidden":
-            reason = "is not a known key (see README, 'Configuration reference')"
+            reason = "is not a known key (see docs/configuration.md)"
         elif detail["type"] == "missing":
             reason = "is required"
         elif detail["type"] == "literal_error":
@@ -49,8 +50,12 @@ def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
         elif detail["type"] in ("int_type", "bool_type", "float_type", "string_type") and isinstance(
             detail["input"], (bool, int, float, str)
         ):
-            wanted = {"int_type": "a whole number", "bool_type": "true or false", "float_type": "a number",
-                      "string_type": "text (quote it)"}[detail["type"]]
+            wanted = {
+                "int_type": "a whole number",
+                "bool_type": "true or false",
+                "float_type": "a number",
+                "string_type": "text (quote it)",
+            }[detail["type"]]
             reason = f"{json.dumps(detail['input'])} is not {wanted}; numbers and booleans are never converted"
         elif detail["type"].startswith("ip_") or "pattern" in detail["type"]:
             reason = f"{detail['input']!r} is not valid: {reason[0].lower()}{reason[1:]}"
@@ -92,8 +97,11 @@ def _namespace_problems(raw: Mapping[str, Any]) -> list[ConfigProblem]:
         namespace = name.split(":", 1)[0] if ":" in name else NAMESPACE
         if namespace not in KNOWN_NAMESPACES:
             problems.append(
-                ConfigProblem(name, f"nothing reads the {namespace}: namespace (known: {', '.join(KNOWN_NAMESPACES)}); "
-                                    "is it a misspelt platform: key?")
+                ConfigProblem(
+                    name,
+                    f"nothing reads the {namespace}: namespace (known: {', '.join(KNOWN_NAMESPACES)}); "
+                    "is it a misspelt platform: key?",
+                )
             )
     return problems
 
@@ -109,7 +117,7 @@ def parse_platform_config(
     listing every problem; no message repeats a value that looks like a credential.
     """
     prefix = f"{NAMESPACE}:"
-    section = {k[len(prefix):]: _top_level_scalar(k[len(prefix):], v) for k, v in raw.items() if k.startswith(prefix)}
+    section = {k[len(prefix) :]: _top_level_scalar(k[len(prefix) :], v) for k, v in raw.items() if k.startswith(prefix)}
     problems = _namespace_problems(raw)
     if stack_file is not None and stack_file.exists():
         problems += [ConfigProblem(where, reason) for where, reason in ambiguous_scalars(stack_file.read_text())]
@@ -121,17 +129,24 @@ def parse_platform_config(
         config = PlatformConfig.model_validate_json(json.dumps(section), strict=True)
     except ValidationError as error:
         problems += [
-            p for p in _pydantic_problems(error)
+            p
+            for p in _pydantic_problems(error)
             if not any(p.key == h or p.key.startswith(h + ".") or p.key.startswith(h + "[") for h in hidden)
         ]
     if config is not None:
         problems += find_problems(config)
-    if config is not None and stack is not None and stack != config.environment and not stack.startswith(
-        f"{config.environment}-"
+    if (
+        config is not None
+        and stack is not None
+        and stack != config.environment
+        and not stack.startswith(f"{config.environment}-")
     ):
         problems.append(
-            ConfigProblem(key("environment"), f"{config.environment} in stack {stack}: a stack deploys its own "
-                                              "environment (prod, or a prod-<name> variant of it)")
+            ConfigProblem(
+                key("environment"),
+                f"{config.environment} in stack {stack}: a stack deploys its own "
+                "environment (prod, or a prod-<name> variant of it)",
+            )
         )
     if problems:
         raise ConfigError(_redacted(sorted(set(problems)), [value for _, _, value in credentials]))

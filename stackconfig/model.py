@@ -38,9 +38,7 @@ EnvironmentName = Literal["dev", "staging", "prod"]
 Zone = Literal["1", "2", "3"]
 Uuid = Annotated[
     str,
-    StringConstraints(
-        pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
-    ),
+    StringConstraints(pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
 ]
 
 
@@ -48,7 +46,9 @@ def _unique(values: list) -> list:
     seen = set()
     for value in values:
         if str(value).lower() in seen:
-            raise ValueError(f"lists {value} twice; name each once (a second grant of the same name stops a deploy midway)")
+            raise ValueError(
+                f"lists {value} twice; name each once (a second grant of the same name stops a deploy midway)"
+            )
         seen.add(str(value).lower())
     return values
 
@@ -62,9 +62,7 @@ ShortName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,9}$")]
 # AKS: Linux agent pool names are 1-12 lowercase alphanumerics starting with a letter.
 AgentPoolName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,11}$")]
 # Kubernetes namespace: a DNS-1123 label.
-NamespaceName = Annotated[
-    str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
-]
+NamespaceName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 VmSize = Annotated[str, StringConstraints(pattern=r"^Standard_[A-Za-z0-9_]+$")]
 # "33%" or an absolute node count such as "5".
 MaxSurge = Annotated[str, StringConstraints(pattern=r"^([1-9][0-9]*%|[1-9][0-9]*)$")]
@@ -73,9 +71,7 @@ Duration = Annotated[str, StringConstraints(pattern=r"^[0-9]+(s|m|h)$")]
 # A Kubernetes taint as AKS takes it: key=value:Effect.
 Taint = Annotated[
     str,
-    StringConstraints(
-        pattern=r"^[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]*:(NoSchedule|PreferNoSchedule|NoExecute)$"
-    ),
+    StringConstraints(pattern=r"^[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]*:(NoSchedule|PreferNoSchedule|NoExecute)$"),
 ]
 KUBERNETES_VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))?$")
 
@@ -83,8 +79,7 @@ KUBERNETES_VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0
 def _kubernetes_version(value: str) -> str:
     if not KUBERNETES_VERSION.match(value):
         raise ValueError(
-            f"{value!r} is not a Kubernetes version: use major.minor (e.g. 1.33) "
-            "or major.minor.patch (e.g. 1.33.2)"
+            f"{value!r} is not a Kubernetes version: use major.minor (e.g. 1.33) or major.minor.patch (e.g. 1.33.2)"
         )
     return value
 
@@ -133,25 +128,23 @@ class EntraConfig(Model):
 
     admin_group_object_ids: UuidList = Field(
         default_factory=list,
-        description="Entra groups that are cluster admins. Required while any cluster disables local "
-        "accounts."
+        description="Entra groups that are cluster admins. Required while any cluster disables local accounts.",
     )
     tenant_id: Optional[Uuid] = Field(
-        default=None,
-        description="Tenant of the admin groups. Unset: the tenant of the identity running the deploy."
+        default=None, description="Tenant of the admin groups. Unset: the tenant of the identity running the deploy."
     )
     kubelogin_mode: Literal["azurecli", "workloadidentity"] = Field(
         default="azurecli",
         description="How the exported kubeconfig logs in: `azurecli` (reuses `az login`, for people and self-"
         "hosted runners) or `workloadidentity` (a federated token file, for jobs in Kubernetes); "
         "both non-interactive. CI keeps `azurecli` in the kubeconfig and overrides it with "
-        "`AAD_LOGIN_METHOD=msi` (docs/delivery.md, \"Who signs in how\")."
+        "`AAD_LOGIN_METHOD=msi` (docs/delivery.md, \"Who signs in how\").",
     )
     plan_identity: Optional[PlanIdentityConfig] = Field(
         default=None,
         description="The read-only identity previews and the drift check run as (`scripts/bootstrap` prints "
         "both IDs). Unset: no such identity in this environment (previews then need the deploy "
-        "identity's rights)."
+        "identity's rights).",
     )
 
 
@@ -170,51 +163,35 @@ class HubConfig(Model):
             r"/providers/Microsoft\.Network/virtualNetworks/[-\w._]+$"
         ),
     ] = Field(
-        description="Hub VNet resource ID to peer with (runners, firewall, gateways); may be in another "
-        "subscription."
+        description="Hub VNet resource ID to peer with (runners, firewall, gateways); may be in another subscription."
     )
-    address_space: list[IPv4Network] = Field(
-        min_length=1,
-        description="The hub's ranges, checked for overlaps."
-    )
+    address_space: list[IPv4Network] = Field(min_length=1, description="The hub's ranges, checked for overlaps.")
     create_hub_side_peering: bool = Field(
-        default=True,
-        description="Also create the hub-to-spoke half (needs write access to the hub VNet)."
+        default=True, description="Also create the hub-to-spoke half (needs write access to the hub VNet)."
     )
-    use_remote_gateways: bool = Field(
-        default=False,
-        description="Route through the hub's VPN/ExpressRoute gateway."
-    )
+    use_remote_gateways: bool = Field(default=False, description="Route through the hub's VPN/ExpressRoute gateway.")
     private_dns_zones_resource_group_id: Optional[ResourceGroupId] = Field(
         default=None,
         description="Resource group ID of the hub's central privatelink zones. Set it when the hub serves "
         "several environments (a VNet links to one zone of each name): the environment then links"
-        " its VNets to those zones instead of creating its own. The zones must exist."
+        " its VNets to those zones instead of creating its own. The zones must exist.",
     )
 
 
 class NatGatewayConfig(Model):
-    idle_timeout_minutes: int = Field(
-        default=4,
-        ge=4,
-        le=120,
-        description="Idle TCP timeout of the NAT gateway."
-    )
+    idle_timeout_minutes: int = Field(default=4, ge=4, le=120, description="Idle TCP timeout of the NAT gateway.")
     public_ip_count: int = Field(
         default=1,
         ge=1,
         le=16,
-        description="Public IPs of the NAT gateway, each giving 64,512 SNAT ports; large fleets need more "
-        "than one."
+        description="Public IPs of the NAT gateway, each giving 64,512 SNAT ports; large fleets need more than one.",
     )
 
 
 def _fqdn(value: str) -> str:
     value = value.lower()
     if not FQDN.match(value):
-        raise ValueError(
-            f"{value!r} is not a host name: use e.g. pypi.org, or *.example.com for its subdomains"
-        )
+        raise ValueError(f"{value!r} is not a host name: use e.g. pypi.org, or *.example.com for its subdomains")
     return value
 
 
@@ -233,21 +210,18 @@ class FirewallConfig(Model):
     """
 
     sku: Literal["Standard", "Premium"] = Field(
-        default="Premium",
-        description="`Premium` adds intrusion detection and prevention (IDPS)."
+        default="Premium", description="`Premium` adds intrusion detection and prevention (IDPS)."
     )
     threat_intel_mode: Literal["Alert", "Deny"] = Field(
-        default="Deny",
-        description="`Alert` or `Deny` traffic to Microsoft's known-malicious addresses and domains."
+        default="Deny", description="`Alert` or `Deny` traffic to Microsoft's known-malicious addresses and domains."
     )
     intrusion_detection: Optional[Literal["Off", "Alert", "Deny"]] = Field(
-        default=None,
-        description="IDPS signature mode, Premium only. Unset: `Deny` on Premium, `Off` on Standard."
+        default=None, description="IDPS signature mode, Premium only. Unset: `Deny` on Premium, `Off` on Standard."
     )
     allowed_fqdns: list[Fqdn] = Field(
         default_factory=list,
         description="HTTPS destinations every node may reach beyond AKS's own (e.g. OS mirrors); host names "
-        "or `*.domain`, never a public registry."
+        "or `*.domain`, never a public registry.",
     )
 
     @property
@@ -265,17 +239,17 @@ class EgressConfig(Model):
         description="`userAssignedNATGateway`: a NAT gateway this program creates on the node subnets. "
         "`userDefinedRouting`: 0.0.0.0/0 is routed to an Azure Firewall this program creates in "
         "each region (deny by default, `firewall` below); needs `subnets.firewall` in each "
-        "region."
+        "region.",
     )
     firewall: FirewallConfig = Field(
         default_factory=FirewallConfig,
         description="The Azure Firewall in each region's VNet (with `outboundType: userDefinedRouting`): "
         "AKS's needs, `allowedFqdns` and the teams' `egressFqdns` over HTTPS are allowed, "
-        "everything else denied."
+        "everything else denied.",
     )
     nat_gateway: NatGatewayConfig = Field(
         default_factory=NatGatewayConfig,
-        description="The NAT gateway on the node subnets (with `outboundType: userAssignedNATGateway`)."
+        description="The NAT gateway on the node subnets (with `outboundType: userAssignedNATGateway`).",
     )
 
 
@@ -284,7 +258,7 @@ class RegionSubnets(Model):
     firewall: Optional[IPv4Network] = Field(
         default=None,
         description="`AzureFirewallSubnet` of the region's egress firewall, /26 or larger; required with "
-        "`outboundType: userDefinedRouting`, and only then."
+        "`outboundType: userDefinedRouting`, and only then.",
     )
 
 
@@ -292,8 +266,7 @@ class RegionNetworkConfig(Model):
     """The VNet of one region that hosts clusters."""
 
     address_space: list[IPv4Network] = Field(
-        min_length=1,
-        description="The region's VNet ranges (one VNet per region that hosts a cluster)."
+        min_length=1, description="The region's VNet ranges (one VNet per region that hosts a cluster)."
     )
     subnets: RegionSubnets = Field(description="The region's shared subnets.")
 
@@ -305,25 +278,20 @@ class NetworkConfig(Model):
     )
     service_cidr: IPv4Network = Field(description="Kubernetes service range, /12 or smaller.")
     dns_service_ip: IPv4Address = Field(
-        alias="dnsServiceIP",
-        description="Cluster DNS address inside `serviceCidr`, not its first address."
+        alias="dnsServiceIP", description="Cluster DNS address inside `serviceCidr`, not its first address."
     )
     regions: dict[RegionName, RegionNetworkConfig] = Field(
-        min_length=1,
-        description="One VNet per region that hosts a cluster, by ARM region name (`eastus2`)."
+        min_length=1, description="One VNet per region that hosts a cluster, by ARM region name (`eastus2`)."
     )
     hub: Optional[HubConfig] = Field(
         default=None,
-        description="The hub VNet (deploy runners, firewall, on-premises gateways) to peer with. Unset: no "
-        "peering."
+        description="The hub VNet (deploy runners, firewall, on-premises gateways) to peer with. Unset: no peering.",
     )
     on_premises_ranges: list[IPv4Network] = Field(
-        default_factory=list,
-        description="Ranges reached through the hub, checked for overlaps."
+        default_factory=list, description="Ranges reached through the hub, checked for overlaps."
     )
     egress: EgressConfig = Field(
-        default_factory=EgressConfig,
-        description="How nodes reach the internet; there is no default outbound access."
+        default_factory=EgressConfig, description="How nodes reach the internet; there is no default outbound access."
     )
 
 
@@ -333,12 +301,12 @@ class ClusterSubnets(Model):
     api_server: Optional[IPv4Network] = Field(
         default=None,
         description="Subnet delegated to `Microsoft.ContainerService/managedClusters` for API server VNet "
-        "integration, /28 or larger; required with `apiServer.vnetIntegration`."
+        "integration, /28 or larger; required with `apiServer.vnetIntegration`.",
     )
     pods: Optional[IPv4Network] = Field(
         default=None,
         description="Classic Azure CNI only (`cni: podSubnet`): the pods' subnet, holding (max + surge) × "
-        "maxPods of every pool + 5."
+        "maxPods of every pool + 5.",
     )
 
 
@@ -346,34 +314,26 @@ class ApiServerConfig(Model):
     private: bool = Field(
         default=True,
         description="Private API server, resolved through the `privatelink.<region>.azmk8s.io` zone (the "
-        "environment's own, linked to the hub, or the hub's)."
+        "environment's own, linked to the hub, or the hub's).",
     )
-    vnet_integration: bool = Field(
-        default=True,
-        description="API server in a delegated subnet (`subnets.apiServer`)."
-    )
+    vnet_integration: bool = Field(default=True, description="API server in a delegated subnet (`subnets.apiServer`).")
     authorized_ip_ranges: list[IPv4Network] = Field(
         default_factory=list,
         description="Public API server only, and then required: the source ranges allowed to reach it, each "
-        "/8 or narrower."
+        "/8 or narrower.",
     )
 
 
 class MaintenanceWindowConfig(Model):
-    day_of_week: Literal[
-        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"
-    ] = Field(
-        default="Sunday",
-        description="Day of the weekly window."
+    day_of_week: Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"] = Field(
+        default="Sunday", description="Day of the weekly window."
     )
     start_time: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] = Field(
-        default="02:00",
-        description="Start of the window, `HH:MM`."
+        default="02:00", description="Start of the window, `HH:MM`."
     )
     duration_hours: int = Field(default=4, ge=4, le=24, description="Length of the window.")
     utc_offset: Annotated[str, StringConstraints(pattern=r"^[+-](0[0-9]|1[0-4]):[0-5][0-9]$")] = Field(
-        default="+00:00",
-        description="Offset of `startTime` from UTC."
+        default="+00:00", description="Offset of `startTime` from UTC."
     )
 
 
@@ -387,17 +347,16 @@ class UpgradeConfig(Model):
         "patches in the window), `stable` or `rapid` (AKS owns the version; leave "
         "`kubernetesVersion` out), `none` (this program owns the full version). Unset: `patch` "
         "for a lone cluster, `none` for fleet members, whose upgrades the fleet runs; a fleet "
-        "member may only say `none`."
+        "member may only say `none`.",
     )
     node_os_channel: Optional[Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"]] = Field(
         default=None,
         description="How node OS images are updated. Unset: `NodeImage` for a lone cluster; `SecurityPatch` "
         "for fleet members (the fleet's update runs move node images with the version, AKS "
-        "patches the OS in between)."
+        "patches the OS in between).",
     )
     maintenance_window: MaintenanceWindowConfig = Field(
-        default_factory=MaintenanceWindowConfig,
-        description="The weekly window both upgrade channels use."
+        default_factory=MaintenanceWindowConfig, description="The weekly window both upgrade channels use."
     )
 
 
@@ -405,48 +364,32 @@ class AutoscalerProfileConfig(Model):
     """The cluster autoscaler profile (values as AKS takes them)."""
 
     expander: Literal["least-waste", "most-pods", "priority", "random"] = Field(
-        default="least-waste",
-        description="Which pool the autoscaler grows when several could take the pending pods."
+        default="least-waste", description="Which pool the autoscaler grows when several could take the pending pods."
     )
     balance_similar_node_groups: bool = Field(
-        default=True,
-        description="Keep similar pools (e.g. one per zone) the same size."
+        default=True, description="Keep similar pools (e.g. one per zone) the same size."
     )
-    scan_interval: Duration = Field(
-        default="10s",
-        description="How often the autoscaler re-evaluates the cluster."
-    )
+    scan_interval: Duration = Field(default="10s", description="How often the autoscaler re-evaluates the cluster.")
     scale_down_delay_after_add: Duration = Field(
-        default="10m",
-        description="How long after a scale-up before scale-down is considered again."
+        default="10m", description="How long after a scale-up before scale-down is considered again."
     )
     scale_down_unneeded_time: Duration = Field(
-        default="10m",
-        description="How long a node must be unneeded before it is removed."
+        default="10m", description="How long a node must be unneeded before it is removed."
     )
     scale_down_utilization_threshold: float = Field(
-        default=0.5,
-        gt=0,
-        le=1,
-        description="Requested share of a node below which it counts as unneeded."
+        default=0.5, gt=0, le=1, description="Requested share of a node below which it counts as unneeded."
     )
     max_graceful_termination_sec: int = Field(
-        default=600,
-        ge=0,
-        le=86_400,
-        description="How long pods get to terminate when their node is scaled down."
+        default=600, ge=0, le=86_400, description="How long pods get to terminate when their node is scaled down."
     )
     max_node_provision_time: Duration = Field(
-        default="15m",
-        description="How long a new node may take to become ready before the autoscaler gives up on it."
+        default="15m", description="How long a new node may take to become ready before the autoscaler gives up on it."
     )
     skip_nodes_with_system_pods: bool = Field(
-        default=True,
-        description="Never remove nodes running kube-system pods (other than DaemonSets)."
+        default=True, description="Never remove nodes running kube-system pods (other than DaemonSets)."
     )
     skip_nodes_with_local_storage: bool = Field(
-        default=False,
-        description="Never remove nodes with pods using local storage (emptyDir, hostPath)."
+        default=False, description="Never remove nodes with pods using local storage (emptyDir, hostPath)."
     )
 
 
@@ -463,39 +406,37 @@ class PoolSettings(Model):
     min_count: int = Field(
         ge=0,
         le=100_000,
-        description="Fewest nodes the autoscaler keeps; the program never sets `count` after creation."
+        description="Fewest nodes the autoscaler keeps; the program never sets `count` after creation.",
     )
     max_count: int = Field(
         ge=1,
         le=100_000,
         description="Most nodes the autoscaler may add; AKS allows 1,000 per pool and 5,000 per cluster "
-        "(checked with the capacity plan)."
+        "(checked with the capacity plan).",
     )
     max_pods: int = Field(default=110, ge=10, le=250, description="Pods per node.")
     max_surge: MaxSurge = Field(
         default="10%",
-        description="Extra nodes during an upgrade: `\"10%\"` or a count; surge nodes need addresses too."
+        description="Extra nodes during an upgrade: `\"10%\"` or a count; surge nodes need addresses too.",
     )
     os_disk_size_gb: int = Field(
         default=128,
         ge=30,
         le=2048,
         alias="osDiskSizeGB",
-        description="OS disk size; an ephemeral disk must fit the size's cache or temporary disk."
+        description="OS disk size; an ephemeral disk must fit the size's cache or temporary disk.",
     )
     os_disk_type: Literal["Ephemeral", "Managed"] = Field(
         default="Ephemeral",
         description="`Ephemeral` (on the VM's local disk) or `Managed`; sizes without a local disk that fits "
-        "take `Managed`."
+        "take `Managed`.",
     )
     zones: Optional[list[Zone]] = Field(
-        default=None,
-        description="Zones of the pool, a subset of the cluster's. Unset: the cluster's zones."
+        default=None, description="Zones of the pool, a subset of the cluster's. Unset: the cluster's zones."
     )
     labels: dict[str, str] = Field(
         default_factory=dict,
-        description="Node labels, Kubernetes syntax; never under AKS's `kubernetes.azure.com/` or "
-        "`kubernetes.io/`."
+        description="Node labels, Kubernetes syntax; never under AKS's `kubernetes.azure.com/` or `kubernetes.io/`.",
     )
     taints: list[Taint] = Field(default_factory=list, description="Node taints, `key=value:Effect`.")
 
@@ -503,24 +444,16 @@ class PoolSettings(Model):
 class PoolConfig(PoolSettings):
     """Settings shared by the system pool and CPU user pools."""
 
-    os_sku: OsSku = Field(default="AzureLinux", description="Node OS image; Azure Linux is the smaller, AKS-maintained default.")
+    os_sku: OsSku = Field(
+        default="AzureLinux", description="Node OS image; Azure Linux is the smaller, AKS-maintained default."
+    )
 
 
 class SystemPoolConfig(PoolConfig):
     """The inline system pool; it always carries the CriticalAddonsOnly taint."""
 
-    min_count: int = Field(
-        default=3,
-        ge=1,
-        le=100_000,
-        description="Fewest system nodes the autoscaler keeps."
-    )
-    max_count: int = Field(
-        default=6,
-        ge=1,
-        le=100_000,
-        description="Most system nodes the autoscaler may add."
-    )
+    min_count: int = Field(default=3, ge=1, le=100_000, description="Fewest system nodes the autoscaler keeps.")
+    max_count: int = Field(default=6, ge=1, le=100_000, description="Most system nodes the autoscaler may add.")
 
 
 class NodePoolConfig(PoolConfig):
@@ -535,34 +468,28 @@ class GpuPoolConfig(PoolSettings):
         description="What the pool is for, read by policies and Kueue: `training` (gang-scheduled, "
         "InfiniBand), `batch` or `inference`."
     )
-    min_count: int = Field(
-        default=0,
-        ge=0,
-        le=100_000,
-        description="Fewest nodes; GPU pools scale to zero when idle."
-    )
+    min_count: int = Field(default=0, ge=0, le=100_000, description="Fewest nodes; GPU pools scale to zero when idle.")
     max_surge: MaxSurge = Field(
-        default="1",
-        description="GPU capacity is scarce: surge one node at a time (a percentage at most 10%)."
+        default="1", description="GPU capacity is scarce: surge one node at a time (a percentage at most 10%)."
     )
     spot: bool = Field(
         default=False,
         description="Spot VMs: evicted (deleted) when Azure needs the capacity back, at any price up to on-"
-        "demand; the Spot taint is added."
+        "demand; the Spot taint is added.",
     )
     mig_profile: Optional[MigProfile] = Field(
         default=None,
         description="Multi-Instance GPU partitioning, fixed at creation (MIG-capable sizes only): 7, 3, 2, 1 "
-        "and 1 slices per GPU for MIG1g to MIG7g."
+        "and 1 slices per GPU for MIG1g to MIG7g.",
     )
     capacity_reservation_group_id: Optional[CapacityReservationGroupId] = Field(
         default=None,
-        description="A `Microsoft.Compute/capacityReservationGroups` ID to draw nodes from; not with Spot."
+        description="A `Microsoft.Compute/capacityReservationGroups` ID to draw nodes from; not with Spot.",
     )
     quotas: dict[str, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(
         default_factory=dict,
         description="GPUs (or MIG slices) of this pool each team may use through Kueue, `{team: count}`, "
-        "summing to at most the pool's capacity."
+        "summing to at most the pool's capacity.",
     )
 
 
@@ -573,16 +500,15 @@ class GpuSettings(Model):
         default="aks",
         description="Who installs the NVIDIA driver and container toolkit: `aks` (`gpuProfile.driver: "
         "Install`; the GPU operator skips both) or `operator` (driver `None`; the GPU operator "
-        "installs them). One switch, so the pool and the operator cannot disagree."
+        "installs them). One switch, so the pool and the operator cannot disagree.",
     )
     os_sku: OsSku = Field(
         default="Ubuntu",
         description="OS of every GPU pool of the cluster (the GPU operator does not support mixed OS versions"
-        " across GPU nodes)."
+        " across GPU nodes).",
     )
     taint: Taint = Field(
-        default=DEFAULT_GPU_TAINT,
-        description="Taint on every GPU pool; the GPU stack and Kueue flavors tolerate it."
+        default=DEFAULT_GPU_TAINT, description="Taint on every GPU pool; the GPU stack and Kueue flavors tolerate it."
     )
 
 
@@ -595,10 +521,7 @@ class SandboxPoolConfig(PoolSettings):
     """
 
     min_count: int = Field(
-        default=0,
-        ge=0,
-        le=100_000,
-        description="Fewest sandbox nodes; the pool scales to zero when idle."
+        default=0, ge=0, le=100_000, description="Fewest sandbox nodes; the pool scales to zero when idle."
     )
     max_surge: MaxSurge = Field(default="1", description="Extra nodes during an upgrade.")
 
@@ -613,43 +536,33 @@ class ClusterConfig(Model):
         description="`major.minor` (or `major.minor.patch` with channel `none`), a minor AKS supports "
         "(`facts/aks_versions.py`, from AKS's release calendar; refresh with `az aks get-"
         "versions`). Unset: AKS's default, allowed only where an upgrade channel owns the version"
-        " (docs/upgrades.md)."
+        " (docs/upgrades.md).",
     )
     tier: Literal["Free", "Standard", "Premium"] = Field(
-        default="Standard",
-        description="Control plane tier (Standard and Premium carry the uptime SLA)."
+        default="Standard", description="Control plane tier (Standard and Premium carry the uptime SLA)."
     )
     zones: list[Zone] = Field(
-        default_factory=lambda: ["1", "2", "3"],
-        min_length=1,
-        description="Availability zones the pools may use."
+        default_factory=lambda: ["1", "2", "3"], min_length=1, description="Availability zones the pools may use."
     )
     cni: Literal["overlay", "podSubnet"] = Field(
         default="overlay",
         description="`overlay` (Azure CNI Overlay) or `podSubnet` (classic Azure CNI, pods in "
-        "`subnets.pods`); Cilium dataplane and policy either way."
+        "`subnets.pods`); Cilium dataplane and policy either way.",
     )
     advanced_networking: bool = Field(
         default=True,
         description="Advanced Container Networking Services (FQDN network policies, flow observability). Must"
         " stay on while any namespace of the cluster reaches hosts by name (team `egressFqdns`, "
-        "workload identity sign-in, Kafka's OAuth, driver builds)."
+        "workload identity sign-in, Kafka's OAuth, driver builds).",
     )
-    api_server: ApiServerConfig = Field(
-        default_factory=ApiServerConfig,
-        description="How the API server is reached."
-    )
-    disable_local_accounts: bool = Field(
-        default=True,
-        description="Entra ID only; `false` is an explicit weakening."
-    )
+    api_server: ApiServerConfig = Field(default_factory=ApiServerConfig, description="How the API server is reached.")
+    disable_local_accounts: bool = Field(default=True, description="Entra ID only; `false` is an explicit weakening.")
     upgrades: UpgradeConfig = Field(
         default_factory=UpgradeConfig,
-        description="Who upgrades Kubernetes and node images, and when (docs/upgrades.md)."
+        description="Who upgrades Kubernetes and node images, and when (docs/upgrades.md).",
     )
     autoscaler: AutoscalerProfileConfig = Field(
-        default_factory=AutoscalerProfileConfig,
-        description="The cluster autoscaler profile, values as AKS takes them."
+        default_factory=AutoscalerProfileConfig, description="The cluster autoscaler profile, values as AKS takes them."
     )
     subnets: ClusterSubnets = Field(description="The cluster's subnets in its region's VNet.")
     system_pool: SystemPoolConfig = Field(
@@ -657,38 +570,33 @@ class ClusterConfig(Model):
     )
     node_pools: dict[AgentPoolName, NodePoolConfig] = Field(
         default_factory=dict,
-        description="CPU user pools, each its own AgentPool; names unique across `nodePools` and `gpuPools`."
+        description="CPU user pools, each its own AgentPool; names unique across `nodePools` and `gpuPools`.",
     )
-    gpu: GpuSettings = Field(
-        default_factory=GpuSettings,
-        description="What all GPU pools of the cluster share."
-    )
+    gpu: GpuSettings = Field(default_factory=GpuSettings, description="What all GPU pools of the cluster share.")
     gpu_pools: dict[AgentPoolName, GpuPoolConfig] = Field(
         default_factory=dict,
         description="GPU pools, each its own AgentPool of a catalogued GPU size; names unique across "
-        "`nodePools` and `gpuPools`."
+        "`nodePools` and `gpuPools`.",
     )
     sandbox_pool: Optional[SandboxPoolConfig] = Field(
         default=None,
         description="The Pod Sandboxing pool (AgentPool `sandbox`: `workloadRuntime: KataVmIsolation`, "
         "AzureLinux, tainted `platform.ai/sandbox=kata:NoSchedule`) for `highRiskNamespaces`; "
         "required on every cluster once a team has them. Its `vmSize` must support nested "
-        "virtualization (Dsv3/Dsv4/Dsv5, Ddsv5, Esv5, Fsv2, ...)."
+        "virtualization (Dsv3/Dsv4/Dsv5, Ddsv5, Esv5, Fsv2, ...).",
     )
 
 
 class TeamConfig(Model):
     entra_group_object_ids: UuidList = Field(
-        min_length=1,
-        description="The team's Entra groups (≥ 1): AKS RBAC Writer on the team's namespaces."
+        min_length=1, description="The team's Entra groups (≥ 1): AKS RBAC Writer on the team's namespaces."
     )
     reader_group_object_ids: UuidList = Field(
-        default_factory=list,
-        description="Groups with AKS RBAC Reader on the team's namespaces."
+        default_factory=list, description="Groups with AKS RBAC Reader on the team's namespaces."
     )
     namespaces: list[NamespaceName] = Field(
         min_length=1,
-        description="Kubernetes namespaces the team owns; unique across teams, never `kube-*` or `default`."
+        description="Kubernetes namespaces the team owns; unique across teams, never `kube-*` or `default`.",
     )
     egress_fqdns: list[Fqdn] = Field(
         default_factory=list,
@@ -696,13 +604,13 @@ class TeamConfig(Model):
         "allowed by the firewall and by a Cilium FQDN policy in each of the team's namespaces "
         "only; never a public registry. `*.example.com` matches hosts at any depth at the "
         "firewall; Cilium 1.18's `*` stays within one label, so the cluster's policy lists the "
-        "pattern at each depth down to four labels (`*.*.example.com`, ...)."
+        "pattern at each depth down to four labels (`*.*.example.com`, ...).",
     )
     high_risk_namespaces: list[NamespaceName] = Field(
         default_factory=list,
         description="Namespaces (of `namespaces`) whose pods run untrusted code: each pod must use the `kata-"
         "vm-isolation` RuntimeClass (admission always denies otherwise) and tolerate the sandbox "
-        "pool's taint."
+        "pool's taint.",
     )
     training_namespaces: list[NamespaceName] = Field(
         default_factory=list,
@@ -710,7 +618,7 @@ class TeamConfig(Model):
         " `privileged` there and the admission policy `platform-pod-security-training` enforces "
         "baseline plus exactly `IPC_LOCK`; Azure Policy's baseline initiative is replaced there "
         "by its five definitions with `IPC_LOCK` allowed (docs/gpus.md, \"Training namespaces\"); "
-        "never a high-risk namespace."
+        "never a high-risk namespace.",
     )
 
 
@@ -720,12 +628,12 @@ class AzurePolicyConfig(Model):
     initiative: Literal["baseline", "restricted", "none"] = Field(
         default="baseline",
         description="The Azure Policy add-on's built-in pod security initiative assigned on each cluster: "
-        "`baseline`, `restricted` or `none`."
+        "`baseline`, `restricted` or `none`.",
     )
     effect: Literal["Audit", "Deny"] = Field(
         default="Audit",
         description="`Audit` or `Deny` for that initiative; AKS's and the platform's privileged namespaces "
-        "are excluded."
+        "are excluded.",
     )
 
 
@@ -736,37 +644,26 @@ class AdmissionConfig(Model):
         default="Deny",
         description="What the platform's ValidatingAdmissionPolicies do with a violating pod in a team "
         "namespace: `Deny` (rejected, audited) or `Audit` (admitted, audited, the client warned);"
-        " dev audits."
+        " dev audits.",
     )
     azure_policy: AzurePolicyConfig = Field(
         default_factory=AzurePolicyConfig,
-        description="The Azure Policy add-on's built-in pod security initiative, assigned on each cluster."
+        description="The Azure Policy add-on's built-in pod security initiative, assigned on each cluster.",
     )
 
 
 class OperationsConfig(Model):
-    log_retention_days: int = Field(
-        default=90,
-        ge=30,
-        le=730,
-        description="Log Analytics retention, 30-730."
-    )
+    log_retention_days: int = Field(default=90, ge=30, le=730, description="Log Analytics retention, 30-730.")
     defender: bool = Field(
         default=True,
         description="Microsoft Defender for Containers' sensor on each cluster, reporting to the "
         "environment's Log Analytics workspace; what it covers today: docs/operations.md, "
-        "\"Defender\"."
+        "\"Defender\".",
     )
     image_cleaner_interval_hours: int = Field(
-        default=168,
-        ge=24,
-        le=2160,
-        description="How often unused images are removed from nodes."
+        default=168, ge=24, le=2160, description="How often unused images are removed from nodes."
     )
-    secret_rotation_interval: Duration = Field(
-        default="2m",
-        description="Key Vault CSI driver rotation poll interval."
-    )
+    secret_rotation_interval: Duration = Field(default="2m", description="Key Vault CSI driver rotation poll interval.")
 
 
 class FleetConfig(Model):
@@ -777,24 +674,17 @@ class FleetConfig(Model):
     """
 
     upgrade_channel: Literal["Stable", "Rapid"] = Field(
-        default="Stable",
-        description="The fleet's Kubernetes auto-upgrade channel: `Stable` or `Rapid`."
+        default="Stable", description="The fleet's Kubernetes auto-upgrade channel: `Stable` or `Rapid`."
     )
     node_image_selection: Literal["Latest", "Consistent"] = Field(
-        default="Consistent",
-        description="`Consistent` (one node image version across the fleet) or `Latest`."
+        default="Consistent", description="`Consistent` (one node image version across the fleet) or `Latest`."
     )
     canary_clusters: list[ShortName] = Field(
         default_factory=list,
         description="Clusters upgraded in the first stage; at least one cluster must be left for the second. "
-        "Empty: the first cluster declared."
+        "Empty: the first cluster declared.",
     )
-    soak_hours: int = Field(
-        default=24,
-        ge=0,
-        le=168,
-        description="Wait between the canary stage and the rest (0-168)."
-    )
+    soak_hours: int = Field(default=24, ge=0, le=168, description="Wait between the canary stage and the rest (0-168).")
 
 
 def _container_name(value: str) -> str:
@@ -812,9 +702,7 @@ SecretName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,127}$")]
 StorageSku = Literal["Standard_LRS", "Standard_ZRS", "Standard_GRS", "Standard_GZRS", "Standard_RAGZRS"]
 ZONE_REDUNDANT_STORAGE = ("Standard_ZRS", "Standard_GZRS", "Standard_RAGZRS")
 # Upstream registries as ACR artifact cache names them.
-UpstreamRepository = Annotated[
-    str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]+(/[a-z0-9._-]+)*(/\*)?$")
-]
+UpstreamRepository = Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]+(/[a-z0-9._-]+)*(/\*)?$")]
 TargetRepository = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._-]+(/[a-z0-9._-]+)*(/\*)?$")]
 
 
@@ -824,15 +712,13 @@ class StorageAccountConfig(Model):
     account_name: Optional[str] = Field(
         default=None,
         description="Azure's globally unique name, 3-24 lowercase letters and digits. Unset: "
-        "`st<prefix><env><key>`, which must then fit those rules."
+        "`st<prefix><env><key>`, which must then fit those rules.",
     )
     hierarchical_namespace: bool = Field(
-        default=False,
-        description="Data Lake Gen2 (adds a `dfs` endpoint); fixed at creation."
+        default=False, description="Data Lake Gen2 (adds a `dfs` endpoint); fixed at creation."
     )
     containers: list[ContainerName] = Field(
-        min_length=1,
-        description="Blob containers (3-63 lowercase letters, digits, single hyphens)."
+        min_length=1, description="Blob containers (3-63 lowercase letters, digits, single hyphens)."
     )
 
 
@@ -842,42 +728,35 @@ class StorageConfig(Model):
     sku: StorageSku = Field(
         default="Standard_ZRS",
         description="`Standard_LRS`, `Standard_ZRS`, `Standard_GRS`, `Standard_GZRS` or `Standard_RAGZRS`; "
-        "dev weakens it to `Standard_LRS`."
+        "dev weakens it to `Standard_LRS`.",
     )
     soft_delete_days: int = Field(
-        default=30,
-        ge=1,
-        le=365,
-        description="Deleted or overwritten blobs stay recoverable, 1-365."
+        default=30, ge=1, le=365, description="Deleted or overwritten blobs stay recoverable, 1-365."
     )
     container_soft_delete_days: int = Field(
-        default=30,
-        ge=1,
-        le=365,
-        description="Deleted containers stay recoverable, 1-365."
+        default=30, ge=1, le=365, description="Deleted containers stay recoverable, 1-365."
     )
     change_feed_days: Optional[int] = Field(
         default=None,
         ge=1,
         le=146000,
         description="Keep a change feed (an ordered log of every change) this many days, flat-namespace "
-        "accounts. Unset: off."
+        "accounts. Unset: off.",
     )
     point_in_time_restore_days: Optional[int] = Field(
         default=None,
         ge=1,
         le=364,
         description="Restore flat-namespace accounts to any point in this window; needs `changeFeedDays` "
-        "longer than it and must be shorter than `softDeleteDays`. Unset: off."
+        "longer than it and must be shorter than `softDeleteDays`. Unset: off.",
     )
     customer_managed_key: bool = Field(
         default=False,
         description="Encrypt with a key in the environment's Key Vault (a dedicated identity gets *Key Vault "
-        "Crypto Service Encryption User* on that key only)."
+        "Crypto Service Encryption User* on that key only).",
     )
     accounts: dict[ShortName, StorageAccountConfig] = Field(
-        default_factory=dict,
-        description="Private storage accounts by a short key (e.g. `weights`, `datasets`)."
+        default_factory=dict, description="Private storage accounts by a short key (e.g. `weights`, `datasets`)."
     )
 
 
@@ -885,20 +764,19 @@ class KeyVaultConfig(Model):
     """The environment's Key Vault: RBAC authorization, purge protection, private only."""
 
     sku: Literal["standard", "premium"] = Field(
-        default="standard",
-        description="`standard` or `premium` (HSM-backed keys)."
+        default="standard", description="`standard` or `premium` (HSM-backed keys)."
     )
     soft_delete_retention_days: int = Field(
         default=90,
         ge=7,
         le=90,
         description="7-90, fixed at creation; purge protection is always on, so a destroyed environment's "
-        "vault name is free again only after this many days."
+        "vault name is free again only after this many days.",
     )
     secrets_officer_group_object_ids: UuidList = Field(
         default_factory=list,
         description="Groups that create and rotate secrets (*Key Vault Secrets Officer* on this vault); the "
-        "program never holds a secret value."
+        "program never holds a secret value.",
     )
 
 
@@ -918,15 +796,12 @@ class RegistryConfig(Model):
     zone_redundancy: bool = Field(default=True, description="Zone-redundant registry and replicas.")
     geo_replication: bool = Field(default=True, description="A replica in every other region with clusters.")
     untagged_retention_days: int = Field(
-        default=7,
-        ge=0,
-        le=365,
-        description="Untagged manifests are deleted after this many days (0-365)."
+        default=7, ge=0, le=365, description="Untagged manifests are deleted after this many days (0-365)."
     )
     cache_rules: dict[Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9-]{5,50}$")], CacheRuleConfig] = Field(
         default_factory=dict,
         description="Pull-through cache rules for teams' upstream images, beside the platform's own (which "
-        "are always present)."
+        "are always present).",
     )
 
 
@@ -943,37 +818,32 @@ class KafkaTopicConfig(Model):
     """One topic, the same on either engine."""
 
     name: TopicName = Field(
-        description="Lowercase letters, digits, dots and hyphens; unique; not `<cluster>.…` (MirrorMaker's "
-        "copies)."
+        description="Lowercase letters, digits, dots and hyphens; unique; not `<cluster>.…` (MirrorMaker's copies)."
     )
     partitions: int = Field(
-        ge=1,
-        le=10_000,
-        description="Partitions (Event Hubs: at most 32 on Standard, 100 on Premium)."
+        ge=1, le=10_000, description="Partitions (Event Hubs: at most 32 on Standard, 100 on Premium)."
     )
     replication_factor: int = Field(
         default=3,
         ge=1,
         le=100,
-        description="Copies of each partition, at most `strimzi.brokers` (ignored by Event Hubs)."
+        description="Copies of each partition, at most `strimzi.brokers` (ignored by Event Hubs).",
     )
     min_in_sync_replicas: int = Field(
         default=2,
         ge=1,
         le=100,
-        description="Copies a write with `acks=all` needs, at most `replicationFactor` (ignored by Event "
-        "Hubs)."
+        description="Copies a write with `acks=all` needs, at most `replicationFactor` (ignored by Event Hubs).",
     )
     retention_hours: int = Field(
         default=168,
         ge=1,
         le=87_600,
         description="How long records (`delete`) or tombstones (`compact`) are kept; Event Hubs: at most 168 "
-        "on Standard, 2,160 on Premium."
+        "on Standard, 2,160 on Premium.",
     )
     cleanup_policy: Literal["delete", "compact"] = Field(
-        default="delete",
-        description="`delete` or `compact` (the latest record per key stays)."
+        default="delete", description="`delete` or `compact` (the latest record per key stays)."
     )
 
 
@@ -984,14 +854,12 @@ class KafkaClientConfig(Model):
     authentication: Literal["oauth", "tls"] = Field(
         default="oauth",
         description="`oauth` (Entra ID tokens) or `tls` (a Strimzi client certificate in Secret "
-        "`kafka/<client>`; not on Event Hubs)."
+        "`kafka/<client>`; not on Event Hubs).",
     )
 
 
 # VM sizes whose name says they take Premium SSDs (the `s` feature letter: D8ds_v5, E16s_v5).
-PremiumStorageVmSize = Annotated[
-    str, StringConstraints(pattern=r"^Standard_[A-Z]+[0-9]+[a-z]*s[a-z]*(_v[0-9]+)?$")
-]
+PremiumStorageVmSize = Annotated[str, StringConstraints(pattern=r"^Standard_[A-Z]+[0-9]+[a-z]*s[a-z]*(_v[0-9]+)?$")]
 
 
 class KafkaNodePoolConfig(Model):
@@ -999,22 +867,15 @@ class KafkaNodePoolConfig(Model):
 
     vm_size: PremiumStorageVmSize = Field(
         default="Standard_E8ds_v5",
-        description="The Kafka pool's size; must take Premium SSDs (an `s` in its features)."
+        description="The Kafka pool's size; must take Premium SSDs (an `s` in its features).",
     )
     spare_nodes_per_zone: int = Field(
         default=1,
         ge=0,
         le=10,
-        description="Nodes the autoscaler may add to each zone's pool beyond one per broker and controller "
-        "there."
+        description="Nodes the autoscaler may add to each zone's pool beyond one per broker and controller there.",
     )
-    os_disk_size_gb: int = Field(
-        default=128,
-        ge=30,
-        le=2048,
-        alias="osDiskSizeGB",
-        description="Managed OS disk size."
-    )
+    os_disk_size_gb: int = Field(default=128, ge=30, le=2048, alias="osDiskSizeGB", description="Managed OS disk size.")
     max_surge: MaxSurge = Field(default="1", description="Upgrade surge.")
 
 
@@ -1031,10 +892,7 @@ class KafkaOauthConfig(Model):
 class MirrorMakerConfig(Model):
     """Active/active mirroring between the two clusters that host Kafka."""
 
-    enabled: bool = Field(
-        default=True,
-        description="With two or more Kafka clusters, mirror them active/active."
-    )
+    enabled: bool = Field(default=True, description="With two or more Kafka clusters, mirror them active/active.")
     replicas: int = Field(default=2, ge=1, le=10, description="MirrorMaker pods per cluster.")
 
 
@@ -1044,46 +902,28 @@ class StrimziConfig(Model):
     clusters: Optional[list[ShortName]] = Field(
         default=None,
         description="Clusters that host Kafka; each needs zones 1, 2 and 3 (at most 20 when mirrored: "
-        "MirrorMaker's identity has a federated credential in each). Unset: every cluster."
+        "MirrorMaker's identity has a federated credential in each). Unset: every cluster.",
     )
     brokers: int = Field(
-        default=3,
-        ge=3,
-        le=100,
-        description="Brokers per cluster (3-100); three KRaft controllers run beside them."
+        default=3, ge=3, le=100, description="Brokers per cluster (3-100); three KRaft controllers run beside them."
     )
     broker_storage_gib: int = Field(
-        default=1024,
-        ge=10,
-        le=32767,
-        alias="brokerStorageGiB",
-        description="Each broker's Premium SSD claim."
+        default=1024, ge=10, le=32767, alias="brokerStorageGiB", description="Each broker's Premium SSD claim."
     )
     controller_storage_gib: int = Field(
-        default=64,
-        ge=10,
-        le=1024,
-        alias="controllerStorageGiB",
-        description="Each controller's claim."
+        default=64, ge=10, le=1024, alias="controllerStorageGiB", description="Each controller's claim."
     )
     broker_cpu: int = Field(default=4, ge=1, le=64, description="CPU each broker requests.")
     broker_memory_gib: int = Field(
-        default=32,
-        ge=4,
-        le=512,
-        alias="brokerMemoryGiB",
-        description="Memory each broker requests and is limited to."
+        default=32, ge=4, le=512, alias="brokerMemoryGiB", description="Memory each broker requests and is limited to."
     )
     node_pool: KafkaNodePoolConfig = Field(
         default_factory=KafkaNodePoolConfig,
-        description="The dedicated pool Kafka runs on in each hosting cluster (zones 1-3, tainted)."
+        description="The dedicated pool Kafka runs on in each hosting cluster (zones 1-3, tainted).",
     )
-    oauth: KafkaOauthConfig = Field(
-        description="The Entra ID application whose access tokens the brokers accept."
-    )
+    oauth: KafkaOauthConfig = Field(description="The Entra ID application whose access tokens the brokers accept.")
     mirror_maker: MirrorMakerConfig = Field(
-        default_factory=MirrorMakerConfig,
-        description="Active/active mirroring between the clusters that host Kafka."
+        default_factory=MirrorMakerConfig, description="Active/active mirroring between the clusters that host Kafka."
     )
 
 
@@ -1095,7 +935,7 @@ class EventHubsConfig(Model):
         default=1,
         ge=1,
         le=40,
-        description="Throughput units (Standard, 1-40) or processing units (Premium: 1, 2, 4, 8, 16)."
+        description="Throughput units (Standard, 1-40) or processing units (Premium: 1, 2, 4, 8, 16).",
     )
 
 
@@ -1107,20 +947,18 @@ class KafkaConfig(Model):
     )
     topics: list[KafkaTopicConfig] = Field(
         default_factory=list,
-        description="The topics; one name for the Kafka topic, the `KafkaTopic` and the event hub."
+        description="The topics; one name for the Kafka topic, the `KafkaTopic` and the event hub.",
     )
     clients: dict[str, KafkaClientConfig] = Field(
         default_factory=dict,
         description="`{workload: client}`: workloads of `platform:workloads` that produce or consume; on "
-        "Strimzi, every cluster a client runs on must host Kafka."
+        "Strimzi, every cluster a client runs on must host Kafka.",
     )
     strimzi: Optional[StrimziConfig] = Field(
-        default=None,
-        description="Strimzi's settings, with `engine: strimzi`; leave it out on Event Hubs."
+        default=None, description="Strimzi's settings, with `engine: strimzi`; leave it out on Event Hubs."
     )
     event_hubs: Optional[EventHubsConfig] = Field(
-        default=None,
-        description="Event Hubs' settings, with `engine: eventhubs`; leave it out on Strimzi."
+        default=None, description="Event Hubs' settings, with `engine: eventhubs`; leave it out on Strimzi."
     )
 
     def topic(self, name: str) -> KafkaTopicConfig | None:
@@ -1137,22 +975,22 @@ class WorkloadConfig(Model):
     )
     clusters: Optional[list[ShortName]] = Field(
         default=None,
-        description="Clusters it runs on, one federated credential each (at most 20). Unset: every cluster."
+        description="Clusters it runs on, one federated credential each (at most 20). Unset: every cluster.",
     )
     storage: dict[ShortName, dict[str, Access]] = Field(
         default_factory=dict,
         description="`{account: {container: read | write}}`: Storage Blob Data Reader (`read`) or Contributor"
-        " (`write`) on exactly that container."
+        " (`write`) on exactly that container.",
     )
     key_vault_secrets: list[SecretName] = Field(
         default_factory=list,
         description="Secrets it reads (Key Vault Secrets User on each); create them before the deploy that "
-        "grants them."
+        "grants them.",
     )
     kubernetes_api: bool = Field(
         default=False,
         description="The workload calls the Kubernetes API: its service account mounts a token and its pods "
-        "may reach the API server (otherwise neither)."
+        "may reach the API server (otherwise neither).",
     )
 
 
@@ -1178,61 +1016,50 @@ class PlatformConfig(Model):
     protect: bool = Field(
         default=True,
         description="Pulumi `protect` on stateful and hard-to-rebuild resources (clusters, VNets, workspaces,"
-        " storage): a deletion or replacement fails instead of happening."
+        " storage): a deletion or replacement fails instead of happening.",
     )
     entra: EntraConfig = Field(
-        default_factory=EntraConfig,
-        description="Entra ID settings shared by every cluster of the environment."
+        default_factory=EntraConfig, description="Entra ID settings shared by every cluster of the environment."
     )
     network: NetworkConfig = Field(
         description="The address plan: VNets, subnets, pod and service ranges, the hub, egress."
     )
     clusters: dict[ShortName, ClusterConfig] = Field(
-        min_length=1,
-        description="Clusters; the name (2-10 lowercase alphanumerics) is part of resource names."
+        min_length=1, description="Clusters; the name (2-10 lowercase alphanumerics) is part of resource names."
     )
     teams: dict[ShortName, TeamConfig] = Field(
-        default_factory=dict,
-        description="Teams, by a short name: their Entra groups, namespaces and egress."
+        default_factory=dict, description="Teams, by a short name: their Entra groups, namespaces and egress."
     )
     operations: OperationsConfig = Field(
-        default_factory=OperationsConfig,
-        description="Logging and security operations."
+        default_factory=OperationsConfig, description="Logging and security operations."
     )
     admission: AdmissionConfig = Field(
-        default_factory=AdmissionConfig,
-        description="Admission control in team namespaces."
+        default_factory=AdmissionConfig, description="Admission control in team namespaces."
     )
     lock_stateful_resources: bool = Field(
         default=True,
         description="`CanNotDelete` locks on storage accounts, the Key Vault and the registry: deleting them "
-        "(or a container) needs the lock removed first."
+        "(or a container) needs the lock removed first.",
     )
     storage: StorageConfig = Field(
-        default_factory=StorageConfig,
-        description="Storage accounts and how their data is protected."
+        default_factory=StorageConfig, description="Storage accounts and how their data is protected."
     )
-    key_vault: KeyVaultConfig = Field(
-        default_factory=KeyVaultConfig,
-        description="The environment's Key Vault."
-    )
+    key_vault: KeyVaultConfig = Field(default_factory=KeyVaultConfig, description="The environment's Key Vault.")
     registry: RegistryConfig = Field(
-        default_factory=RegistryConfig,
-        description="The environment's container registry."
+        default_factory=RegistryConfig, description="The environment's container registry."
     )
     workloads: dict[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,23}$")], WorkloadConfig] = Field(
         default_factory=dict,
         description="Workloads with Entra ID workload identity (below); names are 1-24 lowercase letters, "
-        "digits and hyphens."
+        "digits and hyphens.",
     )
     fleet: Optional[FleetConfig] = Field(
         default=None,
         description="Fleet Manager settings; only for environments of two or more clusters, which always join"
-        " a fleet. Unset: the defaults below."
+        " a fleet. Unset: the defaults below.",
     )
     kafka: Optional[KafkaConfig] = Field(
-        default=None,
-        description="The event backbone. Unset: no Kafka in this environment."
+        default=None, description="The event backbone. Unset: no Kafka in this environment."
     )
 
     @property

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 from stackconfig.model import PlatformConfig
 
@@ -62,9 +61,18 @@ def _models_in(annotation: Any) -> list[tuple[type[BaseModel], str]]:
 
 # What a map's keys are called in a path: `clusters.<cluster>.gpuPools.<pool>`.
 PLACEHOLDERS = {
-    "regions": "<region>", "clusters": "<cluster>", "nodePools": "<pool>", "gpuPools": "<pool>",
-    "teams": "<team>", "workloads": "<workload>", "accounts": "<account>", "cacheRules": "<rule>",
-    "clients": "<workload>", "quotas": "<team>", "storage": "<account>", "topics": "<topic>",
+    "regions": "<region>",
+    "clusters": "<cluster>",
+    "nodePools": "<pool>",
+    "gpuPools": "<pool>",
+    "teams": "<team>",
+    "workloads": "<workload>",
+    "accounts": "<account>",
+    "cacheRules": "<rule>",
+    "clients": "<workload>",
+    "quotas": "<team>",
+    "storage": "<account>",
+    "topics": "<topic>",
 }
 
 
@@ -83,16 +91,33 @@ def keys(model: type[BaseModel] = PlatformConfig, prefix: str = "") -> list[Key]
 
 # How the model's type names read in the reference.
 TYPE_NAMES = {
-    "str": "string", "int": "integer", "float": "number", "bool": "bool",
-    "Uuid": "UUID", "UuidList": "list of UUID", "IPv4Network": "CIDR", "IPv4Address": "IPv4 address",
-    "ShortName": "short name", "RegionName": "region", "AgentPoolName": "pool name",
-    "NamespaceName": "namespace", "VmSize": "VM size", "GpuVmSizeName": "GPU VM size",
-    "PremiumStorageVmSize": "VM size", "MaxSurge": "surge (`10%` or a count)",
-    "Duration": "duration (`10s`, `10m`, `1h`)", "Taint": "taint (`key=value:Effect`)",
-    "KubernetesVersion": "Kubernetes version", "CapacityReservationGroupId": "resource ID",
-    "ResourceGroupId": "resource ID", "Fqdn": "host name or `*.domain`",
-    "ContainerName": "container name", "SecretName": "secret name", "TopicName": "topic name",
-    "UpstreamRepository": "repository", "TargetRepository": "repository",
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "bool",
+    "Uuid": "UUID",
+    "UuidList": "list of UUID",
+    "IPv4Network": "CIDR",
+    "IPv4Address": "IPv4 address",
+    "ShortName": "short name",
+    "RegionName": "region",
+    "AgentPoolName": "pool name",
+    "NamespaceName": "namespace",
+    "VmSize": "VM size",
+    "GpuVmSizeName": "GPU VM size",
+    "PremiumStorageVmSize": "VM size",
+    "MaxSurge": "surge (`10%` or a count)",
+    "Duration": "duration (`10s`, `10m`, `1h`)",
+    "Taint": "taint (`key=value:Effect`)",
+    "KubernetesVersion": "Kubernetes version",
+    "CapacityReservationGroupId": "resource ID",
+    "ResourceGroupId": "resource ID",
+    "Fqdn": "host name or `*.domain`",
+    "ContainerName": "container name",
+    "SecretName": "secret name",
+    "TopicName": "topic name",
+    "UpstreamRepository": "repository",
+    "TargetRepository": "repository",
 }
 
 
@@ -127,7 +152,9 @@ def _type_text(node: ast.expr, namespace: dict[str, Any]) -> str:
         if outer == "Annotated" and isinstance(inner, ast.Tuple):
             return _type_text(inner.elts[0], namespace)
         if outer == "Literal":
-            return " \\| ".join(f"`{ast.literal_eval(e)}`" for e in (inner.elts if isinstance(inner, ast.Tuple) else [inner]))
+            return " \\| ".join(
+                f"`{ast.literal_eval(e)}`" for e in (inner.elts if isinstance(inner, ast.Tuple) else [inner])
+            )
     return ast.unparse(node)
 
 
@@ -137,7 +164,9 @@ def type_of(key: Key) -> str:
 
     owner = next(cls for cls in key.model.__mro__ if key.field in getattr(cls, "__annotations__", {}))
     source = owner.__annotations__[key.field]
-    text = _type_text(ast.parse(source, mode="eval").body, vars(model_module)) if isinstance(source, str) else str(source)
+    text = (
+        _type_text(ast.parse(source, mode="eval").body, vars(model_module)) if isinstance(source, str) else str(source)
+    )
     bounds = []
     for item in key.info.metadata:
         for kind, symbol in ((Ge, "≥"), (Gt, ">"), (Le, "≤"), (Lt, "<")):
@@ -176,10 +205,8 @@ def _shown(value: Any, limit: int = 48) -> str:
 def default_of(key: Key) -> str:
     if key.required:
         return "required"
-    if key.info.default_factory is not None:
-        value = key.info.default_factory()  # type: ignore[call-arg]
-    else:
-        value = key.info.default
+    factory = key.info.default_factory
+    value = factory() if factory is not None else key.info.default  # type: ignore[call-arg]
     if isinstance(value, BaseModel):
         return ""
     return _shown(value)
@@ -226,17 +253,16 @@ def _split(path: str) -> list[str]:
 INTRO = """\
 All keys live under the `platform:` namespace of a stack file (`stacks/Pulumi.<stack>.yaml`).
 Unknown keys are errors. A bad config never registers anything and never shows a traceback: one
-message lists every problem with its full key, for example:
+message lists every problem with its full key. This is prod's stack with a node subnet and a pod
+range too small for its pools:
 
 ```
-The stack configuration has 2 problems; nothing was deployed:
-  - platform:clusters.eus2.subnets.nodes: (10.20.32.0/22) is too small: the pools it serves can grow to 1,488 nodes with surge (1,382 max + 106 surge), one address each, but it has 1,019 usable addresses (Azure reserves 5); use a /21 or larger
-  - platform:network.podCidr: (100.64.0.0/16) is too small for cluster eus2: overlay gives each node a /24, so it serves 256 nodes but the pools can grow to 1,504 with surge; use a /13 or larger (it cannot be enlarged after creation)
+{example}
 ```
 
 Type and format problems are reported first; relations between keys (overlaps, sizes, limits)
 are checked once every value has a valid type (`stackconfig/checks.py`). Defaults are the secure
-choice; weakening one is an explicit line in a stack file, shown in the last column.
+choice; weakening one is an explicit line in a stack file, shown under "stacks set".
 """
 
 
@@ -244,7 +270,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ") if "\\|" not in text else text.replace("\n", " ")
 
 
-def render_markdown(configs: dict[str, BaseModel]) -> str:
+def render_markdown(configs: dict[str, BaseModel], example: str) -> str:
     """docs/configuration.md: every key, its type, default, what each stack sets, and why."""
     all_keys = keys()
     lines = [
@@ -252,13 +278,17 @@ def render_markdown(configs: dict[str, BaseModel]) -> str:
         "",
         "<!-- Generated by `make docs` from stackconfig/model.py and stacks/; edit those, not this. -->",
         "",
-        INTRO,
+        INTRO.format(example=example.strip()),
     ]
     sections = [key for key in all_keys if "." not in key.path]
     groups = [("Top level", "", sections)]
     for section in sections:
         if section.section:
-            inner = [key for key in all_keys if key.path.startswith(section.path + ".") or key.path.startswith(section.path + "[]")]
+            inner = [
+                key
+                for key in all_keys
+                if key.path.startswith(section.path + ".") or key.path.startswith(section.path + "[]")
+            ]
             groups.append((f"`{NAMESPACE}:{section.path}`", section.path, inner))
     for title, prefix, group in groups:
         lines += [f"## {title}", ""]
@@ -266,7 +296,7 @@ def render_markdown(configs: dict[str, BaseModel]) -> str:
             lines += [next(k for k in sections if k.path == prefix).description, ""]
         lines += ["| key | type | default | stacks set | meaning |", "|---|---|---|---|---|"]
         for key in group:
-            shown_path = key.path if not prefix else key.path[len(prefix):].lstrip(".")
+            shown_path = key.path if not prefix else key.path[len(prefix) :].lstrip(".")
             shown_path = shown_path if prefix else f"{NAMESPACE}:{shown_path}"
             stacks = []
             if not key.section:

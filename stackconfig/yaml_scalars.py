@@ -10,7 +10,7 @@ is refused with its key: write true/false or the number, or quote text.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import yaml
 
@@ -26,8 +26,10 @@ def _reason(text: str) -> str | None:
     if _BOOLEAN_WORDS.match(text):
         return f"{text} is a boolean to some YAML readers and text to others; write true or false, or quote text"
     if _OTHER_NUMBERS.match(text):
-        return (f"{text} is read differently by YAML 1.1 and 1.2 (octal, hexadecimal, base 60, with "
-                "underscores or an exponent without a point); write a plain decimal number, or quote text")
+        return (
+            f"{text} is read differently by YAML 1.1 and 1.2 (octal, hexadecimal, base 60, with "
+            "underscores or an exponent without a point); write a plain decimal number, or quote text"
+        )
     return None
 
 

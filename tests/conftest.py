@@ -4,11 +4,11 @@ same engine with one key changed."""
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -52,8 +52,12 @@ def run_with(stack: str, change: Callable[[dict[str, Any]], None]) -> Plan:
 def copy_project(destination: Path) -> Path:
     """The repository's files (no venv, git or build output), for tests that run the CLI on an
     edited stack file without touching the real one."""
-    shutil.copytree(ROOT, destination, symlinks=True,
-                    ignore=shutil.ignore_patterns("venv", ".git", "out", ".pytest_cache", "__pycache__"))
+    shutil.copytree(
+        ROOT,
+        destination,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("venv", ".git", "out", ".pytest_cache", "__pycache__"),
+    )
     return destination
 
 

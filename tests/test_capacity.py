@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planning import capacity
 from facts.gpu import GPU_VM_SIZES
+from planning import capacity
 from stackconfig.checks import find_problems
 from stackconfig.model import PlatformConfig
 from tests.conftest import stack_values
@@ -39,6 +39,7 @@ def problem_keys(section: dict) -> set[str]:
 
 
 # --- the oracle ------------------------------------------------------------------------
+
 
 def oracle_usable_addresses(subnet: IPv4Network) -> int:
     """Azure reserves the first four addresses and the last one of every subnet."""
@@ -144,8 +145,15 @@ def test_planner_agrees_with_the_oracle_at_the_edge(node_prefix, pod_prefix, cpu
     # A filler GPU pool (surge 1) brings the user pools to the node subnet's edge + delta.
     filler = oracle_usable_addresses(nodes) + node_delta - cpu_peak - 1
     assume(1 <= filler <= 1000)
-    cluster["gpuPools"] = {"fill": {"vmSize": "Standard_NC4as_T4_v3", "purpose": "batch",
-                                    "maxCount": filler, "maxSurge": "1", "osDiskType": "Managed"}}
+    cluster["gpuPools"] = {
+        "fill": {
+            "vmSize": "Standard_NC4as_T4_v3",
+            "purpose": "batch",
+            "maxCount": filler,
+            "maxSurge": "1",
+            "osDiskType": "Managed",
+        }
+    }
     user_peak = cpu_peak + filler + 1
     overlay_nodes = oracle_overlay_nodes(pod_cidr)
     keys = problem_keys(section)
@@ -173,8 +181,15 @@ def test_overlay_capacity_agrees_with_the_oracle_at_the_edge(block_count, delta)
     from hypothesis import assume
 
     assume(1 <= filler <= 1000)
-    cluster["gpuPools"] = {"fill": {"vmSize": "Standard_NC4as_T4_v3", "purpose": "batch",
-                                    "maxCount": filler, "maxSurge": "1", "osDiskType": "Managed"}}
+    cluster["gpuPools"] = {
+        "fill": {
+            "vmSize": "Standard_NC4as_T4_v3",
+            "purpose": "batch",
+            "maxCount": filler,
+            "maxSurge": "1",
+            "osDiskType": "Managed",
+        }
+    }
     section["network"]["podCidr"] = str(pod_cidr)
     assert (POD_CIDR_KEY in problem_keys(section)) == (delta > 0)
 
@@ -189,8 +204,13 @@ def test_overlay_capacity_agrees_with_the_oracle_at_the_edge(block_count, delta)
 )
 def test_quotas_never_exceed_what_a_pool_can_hold(max_count, gpus, mig, research, inference):
     section = dev_section()
-    pool = {"vmSize": gpus, "purpose": "batch", "maxCount": max_count, "osDiskType": "Managed",
-            "quotas": {"research": research, "inference": inference}}
+    pool = {
+        "vmSize": gpus,
+        "purpose": "batch",
+        "maxCount": max_count,
+        "osDiskType": "Managed",
+        "quotas": {"research": research, "inference": inference},
+    }
     if mig:
         pool["migProfile"] = mig
     section["clusters"]["eus2"]["gpuPools"] = {"g": pool}
@@ -203,9 +223,13 @@ def test_quotas_never_exceed_what_a_pool_can_hold(max_count, gpus, mig, research
 
 # --- every limit at its edge: the limit passes, one more is rejected naming the key ------
 
+
 def with_gpu_pool(section: dict, name: str, max_count: int, **extra) -> None:
     section["clusters"]["eus2"].setdefault("gpuPools", {})[name] = {
-        "vmSize": "Standard_ND96isr_H100_v5", "purpose": "training", "maxCount": max_count, **extra
+        "vmSize": "Standard_ND96isr_H100_v5",
+        "purpose": "training",
+        "maxCount": max_count,
+        **extra,
     }
 
 
@@ -292,8 +316,15 @@ def test_an_overlay_pod_cidr_full_to_the_last_block_passes_and_one_node_more_is_
 
 def test_quota_equal_to_capacity_passes_and_one_gpu_more_is_rejected():
     section = big_cluster_section()
-    with_gpu_pool(section, "a100", 10, vmSize="Standard_NC24ads_A100_v4", migProfile="MIG3g",
-                  osDiskType="Managed", quotas={"research": 15, "inference": 5})  # 10 nodes x 2 slices
+    with_gpu_pool(
+        section,
+        "a100",
+        10,
+        vmSize="Standard_NC24ads_A100_v4",
+        migProfile="MIG3g",
+        osDiskType="Managed",
+        quotas={"research": 15, "inference": 5},
+    )  # 10 nodes x 2 slices
     assert not problem_keys(section)
     section["clusters"]["eus2"]["gpuPools"]["a100"]["quotas"]["inference"] = 6
     assert "platform:clusters.eus2.gpuPools.a100.quotas" in problem_keys(section)
@@ -304,5 +335,8 @@ def test_summary_line_counts_clusters_nodes_and_gpus_by_model():
     with_gpu_pool(section, "h100", 100)
     with_gpu_pool(section, "a100", 10, vmSize="Standard_NC24ads_A100_v4", osDiskType="Managed")
     summary = capacity.plan_capacity(config_of(section)).summary()
-    system, cpu = section["clusters"]["eus2"]["systemPool"]["maxCount"], section["clusters"]["eus2"]["nodePools"]["cpu"]["maxCount"]
+    system, cpu = (
+        section["clusters"]["eus2"]["systemPool"]["maxCount"],
+        section["clusters"]["eus2"]["nodePools"]["cpu"]["maxCount"],
+    )
     assert summary == f"clusters 1 · max nodes {system + cpu + 110:,} · GPU nodes 110 · GPUs 10 A100, 800 H100"

@@ -13,10 +13,8 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import ALL_STACKS, ROOT
-from tests.conftest import stack_values as config_of
 from contracts import pod_security as pss_evaluator
-from contracts.cluster import ClusterView, NAMESPACE, cluster_of, selector_matches
+from contracts.cluster import NAMESPACE, ClusterView, cluster_of, selector_matches
 from contracts.golden import BY_NAME, GOLDEN, HUGGING_FACE_HOSTS, LAYERS, evaluate, rendered
 from contracts.reach import cilium_matches, firewall_matches
 from facts import azure_policy
@@ -25,6 +23,8 @@ from offline.reference import shared_dir
 from planning.admission import pod_security_rules
 from planning.network_policy import fqdn_selectors
 from planning.pod_security import TRAINING_EXTRA_CAPABILITIES
+from tests.conftest import ALL_STACKS, ROOT
+from tests.conftest import stack_values as config_of
 
 # Which stacks each golden workload serves (prod-scale, the training fleet, runs the trainer only).
 APPLIES = {
@@ -46,8 +46,11 @@ def views(plans, stack: str) -> list[ClusterView]:
 
 def applicable(plans, stack: str, name: str, **overrides):
     """(view, rendered workload) for every cluster of the stack where the workload applies."""
-    return [(view, item) for view in views(plans, stack)
-            if (item := rendered(BY_NAME[name], plans[stack].outputs, view.key, **overrides)) is not None]
+    return [
+        (view, item)
+        for view in views(plans, stack)
+        if (item := rendered(BY_NAME[name], plans[stack].outputs, view.key, **overrides)) is not None
+    ]
 
 
 def report(result: dict[str, list[str]]) -> str:
@@ -113,48 +116,166 @@ def _spec(workload: dict) -> dict:
 
 TWINS = [
     # (twin, golden workload, stack, change, the layer that must refuse it, words of the reason)
-    ("privileged", "training-infiniband", "prod",
-     lambda w: _container(w)["securityContext"].update(privileged=True), "admission", "Privileged"),
+    (
+        "privileged",
+        "training-infiniband",
+        "prod",
+        lambda w: _container(w)["securityContext"].update(privileged=True),
+        "admission",
+        "Privileged",
+    ),
     ("host network", "inference", "prod", lambda w: _spec(w).update(hostNetwork=True), "admission", "hostNetwork"),
-    ("IPC_LOCK outside a training namespace", "inference", "prod",
-     lambda w: _container(w)["securityContext"].update(capabilities={"add": ["IPC_LOCK"]}), "admission", "IPC_LOCK"),
-    ("SYS_ADMIN in a training namespace", "training-infiniband", "prod",
-     lambda w: _container(w)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN"), "admission", "SYS_ADMIN"),
-    ("root without IPC_LOCK", "training-infiniband", "prod",
-     lambda w: _container(w)["securityContext"].pop("capabilities"), "admission", "root"),
-    ("a host path in a training namespace", "training-infiniband", "prod",
-     lambda w: _spec(w)["volumes"].append({"name": "host", "hostPath": {"path": "/"}}), "admission", "hostPath"),
-    ("runc in the sandbox", "sandboxed-eval", "prod", lambda w: _spec(w).pop("runtimeClassName"), "admission", "sandbox"),
-    ("no queue", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(), "queueing", "without a queue"),
-    ("no queue, refused at admission too", "training-infiniband", "prod", lambda w: w["metadata"]["labels"].clear(),
-     "admission", "name a queue"),
-    ("a forged PodSet label on a Deployment's pods", "inference", "prod",
-     lambda w: (w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"),
-                w["spec"]["template"]["metadata"]["labels"].update({"kueue.x-k8s.io/podset": "main"})),
-     "admission", "run through Kueue"),
-    ("an inference pod that skips the queue", "inference", "prod",
-     lambda w: w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"), "admission", "Kueue"),
-    ("wrong queue", "training-infiniband", "prod",
-     lambda w: w["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "cpu"}), "queueing", "no LocalQueue"),
-    ("a gang larger than the quota", "training-infiniband", "prod",
-     lambda w: w["spec"].update(parallelism=201, completions=201), "queueing", "cannot admit"),
-    ("an unqueued pod sent to a GPU pool", "weights-loader", "prod",
-     lambda w: _spec(w).update(nodeSelector={"platform.ai/gpu-pool": "a100"}), "scheduling", "lands on"),
-    ("a Spot toleration on a regular pool", "inference", "prod",
-     lambda w: _spec(w).setdefault("tolerations", []).append(
-         {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists", "effect": "NoSchedule"}),
-     "scheduling", "does not carry"),
-    ("more CPU than a node has", "training-infiniband", "prod",
-     lambda w: _container(w)["resources"]["requests"].update(cpu="200"), "scheduling", "more than"),
-    ("two RDMA plugins' worth on an A100", "inference", "prod",
-     lambda w: _container(w)["resources"]["requests"].update({"rdma/shared_ib": "1"}), "scheduling", "rdma"),
-    ("the default service account", "weights-loader", "prod",
-     lambda w: _spec(w).update(serviceAccountName="default"), "identity", "no service account"),
-    ("no workload identity label", "weights-loader", "prod",
-     lambda w: w["spec"]["template"]["metadata"]["labels"].clear(), "identity", "not labelled"),
-    ("another team's identity", "weights-loader", "prod",
-     lambda w: (w["metadata"].update(namespace="research"), _spec(w).update(serviceAccountName="trainer")),
-     "identity", "inference"),
+    (
+        "IPC_LOCK outside a training namespace",
+        "inference",
+        "prod",
+        lambda w: _container(w)["securityContext"].update(capabilities={"add": ["IPC_LOCK"]}),
+        "admission",
+        "IPC_LOCK",
+    ),
+    (
+        "SYS_ADMIN in a training namespace",
+        "training-infiniband",
+        "prod",
+        lambda w: _container(w)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN"),
+        "admission",
+        "SYS_ADMIN",
+    ),
+    (
+        "root without IPC_LOCK",
+        "training-infiniband",
+        "prod",
+        lambda w: _container(w)["securityContext"].pop("capabilities"),
+        "admission",
+        "root",
+    ),
+    (
+        "a host path in a training namespace",
+        "training-infiniband",
+        "prod",
+        lambda w: _spec(w)["volumes"].append({"name": "host", "hostPath": {"path": "/"}}),
+        "admission",
+        "hostPath",
+    ),
+    (
+        "runc in the sandbox",
+        "sandboxed-eval",
+        "prod",
+        lambda w: _spec(w).pop("runtimeClassName"),
+        "admission",
+        "sandbox",
+    ),
+    (
+        "no queue",
+        "training-infiniband",
+        "prod",
+        lambda w: w["metadata"]["labels"].clear(),
+        "queueing",
+        "without a queue",
+    ),
+    (
+        "no queue, refused at admission too",
+        "training-infiniband",
+        "prod",
+        lambda w: w["metadata"]["labels"].clear(),
+        "admission",
+        "name a queue",
+    ),
+    (
+        "a forged PodSet label on a Deployment's pods",
+        "inference",
+        "prod",
+        lambda w: (
+            w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"),
+            w["spec"]["template"]["metadata"]["labels"].update({"kueue.x-k8s.io/podset": "main"}),
+        ),
+        "admission",
+        "run through Kueue",
+    ),
+    (
+        "an inference pod that skips the queue",
+        "inference",
+        "prod",
+        lambda w: w["spec"]["template"]["metadata"]["labels"].pop("kueue.x-k8s.io/queue-name"),
+        "admission",
+        "Kueue",
+    ),
+    (
+        "wrong queue",
+        "training-infiniband",
+        "prod",
+        lambda w: w["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "cpu"}),
+        "queueing",
+        "no LocalQueue",
+    ),
+    (
+        "a gang larger than the quota",
+        "training-infiniband",
+        "prod",
+        lambda w: w["spec"].update(parallelism=201, completions=201),
+        "queueing",
+        "cannot admit",
+    ),
+    (
+        "an unqueued pod sent to a GPU pool",
+        "weights-loader",
+        "prod",
+        lambda w: _spec(w).update(nodeSelector={"platform.ai/gpu-pool": "a100"}),
+        "scheduling",
+        "lands on",
+    ),
+    (
+        "a Spot toleration on a regular pool",
+        "inference",
+        "prod",
+        lambda w: (
+            _spec(w)
+            .setdefault("tolerations", [])
+            .append({"key": "kubernetes.azure.com/scalesetpriority", "operator": "Exists", "effect": "NoSchedule"})
+        ),
+        "scheduling",
+        "does not carry",
+    ),
+    (
+        "more CPU than a node has",
+        "training-infiniband",
+        "prod",
+        lambda w: _container(w)["resources"]["requests"].update(cpu="200"),
+        "scheduling",
+        "more than",
+    ),
+    (
+        "two RDMA plugins' worth on an A100",
+        "inference",
+        "prod",
+        lambda w: _container(w)["resources"]["requests"].update({"rdma/shared_ib": "1"}),
+        "scheduling",
+        "rdma",
+    ),
+    (
+        "the default service account",
+        "weights-loader",
+        "prod",
+        lambda w: _spec(w).update(serviceAccountName="default"),
+        "identity",
+        "no service account",
+    ),
+    (
+        "no workload identity label",
+        "weights-loader",
+        "prod",
+        lambda w: w["spec"]["template"]["metadata"]["labels"].clear(),
+        "identity",
+        "not labelled",
+    ),
+    (
+        "another team's identity",
+        "weights-loader",
+        "prod",
+        lambda w: (w["metadata"].update(namespace="research"), _spec(w).update(serviceAccountName="trainer")),
+        "identity",
+        "inference",
+    ),
 ]
 
 
@@ -178,8 +299,9 @@ def test_a_flavor_without_the_gpu_toleration_strands_the_training_job(plans):
     assert any("lands on pools none" in r for r in evaluate(view, item)["scheduling"])
 
 
-@pytest.mark.parametrize("host", ["github.com", "evil.example.com", "hf.co.evil.example.com",
-                                  "a.b.c.d.e.hf.co", "registry-1.docker.io"])
+@pytest.mark.parametrize(
+    "host", ["github.com", "evil.example.com", "hf.co.evil.example.com", "a.b.c.d.e.hf.co", "registry-1.docker.io"]
+)
 def test_a_download_from_an_unlisted_host_is_refused_in_the_cluster(plans, host):
     view, item = applicable(plans, "prod", "model-download")[0]
     twin = item.golden.__class__(item.golden.name, item.golden.pool, hosts=(host,))
@@ -243,8 +365,10 @@ def _training_programs():
     import celpy
 
     env = celpy.Environment()
-    return [env.program(env.compile(rule.expression))
-            for rule in pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES)]
+    return [
+        env.program(env.compile(rule.expression))
+        for rule in pod_security_rules(pss.BASELINE, TRAINING_EXTRA_CAPABILITIES)
+    ]
 
 
 def _training_vap_admits(pod: dict) -> bool:
@@ -258,13 +382,16 @@ BASELINE_CASES = [
     (control.name, path, value, allowed)
     for control in pss.controls(pss.BASELINE)
     for path in control.paths
-    for value, allowed in [*((v, False) for v in control.forbidden),
-                           *((v, True) for v in control.allowed if v not in (pss.UNDEFINED,) and not str(v).endswith("*"))]
+    for value, allowed in [
+        *((v, False) for v in control.forbidden),
+        *((v, True) for v in control.allowed if v not in (pss.UNDEFINED,) and not str(v).endswith("*")),
+    ]
 ]
 
 
-@pytest.mark.parametrize(("control", "path", "value", "allowed"), BASELINE_CASES,
-                         ids=[f"{c}:{p}={v!r}" for c, p, v, _ in BASELINE_CASES])
+@pytest.mark.parametrize(
+    ("control", "path", "value", "allowed"), BASELINE_CASES, ids=[f"{c}:{p}={v!r}" for c, p, v, _ in BASELINE_CASES]
+)
 def test_baseline_control_by_control_in_pod_security_and_the_training_policy(control, path, value, allowed):
     pod = _pod_with(path, value)
     refused = control in pss_evaluator.evaluate(pod, pss.BASELINE)
@@ -278,23 +405,39 @@ def test_baseline_control_by_control_in_pod_security_and_the_training_policy(con
 
 RESTRICTED_CASES = [
     (control.name, value, allowed)
-    for control in pss.CONTROLS if control.level == pss.RESTRICTED
-    for value, allowed in [*((v, False) for v in control.forbidden),
-                           *((v, True) for v in control.allowed if v not in (pss.UNDEFINED, pss.NON_ZERO))]
+    for control in pss.CONTROLS
+    if control.level == pss.RESTRICTED
+    for value, allowed in [
+        *((v, False) for v in control.forbidden),
+        *((v, True) for v in control.allowed if v not in (pss.UNDEFINED, pss.NON_ZERO)),
+    ]
 ]
 
 
 def _restricted_pod(control: str, value) -> dict:
     """A pod that passes restricted but for `value` in the control's container field."""
-    security = {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"},
-                "capabilities": {"drop": ["ALL"]}}
-    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "x", "securityContext": security}],
-                                                "volumes": [{"name": "v", "emptyDir": {}}]}}
-    field = {"Privilege Escalation": ("allowPrivilegeEscalation",), "Running as Non-root": ("runAsNonRoot",),
-             "Running as Non-root user": ("runAsUser",), "Seccomp (restricted)": ("seccompProfile", "type"),
-             "Capabilities (restricted): drop": ("capabilities", "drop"),
-             "Capabilities (restricted): add": ("capabilities", "add"),
-             "/proc Mount Type (restricted)": ("procMount",)}.get(control)
+    security = {
+        "allowPrivilegeEscalation": False,
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+        "capabilities": {"drop": ["ALL"]},
+    }
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "app", "image": "x", "securityContext": security}],
+            "volumes": [{"name": "v", "emptyDir": {}}],
+        },
+    }
+    field = {
+        "Privilege Escalation": ("allowPrivilegeEscalation",),
+        "Running as Non-root": ("runAsNonRoot",),
+        "Running as Non-root user": ("runAsUser",),
+        "Seccomp (restricted)": ("seccompProfile", "type"),
+        "Capabilities (restricted): drop": ("capabilities", "drop"),
+        "Capabilities (restricted): add": ("capabilities", "add"),
+        "/proc Mount Type (restricted)": ("procMount",),
+    }.get(control)
     if control == "Volume Types":
         pod["spec"]["volumes"] = [{"name": "v", value: {}}]
     elif value == pss.UNDEFINED:
@@ -313,18 +456,26 @@ def _restricted_pod(control: str, value) -> dict:
     return pod
 
 
-@pytest.mark.parametrize(("control", "value", "allowed"), RESTRICTED_CASES,
-                         ids=[f"{c}={v!r}" for c, v, _ in RESTRICTED_CASES])
+@pytest.mark.parametrize(
+    ("control", "value", "allowed"), RESTRICTED_CASES, ids=[f"{c}={v!r}" for c, v, _ in RESTRICTED_CASES]
+)
 def test_restricted_control_by_control(control, value, allowed):
     result = pss_evaluator.evaluate(_restricted_pod(control, value), pss.RESTRICTED)
     assert (control in result) is not allowed, result
 
 
 def test_restricted_inherits_pod_level_settings_and_user_namespaces_waive_root_checks():
-    container = {"name": "app", "image": "x", "securityContext": {
-        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
-    pod = {"spec": {"securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [container]}}
+    container = {
+        "name": "app",
+        "image": "x",
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+    pod = {
+        "spec": {
+            "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [container],
+        }
+    }
     assert pss_evaluator.evaluate(pod, pss.RESTRICTED) == {}
     root = {"spec": {**pod["spec"], "securityContext": {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}}}
     assert set(pss_evaluator.evaluate(root, pss.RESTRICTED)) == {"Running as Non-root", "Running as Non-root user"}
@@ -356,9 +507,11 @@ def test_the_baseline_initiatives_definitions_and_values_are_azures():
     members = {d["policyDefinitionReferenceId"]: d for d in initiative["properties"]["policyDefinitions"]}
     assert set(members) == {d.reference_id for d in azure_policy.BASELINE_DEFINITIONS}
     assert members["ContainerCapabilities"]["parameters"]["allowedCapabilities"]["value"] == list(
-        azure_policy.BASELINE_ALLOWED_CAPABILITIES)
+        azure_policy.BASELINE_ALLOWED_CAPABILITIES
+    )
     assert initiative["properties"]["parameters"]["excludedNamespaces"]["defaultValue"] == list(
-        azure_policy.AKS_SYSTEM_NAMESPACES)
+        azure_policy.AKS_SYSTEM_NAMESPACES
+    )
     defaults = {k: v.get("defaultValue") for k, v in initiative["properties"]["parameters"].items()}
     for definition in azure_policy.BASELINE_DEFINITIONS:
         member = members[definition.reference_id]
@@ -366,10 +519,17 @@ def test_the_baseline_initiatives_definitions_and_values_are_azures():
         assert _azure_policy_file("policyDefinitions", definition.file)["name"] == definition.guid
         # Assigned alone exactly as the initiative assigns it: its version, its values.
         assert definition.version == member["definitionVersion"]
-        passed = {k: v["value"] for k, v in member["parameters"].items()
-                  if k not in ("effect", "excludedNamespaces", "namespaces")}
-        resolved = {k: defaults[v[len("[parameters('"):-len("')]")]] if isinstance(v, str) and v.startswith("[parameters(")
-                    else v for k, v in passed.items()}
+        passed = {
+            k: v["value"]
+            for k, v in member["parameters"].items()
+            if k not in ("effect", "excludedNamespaces", "namespaces")
+        }
+        resolved = {
+            k: defaults[v[len("[parameters('") : -len("')]")]]
+            if isinstance(v, str) and v.startswith("[parameters(")
+            else v
+            for k, v in passed.items()
+        }
         assert resolved == definition.parameters, definition.reference_id
         # The definition takes `namespaces` and `effect` in every version the initiative pins.
         declared = _azure_policy_file("policyDefinitions", definition.file)["properties"]["parameters"]
@@ -382,7 +542,9 @@ def _pack_module(pack: str, package: str, module: str):
     import sys
 
     sys.path.insert(0, str(ROOT / "policies" / pack))
-    spec = importlib.util.spec_from_file_location(f"{package}_{module}", ROOT / "policies" / pack / package / f"{module}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"{package}_{module}", ROOT / "policies" / pack / package / f"{module}.py"
+    )
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
     return loaded
@@ -420,8 +582,11 @@ def test_kueues_webhooks_cover_team_namespaces_only(plans, stack):
     teams = {ns for team in config["platform:teams"].values() for ns in team["namespaces"]}
     for view in views(plans, stack):
         selector = view.kueue_config["managedJobsNamespaceSelector"]
-        namespaces = {r.inputs["metadata"]["name"]: r.inputs["metadata"].get("labels", {})
-                      for r in plans[stack].of_type(NAMESPACE) if cluster_of(r) == view.key}
+        namespaces = {
+            r.inputs["metadata"]["name"]: r.inputs["metadata"].get("labels", {})
+            for r in plans[stack].of_type(NAMESPACE)
+            if cluster_of(r) == view.key
+        }
         covered = {ns for ns, labels in namespaces.items() if selector_matches(selector, labels)}
         assert covered == teams & set(namespaces)
         for system in ("kube-system", "kueue-system", "kafka", "gpu-operator"):
@@ -467,9 +632,21 @@ def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(p
 
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(plans["prod"].outputs))
-    assert main([str(ROOT / "examples" / "training-infiniband.yaml"), "--outputs", str(outputs),
-                 "--cluster", "scus", "--set", "NODES=16"]) == 0
-    job = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d["kind"] == "Job"][0]
+    assert (
+        main(
+            [
+                str(ROOT / "examples" / "training-infiniband.yaml"),
+                "--outputs",
+                str(outputs),
+                "--cluster",
+                "scus",
+                "--set",
+                "NODES=16",
+            ]
+        )
+        == 0
+    )
+    job = next(d for d in yaml.safe_load_all(capsys.readouterr().out) if d["kind"] == "Job")
     assert job["spec"]["parallelism"] == 16
     assert job["spec"]["template"]["spec"]["nodeSelector"]["platform.ai/gpu-pool"] == "h100"
     outputs.write_text(json.dumps(plans["dev"].outputs))

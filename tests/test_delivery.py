@@ -9,6 +9,7 @@ resources it "creates" in a directory, so a second run can prove it creates noth
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 import re
@@ -302,9 +303,19 @@ def test_every_pulumi_run_applies_both_policy_packs_with_the_stacks_config():
 # the instance metadata endpoint (managed identity). A one-shot `az login` with a GitHub OIDC
 # token does not (Azure/azure-cli#28708, Azure/login#180), nor does a token given once
 # (ARM_OIDC_TOKEN, a federated token file GitHub wrote).
-ONE_SHOT = ("ARM_OIDC_TOKEN", "ARM_OIDC_TOKEN_FILE_PATH", "AZURE_FEDERATED_TOKEN_FILE", "ARM_CLIENT_SECRET",
-            "AZURE_CLIENT_SECRET", "AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING",
-            "AZURE_KEYVAULT_AUTH_VIA_CLI", "ARM_USE_OIDC", "ARM_USE_CLI")
+ONE_SHOT = (
+    "ARM_OIDC_TOKEN",
+    "ARM_OIDC_TOKEN_FILE_PATH",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "ARM_CLIENT_SECRET",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_KEYVAULT_AUTH_VIA_CLI",
+    "ARM_USE_OIDC",
+    "ARM_USE_CLI",
+)
 
 
 def consumers(job: dict[str, Any]) -> dict[str, str]:
@@ -315,8 +326,9 @@ def consumers(job: dict[str, Any]) -> dict[str, str]:
         # pulumi-azure-native: ARM_USE_MSI selects ManagedIdentityCredential.
         "azure-native": "msi" if env.get("ARM_USE_MSI") == "true" and env.get("ARM_CLIENT_ID") else "other",
         # The azblob:// backend and azurekeyvault:// provider: DefaultAzureCredential, pinned.
-        "state and secrets": "msi" if env.get("AZURE_TOKEN_CREDENTIALS") == "ManagedIdentityCredential"
-        and env.get("AZURE_CLIENT_ID") else "chain",
+        "state and secrets": "msi"
+        if env.get("AZURE_TOKEN_CREDENTIALS") == "ManagedIdentityCredential" and env.get("AZURE_CLIENT_ID")
+        else "chain",
         # kubelogin: AAD_LOGIN_METHOD overrides the kubeconfig's --login.
         "kubelogin": env.get("AAD_LOGIN_METHOD", "azurecli"),
         "azure cli": "login" if step_uses(job, "azure/login") or re.search(r"\baz login\b", run) else "none",
@@ -328,7 +340,10 @@ def test_no_consumer_of_a_pulumi_run_depends_on_a_one_shot_login():
         for command in ("preview", "up"):
             job = reusable_run(stack, command, {"AZURE_CLIENT_ID": "<the runner identity's client id>"})
             assert consumers(job) == {
-                "azure-native": "msi", "state and secrets": "msi", "kubelogin": "msi", "azure cli": "none",
+                "azure-native": "msi",
+                "state and secrets": "msi",
+                "kubelogin": "msi",
+                "azure cli": "none",
             }, f"{command} {stack}"
             for name in ONE_SHOT:
                 assert name not in job["env"], f"{command} {stack} sets {name}"
@@ -374,7 +389,7 @@ def test_pushes_to_main_deploy_dev_then_staging_then_prod():
     deploys = {job["with"]["stack"]: name for name, job in calls.items() if job["with"]["command"] == "up"}
     previews = {job["with"]["stack"]: name for name, job in calls.items() if job["with"]["command"] == "preview"}
     assert set(deploys) == set(DEPLOYED) == set(previews)
-    for earlier, later in zip(DEPLOYED, DEPLOYED[1:]):
+    for earlier, later in itertools.pairwise(DEPLOYED):
         assert deploys[earlier] in needs_of(workflow["jobs"][deploys[later]]), f"{later} does not wait for {earlier}"
     for stack in DEPLOYED:
         job = workflow["jobs"][deploys[stack]]
@@ -779,7 +794,7 @@ def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
     capacity reservation scopes given. Always to service principals and groups only."""
     program = {BUILT_IN_ROLES[name] for name in program_roles()}
     assert program, "no roles found in components/"
-    vnet, zones, peered = hub()
+    _, zones, _ = hub()
     delegations = [
         grant for grant in grants(dry_run) if grant["role"] == ROLE["Role Based Access Control Administrator"]
     ]
@@ -790,7 +805,10 @@ def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
         write, delete = text.split(") AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})")
         assert "ActionMatches{'Microsoft.Authorization/roleAssignments/write'}" in write
         for half, source in ((write, "@Request"), (delete, "@Resource")):
-            assert f"{source}[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals" in half
+            assert (
+                f"{source}[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals"
+                in half
+            )
             assert (
                 f"{source}[Microsoft.Authorization/roleAssignments:PrincipalType] "
                 "ForAnyOfAnyValues:StringEqualsIgnoreCase {'ServicePrincipal', 'Group'}"
@@ -803,7 +821,12 @@ def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
             assert grant["scope"].startswith("/subscriptions/") and grant["scope"].count("/") == 2
             assert roles == program - {ROLE["Contributor"]}
             assert "<name of Platform preview secret reader (ailab-" in write
-        for forbidden in ("Owner", "User Access Administrator", "Role Based Access Control Administrator", "Contributor"):
+        for forbidden in (
+            "Owner",
+            "User Access Administrator",
+            "Role Based Access Control Administrator",
+            "Contributor",
+        ):
             assert ROLE[forbidden] not in text, f"deployers could assign {forbidden} at {grant['scope']}"
 
 
@@ -814,7 +837,8 @@ def test_bootstrap_delegates_contributor_only_on_the_capacity_reservations_it_is
     result = fake.run(["--dry-run", *bootstrap_args(), "--capacity-reservation-scope", reservation])
     assert result.returncode == 0, result.stderr
     contributor = [
-        grant for grant in grants(commands(result.stdout))
+        grant
+        for grant in grants(commands(result.stdout))
         if grant["condition"] and ROLE["Contributor"] in grant["condition"]
     ]
     assert [(g["assignee-object-id"], g["scope"]) for g in contributor] == [
@@ -898,8 +922,11 @@ def comparable(calls: list[list[str]]) -> list[str]:
             elif word == "--output":
                 skip = True
             elif word != "--only-show-errors":
-                words.append("?" if word.startswith("<") or word.startswith("/subscriptions/x/")
-                             else re.sub(r"<[^<>]*>", "?", word))
+                words.append(
+                    "?"
+                    if word.startswith("<") or word.startswith("/subscriptions/x/")
+                    else re.sub(r"<[^<>]*>", "?", word)
+                )
         result.append(" ".join(words))
     return result
 
@@ -933,6 +960,7 @@ def test_bootstrap_first_run_makes_the_changes_the_dry_run_prints(first_run):
     # Only the new identities' principal IDs and the new custom roles' names differ.
     blank = {path.read_text().strip() for path in fake.state.glob("*.principalId")}
     blank |= {path.read_text().strip() for path in fake.state.glob("*.name")}
+
     def blanked(word: str) -> str:
         for value in blank:
             word = word.replace(value, "<new>")
@@ -966,14 +994,14 @@ def test_bootstrap_stops_on_azure_errors_instead_of_creating(tmp_path: Path, fai
     result = fake.run(bootstrap_args(envs=("dev",)), FAKE_AZ_FAIL=failing)
     assert result.returncode == 1
     assert f"az {failing}" in result.stderr and "AuthorizationFailed" in result.stderr
-    group, verb = failing.rsplit(" ", 1)
+    group, _ = failing.rsplit(" ", 1)
     assert not named(fake.calls(), *group.split(), "create"), "an error was taken for a missing resource"
     assert not any(fake.temp.iterdir()), "left a temporary file behind"
 
 
 def test_bootstrap_retries_a_grant_until_a_new_identity_has_replicated(first_run, tmp_path: Path):
     fake = after_first_run(first_run, tmp_path)
-    (delegation,) = [path for path in fake.state.glob("*.condition")][:1]
+    (delegation,) = list(fake.state.glob("*.condition"))[:1]
     for path in fake.state.glob(delegation.name.replace(".condition", ".*")):
         path.unlink()  # one grant to make again
     result = fake.run(

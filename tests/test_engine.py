@@ -54,11 +54,17 @@ def test_options_dependencies_and_parents_are_captured(plans):
     assert cluster.options.protect is True
     # The fleet owns prod's versions, so they are ignored beside the autoscaled count.
     assert cluster.options.ignore_changes == (
-        "agentPoolProfiles[0].count", "kubernetesVersion", "agentPoolProfiles[0].orchestratorVersion")
+        "agentPoolProfiles[0].count",
+        "kubernetesVersion",
+        "agentPoolProfiles[0].orchestratorVersion",
+    )
     assert plan.by_urn(cluster.parent).type == "platform:aks:Cluster"
     granted = {plan.by_urn(urn).name for urn in cluster.dependencies}
-    assert {"aks-eus2-control-plane-joins-vnet", "aks-eus2-control-plane-operates-kubelet",
-            "aks-eus2-control-plane-writes-api-dns"} <= granted
+    assert {
+        "aks-eus2-control-plane-joins-vnet",
+        "aks-eus2-control-plane-operates-kubelet",
+        "aks-eus2-control-plane-writes-api-dns",
+    } <= granted
     pool = plan.one("azure-native:containerservice:AgentPool", "aks-eus2-pool-cpu")
     assert pool.options.delete_before_replace and pool.options.ignore_changes == ("count", "orchestratorVersion")
     assert plan.by_urn(pool.property_dependencies["resourceName"][0]).name == "aks-eus2-aks"
@@ -91,7 +97,9 @@ def test_cli_prints_a_tree_and_counts_and_writes_json(tmp_path):
     out = tmp_path / "plan.json"
     result = subprocess.run(
         [sys.executable, "scripts/preview.py", "--stack", "staging", "--json", str(out)],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     assert "platform:index:Platform" in result.stdout and "└──" in result.stdout
@@ -113,7 +121,6 @@ def test_the_alias_shortcut_changes_nothing_that_is_captured(plans):
     assert {r.urn: r.options for r in slow.resources} == {r.urn: r.options for r in fast.resources}
     cluster = fast.one("azure-native:containerservice:ManagedCluster", "aks-eus2-aks")
     assert len(cluster.aliases) > 100, "azure-native declares an alias per API version"
-
 
 
 def test_a_duplicate_urn_fails_the_preview_as_it_fails_pulumi_up(monkeypatch):

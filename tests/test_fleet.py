@@ -73,7 +73,7 @@ def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scal
         for cluster in values["platform:clusters"].values():
             for pool in cluster["gpuPools"].values():
                 pool["maxCount"] = 10
-                pool["quotas"] = {team: 8 for team in pool["quotas"]}
+                pool["quotas"] = dict.fromkeys(pool["quotas"], 8)
 
     small_fleet = run_with("prod-scale", small)
     assert small_fleet.ok, small_fleet.error
@@ -82,7 +82,6 @@ def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scal
 
 def test_the_benchmarks_synthetic_fleet_is_a_valid_config():
     """`make bench` previews it; a config the planner rejects would time an error message."""
-    import json
     import sys
 
     sys.path.insert(0, str(ROOT / "scripts"))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
+from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
 from offline.chartcheck import chart_defaults, crd_problems, manifest_of, unread_values
 from offline.reference import reference_file
-from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
 from tests.conftest import ALL_STACKS as STACKS
 
 POOL = "azure-native:containerservice:AgentPool"
@@ -81,7 +81,10 @@ def test_gpu_pools_are_tainted_labelled_and_left_to_the_autoscaler(plans, stack)
         assert inputs["osDiskSizeGB"] >= 128
         assert inputs["osDiskType"] == "Managed" or inputs["osDiskSizeGB"] <= size.temp_disk_gib
         assert inputs["enableNodePublicIP"] is False
-        assert not inputs["upgradeSettings"]["maxSurge"].endswith("%") or int(inputs["upgradeSettings"]["maxSurge"][:-1]) <= 10
+        assert (
+            not inputs["upgradeSettings"]["maxSurge"].endswith("%")
+            or int(inputs["upgradeSettings"]["maxSurge"][:-1]) <= 10
+        )
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -122,7 +125,10 @@ def test_gpu_operator_leaves_mig_to_aks_and_exports_gpu_health(plans, stack):
         assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False, "AKS reads azmonitoring.coreos.com only"
         tolerated = {t["key"] for t in values["daemonsets"]["tolerations"]}
         assert "nvidia.com/gpu" in tolerated
-        monitor = plan.one("kubernetes:azmonitoring.coreos.com/v1:ServiceMonitor", f"gpu-{cluster_key_of(release)}-servicemonitor-gpu-operator-nvidia-dcgm-exporter")
+        monitor = plan.one(
+            "kubernetes:azmonitoring.coreos.com/v1:ServiceMonitor",
+            f"gpu-{cluster_key_of(release)}-servicemonitor-gpu-operator-nvidia-dcgm-exporter",
+        )
         assert monitor.inputs["metadata"]["namespace"] == release.inputs["namespace"]
         assert monitor.inputs["spec"]["selector"]["matchLabels"] == {"app": "nvidia-dcgm-exporter"}
         assert monitor.inputs["spec"]["endpoints"][0]["port"] == "gpu-metrics"
@@ -161,7 +167,9 @@ def test_every_helm_value_is_a_key_the_chart_reads(plans, stack):
         defaults = merge_values(
             chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}")), dict(chart.subchart_defaults)
         )
-        assert unread_values(release.inputs["values"], defaults) == [], f"{release.name} sets keys {chart.name} never reads"
+        assert unread_values(release.inputs["values"], defaults) == [], (
+            f"{release.name} sets keys {chart.name} never reads"
+        )
 
 
 def test_the_helm_check_catches_a_misspelled_value():
@@ -195,8 +203,12 @@ def test_the_crd_check_rejects_fields_the_api_server_would_prune():
     }
     problems = crd_problems(queue, _crd_files())
     assert any("'cohort' was unexpected" in p for p in problems), problems
-    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"},
-              "spec": {"tolerations": [{"key": "k", "tolerationSeconds": "soon"}]}}
+    flavor = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "f"},
+        "spec": {"tolerations": [{"key": "k", "tolerationSeconds": "soon"}]},
+    }
     assert crd_problems(flavor, _crd_files())
 
 
@@ -210,9 +222,11 @@ def test_queues_cover_every_pool_team_and_namespace_within_capacity(plans, stack
     for cluster in {cluster_key_of(p) for p in gpu_pools(plan)}:
         pools = {p.inputs["agentPoolName"]: p.inputs for p in gpu_pools(plan) if cluster_key_of(p) == cluster}
         objects = [r for r in kueue_objects(plan) if cluster_key_of(r) == cluster]
-        flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in objects if r.inputs["kind"] == "ResourceFlavor"}
+        flavors = {
+            r.inputs["metadata"]["name"]: r.inputs["spec"] for r in objects if r.inputs["kind"] == "ResourceFlavor"
+        }
         assert set(flavors) == {f"gpu-{name}" for name in pools}
-        for name, pool in pools.items():
+        for name in pools:
             flavor = flavors[f"gpu-{name}"]
             assert flavor["nodeLabels"] == {"platform.ai/gpu-pool": name}
             assert {t["key"] for t in flavor["tolerations"]} >= {"nvidia.com/gpu"}
@@ -228,8 +242,12 @@ def test_queues_cover_every_pool_team_and_namespace_within_capacity(plans, stack
                 for flavor in group["flavors"]:
                     gpus = next(r["nominalQuota"] for r in flavor["resources"] if r["name"] == "nvidia.com/gpu")
                     promised[flavor["name"]] = promised.get(flavor["name"], 0) + gpus
-            local = {r.inputs["metadata"]["namespace"] for r in objects
-                     if r.inputs["kind"] == "LocalQueue" and r.inputs["spec"]["clusterQueue"] == queue.inputs["metadata"]["name"]}
+            local = {
+                r.inputs["metadata"]["namespace"]
+                for r in objects
+                if r.inputs["kind"] == "LocalQueue"
+                and r.inputs["spec"]["clusterQueue"] == queue.inputs["metadata"]["name"]
+            }
             assert local == set(teams[team]["namespaces"])
         for name, pool in pools.items():
             capacity = pool["maxCount"] * int(pool["nodeLabels"]["platform.ai/gpu-count"])
@@ -276,8 +294,10 @@ def test_kueue_configuration_keeps_the_charts_sections_and_adds_only_documented_
 def test_a_capacity_reservation_is_usable_by_the_cluster_identity():
     from tests.conftest import run_with
 
-    reservation = ("/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-cap"
-                   "/providers/Microsoft.Compute/capacityReservationGroups/crg-h100")
+    reservation = (
+        "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-cap"
+        "/providers/Microsoft.Compute/capacityReservationGroups/crg-h100"
+    )
 
     def reserve(values):
         values["platform:clusters"]["eus2"]["gpuPools"]["h100"]["capacityReservationGroupId"] = reservation
@@ -286,7 +306,9 @@ def test_a_capacity_reservation_is_usable_by_the_cluster_identity():
     assert plan.ok, plan.error
     pool = plan.one(POOL, "aks-eus2-pool-h100")
     assert pool.inputs["capacityReservationGroupID"] == reservation
-    (grant,) = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.inputs["scope"] == reservation]
+    (grant,) = [
+        a for a in plan.of_type("azure-native:authorization:RoleAssignment") if a.inputs["scope"] == reservation
+    ]
     assert grant.inputs["roleDefinitionId"].endswith("b24988ac-6180-42a0-ab88-20f7382dd24c")  # Contributor
     cluster = plan.one("azure-native:containerservice:ManagedCluster")
     assert grant.urn in cluster.dependencies

@@ -4,6 +4,7 @@ through AKS Azure RBAC groups."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 
@@ -22,7 +23,10 @@ SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 SECRETS_OFFICER = "b86a8fe4-44ce-4948-aee5-eccb2c155cd7"
 # Roles the program uses beyond the facts table (learn.microsoft.com, key-vault rbac-guide).
-EXTRA_ROLES = {SECRETS_OFFICER: "Key Vault Secrets Officer", "e147488a-f6f5-4113-8e2d-b22465e65bf6": "Key Vault Crypto Service Encryption User"}
+EXTRA_ROLES = {
+    SECRETS_OFFICER: "Key Vault Secrets Officer",
+    "e147488a-f6f5-4113-8e2d-b22465e65bf6": "Key Vault Crypto Service Encryption User",
+}
 GUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -57,7 +61,10 @@ def test_every_role_assignment_is_scoped_below_its_resource_group_with_a_built_i
         parts = scope.strip("/").split("/")
         assert len(parts) >= 8 and parts[4] == "providers", f"{assignment.name} is scoped to {scope}"
         definition = inputs["roleDefinitionId"]
-        assert definition.startswith("/subscriptions/") and "/providers/Microsoft.Authorization/roleDefinitions/" in definition
+        assert (
+            definition.startswith("/subscriptions/")
+            and "/providers/Microsoft.Authorization/roleDefinitions/" in definition
+        )
         role_id = definition.rsplit("/", 1)[-1]
         # Key Vault Secrets Officer is not in the facts table; its ID is checked on its own below.
         assert role_id in known or role_id == SECRETS_OFFICER, f"{assignment.name} uses a role outside the facts table"
@@ -86,8 +93,12 @@ def test_assignment_names_depend_on_the_grant_not_on_the_run():
     name = assignment_name("prod/storage/weights/models", "prod/workload/trainer", "Storage Blob Data Reader")
     assert uuid.UUID(name).version == 5
     assert name == assignment_name("prod/storage/weights/models", "prod/workload/trainer", "Storage Blob Data Reader")
-    assert name != assignment_name("prod/storage/weights/models", "prod/workload/trainer", "Storage Blob Data Contributor")
-    assert name != assignment_name("staging/storage/weights/models", "prod/workload/trainer", "Storage Blob Data Reader")
+    assert name != assignment_name(
+        "prod/storage/weights/models", "prod/workload/trainer", "Storage Blob Data Contributor"
+    )
+    assert name != assignment_name(
+        "staging/storage/weights/models", "prod/workload/trainer", "Storage Blob Data Reader"
+    )
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -99,14 +110,16 @@ def test_every_workload_has_one_identity_and_one_credential_per_cluster(plans, s
     client_ids = plan.outputs["workloadIdentities"]
     for workload, spec in workloads.items():
         (identity,) = [i for i in plan.of_type(IDENTITY) if i.name == f"workloads-{workload}"]
-        credentials = [c for c in plan.of_type(CREDENTIAL) if c.inputs["resourceName"] == identity.inputs["resourceName"]]
+        credentials = [
+            c for c in plan.of_type(CREDENTIAL) if c.inputs["resourceName"] == identity.inputs["resourceName"]
+        ]
         assert sorted(c.inputs["issuer"] for c in credentials) == sorted(issuers.values())
         for credential in credentials:
             assert credential.inputs["subject"] == f"system:serviceaccount:{spec['namespace']}:{spec['serviceAccount']}"
             assert credential.inputs["audiences"] == ["api://AzureADTokenExchange"]
         # Azure rejects concurrent credential writes on one identity: each waits for the previous.
         ordered = sorted(credentials, key=lambda c: len(c.dependencies))
-        for before, after in zip(ordered, ordered[1:]):
+        for before, after in itertools.pairwise(ordered):
             assert before.urn in after.dependencies
         # A service account on every cluster, in the declared namespace, carrying the client ID.
         accounts = [a for a in plan.of_type(SERVICE_ACCOUNT) if a.inputs["metadata"]["name"] == spec["serviceAccount"]]
@@ -136,6 +149,7 @@ def test_trainer_reads_weights_and_datasets_and_writes_checkpoints_inference_onl
         (c.inputs["accountName"].removeprefix(f"stailab{stack}"), c.inputs["containerName"]): resource_id(c)
         for c in plan.of_type("azure-native:storage:BlobContainer")
     }
+
     def storage_grants(workload):
         return {scope: role for scope, role in grants_of(plan, workload).items() if "/Microsoft.Storage/" in scope}
 
@@ -186,8 +200,14 @@ def test_people_reach_clusters_through_aks_rbac_groups(plans, stack):
         expected = {(g, "", "Azure Kubernetes Service RBAC Cluster Admin") for g in admins}
         for team in teams.values():
             for ns in team["namespaces"]:
-                expected |= {(g, f"/namespaces/{ns}", "Azure Kubernetes Service RBAC Writer") for g in team["entraGroupObjectIds"]}
-                expected |= {(g, f"/namespaces/{ns}", "Azure Kubernetes Service RBAC Reader") for g in team.get("readerGroupObjectIds", [])}
+                expected |= {
+                    (g, f"/namespaces/{ns}", "Azure Kubernetes Service RBAC Writer")
+                    for g in team["entraGroupObjectIds"]
+                }
+                expected |= {
+                    (g, f"/namespaces/{ns}", "Azure Kubernetes Service RBAC Reader")
+                    for g in team.get("readerGroupObjectIds", [])
+                }
         every_group = {g for g, _, _ in expected}
         expected |= {(g, "", "Azure Kubernetes Service Cluster User Role") for g in every_group}
         assert group_grants == expected
@@ -195,7 +215,8 @@ def test_people_reach_clusters_through_aks_rbac_groups(plans, stack):
 
 def test_prod_readers_get_read_only_namespaces(plans):
     grants = [
-        a for a in plans["prod"].of_type(ASSIGNMENT)
+        a
+        for a in plans["prod"].of_type(ASSIGNMENT)
         if a.inputs["principalId"] == "2c7d9e1a-5b4f-4a3e-8c2d-6f1e0a9b8c04" and "/namespaces/" in a.inputs["scope"]
     ]
     assert {role_of(a) for a in grants} == {"Azure Kubernetes Service RBAC Reader"}

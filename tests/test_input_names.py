@@ -50,5 +50,7 @@ def test_a_misspelled_subnet_property_fails(plans):
 
 def test_documented_enum_extensions_stay_narrow(plans):
     rule = plans["dev"].one("azure-native:monitor:DataCollectionRule")
-    problems = input_problems(with_inputs(rule, lambda i: i["dataFlows"][0].update(streams=["Microsoft-PrometheusMetricz"])))
+    problems = input_problems(
+        with_inputs(rule, lambda i: i["dataFlows"][0].update(streams=["Microsoft-PrometheusMetricz"]))
+    )
     assert problems and "KnownDataFlowStreams" in problems[0]

@@ -18,7 +18,6 @@ from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
 from tests.conftest import ALL_STACKS, ROOT
 
-
 FIREWALL = "azure-native:network:AzureFirewall"
 FIREWALL_POLICY = "azure-native:network:FirewallPolicy"
 
@@ -100,22 +99,38 @@ def test_team_namespaces_reach_only_what_they_were_granted(plans):
     # Entra ID for workload identity, then the team's own destinations, each by name.
     fqdn_rules = research["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
     names = [[f.get("matchName") or f.get("matchPattern") for f in rule["toFQDNs"]] for rule in fqdn_rules]
-    assert names == [[ENTRA_ID_FQDN], ["huggingface.co", "*.hf.co", "*.*.hf.co", "*.*.*.hf.co", "*.*.*.*.hf.co",
-                                       "pypi.org", "files.pythonhosted.org"]]
+    assert names == [
+        [ENTRA_ID_FQDN],
+        [
+            "huggingface.co",
+            "*.hf.co",
+            "*.*.hf.co",
+            "*.*.*.hf.co",
+            "*.*.*.*.hf.co",
+            "pypi.org",
+            "files.pythonhosted.org",
+        ],
+    ]
     assert research["CiliumNetworkPolicy/allow-dns"]["spec"]["egress"][0]["toPorts"][0]["rules"] == {
         "dns": [{"matchPattern": "*"}]
     }
     # No workload there calls the Kubernetes API, and other teams' destinations stay closed.
     assert "CiliumNetworkPolicy/allow-api-server" not in research
     inference = policies_in(prod, "eus2", "inference")
-    inference_names = {f.get("matchName") for rule in inference["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
-                       for f in rule["toFQDNs"]}
+    inference_names = {
+        f.get("matchName")
+        for rule in inference["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"]
+        for f in rule["toFQDNs"]
+    }
     assert inference_names == {ENTRA_ID_FQDN}
     # A namespace with no workload reaches its team's destinations by name, and nothing else.
     batch = policies_in(prod, "eus2", "research-batch")
     assert set(batch) == {
-        "NetworkPolicy/default-deny", "CiliumNetworkPolicy/allow-dns", "NetworkPolicy/allow-within-namespace",
-        "NetworkPolicy/allow-metrics", "CiliumNetworkPolicy/allow-fqdns",
+        "NetworkPolicy/default-deny",
+        "CiliumNetworkPolicy/allow-dns",
+        "NetworkPolicy/allow-within-namespace",
+        "NetworkPolicy/allow-metrics",
+        "CiliumNetworkPolicy/allow-fqdns",
     }
     assert batch["CiliumNetworkPolicy/allow-fqdns"]["spec"]["egress"] == fqdn_rules[1:]
 
@@ -146,9 +161,9 @@ def test_workloads_that_call_the_api_get_a_token_and_a_path_others_neither(plans
     assert accounts["trainer"]["automountServiceAccountToken"] is True
     assert accounts["inference"]["automountServiceAccountToken"] is False
     api = policies_in(plan, "eus2", "research")["CiliumNetworkPolicy/allow-api-server"]["spec"]
-    assert api["endpointSelector"] == {"matchExpressions": [
-        {"key": "io.cilium.k8s.policy.serviceaccount", "operator": "In", "values": ["trainer"]}
-    ]}
+    assert api["endpointSelector"] == {
+        "matchExpressions": [{"key": "io.cilium.k8s.policy.serviceaccount", "operator": "In", "values": ["trainer"]}]
+    }
     assert "CiliumNetworkPolicy/allow-api-server" not in policies_in(plans["dev"], "eus2", "research")
 
 
@@ -158,7 +173,10 @@ def test_workloads_that_call_the_api_get_a_token_and_a_path_others_neither(plans
 def allowed(plan, region: str) -> tuple[list[str], list[str], list[dict]]:
     (group,) = [r for r in plan.of_type(RULES) if f"-{region}-" in r.name]
     (collection,) = group.inputs["ruleCollections"]
-    assert collection["action"] == {"type": "Allow"} and collection["ruleCollectionType"] == "FirewallPolicyFilterRuleCollection"
+    assert (
+        collection["action"] == {"type": "Allow"}
+        and collection["ruleCollectionType"] == "FirewallPolicyFilterRuleCollection"
+    )
     rules = collection["rules"]
     tags = [tag for rule in rules for tag in rule.get("fqdnTags", [])]
     fqdns = [fqdn for rule in rules for fqdn in rule.get("targetFqdns", [])]
@@ -176,7 +194,10 @@ def test_prod_firewall_allows_aks_monitoring_and_the_configured_list_only(plans)
     assert not any(egress_plan.reaches_public_registry(fqdn) for fqdn in fqdns)
     # From the cluster subnets of the region only, on web ports only.
     assert {tuple(rule["sourceAddresses"]) for rule in rules} == {("10.20.0.0/24", "10.20.32.0/19")}
-    assert {(p["protocolType"], p["port"]) for rule in rules for p in rule["protocols"]} <= {("Https", 443), ("Http", 80)}
+    assert {(p["protocolType"], p["port"]) for rule in rules for p in rule["protocols"]} <= {
+        ("Https", 443),
+        ("Http", 80),
+    }
     assert all(rule["ruleType"] == "ApplicationRule" for rule in rules)
 
 
@@ -197,8 +218,9 @@ def test_firewall_policy_denies_threats_and_proxies_dns(plans, stack, tier, idps
 # -- admission ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("stack", "actions"), [("dev", ["Warn", "Audit"]), ("staging", ["Deny", "Audit"]),
-                                                ("prod", ["Deny", "Audit"])])
+@pytest.mark.parametrize(
+    ("stack", "actions"), [("dev", ["Warn", "Audit"]), ("staging", ["Deny", "Audit"]), ("prod", ["Deny", "Audit"])]
+)
 def test_admission_policies_use_the_environments_action(plans, stack, actions):
     plan = plans[stack]
     names = {rule.policy_name for rule in admission_rules("x")}
@@ -230,8 +252,11 @@ def test_images_must_come_from_the_platforms_registry(plans):
 
 def test_azure_policy_initiative_is_assigned_per_cluster(plans):
     for stack, effect in (("dev", "Audit"), ("prod", "Deny")):
-        assignments = [a for a in plans[stack].of_type("azure-native:authorization:PolicyAssignment")
-                       if "/policySetDefinitions/" in a.inputs["policyDefinitionId"]]
+        assignments = [
+            a
+            for a in plans[stack].of_type("azure-native:authorization:PolicyAssignment")
+            if "/policySetDefinitions/" in a.inputs["policyDefinitionId"]
+        ]
         assert len(assignments) == len(config_of(stack)["platform:clusters"])
         for assignment in assignments:
             assert assignment.inputs["policyDefinitionId"].endswith("a8640138-9b0a-4a28-b8cb-1666c838647d")
@@ -241,8 +266,11 @@ def test_azure_policy_initiative_is_assigned_per_cluster(plans):
             # Training namespaces leave the initiative for its definitions with IPC_LOCK (test_contracts).
             assert "kube-system" in excluded and "inference" not in excluded
             assert ("research" in excluded) is (stack == "prod")
-    prod = next(a for a in plans["prod"].of_type("azure-native:authorization:PolicyAssignment")
-                if "/policySetDefinitions/" in a.inputs["policyDefinitionId"])
+    prod = next(
+        a
+        for a in plans["prod"].of_type("azure-native:authorization:PolicyAssignment")
+        if "/policySetDefinitions/" in a.inputs["policyDefinitionId"]
+    )
     assert "gpu-operator" in prod.inputs["parameters"]["excludedNamespaces"]["value"]
 
 
@@ -261,8 +289,11 @@ def test_sandbox_pools_run_kata_on_nested_virtualization_and_high_risk_namespace
         assert "platform.ai/sandbox=kata:NoSchedule" in pool.inputs["nodeTaints"]
     high_risk = {ns for team in config["platform:teams"].values() for ns in team.get("highRiskNamespaces", [])}
     assert high_risk == {"evals"}
-    labelled = {r.inputs["metadata"]["name"] for r in plan.of_type(NAMESPACE)
-                if r.inputs["metadata"].get("labels", {}).get("platform.ai/high-risk") == "true"}
+    labelled = {
+        r.inputs["metadata"]["name"]
+        for r in plan.of_type(NAMESPACE)
+        if r.inputs["metadata"].get("labels", {}).get("platform.ai/high-risk") == "true"
+    }
     assert labelled == high_risk
     policy = next(r for r in plan.of_type(VAP) if r.inputs["metadata"]["name"] == "platform-sandboxed-runtime")
     assert f"'{RUNTIME_CLASS}'" in policy.inputs["spec"]["validations"][0]["expression"]
@@ -272,11 +303,19 @@ def test_sandbox_pools_run_kata_on_nested_virtualization_and_high_risk_namespace
     }
 
 
-@pytest.mark.parametrize(("size", "nested"), [
-    ("Standard_D4s_v3", True), ("Standard_D8ds_v5", True), ("Standard_E16s_v5", True), ("Standard_F8s_v2", True),
-    ("Standard_NC24ads_A100_v4", False), ("Standard_D4ps_v5", False), ("Standard_B4ms", False),
-    ("Standard_ND96isr_H100_v5", False),
-])
+@pytest.mark.parametrize(
+    ("size", "nested"),
+    [
+        ("Standard_D4s_v3", True),
+        ("Standard_D8ds_v5", True),
+        ("Standard_E16s_v5", True),
+        ("Standard_F8s_v2", True),
+        ("Standard_NC24ads_A100_v4", False),
+        ("Standard_D4ps_v5", False),
+        ("Standard_B4ms", False),
+        ("Standard_ND96isr_H100_v5", False),
+    ],
+)
 def test_nested_virtualization_catalogue(size, nested):
     assert supports_nested_virtualization(size) is nested
 
@@ -287,27 +326,42 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     assert not [r for r in plan.resources if r.type.startswith("kubernetes:rbac.authorization.k8s.io/")]
     for account in plan.of_type("kubernetes:core/v1:ServiceAccount"):
         assert account.inputs["automountServiceAccountToken"] is False
-    team_namespaces = {r.inputs["metadata"]["name"] for r in plan.of_type(NAMESPACE)
-                       if "platform.ai/team" in r.inputs["metadata"].get("labels", {})}
-    patched = {r.inputs["metadata"]["namespace"] for r in plan.of_type("kubernetes:core/v1:ServiceAccountPatch")
-               if r.inputs["metadata"]["name"] == "default" and r.inputs["automountServiceAccountToken"] is False}
+    team_namespaces = {
+        r.inputs["metadata"]["name"]
+        for r in plan.of_type(NAMESPACE)
+        if "platform.ai/team" in r.inputs["metadata"].get("labels", {})
+    }
+    patched = {
+        r.inputs["metadata"]["namespace"]
+        for r in plan.of_type("kubernetes:core/v1:ServiceAccountPatch")
+        if r.inputs["metadata"]["name"] == "default" and r.inputs["automountServiceAccountToken"] is False
+    }
     assert patched == team_namespaces
 
 
 def test_priority_classes_and_the_platform_pods_that_use_them(plans):
     plan = plans["prod"]
-    classes = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
-               if cluster_of(r) == "eus2"}
+    classes = {
+        r.inputs["metadata"]["name"]: r.inputs
+        for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+        if cluster_of(r) == "eus2"
+    }
     assert set(classes) == {"platform-critical", "training", "batch-preemptible"}
     assert classes["platform-critical"]["value"] > classes["training"]["value"] > classes["batch-preemptible"]["value"]
     assert classes["batch-preemptible"]["preemptionPolicy"] == "Never"
     assert not any(c["globalDefault"] for c in classes.values())
-    releases = {r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs for r in plan.of_type("kubernetes:helm.sh/v3:Release")
-                if cluster_of(r) == "eus2"}
+    releases = {
+        r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs
+        for r in plan.of_type("kubernetes:helm.sh/v3:Release")
+        if cluster_of(r) == "eus2"
+    }
     assert releases["kueue"]["values"]["controllerManager"]["manager"]["priorityClassName"] == "platform-critical"
     assert releases["strimzi-kafka-operator"]["values"]["priorityClassName"] == "platform-critical"
     # Disruption budgets of the platform's own controllers (Kafka's come from Strimzi).
-    assert releases["kueue"]["values"]["controllerManager"]["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
+    assert releases["kueue"]["values"]["controllerManager"]["podDisruptionBudget"] == {
+        "enabled": True,
+        "minAvailable": 1,
+    }
     assert releases["strimzi-kafka-operator"]["values"]["podDisruptionBudget"] == {"enabled": True}
     for pool in plan.of_type("kubernetes:kafka.strimzi.io/v1:KafkaNodePool"):
         assert pool.inputs["spec"]["template"]["pod"]["priorityClassName"] == "platform-critical"
@@ -316,8 +370,17 @@ def test_priority_classes_and_the_platform_pods_that_use_them(plans):
 # -- the Kubernetes OpenAPI schema -------------------------------------------------------------------
 
 
-BUILT_IN_GROUPS = {"core", "apps", "batch", "policy", "networking.k8s.io", "rbac.authorization.k8s.io",
-                   "scheduling.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io"}
+BUILT_IN_GROUPS = {
+    "core",
+    "apps",
+    "batch",
+    "policy",
+    "networking.k8s.io",
+    "rbac.authorization.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+}
 # Cilium's CRDs are not in the pinned reference set, so CiliumNetworkPolicies are held to the
 # structure the tests above assert.
 CUSTOM_GROUPS = {"kafka.strimzi.io", "kueue.x-k8s.io", "mellanox.com", "azmonitoring.coreos.com", "cilium.io"}
@@ -343,8 +406,14 @@ def test_every_built_in_kubernetes_object_validates_against_its_clusters_schema(
         manifest = dict(resource.inputs)
         kubernetes_validate.validate(manifest, kubernetes_version(stack, cluster_of(resource)), strict=True)
         checked.add(manifest["kind"])
-    assert {"Namespace", "NetworkPolicy", "ServiceAccount", "ValidatingAdmissionPolicy",
-            "ValidatingAdmissionPolicyBinding", "PriorityClass"} <= checked
+    assert {
+        "Namespace",
+        "NetworkPolicy",
+        "ServiceAccount",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "PriorityClass",
+    } <= checked
 
 
 def test_the_schema_check_can_fail(plans):
@@ -360,15 +429,21 @@ def test_the_schema_check_can_fail(plans):
 
 LOGIN_SERVER = "crailabprod.azurecr.io"
 GOOD_CONTAINER = {
-    "name": "job", "image": f"{LOGIN_SERVER}/research/trainer:2.4.1",
+    "name": "job",
+    "image": f"{LOGIN_SERVER}/research/trainer:2.4.1",
     "securityContext": {"runAsNonRoot": True, "allowPrivilegeEscalation": False},
-    "resources": {"requests": {"nvidia.com/gpu": "8"},
-                  "limits": {"nvidia.com/gpu": "8", "cpu": "90", "memory": "1800Gi"}},
+    "resources": {
+        "requests": {"nvidia.com/gpu": "8"},
+        "limits": {"nvidia.com/gpu": "8", "cpu": "90", "memory": "1800Gi"},
+    },
 }
 
 
-SANDBOXED = {"runtimeClassName": RUNTIME_CLASS, "nodeSelector": {"platform.ai/sandbox": "kata"},
-             "tolerations": [{"key": "platform.ai/sandbox", "operator": "Equal", "value": "kata", "effect": "NoSchedule"}]}
+SANDBOXED = {
+    "runtimeClassName": RUNTIME_CLASS,
+    "nodeSelector": {"platform.ai/sandbox": "kata"},
+    "tolerations": [{"key": "platform.ai/sandbox", "operator": "Equal", "value": "kata", "effect": "NoSchedule"}],
+}
 
 
 # A pod of a Job Kueue admitted (Kueue labels its pod template with the PodSet).
@@ -399,9 +474,12 @@ def failing_rules(pod: dict, creator: str = JOB_CONTROLLER) -> set[str]:
     obj = celpy.json_to_cel(pod)
     containers = env.program(env.compile(CONTAINERS)).evaluate({"object": obj})
     namespace = celpy.json_to_cel({"metadata": {"name": "evals", "labels": EVALS_LABELS}})
-    activation = {"object": obj, "namespaceObject": namespace,
-                  "request": celpy.json_to_cel({"operation": "CREATE", "userInfo": {"username": creator}}),
-                  "variables": celpy.celtypes.MapType({celpy.celtypes.StringType("containers"): containers})}
+    activation = {
+        "object": obj,
+        "namespaceObject": namespace,
+        "request": celpy.json_to_cel({"operation": "CREATE", "userInfo": {"username": creator}}),
+        "variables": celpy.celtypes.MapType({celpy.celtypes.StringType("containers"): containers}),
+    }
     failed = set()
     from contracts.cluster import selector_matches
 
@@ -414,41 +492,85 @@ def failing_rules(pod: dict, creator: str = JOB_CONTROLLER) -> set[str]:
     return failed
 
 
-@pytest.mark.parametrize(("case", "pod", "fails"), [
-    ("a compliant GPU pod", good_pod(), set()),
-    ("privileged", with_container(securityContext={"runAsNonRoot": True, "privileged": True}), {"no-privileged"}),
-    ("privileged init container", {"metadata": QUEUED, "spec": {**good_pod()["spec"], "initContainers": [
-        {**GOOD_CONTAINER, "name": "init", "securityContext": {"runAsNonRoot": True, "privileged": True}}]}},
-     {"no-privileged"}),
-    ("host network", good_pod(hostNetwork=True), {"no-host-access"}),
-    ("host PID", good_pod(hostPID=True), {"no-host-access"}),
-    ("host port", with_container(ports=[{"containerPort": 80, "hostPort": 80}]), {"no-host-access"}),
-    ("host path", good_pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]), {"no-host-access"}),
-    ("root by default", with_container(securityContext={}), {"run-as-non-root"}),
-    ("non-root on the pod", {"metadata": QUEUED, "spec": {**good_pod()["spec"], "securityContext": {"runAsNonRoot": True},
-                                      "containers": [{**GOOD_CONTAINER, "securityContext": {}}]}}, set()),
-    ("user 0", with_container(securityContext={"runAsNonRoot": True, "runAsUser": 0}), {"run-as-non-root"}),
-    ("GPU without cpu and memory limits",
-     with_container(resources={"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}), {"gpu-limits"}),
-    ("CPU-only pod without limits", with_container(resources={"requests": {"cpu": "1"}}), set()),
-    ("Docker Hub image", with_container(image="docker.io/library/python:3.12"), {"platform-registry"}),
-    ("a look-alike registry", with_container(image=f"{LOGIN_SERVER}.evil.example/app:1.0"), {"platform-registry"}),
-    ("latest", with_container(image=f"{LOGIN_SERVER}/app:latest"), {"pinned-images"}),
-    ("no tag", with_container(image=f"{LOGIN_SERVER}/app"), {"pinned-images"}),
-    ("a digest", with_container(image=f"{LOGIN_SERVER}/app@sha256:" + "a" * 64), set()),
-    ("a GPU pod that skipped the queue", {"spec": good_pod()["spec"]}, {"gpu-queued"}),
-    ("a queued plain pod, gated by Kueue", {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "gpu"}},
-                                            "spec": {**good_pod()["spec"], "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]}},
-     set()),
-    ("a queue label without Kueue's gate", {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "gpu"}},
-                                            "spec": good_pod()["spec"]}, {"gpu-queued"}),
-    ("runc in a high-risk namespace", {"metadata": QUEUED, "spec": {k: v for k, v in good_pod()["spec"].items() if k != "runtimeClassName"}},
-     {"sandboxed-runtime"}),
-    ("Kata but off the sandbox pool", {"metadata": QUEUED, "spec": {k: v for k, v in good_pod()["spec"].items() if k != "tolerations"}},
-     {"sandboxed-runtime"}),
-    ("a training job", good_pod(priorityClassName="training"), set()),
-    ("a workload posing as the platform", good_pod(priorityClassName="platform-critical"), {"workload-priority"}),
-])
+@pytest.mark.parametrize(
+    ("case", "pod", "fails"),
+    [
+        ("a compliant GPU pod", good_pod(), set()),
+        ("privileged", with_container(securityContext={"runAsNonRoot": True, "privileged": True}), {"no-privileged"}),
+        (
+            "privileged init container",
+            {
+                "metadata": QUEUED,
+                "spec": {
+                    **good_pod()["spec"],
+                    "initContainers": [
+                        {
+                            **GOOD_CONTAINER,
+                            "name": "init",
+                            "securityContext": {"runAsNonRoot": True, "privileged": True},
+                        }
+                    ],
+                },
+            },
+            {"no-privileged"},
+        ),
+        ("host network", good_pod(hostNetwork=True), {"no-host-access"}),
+        ("host PID", good_pod(hostPID=True), {"no-host-access"}),
+        ("host port", with_container(ports=[{"containerPort": 80, "hostPort": 80}]), {"no-host-access"}),
+        ("host path", good_pod(volumes=[{"name": "root", "hostPath": {"path": "/"}}]), {"no-host-access"}),
+        ("root by default", with_container(securityContext={}), {"run-as-non-root"}),
+        (
+            "non-root on the pod",
+            {
+                "metadata": QUEUED,
+                "spec": {
+                    **good_pod()["spec"],
+                    "securityContext": {"runAsNonRoot": True},
+                    "containers": [{**GOOD_CONTAINER, "securityContext": {}}],
+                },
+            },
+            set(),
+        ),
+        ("user 0", with_container(securityContext={"runAsNonRoot": True, "runAsUser": 0}), {"run-as-non-root"}),
+        (
+            "GPU without cpu and memory limits",
+            with_container(resources={"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}),
+            {"gpu-limits"},
+        ),
+        ("CPU-only pod without limits", with_container(resources={"requests": {"cpu": "1"}}), set()),
+        ("Docker Hub image", with_container(image="docker.io/library/python:3.12"), {"platform-registry"}),
+        ("a look-alike registry", with_container(image=f"{LOGIN_SERVER}.evil.example/app:1.0"), {"platform-registry"}),
+        ("latest", with_container(image=f"{LOGIN_SERVER}/app:latest"), {"pinned-images"}),
+        ("no tag", with_container(image=f"{LOGIN_SERVER}/app"), {"pinned-images"}),
+        ("a digest", with_container(image=f"{LOGIN_SERVER}/app@sha256:" + "a" * 64), set()),
+        ("a GPU pod that skipped the queue", {"spec": good_pod()["spec"]}, {"gpu-queued"}),
+        (
+            "a queued plain pod, gated by Kueue",
+            {
+                "metadata": {"labels": {"kueue.x-k8s.io/queue-name": "gpu"}},
+                "spec": {**good_pod()["spec"], "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]},
+            },
+            set(),
+        ),
+        (
+            "a queue label without Kueue's gate",
+            {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "gpu"}}, "spec": good_pod()["spec"]},
+            {"gpu-queued"},
+        ),
+        (
+            "runc in a high-risk namespace",
+            {"metadata": QUEUED, "spec": {k: v for k, v in good_pod()["spec"].items() if k != "runtimeClassName"}},
+            {"sandboxed-runtime"},
+        ),
+        (
+            "Kata but off the sandbox pool",
+            {"metadata": QUEUED, "spec": {k: v for k, v in good_pod()["spec"].items() if k != "tolerations"}},
+            {"sandboxed-runtime"},
+        ),
+        ("a training job", good_pod(priorityClassName="training"), set()),
+        ("a workload posing as the platform", good_pod(priorityClassName="platform-critical"), {"workload-priority"}),
+    ],
+)
 def test_admission_rules_admit_good_pods_and_name_what_is_wrong(case, pod, fails):
     assert failing_rules(pod) == fails
 

@@ -16,16 +16,22 @@ from components.charts import STRIMZI
 from offline.chartcheck import crd_problems, manifest_of
 from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uuid
 from offline.reference import facts_table, reference_file
+from offline.stackfile import read_stack_config
 from planning import kafka as kafka_plan
 from stackconfig.loader import parse_platform_config
-from offline.stackfile import read_stack_config
 from tests.conftest import ROOT, run_with
 from tests.test_config_errors import expect_problem, set_in
 from tests.test_identity import ASSIGNMENT, CREDENTIAL, IDENTITY, role_of, stack_config
 from tests.test_private_data import endpoints_of, resource_id, zone_by_group_id
 
-STRIMZI_CRDS = ("040-Crd-kafka", "043-Crd-kafkatopic", "044-Crd-kafkauser", "045-Crd-kafkanodepool",
-                "048-Crd-kafkamirrormaker2", "049-Crd-kafkarebalance")
+STRIMZI_CRDS = (
+    "040-Crd-kafka",
+    "043-Crd-kafkatopic",
+    "044-Crd-kafkauser",
+    "045-Crd-kafkanodepool",
+    "048-Crd-kafkamirrormaker2",
+    "049-Crd-kafkarebalance",
+)
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KAFKA = "kubernetes:kafka.strimzi.io/v1:Kafka"
 NODE_POOL = "kubernetes:kafka.strimzi.io/v1:KafkaNodePool"
@@ -91,8 +97,20 @@ def test_the_crd_check_rejects_what_strimzi_1x_removed():
         "apiVersion": "kafka.strimzi.io/v1",
         "kind": "Kafka",
         "metadata": {"name": "k"},
-        "spec": {"kafka": {"replicas": 3, "listeners": [{"name": "plain", "port": 9092, "type": "internal", "tls": False,
-                                                         "authentication": {"type": "oauth"}}]}},
+        "spec": {
+            "kafka": {
+                "replicas": 3,
+                "listeners": [
+                    {
+                        "name": "plain",
+                        "port": 9092,
+                        "type": "internal",
+                        "tls": False,
+                        "authentication": {"type": "oauth"},
+                    }
+                ],
+            }
+        },
     }
     problems = crd_problems(kafka, crd_files())
     assert any("'replicas' was unexpected" in p for p in problems), problems
@@ -144,10 +162,16 @@ def test_brokers_know_their_zone_and_spread_over_three_on_a_dedicated_pool(plans
         (kafka,) = in_cluster(plan.of_type(KAFKA), cluster)
         assert kafka.inputs["spec"]["kafka"]["rack"] == {"topologyKey": "topology.kubernetes.io/zone"}
         # One pool per zone, so the autoscaler can add a node where a broker's disk lives.
-        pools = {p.inputs["agentPoolName"]: p.inputs for p in plan.of_type(AGENT_POOL)
-                 if p.name.startswith(f"aks-{cluster}-pool-kafka")}
+        pools = {
+            p.inputs["agentPoolName"]: p.inputs
+            for p in plan.of_type(AGENT_POOL)
+            if p.name.startswith(f"aks-{cluster}-pool-kafka")
+        }
         assert {name: pool["availabilityZones"] for name, pool in pools.items()} == {
-            "kafka1": ["1"], "kafka2": ["2"], "kafka3": ["3"]}
+            "kafka1": ["1"],
+            "kafka2": ["2"],
+            "kafka3": ["3"],
+        }
         for pool in pools.values():
             assert pool["nodeTaints"] == ["platform.ai/kafka=true:NoSchedule"]
             assert pool["nodeLabels"] == {"platform.ai/kafka": "true"}
@@ -160,9 +184,15 @@ def test_brokers_know_their_zone_and_spread_over_three_on_a_dedicated_pool(plans
             (anti,) = template["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
             assert anti["topologyKey"] == "kubernetes.io/hostname"
             # Only this cluster's brokers and controllers, not its operators (also kind Kafka).
-            assert anti["labelSelector"]["matchLabels"] == {"strimzi.io/cluster": cluster, "strimzi.io/component-type": "kafka"}
+            assert anti["labelSelector"]["matchLabels"] == {
+                "strimzi.io/cluster": cluster,
+                "strimzi.io/component-type": "kafka",
+            }
             (spread,) = template["topologySpreadConstraints"]
-            assert (spread["topologyKey"], spread["whenUnsatisfiable"]) == ("topology.kubernetes.io/zone", "DoNotSchedule")
+            assert (spread["topologyKey"], spread["whenUnsatisfiable"]) == (
+                "topology.kubernetes.io/zone",
+                "DoNotSchedule",
+            )
 
 
 @pytest.mark.parametrize("stack", STRIMZI_STACKS)
@@ -186,14 +216,21 @@ def test_every_listener_has_tls_authentication_and_admits_only_its_clients(plans
         assert config_of["sasl.enabled.mechanisms"] == "OAUTHBEARER"
         jaas = config_of["oauthbearer.sasl.jaas.config"]
         assert f'oauth.valid.issuer.uri="https://login.microsoftonline.com/{OFFLINE_TENANT_ID}/v2.0"' in jaas
-        assert f'oauth.jwks.endpoint.uri="https://login.microsoftonline.com/{OFFLINE_TENANT_ID}/discovery/v2.0/keys"' in jaas
+        assert (
+            f'oauth.jwks.endpoint.uri="https://login.microsoftonline.com/{OFFLINE_TENANT_ID}/discovery/v2.0/keys"'
+            in jaas
+        )
         assert 'oauth.check.audience="true"' in jaas and f'oauth.client.id="{audience}"' in jaas
         assert 'oauth.username.claim="oid"' in jaas
         # Entra ID tokens carry `typ` in the header only; checking the claim would refuse them all.
         assert 'oauth.check.access.token.type="false"' in jaas
         # The NetworkPolicy Strimzi renders: the declared clients' namespaces (and MirrorMaker).
         peers = listeners["oauth"]["networkPolicyPeers"]
-        namespaces = {p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for p in peers if "namespaceSelector" in p}
+        namespaces = {
+            p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+            for p in peers
+            if "namespaceSelector" in p
+        }
         assert namespaces == client_namespaces
         mirrored = len(hosts(stack)) > 1
         assert ({"podSelector": {"matchLabels": {"strimzi.io/kind": "KafkaMirrorMaker2"}}} in peers) == mirrored
@@ -228,7 +265,10 @@ def test_acls_name_each_clients_workload_identity_and_grant_only_its_topics(plan
     plan = plans[stack]
     clients = kafka_spec(stack)["clients"]
     for cluster in hosts(stack):
-        users = {u.inputs["metadata"]["labels"]["platform.ai/workload"]: u.inputs for u in in_cluster(plan.of_type(USER), cluster)}
+        users = {
+            u.inputs["metadata"]["labels"]["platform.ai/workload"]: u.inputs
+            for u in in_cluster(plan.of_type(USER), cluster)
+        }
         for client, spec in clients.items():
             user = users[client]
             # The principal of an OAuth client is User:<oid>, its identity's object ID.
@@ -261,8 +301,12 @@ def test_clients_get_the_brokers_ca_and_a_connection_without_secrets(plans, stac
         assert (info["securityProtocol"], info["saslMechanism"]) == ("SASL_SSL", "OAUTHBEARER")
         assert info["tokenScope"] == f"{kafka_spec(stack)['strimzi']['oauth']['audience']}/.default"
         assert {t: v["access"] for t, v in info["topics"].items()} == spec["topics"]
-        ca_maps = [m for m in plan.of_type("kubernetes:core/v1:ConfigMap")
-                   if m.inputs["metadata"]["name"] == info["trustedCaConfigMap"] and m.inputs["metadata"]["namespace"] == namespace]
+        ca_maps = [
+            m
+            for m in plan.of_type("kubernetes:core/v1:ConfigMap")
+            if m.inputs["metadata"]["name"] == info["trustedCaConfigMap"]
+            and m.inputs["metadata"]["namespace"] == namespace
+        ]
         assert len(ca_maps) == len(hosts(stack))
         assert all(m.inputs["data"]["ca.crt"] == OFFLINE_CA_CERTIFICATE for m in ca_maps)
     flat = repr(outputs).lower()
@@ -273,7 +317,10 @@ def test_prod_mirrors_each_clusters_topics_into_the_other_with_its_own_identity(
     plan = plans["prod"]
     config = stack_config("prod")
     mirrors = plan.of_type(MIRROR_MAKER)
-    assert sorted(m.name for m in mirrors) == ["kafka-mirror-eus2-kafkamirrormaker2", "kafka-mirror-scus-kafkamirrormaker2"]
+    assert sorted(m.name for m in mirrors) == [
+        "kafka-mirror-eus2-kafkamirrormaker2",
+        "kafka-mirror-scus-kafkamirrormaker2",
+    ]
     mirror_client = client_id(plan, "kafka-mirror")
     for mirror in mirrors:
         cluster = mirror.name.split("-")[2]
@@ -305,12 +352,18 @@ def test_prod_mirrors_each_clusters_topics_into_the_other_with_its_own_identity(
     # It is a Kafka principal with ACLs in both clusters, and has no Azure role at all.
     users = [u for u in plan.of_type(USER) if u.inputs["metadata"]["name"] == principal_id(plan, "kafka-mirror")]
     assert len(users) == 2
-    readers = {c for c, spec in kafka_spec("prod")["clients"].items() if any(a != "write" for a in spec["topics"].values())}
+    readers = {
+        c for c, spec in kafka_spec("prod")["clients"].items() if any(a != "write" for a in spec["topics"].values())
+    }
     for user in users:
         cluster = user.name.split("-")[1]
         (other,) = [c for c in hosts("prod") if c != cluster]
-        acls = {(a["resource"]["type"], a["resource"]["name"], a["resource"].get("patternType", "literal")): set(a["operations"])
-                for a in user.inputs["spec"]["authorization"]["acls"]}
+        acls = {
+            (a["resource"]["type"], a["resource"]["name"], a["resource"].get("patternType", "literal")): set(
+                a["operations"]
+            )
+            for a in user.inputs["spec"]["authorization"]["acls"]
+        }
         # As target: the copies (created, written, grown, configured) and the offset syncs,
         # which MirrorMaker names after the source when it keeps them on the target.
         assert {"Create", "Write", "Alter", "AlterConfigs"} <= acls[("topic", f"{other}.", "prefix")]
@@ -335,6 +388,7 @@ def test_mirroring_can_be_switched_off():
 
 def test_a_listener_without_clients_admits_nobody():
     """Strimzi reads an empty peer list as "everyone"; here prod-scale declares no clients."""
+
     def no_clients(values):
         set_in("kafka.strimzi.mirrorMaker.enabled", False)(values)
         values["platform:kafka"].pop("clients")
@@ -354,7 +408,9 @@ def test_a_certificate_client_gets_a_tls_kafka_user_on_its_own_listener():
     (kafka,) = plan.of_type(KAFKA)
     (mtls,) = [li for li in kafka.inputs["spec"]["kafka"]["listeners"] if li["name"] == "mtls"]
     assert mtls["tls"] is True and mtls["authentication"] == {"type": "tls"}
-    assert mtls["networkPolicyPeers"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "inference"}}}]
+    assert mtls["networkPolicyPeers"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "inference"}}}
+    ]
     assert plan.outputs["kafkaClients"]["inference"]["securityProtocol"] == "SSL"
 
 
@@ -372,7 +428,10 @@ def test_the_kafka_pool_counts_in_the_capacity_plan():
         pools = [p for p in cluster.pools if p.kind == "kafka"]
         # 6 brokers and 3 controllers: three per zone, and one spare each.
         assert [(p.name, p.pool.min_count, p.pool.max_count) for p in pools] == [
-            ("kafka1", 3, 4), ("kafka2", 3, 4), ("kafka3", 3, 4)]
+            ("kafka1", 3, 4),
+            ("kafka2", 3, 4),
+            ("kafka3", 3, 4),
+        ]
         assert {p.key for p in pools} == {"platform:kafka.strimzi.nodePool"}
 
 
@@ -390,7 +449,9 @@ def test_dev_rents_kafka_from_a_private_event_hubs_namespace_without_keys(plans)
     assert inputs["sku"]["name"] == inputs["sku"]["tier"] == "Standard"
     (endpoint,) = endpoints_of(plan, namespace)
     assert endpoint.inputs["privateLinkServiceConnections"][0]["groupIds"] == ["namespace"]
-    (zone_group,) = [g for g in plan.of_type("azure-native:network:PrivateDnsZoneGroup") if g.name == f"{endpoint.name}-dns"]
+    (zone_group,) = [
+        g for g in plan.of_type("azure-native:network:PrivateDnsZoneGroup") if g.name == f"{endpoint.name}-dns"
+    ]
     zone_id = zone_group.inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"]
     # The zone the facts page gives for the `namespace` sub-resource.
     assert zone_id.endswith("/privateDnsZones/" + zone_by_group_id()["namespace"])
@@ -423,8 +484,11 @@ def test_dev_has_an_event_hub_per_topic_and_a_consumer_group_per_reader(plans):
 def test_dev_clients_hold_sender_or_receiver_on_exactly_their_event_hubs(plans):
     plan = plans["dev"]
     hub_ids = {h.inputs["eventHubName"]: resource_id(h) for h in plan.of_type(EVENT_HUB)}
-    roles = {"read": {"Azure Event Hubs Data Receiver"}, "write": {"Azure Event Hubs Data Sender"},
-             "readWrite": {"Azure Event Hubs Data Sender", "Azure Event Hubs Data Receiver"}}
+    roles = {
+        "read": {"Azure Event Hubs Data Receiver"},
+        "write": {"Azure Event Hubs Data Sender"},
+        "readWrite": {"Azure Event Hubs Data Sender", "Azure Event Hubs Data Receiver"},
+    }
     for client, spec in kafka_spec("dev")["clients"].items():
         principal = principal_id(plan, client)
         granted = {}
@@ -436,7 +500,10 @@ def test_dev_clients_hold_sender_or_receiver_on_exactly_their_event_hubs(plans):
     host = "evhns-ailab-dev-eus2.servicebus.windows.net"
     assert info["bootstrapServers"] == {"eus2": f"{host}:9093"}
     assert (info["securityProtocol"], info["saslMechanism"], info["tokenScope"]) == (
-        "SASL_SSL", "OAUTHBEARER", f"https://{host}/.default")
+        "SASL_SSL",
+        "OAUTHBEARER",
+        f"https://{host}/.default",
+    )
 
 
 def test_event_hubs_tier_limits_match_the_facts_page():
@@ -481,23 +548,35 @@ def test_switching_the_engine_keeps_the_topic_spec_and_the_clients_rights(plans)
     for client in kafka_spec("staging")["clients"]:
         strimzi_rights = {
             acl["resource"]["name"]: ("Read" in acl["operations"], "Write" in acl["operations"])
-            for user in on_strimzi.of_type(USER) if user.inputs["metadata"]["name"] == principal_id(on_strimzi, client)
-            for acl in user.inputs["spec"]["authorization"]["acls"] if acl["resource"]["type"] == "topic"
+            for user in on_strimzi.of_type(USER)
+            if user.inputs["metadata"]["name"] == principal_id(on_strimzi, client)
+            for acl in user.inputs["spec"]["authorization"]["acls"]
+            if acl["resource"]["type"] == "topic"
         }
         hub_names = {resource_id(h): h.inputs["eventHubName"] for h in on_event_hubs.of_type(EVENT_HUB)}
         hub_rights: dict[str, tuple[bool, bool]] = {}
         for assignment in on_event_hubs.of_type(ASSIGNMENT):
-            if assignment.inputs["principalId"] == principal_id(on_event_hubs, client) and assignment.inputs["scope"] in hub_names:
+            if (
+                assignment.inputs["principalId"] == principal_id(on_event_hubs, client)
+                and assignment.inputs["scope"] in hub_names
+            ):
                 read, write = hub_rights.get(hub_names[assignment.inputs["scope"]], (False, False))
                 role = role_of(assignment)
-                hub_rights[hub_names[assignment.inputs["scope"]]] = (read or role.endswith("Receiver"), write or role.endswith("Sender"))
+                hub_rights[hub_names[assignment.inputs["scope"]]] = (
+                    read or role.endswith("Receiver"),
+                    write or role.endswith("Sender"),
+                )
         assert strimzi_rights == hub_rights, client
     # Event Hubs replicates on its own: Premium (the default), with nothing from Strimzi left.
     (namespace,) = on_event_hubs.of_type(NAMESPACE)
     assert namespace.inputs["sku"]["name"] == "Premium"
-    assert on_event_hubs.of_type(KAFKA) == [] and not [p for p in on_event_hubs.of_type(AGENT_POOL) if "-pool-kafka" in p.name]
+    assert on_event_hubs.of_type(KAFKA) == [] and not [
+        p for p in on_event_hubs.of_type(AGENT_POOL) if "-pool-kafka" in p.name
+    ]
     # And the preview says what of the spec Event Hubs does not apply.
-    assert any("replicationFactor and minInSyncReplicas" in d and d.startswith("info:") for d in on_event_hubs.diagnostics)
+    assert any(
+        "replicationFactor and minInSyncReplicas" in d and d.startswith("info:") for d in on_event_hubs.diagnostics
+    )
     assert not any("replicationFactor" in d for d in on_strimzi.diagnostics)
 
 
@@ -513,56 +592,108 @@ def with_topic(index: int, **fields):
 
 BAD_SPECS = {
     "replication above the broker count": (
-        "staging", with_topic(0, replicationFactor=4),
-        "platform:kafka.topics[0].replicationFactor", "4 replicas need as many brokers", "brokers is 3"),
+        "staging",
+        with_topic(0, replicationFactor=4),
+        "platform:kafka.topics[0].replicationFactor",
+        "4 replicas need as many brokers",
+        "brokers is 3",
+    ),
     "min ISR above replication": (
-        "prod", with_topic(1, minInSyncReplicas=4),
-        "platform:kafka.topics[1].minInSyncReplicas", "more than the topic's 3 replicas"),
+        "prod",
+        with_topic(1, minInSyncReplicas=4),
+        "platform:kafka.topics[1].minInSyncReplicas",
+        "more than the topic's 3 replicas",
+    ),
     "unknown client": (
-        "staging", set_in("kafka.clients.evaluator", {"topics": {"training-metrics": "read"}}),
-        "platform:kafka.clients.evaluator", "not a workload of platform:workloads"),
+        "staging",
+        set_in("kafka.clients.evaluator", {"topics": {"training-metrics": "read"}}),
+        "platform:kafka.clients.evaluator",
+        "not a workload of platform:workloads",
+    ),
     "client of an unknown topic": (
-        "dev", set_in("kafka.clients.trainer.topics", {"training-metric": "write"}),
-        "platform:kafka.clients.trainer.topics.training-metric", "not a topic of platform:kafka.topics"),
+        "dev",
+        set_in("kafka.clients.trainer.topics", {"training-metric": "write"}),
+        "platform:kafka.clients.trainer.topics.training-metric",
+        "not a topic of platform:kafka.topics",
+    ),
     "duplicate topic": (
-        "dev", with_topic(2, name="training-metrics"),
-        "platform:kafka.topics[2].name", "training-metrics is declared twice"),
+        "dev",
+        with_topic(2, name="training-metrics"),
+        "platform:kafka.topics[2].name",
+        "training-metrics is declared twice",
+    ),
     "partitions over the Standard tier": (
-        "dev", with_topic(0, partitions=40),
-        "platform:kafka.topics[0].partitions", "40 is over Event Hubs Standard's 32 partitions"),
+        "dev",
+        with_topic(0, partitions=40),
+        "platform:kafka.topics[0].partitions",
+        "40 is over Event Hubs Standard's 32 partitions",
+    ),
     "retention over the Standard tier": (
-        "dev", with_topic(1, retentionHours=720),
-        "platform:kafka.topics[1].retentionHours", "720 is over Event Hubs Standard's 168-hour retention"),
+        "dev",
+        with_topic(1, retentionHours=720),
+        "platform:kafka.topics[1].retentionHours",
+        "720 is over Event Hubs Standard's 168-hour retention",
+    ),
     "a Premium capacity Azure does not sell": (
-        "dev", set_in("kafka.eventHubs", {"sku": "Premium", "capacity": 3}),
-        "platform:kafka.eventHubs.capacity", "3 is not a capacity of Event Hubs Premium"),
+        "dev",
+        set_in("kafka.eventHubs", {"sku": "Premium", "capacity": 3}),
+        "platform:kafka.eventHubs.capacity",
+        "3 is not a capacity of Event Hubs Premium",
+    ),
     "client certificates on Event Hubs": (
-        "dev", set_in("kafka.clients.inference.authentication", "tls"),
-        "platform:kafka.clients.inference.authentication", "Event Hubs takes Entra ID"),
+        "dev",
+        set_in("kafka.clients.inference.authentication", "tls"),
+        "platform:kafka.clients.inference.authentication",
+        "Event Hubs takes Entra ID",
+    ),
     "the other engine's settings": (
-        "dev", set_in("kafka.strimzi", {"oauth": {"audience": "5e7c1b2a-9d4f-4e3a-8c6b-0a1f2e3d4c05"}}),
-        "platform:kafka.strimzi", "belongs to the other engine"),
+        "dev",
+        set_in("kafka.strimzi", {"oauth": {"audience": "5e7c1b2a-9d4f-4e3a-8c6b-0a1f2e3d4c05"}}),
+        "platform:kafka.strimzi",
+        "belongs to the other engine",
+    ),
     "a topic named like a mirrored copy": (
-        "prod", with_topic(0, name="scus.training-metrics"),
-        "platform:kafka.topics[0].name", "MirrorMaker's copies of cluster scus"),
+        "prod",
+        with_topic(0, name="scus.training-metrics"),
+        "platform:kafka.topics[0].name",
+        "MirrorMaker's copies of cluster scus",
+    ),
     "too few brokers": (
-        "staging", set_in("kafka.strimzi.brokers", 2),
-        "platform:kafka.strimzi.brokers", "greater than or equal to 3"),
+        "staging",
+        set_in("kafka.strimzi.brokers", 2),
+        "platform:kafka.strimzi.brokers",
+        "greater than or equal to 3",
+    ),
     "a Kafka pool on a size without premium disks": (
-        "staging", set_in("kafka.strimzi.nodePool.vmSize", "Standard_D8d_v5"),
-        "platform:kafka.strimzi.nodePool.vmSize", "not valid"),
+        "staging",
+        set_in("kafka.strimzi.nodePool.vmSize", "Standard_D8d_v5"),
+        "platform:kafka.strimzi.nodePool.vmSize",
+        "not valid",
+    ),
     "a team claims the kafka namespace": (
-        "staging", set_in("teams.research.namespaces", ["research", "kafka"]),
-        "platform:teams.research.namespaces[1]", "where the platform runs Kafka"),
+        "staging",
+        set_in("teams.research.namespaces", ["research", "kafka"]),
+        "platform:teams.research.namespaces[1]",
+        "where the platform runs Kafka",
+    ),
     "an unknown Kafka host": (
-        "prod", set_in("kafka.strimzi.clusters", ["eus2", "weu"]),
-        "platform:kafka.strimzi.clusters[1]", "not a cluster"),
+        "prod",
+        set_in("kafka.strimzi.clusters", ["eus2", "weu"]),
+        "platform:kafka.strimzi.clusters[1]",
+        "not a cluster",
+    ),
     "a client on a cluster without Kafka": (
-        "prod", set_in("kafka.strimzi.clusters", ["eus2"]),
-        "platform:kafka.clients.trainer", "runs on scus, which host no Kafka"),
+        "prod",
+        set_in("kafka.strimzi.clusters", ["eus2"]),
+        "platform:kafka.clients.trainer",
+        "runs on scus, which host no Kafka",
+    ),
     "a topic key that does not exist": (
-        "dev", with_topic(0, retentionDays=3),
-        "platform:kafka.topics[0].retentionDays", "not a known key"),
+        "dev",
+        with_topic(0, retentionDays=3),
+        "platform:kafka.topics[0].retentionDays",
+        "not a known key",
+    ),
 }
 
 

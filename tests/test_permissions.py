@@ -12,19 +12,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT
 from facts import arm as arm_facts
 from facts.aks_rbac import data_action
-from facts.azure_roles import SOURCE as ROLES_FILE, built_in_roles
+from facts.azure_roles import SOURCE as ROLES_FILE
+from facts.azure_roles import built_in_roles
+from facts.gpu import GPU_VM_SIZES
 from offline import identities as bootstrap
 from offline.engine import CapturedResource, ResourceOptions
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from offline.stackfile import read_stack_config
 from planning import permissions
 from planning.cluster_traffic import component_namespaces
-from facts.gpu import GPU_VM_SIZES
 from planning.permissions import AKS, check, deploy_operations, refresh_operations, view
 from stackconfig.loader import parse_platform_config
-from offline.stackfile import read_stack_config
+from tests.conftest import ROOT
 
 SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
 # The stack each deployed environment is checked with (prod-scale deploys as prod).
@@ -88,7 +89,9 @@ def test_wildcards_match_as_azure_evaluates_them():
 
 def test_custom_resources_and_admission_policies_are_custom_resources_to_azure_rbac():
     assert data_action("", "secrets", "read") == f"{AKS}/secrets/read"
-    assert data_action("networking.k8s.io", "networkpolicies", "write") == f"{AKS}/networking.k8s.io/networkpolicies/write"
+    assert (
+        data_action("networking.k8s.io", "networkpolicies", "write") == f"{AKS}/networking.k8s.io/networkpolicies/write"
+    )
     assert data_action("kueue.x-k8s.io", "clusterqueues", "read") == f"{AKS}/customresources/read"
     assert data_action("admissionregistration.k8s.io", "validatingadmissionpolicies", "write") == (
         f"{AKS}/customresources/write"
@@ -110,19 +113,37 @@ def test_every_write_of_the_stack_is_permitted_to_its_deploy_identity(plans, ide
 @pytest.mark.parametrize(
     "without, denied_action, needed_by",
     [
-        ("assigns the pod security initiative", "Microsoft.Authorization/policyAssignments/write",
-         "azure-native:authorization:PolicyAssignment"),
-        ("locks prod's stateful resources", "Microsoft.Authorization/locks/write",
-         "azure-native:authorization:ManagementLockByScope"),
-        ("assigns the program's roles", "Microsoft.Authorization/roleAssignments/write",
-         "azure-native:authorization:RoleAssignment"),
+        (
+            "assigns the pod security initiative",
+            "Microsoft.Authorization/policyAssignments/write",
+            "azure-native:authorization:PolicyAssignment",
+        ),
+        (
+            "locks prod's stateful resources",
+            "Microsoft.Authorization/locks/write",
+            "azure-native:authorization:ManagementLockByScope",
+        ),
+        (
+            "assigns the program's roles",
+            "Microsoft.Authorization/roleAssignments/write",
+            "azure-native:authorization:RoleAssignment",
+        ),
         ("manages the in-cluster resources", f"{AKS}/namespaces/write", "kubernetes:core/v1:Namespace"),
-        ("peers prod with the hub", "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write",
-         "azure-native:network:VirtualNetworkPeering"),
-        ("links and records in the hub's privatelink zones", "Microsoft.Network/privateDnsZones/join/action",
-         "azure-native:network:PrivateDnsZoneGroup"),
-        ("writes prod's state", "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write",
-         "the Pulumi state"),
+        (
+            "peers prod with the hub",
+            "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write",
+            "azure-native:network:VirtualNetworkPeering",
+        ),
+        (
+            "links and records in the hub's privatelink zones",
+            "Microsoft.Network/privateDnsZones/join/action",
+            "azure-native:network:PrivateDnsZoneGroup",
+        ),
+        (
+            "writes prod's state",
+            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write",
+            "the Pulumi state",
+        ),
     ],
 )
 def test_a_dropped_grant_names_the_identity_the_operation_and_the_resource(
@@ -131,18 +152,29 @@ def test_a_dropped_grant_names_the_identity_the_operation_and_the_resource(
     ids = identities["prod"]
     grants = [grant for grant in deployer_grants(ids) if without not in grant.why]
     assert len(grants) == len(deployer_grants(ids)) - 1, without
-    denied = check(ids.deployer, grants, deploy_operations(view(plans["prod"], OFFLINE_SUBSCRIPTION_ID), bootstrap.backend("prod")))
+    denied = check(
+        ids.deployer, grants, deploy_operations(view(plans["prod"], OFFLINE_SUBSCRIPTION_ID), bootstrap.backend("prod"))
+    )
     messages = [str(denial) for denial in denied]
-    assert any(
-        m.startswith(f"id-ailab-deploy-prod may not {denied_action} ") and needed_by in m for m in messages
-    ), messages[:5]
+    assert any(m.startswith(f"id-ailab-deploy-prod may not {denied_action} ") and needed_by in m for m in messages), (
+        messages[:5]
+    )
 
 
 def _resource(token: str, name: str, inputs: dict, provider: str = "") -> CapturedResource:
     return CapturedResource(
-        urn=f"urn:pulumi:prod::platform::{token}::{name}", type=token, name=name, parent=None, custom=True,
-        provider=provider, inputs=inputs, dependencies=(), property_dependencies={},
-        options=ResourceOptions(False, (), (), False, False, ()), aliases=(), raw_inputs=None,
+        urn=f"urn:pulumi:prod::platform::{token}::{name}",
+        type=token,
+        name=name,
+        parent=None,
+        custom=True,
+        provider=provider,
+        inputs=inputs,
+        dependencies=(),
+        property_dependencies={},
+        options=ResourceOptions(False, (), (), False, False, ()),
+        aliases=(),
+        raw_inputs=None,
     )
 
 
@@ -159,8 +191,9 @@ def test_a_resource_type_no_granted_role_permits_fails_naming_type_operation_and
     plan = plans["prod"]
     cluster = next(r for r in plan.resources if r.type == "azure-native:containerservice:ManagedCluster")
     scope = arm_facts.resource_id(cluster.type, cluster.name, cluster.inputs, OFFLINE_SUBSCRIPTION_ID)
-    extra = _resource("azure-native:authorization:PolicyExemption", "exempt-kafka",
-                      {"scope": scope, "policyExemptionName": "kafka"})
+    extra = _resource(
+        "azure-native:authorization:PolicyExemption", "exempt-kafka", {"scope": scope, "policyExemptionName": "kafka"}
+    )
     changed = dataclasses.replace(plan, resources=[*plan.resources, extra])
     ids = identities["prod"]
     denied = check(ids.deployer, deployer_grants(ids), deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID)))
@@ -179,18 +212,27 @@ def test_a_resource_type_the_model_does_not_know_fails_naming_it(plans):
         deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID))
 
 
-@pytest.mark.parametrize("role", ["Owner", "User Access Administrator", "Contributor", "Role Based Access Control Administrator"])
+@pytest.mark.parametrize(
+    "role", ["Owner", "User Access Administrator", "Contributor", "Role Based Access Control Administrator"]
+)
 def test_a_privileged_role_assignment_is_refused_by_the_delegation_condition(plans, identities, role):
     plan = plans["prod"]
     kubelet_grant = next(r for r in plan.resources if r.name.endswith("-kubelet-pulls"))
     role_id = built_in_roles()[role].id
-    inputs = {**kubelet_grant.inputs, "roleDefinitionId": f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}"
-              f"/providers/Microsoft.Authorization/roleDefinitions/{role_id}", "roleAssignmentName": "escalation"}
-    changed = dataclasses.replace(plan, resources=[*plan.resources, _resource(kubelet_grant.type, "escalation", inputs)])
+    inputs = {
+        **kubelet_grant.inputs,
+        "roleDefinitionId": f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}"
+        f"/providers/Microsoft.Authorization/roleDefinitions/{role_id}",
+        "roleAssignmentName": "escalation",
+    }
+    changed = dataclasses.replace(
+        plan, resources=[*plan.resources, _resource(kubelet_grant.type, "escalation", inputs)]
+    )
     ids = identities["prod"]
     denied = check(ids.deployer, deployer_grants(ids), deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID)))
     assert {(d.operation.action, d.operation.needed_by) for d in denied} == {
-        (f"Microsoft.Authorization/roleAssignments/{verb}", f"{kubelet_grant.type} escalation") for verb in ("write", "delete")
+        (f"Microsoft.Authorization/roleAssignments/{verb}", f"{kubelet_grant.type} escalation")
+        for verb in ("write", "delete")
     }
 
 
@@ -198,8 +240,13 @@ def test_role_assignments_to_users_are_refused_by_the_delegation_condition(plans
     plan = plans["prod"]
     grant = next(r for r in plan.resources if r.name.endswith("-kubelet-pulls"))
     changed = dataclasses.replace(
-        plan, resources=[*plan.resources, _resource(grant.type, "to-user", {**grant.inputs, "principalType": "User",
-                                                                          "roleAssignmentName": "to-user"})]
+        plan,
+        resources=[
+            *plan.resources,
+            _resource(
+                grant.type, "to-user", {**grant.inputs, "principalType": "User", "roleAssignmentName": "to-user"}
+            ),
+        ],
     )
     ids = identities["prod"]
     denied = check(ids.deployer, deployer_grants(ids), deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID)))
@@ -223,9 +270,11 @@ def test_every_read_of_previews_and_drift_checks_is_permitted_to_the_plan_identi
 def test_the_plan_identity_can_change_nothing(plans, identities, stack):
     ids, plan = identities[stack], plans[stack]
     writes = [
-        op for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID), bootstrap.backend(ids.environment))
+        op
+        for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID), bootstrap.backend(ids.environment))
         # Credentials and the key's encrypt/decrypt change nothing in the state or in Azure.
-        if not op.action.lower().endswith("/read") and op.action != permissions.USER_CREDENTIALS
+        if not op.action.lower().endswith("/read")
+        and op.action != permissions.USER_CREDENTIALS
         and not op.action.endswith(("keys/decrypt/action", "keys/encrypt/action"))
     ]
     allowed = [op for op in writes if not check(ids.planner, planner_grants(stack, plan, ids), [op])]
@@ -243,14 +292,13 @@ def test_the_plan_identity_reads_secrets_only_in_the_namespaces_whose_secrets_pr
     scopes = sorted(grant.scope.rsplit("/managedClusters/", 1)[1] for grant in program)
     expected = sorted(
         f"aks-{config.prefix}-{config.environment}-{key}/namespaces/{ns}"
-        for key in config.clusters for ns in component_namespaces(config, key)
+        for key in config.clusters
+        for ns in component_namespaces(config, key)
     )
     assert scopes == expected
     assert all(grant.role.data_actions == (secrets,) for grant in program)
     # And each of those namespaces is one a preview or refresh reads Secrets in.
-    reads = {
-        op.scope for op in refresh_operations(view(plan, OFFLINE_SUBSCRIPTION_ID)) if op.action == secrets
-    }
+    reads = {op.scope for op in refresh_operations(view(plan, OFFLINE_SUBSCRIPTION_ID)) if op.action == secrets}
     assert {grant.scope for grant in program} == reads
 
 
@@ -316,9 +364,7 @@ def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_id
     at least that version, it applies server-side, and the plan identity is refused every
     in-cluster write (a clean 403) while it may read every kind it refreshes.
     """
-    pins = dict(
-        line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line
-    )
+    pins = dict(line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line)
     assert tuple(int(part) for part in pins["pulumi-kubernetes"].split(".")) >= (4, 32, 0)
     ids = identities["prod"]
     plan = plans["prod"]
@@ -326,7 +372,8 @@ def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_id
         assert provider.inputs.get("enableServerSideApply") in (True, "true")
     grants = planner_grants("prod", plan, ids)
     in_cluster = [
-        op for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID))
+        op
+        for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID))
         if op.data and op.action.startswith(AKS) and not op.action.endswith("/read")
     ]
     assert in_cluster and all(check(ids.planner, grants, [op]) for op in in_cluster)
@@ -338,9 +385,19 @@ def test_linked_access_checks_are_part_of_the_model(plans):
     ops = deploy_operations(view(plans["prod"], OFFLINE_SUBSCRIPTION_ID))
     linked = {(op.action, op.scope.split("/")[2], op.needed_by.split(" ")[0]) for op in ops}
     hub = "0b1f6471-1bf0-4dda-aec3-111122223333"
-    assert ("Microsoft.Network/virtualNetworks/peer/action", hub, "azure-native:network:VirtualNetworkPeering") in linked
+    assert (
+        "Microsoft.Network/virtualNetworks/peer/action",
+        hub,
+        "azure-native:network:VirtualNetworkPeering",
+    ) in linked
     assert ("Microsoft.Network/privateDnsZones/join/action", hub, "azure-native:network:PrivateDnsZoneGroup") in linked
-    assert ("Microsoft.Network/virtualNetworks/subnets/join/action", OFFLINE_SUBSCRIPTION_ID,
-            "azure-native:containerservice:ManagedCluster") in linked
-    assert ("Microsoft.ManagedIdentity/userAssignedIdentities/assign/action", OFFLINE_SUBSCRIPTION_ID,
-            "azure-native:containerservice:ManagedCluster") in linked
+    assert (
+        "Microsoft.Network/virtualNetworks/subnets/join/action",
+        OFFLINE_SUBSCRIPTION_ID,
+        "azure-native:containerservice:ManagedCluster",
+    ) in linked
+    assert (
+        "Microsoft.ManagedIdentity/userAssignedIdentities/assign/action",
+        OFFLINE_SUBSCRIPTION_ID,
+        "azure-native:containerservice:ManagedCluster",
+    ) in linked

@@ -122,8 +122,11 @@ def _project_imports(path) -> set[str]:
     packages = {"facts", "planning", "stackconfig", "components", "offline", "contracts", "scripts"}
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else (
-            [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+        names = (
+            [node.module]
+            if isinstance(node, ast.ImportFrom) and node.module
+            else ([alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+        )
         found |= {name.split(".", 1)[0] for name in names if name.split(".", 1)[0] in packages}
     return found
 

@@ -15,7 +15,8 @@ import inspect
 import re
 import subprocess
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -41,7 +42,11 @@ def _wire(resource: CapturedResource) -> dict[str, Any]:
 def _set(document: dict[str, Any], path: str | tuple[str, ...], value: Any) -> None:
     """Set `a.b[0].c` (or a tuple of keys, for keys with dots) in a nested document; `value is
     DELETE` removes the key."""
-    keys = list(path) if isinstance(path, tuple) else [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
+    keys = (
+        list(path)
+        if isinstance(path, tuple)
+        else [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
+    )
     target = document
     for key in keys[:-1]:
         target = target[key]
@@ -54,7 +59,9 @@ def _set(document: dict[str, Any], path: str | tuple[str, ...], value: Any) -> N
 DELETE = object()
 
 
-def changed(plan: Plan, name: str, *, path: str | tuple[str, ...] | None = None, value: Any = None, **fields: Any) -> Plan:
+def changed(
+    plan: Plan, name: str, *, path: str | tuple[str, ...] | None = None, value: Any = None, **fields: Any
+) -> Plan:
     """`plan` with one resource changed: an input at `path` (wire names), or resource fields
     (`options=`, `property_dependencies=`)."""
     resources = []
@@ -90,8 +97,14 @@ def with_resource(plan: Plan, token: str, name: str, inputs: dict[str, Any]) -> 
     raw.update(inputs)
     template = plan.of_type("kubernetes:core/v1:ConfigMap")[0]
     extra = dataclasses.replace(
-        template, urn=template.urn.rsplit("::", 2)[0] + f"::{token}::{name}", type=token, name=name,
-        inputs=inputs, raw_inputs=raw, dependencies=(), property_dependencies={},
+        template,
+        urn=template.urn.rsplit("::", 2)[0] + f"::{token}::{name}",
+        type=token,
+        name=name,
+        inputs=inputs,
+        raw_inputs=raw,
+        dependencies=(),
+        property_dependencies={},
     )
     return dataclasses.replace(plan, resources=[*plan.resources, extra])
 
@@ -100,7 +113,8 @@ def grant_of(plan: Plan, identity: str) -> str:
     """A role assignment of workload identity `identity`."""
     urn = next(r.urn for r in plan.resources if r.name == identity)
     return next(
-        r.name for r in plan.of_type("azure-native:authorization:RoleAssignment")
+        r.name
+        for r in plan.of_type("azure-native:authorization:RoleAssignment")
         if urn in r.property_dependencies.get("principalId", ())
     )
 
@@ -113,16 +127,27 @@ POD = {
         "selector": {"matchLabels": {"app": "probe"}},
         "template": {
             "metadata": {"labels": {"app": "probe"}},
-            "spec": {"containers": [{"name": "probe", "image": "crailabprod.azurecr.io/probe:1.0.0",
-                                     "securityContext": {"allowPrivilegeEscalation": False}}]},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "probe",
+                        "image": "crailabprod.azurecr.io/probe:1.0.0",
+                        "securityContext": {"allowPrivilegeEscalation": False},
+                    }
+                ]
+            },
         },
     },
 }
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = {
-    "apiVersion": "v1", "kind": "Service",
-    "metadata": {"name": "probe", "namespace": "research",
-                 "annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}},
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {
+        "name": "probe",
+        "namespace": "research",
+        "annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"},
+    },
     "spec": {"type": "LoadBalancer", "selector": {"app": "probe"}, "ports": [{"port": 443}]},
 }
 
@@ -151,148 +176,401 @@ def prod_on_event_hubs() -> Plan:
 Change = Callable[[Plan], Plan]
 MC = "aks-eus2-aks"
 VIOLATIONS: list[tuple[str, str, Change]] = [
-    ("aks-local-accounts-disabled", "local accounts on", lambda p: changed(p, MC, path="disableLocalAccounts", value=False)),
-    ("aks-entra-id-azure-rbac", "Kubernetes RBAC instead of Azure RBAC",
-     lambda p: changed(p, MC, path="aadProfile.enableAzureRBAC", value=False)),
-    ("aks-private-api-server", "public API server without ranges",
-     lambda p: changed(p, MC, path="apiServerAccessProfile.enablePrivateCluster", value=False)),
-    ("aks-private-api-server", "authorized ranges open to the internet",
-     lambda p: changed(p, MC, path="apiServerAccessProfile", value={"authorizedIPRanges": ["203.0.113.0/24", "0.0.0.0/0"]})),
-    ("aks-private-api-server", "two halves of the internet",
-     lambda p: changed(p, MC, path="apiServerAccessProfile", value={"authorizedIPRanges": ["0.0.0.0/1", "128.0.0.0/1"]})),
-    ("aks-azure-cni-network-policy", "no network policy engine",
-     lambda p: changed(p, MC, path="networkProfile.networkPolicy", value="none")),
-    ("aks-workload-identity", "workload identity off",
-     lambda p: changed(p, MC, path="securityProfile.workloadIdentity.enabled", value=False)),
-    ("aks-no-node-public-ip", "public node IPs",
-     lambda p: changed(p, "aks-eus2-pool-cpu", path="enableNodePublicIP", value=True)),
-    ("aks-system-pool-tainted", "untainted system pool",
-     lambda p: changed(p, MC, path="agentPoolProfiles[0].nodeTaints", value=[])),
-    ("aks-system-pool-tainted", "untainted pool whose mode ARM defaults to System",
-     lambda p: changed(changed(p, MC, path="agentPoolProfiles[0].nodeTaints", value=DELETE), MC,
-                       path="agentPoolProfiles[0].mode", value=DELETE)),
-    ("aks-upgrade-owner", "the fleet's auto-upgrade profile disabled",
-     lambda p: changed(p, "fleet-auto-upgrade", path="disabled", value=True)),
-    ("aks-upgrade-owner", "the fleet upgrading node images only",
-     lambda p: changed(p, "fleet-auto-upgrade", path="channel", value="NodeImage")),
-    ("aks-kubernetes-version-supported", "a retired minor",
-     lambda p: changed(p, MC, path="kubernetesVersion", value="1.31")),
+    (
+        "aks-local-accounts-disabled",
+        "local accounts on",
+        lambda p: changed(p, MC, path="disableLocalAccounts", value=False),
+    ),
+    (
+        "aks-entra-id-azure-rbac",
+        "Kubernetes RBAC instead of Azure RBAC",
+        lambda p: changed(p, MC, path="aadProfile.enableAzureRBAC", value=False),
+    ),
+    (
+        "aks-private-api-server",
+        "public API server without ranges",
+        lambda p: changed(p, MC, path="apiServerAccessProfile.enablePrivateCluster", value=False),
+    ),
+    (
+        "aks-private-api-server",
+        "authorized ranges open to the internet",
+        lambda p: changed(
+            p, MC, path="apiServerAccessProfile", value={"authorizedIPRanges": ["203.0.113.0/24", "0.0.0.0/0"]}
+        ),
+    ),
+    (
+        "aks-private-api-server",
+        "two halves of the internet",
+        lambda p: changed(
+            p, MC, path="apiServerAccessProfile", value={"authorizedIPRanges": ["0.0.0.0/1", "128.0.0.0/1"]}
+        ),
+    ),
+    (
+        "aks-azure-cni-network-policy",
+        "no network policy engine",
+        lambda p: changed(p, MC, path="networkProfile.networkPolicy", value="none"),
+    ),
+    (
+        "aks-workload-identity",
+        "workload identity off",
+        lambda p: changed(p, MC, path="securityProfile.workloadIdentity.enabled", value=False),
+    ),
+    (
+        "aks-no-node-public-ip",
+        "public node IPs",
+        lambda p: changed(p, "aks-eus2-pool-cpu", path="enableNodePublicIP", value=True),
+    ),
+    (
+        "aks-system-pool-tainted",
+        "untainted system pool",
+        lambda p: changed(p, MC, path="agentPoolProfiles[0].nodeTaints", value=[]),
+    ),
+    (
+        "aks-system-pool-tainted",
+        "untainted pool whose mode ARM defaults to System",
+        lambda p: changed(
+            changed(p, MC, path="agentPoolProfiles[0].nodeTaints", value=DELETE),
+            MC,
+            path="agentPoolProfiles[0].mode",
+            value=DELETE,
+        ),
+    ),
+    (
+        "aks-upgrade-owner",
+        "the fleet's auto-upgrade profile disabled",
+        lambda p: changed(p, "fleet-auto-upgrade", path="disabled", value=True),
+    ),
+    (
+        "aks-upgrade-owner",
+        "the fleet upgrading node images only",
+        lambda p: changed(p, "fleet-auto-upgrade", path="channel", value="NodeImage"),
+    ),
+    (
+        "aks-kubernetes-version-supported",
+        "a retired minor",
+        lambda p: changed(p, MC, path="kubernetesVersion", value="1.31"),
+    ),
     ("aks-standard-tier", "Free tier", lambda p: changed(p, MC, path="sku.tier", value="Free")),
     ("gpu-pool-tainted", "untainted GPU pool", lambda p: changed(p, "aks-eus2-pool-h100", path="nodeTaints", value=[])),
-    ("gpu-pool-autoscaled", "fixed-size GPU pool",
-     lambda p: changed(p, "aks-eus2-pool-h100", path="enableAutoScaling", value=False)),
-    ("autoscaled-pool-count-unmanaged", "count managed under autoscale",
-     lambda p: options(p, "aks-eus2-pool-cpu", ignore_changes=("orchestratorVersion",))),
-    ("no-spot-training-pools", "training on Spot",
-     lambda p: changed(p, "aks-eus2-pool-h100", path="scaleSetPriority", value="Spot")),
-    ("no-spot-training-pools", "a Spot GPU pool of unknown purpose",
-     lambda p: changed(changed(p, "aks-eus2-pool-a100", path="scaleSetPriority", value="Spot"), "aks-eus2-pool-a100",
-                       path=("nodeLabels", "platform.ai/gpu-purpose"), value=DELETE)),
-    ("storage-public-network-disabled", "public storage",
-     lambda p: changed(p, "storage-weights", path="publicNetworkAccess", value="Enabled")),
-    ("storage-shared-key-disabled", "shared keys",
-     lambda p: changed(p, "storage-weights", path="allowSharedKeyAccess", value=True)),
-    ("storage-minimum-tls", "TLS 1.0", lambda p: changed(p, "storage-weights", path="minimumTlsVersion", value="TLS1_0")),
-    ("storage-blob-soft-delete", "blob soft delete off",
-     lambda p: changed(p, "storage-weights-blob-service", path="deleteRetentionPolicy.enabled", value=False)),
-    ("keyvault-public-network-disabled", "public vault",
-     lambda p: changed(p, "keyvault-vault", path="properties.publicNetworkAccess", value="Enabled")),
-    ("keyvault-rbac-authorization", "access policies",
-     lambda p: changed(p, "keyvault-vault", path="properties.enableRbacAuthorization", value=False)),
-    ("keyvault-deletion-protection", "no purge protection",
-     lambda p: changed(p, "keyvault-vault", path="properties.enablePurgeProtection", value=False)),
-    ("registry-public-network-disabled", "public registry",
-     lambda p: changed(p, "registry-registry", path="publicNetworkAccess", value="Enabled")),
-    ("registry-local-auth-disabled", "admin user",
-     lambda p: changed(p, "registry-registry", path="adminUserEnabled", value=True)),
-    ("workload-identity-narrow-scope", "a grant on a resource group",
-     lambda p: changed(p, grant_of(p, "workloads-trainer"), path="scope",
-                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/resourceGroups/rg-ailab-prod-eus2-data")),
+    (
+        "gpu-pool-autoscaled",
+        "fixed-size GPU pool",
+        lambda p: changed(p, "aks-eus2-pool-h100", path="enableAutoScaling", value=False),
+    ),
+    (
+        "autoscaled-pool-count-unmanaged",
+        "count managed under autoscale",
+        lambda p: options(p, "aks-eus2-pool-cpu", ignore_changes=("orchestratorVersion",)),
+    ),
+    (
+        "no-spot-training-pools",
+        "training on Spot",
+        lambda p: changed(p, "aks-eus2-pool-h100", path="scaleSetPriority", value="Spot"),
+    ),
+    (
+        "no-spot-training-pools",
+        "a Spot GPU pool of unknown purpose",
+        lambda p: changed(
+            changed(p, "aks-eus2-pool-a100", path="scaleSetPriority", value="Spot"),
+            "aks-eus2-pool-a100",
+            path=("nodeLabels", "platform.ai/gpu-purpose"),
+            value=DELETE,
+        ),
+    ),
+    (
+        "storage-public-network-disabled",
+        "public storage",
+        lambda p: changed(p, "storage-weights", path="publicNetworkAccess", value="Enabled"),
+    ),
+    (
+        "storage-shared-key-disabled",
+        "shared keys",
+        lambda p: changed(p, "storage-weights", path="allowSharedKeyAccess", value=True),
+    ),
+    (
+        "storage-minimum-tls",
+        "TLS 1.0",
+        lambda p: changed(p, "storage-weights", path="minimumTlsVersion", value="TLS1_0"),
+    ),
+    (
+        "storage-blob-soft-delete",
+        "blob soft delete off",
+        lambda p: changed(p, "storage-weights-blob-service", path="deleteRetentionPolicy.enabled", value=False),
+    ),
+    (
+        "keyvault-public-network-disabled",
+        "public vault",
+        lambda p: changed(p, "keyvault-vault", path="properties.publicNetworkAccess", value="Enabled"),
+    ),
+    (
+        "keyvault-rbac-authorization",
+        "access policies",
+        lambda p: changed(p, "keyvault-vault", path="properties.enableRbacAuthorization", value=False),
+    ),
+    (
+        "keyvault-deletion-protection",
+        "no purge protection",
+        lambda p: changed(p, "keyvault-vault", path="properties.enablePurgeProtection", value=False),
+    ),
+    (
+        "registry-public-network-disabled",
+        "public registry",
+        lambda p: changed(p, "registry-registry", path="publicNetworkAccess", value="Enabled"),
+    ),
+    (
+        "registry-local-auth-disabled",
+        "admin user",
+        lambda p: changed(p, "registry-registry", path="adminUserEnabled", value=True),
+    ),
+    (
+        "workload-identity-narrow-scope",
+        "a grant on a resource group",
+        lambda p: changed(
+            p,
+            grant_of(p, "workloads-trainer"),
+            path="scope",
+            value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/resourceGroups/rg-ailab-prod-eus2-data",
+        ),
+    ),
     # A workload's grant at the tenant root also breaks role-assignments-not-privileged, which
     # holds every principal to below subscription scope (its own case: a control-plane grant).
-    ("role-assignments-not-privileged", "Contributor for a workload identity",
-     lambda p: changed(p, grant_of(p, "workloads-trainer"), path="roleDefinitionId",
-                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
-                             "roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c")),
-    ("role-assignments-not-privileged", "Owner for a kubelet",
-     lambda p: changed(p, "aks-eus2-kubelet-pulls", path="roleDefinitionId",
-                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
-                             "roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635")),
-    ("role-assignments-not-privileged", "a control-plane grant on the subscription",
-     lambda p: changed(p, "aks-eus2-control-plane-operates-kubelet", path="scope",
-                       value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77")),
-    ("policy-assignment-allowed-definitions", "a definition the platform does not assign",
-     lambda p: changed(p, "admission-eus2-pod-security", path="policyDefinitionId",
-                       value="/providers/Microsoft.Authorization/policyDefinitions/0a15ec92-a229-4763-bb14-0ea34a568f8d")),
-    ("subnet-has-nsg", "a node subnet without its NSG",
-     lambda p: changed(p, "net-eastus2-snet-eus2-nodes", path="networkSecurityGroup", value=DELETE)),
-    ("federated-credential-trusted-issuer", "an issuer from a cluster that is not an AKS issuer",
-     lambda p: changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com")),
-    ("federated-credential-trusted-issuer", "a foreign issuer",
-     lambda p: changed(changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com"),
-                       "workloads-trainer-eus2", property_dependencies={})),
-    ("private-endpoint-with-dns", "a zone group without zones",
-     lambda p: changed(p, "storage-weights-pe-blob-dns", path="privateDnsZoneConfigs", value=[])),
-    ("private-endpoint-with-dns", "no private endpoint", lambda p: without(without(p, "registry-pe-registry-dns"), "registry-pe-registry")),
+    (
+        "role-assignments-not-privileged",
+        "Contributor for a workload identity",
+        lambda p: changed(
+            p,
+            grant_of(p, "workloads-trainer"),
+            path="roleDefinitionId",
+            value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
+            "roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c",
+        ),
+    ),
+    (
+        "role-assignments-not-privileged",
+        "Owner for a kubelet",
+        lambda p: changed(
+            p,
+            "aks-eus2-kubelet-pulls",
+            path="roleDefinitionId",
+            value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77/providers/Microsoft.Authorization/"
+            "roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635",
+        ),
+    ),
+    (
+        "role-assignments-not-privileged",
+        "a control-plane grant on the subscription",
+        lambda p: changed(
+            p,
+            "aks-eus2-control-plane-operates-kubelet",
+            path="scope",
+            value="/subscriptions/d2bf8eeb-1057-5d65-84b7-d7af78a77b77",
+        ),
+    ),
+    (
+        "policy-assignment-allowed-definitions",
+        "a definition the platform does not assign",
+        lambda p: changed(
+            p,
+            "admission-eus2-pod-security",
+            path="policyDefinitionId",
+            value="/providers/Microsoft.Authorization/policyDefinitions/0a15ec92-a229-4763-bb14-0ea34a568f8d",
+        ),
+    ),
+    (
+        "subnet-has-nsg",
+        "a node subnet without its NSG",
+        lambda p: changed(p, "net-eastus2-snet-eus2-nodes", path="networkSecurityGroup", value=DELETE),
+    ),
+    (
+        "federated-credential-trusted-issuer",
+        "an issuer from a cluster that is not an AKS issuer",
+        lambda p: changed(
+            p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com"
+        ),
+    ),
+    (
+        "federated-credential-trusted-issuer",
+        "a foreign issuer",
+        lambda p: changed(
+            changed(p, "workloads-trainer-eus2", path="issuer", value="https://token.actions.githubusercontent.com"),
+            "workloads-trainer-eus2",
+            property_dependencies={},
+        ),
+    ),
+    (
+        "private-endpoint-with-dns",
+        "a zone group without zones",
+        lambda p: changed(p, "storage-weights-pe-blob-dns", path="privateDnsZoneConfigs", value=[]),
+    ),
+    (
+        "private-endpoint-with-dns",
+        "no private endpoint",
+        lambda p: without(without(p, "registry-pe-registry-dns"), "registry-pe-registry"),
+    ),
     ("stateful-resources-protected", "unprotected storage", lambda p: options(p, "storage-weights", protect=False)),
-    ("address-ranges-disjoint", "overlapping VNets",
-     lambda p: changed(p, "net-southcentralus-vnet", path="addressSpace.addressPrefixes", value=["10.20.128.0/17"])),
-    ("address-ranges-disjoint", "service CIDR inside a VNet",
-     lambda p: changed(p, MC, path="networkProfile.serviceCidr", value="10.20.0.0/16")),
+    (
+        "address-ranges-disjoint",
+        "overlapping VNets",
+        lambda p: changed(p, "net-southcentralus-vnet", path="addressSpace.addressPrefixes", value=["10.20.128.0/17"]),
+    ),
+    (
+        "address-ranges-disjoint",
+        "service CIDR inside a VNet",
+        lambda p: changed(p, MC, path="networkProfile.serviceCidr", value="10.20.0.0/16"),
+    ),
     ("required-tags", "no cost-center", lambda p: changed(p, MC, path="tags.cost-center", value=DELETE)),
-    ("k8s-no-privileged-containers", "a privileged container",
-     lambda p: changed(with_resource(p, DEPLOYMENT, "probe", POD), "probe",
-                       path="spec.template.spec.containers[0].securityContext.privileged", value=True)),
-    ("k8s-no-host-namespaces", "host network",
-     lambda p: changed(with_resource(p, DEPLOYMENT, "probe", POD), "probe", path="spec.template.spec.hostNetwork", value=True)),
-    ("k8s-namespace-pod-security", "a team namespace at privileged",
-     lambda p: changed(p, "tenancy-eus2-ns-inference", path=("metadata", "labels", "pod-security.kubernetes.io/enforce"),
-                       value="privileged")),
-    ("k8s-namespace-pod-security", "a training namespace that its cluster's baseline-plus-IPC_LOCK binding misses",
-     lambda p: changed(p, "admission-eus2-binding-pod-security-training", path="spec.matchResources.namespaceSelector",
-                       value={"matchLabels": {"platform.ai/namespace-class": "serving"}})),
-    ("helm-release-pinned", "a version range", lambda p: changed(p, "gpu-eus2-gpu-operator", path="version", value="~25.3")),
-    ("k8s-no-public-load-balancer", "a public Service",
-     lambda p: changed(with_resource(p, "kubernetes:core/v1:Service", "probe", SERVICE), "probe",
-                       path="metadata.annotations", value={})),
-    ("k8s-no-public-load-balancer", "Kafka's mirror listener made public",
-     lambda p: changed(p, "kafka-eus2-kafka-eus2", path="spec.kafka.template", value=DELETE)),
-    ("kafka-listeners-secured", "a plaintext listener",
-     lambda p: changed(p, "kafka-eus2-kafka-eus2", path="spec.kafka.listeners[0].tls", value=False)),
-    ("kafka-replication-durable", "a topic on two brokers",
-     lambda p: changed(p, "kafka-eus2-kafkatopic-training-metrics", path="spec.replicas", value=2)),
-    ("kafka-volumes-retained", "broker volumes deleted with their claims",
-     lambda p: changed(p, "kafka-eus2-kafkanodepool-brokers", path="spec.storage.deleteClaim", value=True)),
-    ("kafka-volumes-retained", "a Delete storage class",
-     lambda p: changed(p, next(r.name for r in p.of_type("kubernetes:storage.k8s.io/v1:StorageClass")),
-                       path="reclaimPolicy", value="Delete")),
-    ("kafka-volumes-retained", "AKS's built-in managed-csi class",
-     lambda p: changed(p, "kafka-eus2-kafkanodepool-brokers", path="spec.storage.class", value="managed-csi")),
-    ("address-ranges-disjoint", "AKS's default service CIDR inside a VNet",
-     lambda p: changed(changed(p, "net-southcentralus-vnet", path="addressSpace.addressPrefixes", value=["10.0.0.0/16"]),
-                       MC, path="networkProfile.serviceCidr", value=DELETE)),
+    (
+        "k8s-no-privileged-containers",
+        "a privileged container",
+        lambda p: changed(
+            with_resource(p, DEPLOYMENT, "probe", POD),
+            "probe",
+            path="spec.template.spec.containers[0].securityContext.privileged",
+            value=True,
+        ),
+    ),
+    (
+        "k8s-no-host-namespaces",
+        "host network",
+        lambda p: changed(
+            with_resource(p, DEPLOYMENT, "probe", POD), "probe", path="spec.template.spec.hostNetwork", value=True
+        ),
+    ),
+    (
+        "k8s-namespace-pod-security",
+        "a team namespace at privileged",
+        lambda p: changed(
+            p,
+            "tenancy-eus2-ns-inference",
+            path=("metadata", "labels", "pod-security.kubernetes.io/enforce"),
+            value="privileged",
+        ),
+    ),
+    (
+        "k8s-namespace-pod-security",
+        "a training namespace that its cluster's baseline-plus-IPC_LOCK binding misses",
+        lambda p: changed(
+            p,
+            "admission-eus2-binding-pod-security-training",
+            path="spec.matchResources.namespaceSelector",
+            value={"matchLabels": {"platform.ai/namespace-class": "serving"}},
+        ),
+    ),
+    (
+        "helm-release-pinned",
+        "a version range",
+        lambda p: changed(p, "gpu-eus2-gpu-operator", path="version", value="~25.3"),
+    ),
+    (
+        "k8s-no-public-load-balancer",
+        "a public Service",
+        lambda p: changed(
+            with_resource(p, "kubernetes:core/v1:Service", "probe", SERVICE),
+            "probe",
+            path="metadata.annotations",
+            value={},
+        ),
+    ),
+    (
+        "k8s-no-public-load-balancer",
+        "Kafka's mirror listener made public",
+        lambda p: changed(p, "kafka-eus2-kafka-eus2", path="spec.kafka.template", value=DELETE),
+    ),
+    (
+        "kafka-listeners-secured",
+        "a plaintext listener",
+        lambda p: changed(p, "kafka-eus2-kafka-eus2", path="spec.kafka.listeners[0].tls", value=False),
+    ),
+    (
+        "kafka-replication-durable",
+        "a topic on two brokers",
+        lambda p: changed(p, "kafka-eus2-kafkatopic-training-metrics", path="spec.replicas", value=2),
+    ),
+    (
+        "kafka-volumes-retained",
+        "broker volumes deleted with their claims",
+        lambda p: changed(p, "kafka-eus2-kafkanodepool-brokers", path="spec.storage.deleteClaim", value=True),
+    ),
+    (
+        "kafka-volumes-retained",
+        "a Delete storage class",
+        lambda p: changed(
+            p,
+            next(r.name for r in p.of_type("kubernetes:storage.k8s.io/v1:StorageClass")),
+            path="reclaimPolicy",
+            value="Delete",
+        ),
+    ),
+    (
+        "kafka-volumes-retained",
+        "AKS's built-in managed-csi class",
+        lambda p: changed(p, "kafka-eus2-kafkanodepool-brokers", path="spec.storage.class", value="managed-csi"),
+    ),
+    (
+        "address-ranges-disjoint",
+        "AKS's default service CIDR inside a VNet",
+        lambda p: changed(
+            changed(p, "net-southcentralus-vnet", path="addressSpace.addressPrefixes", value=["10.0.0.0/16"]),
+            MC,
+            path="networkProfile.serviceCidr",
+            value=DELETE,
+        ),
+    ),
     ("kafka-resources-protected", "unprotected Kafka", lambda p: options(p, "kafka-eus2-kafka-eus2", protect=False)),
-    ("k8s-namespace-default-deny", "a team namespace without its default-deny policy",
-     lambda p: without(p, "tenancy-eus2-isolation-research-default-deny")),
-    ("k8s-namespace-default-deny", "default deny for ingress only",
-     lambda p: changed(p, "gpu-eus2-isolation-kueue-system-default-deny", path="spec.policyTypes", value=["Ingress"])),
-    ("k8s-fqdn-policies-need-acns", "FQDN policies on a cluster without ACNS",
-     lambda p: changed(p, MC, path="networkProfile.advancedNetworking", value=DELETE)),
-    ("k8s-fqdn-policies-need-acns", "ACNS without its FQDN policies",
-     lambda p: changed(p, MC, path="networkProfile.advancedNetworking.security.advancedNetworkPolicies", value="None")),
-    ("k8s-admission-binding-denies", "an admission binding weakened to audit",
-     lambda p: changed(p, "admission-eus2-binding-no-privileged", path="spec.validationActions", value=["Warn", "Audit"])),
-    ("k8s-no-cluster-admin-binding", "cluster-admin bound to a user",
-     lambda p: with_resource(p, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "break-glass", {
-         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "break-glass"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "someone@example.com"}],
-     })),
+    (
+        "k8s-namespace-default-deny",
+        "a team namespace without its default-deny policy",
+        lambda p: without(p, "tenancy-eus2-isolation-research-default-deny"),
+    ),
+    (
+        "k8s-namespace-default-deny",
+        "default deny for ingress only",
+        lambda p: changed(
+            p, "gpu-eus2-isolation-kueue-system-default-deny", path="spec.policyTypes", value=["Ingress"]
+        ),
+    ),
+    (
+        "k8s-fqdn-policies-need-acns",
+        "FQDN policies on a cluster without ACNS",
+        lambda p: changed(p, MC, path="networkProfile.advancedNetworking", value=DELETE),
+    ),
+    (
+        "k8s-fqdn-policies-need-acns",
+        "ACNS without its FQDN policies",
+        lambda p: changed(
+            p, MC, path="networkProfile.advancedNetworking.security.advancedNetworkPolicies", value="None"
+        ),
+    ),
+    (
+        "k8s-admission-binding-denies",
+        "an admission binding weakened to audit",
+        lambda p: changed(
+            p, "admission-eus2-binding-no-privileged", path="spec.validationActions", value=["Warn", "Audit"]
+        ),
+    ),
+    (
+        "k8s-no-cluster-admin-binding",
+        "cluster-admin bound to a user",
+        lambda p: with_resource(
+            p,
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+            "break-glass",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "break-glass"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "someone@example.com"}],
+            },
+        ),
+    ),
 ]
 EVENT_HUBS_VIOLATIONS: list[tuple[str, str, Change]] = [
-    ("eventhubs-public-network-disabled", "public namespace",
-     lambda p: changed(p, "events", path="publicNetworkAccess", value="Enabled")),
+    (
+        "eventhubs-public-network-disabled",
+        "public namespace",
+        lambda p: changed(p, "events", path="publicNetworkAccess", value="Enabled"),
+    ),
     ("eventhubs-local-auth-disabled", "SAS keys", lambda p: changed(p, "events", path="disableLocalAuth", value=False)),
     ("eventhubs-minimum-tls", "TLS 1.0", lambda p: changed(p, "events", path="minimumTlsVersion", value="1.0")),
     ("stateful-resources-protected", "unprotected namespace", lambda p: options(p, "events", protect=False)),
@@ -305,8 +583,9 @@ def test_every_policy_has_a_violating_case():
     assert covered == set(ALL_POLICIES)
 
 
-@pytest.mark.parametrize("stack, environment", [("dev", "dev"), ("staging", "staging"), ("prod", "prod"),
-                                                ("prod-scale", "prod")])
+@pytest.mark.parametrize(
+    "stack, environment", [("dev", "dev"), ("staging", "staging"), ("prod", "prod"), ("prod-scale", "prod")]
+)
 def test_every_stack_passes_its_mandatory_policies(plans, stack, environment):
     review = review_plan(plans[stack], environment)
     assert review.mandatory == [], [(v.policy, v.resource_name) for v in review.mandatory]
@@ -331,15 +610,18 @@ def test_prod_on_event_hubs_is_compliant(prod_on_event_hubs):
     assert review_plan(prod_on_event_hubs, "prod").violations == []
 
 
-@pytest.mark.parametrize("policy, change, mutate", EVENT_HUBS_VIOLATIONS,
-                         ids=[f"{p}: {c}" for p, c, _ in EVENT_HUBS_VIOLATIONS])
+@pytest.mark.parametrize(
+    "policy, change, mutate", EVENT_HUBS_VIOLATIONS, ids=[f"{p}: {c}" for p, c, _ in EVENT_HUBS_VIOLATIONS]
+)
 def test_event_hubs_changes_fire_exactly_their_policy(prod_on_event_hubs, policy, change, mutate):
     review = review_plan(mutate(prod_on_event_hubs), "prod")
     assert review.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in review.violations]
 
 
 def test_a_pod_the_platform_would_create_passes_as_written(prod):
-    plan = with_resource(with_resource(prod, DEPLOYMENT, "probe", POD), "kubernetes:core/v1:Service", "probe-svc", SERVICE)
+    plan = with_resource(
+        with_resource(prod, DEPLOYMENT, "probe", POD), "kubernetes:core/v1:Service", "probe-svc", SERVICE
+    )
     assert review_plan(plan, "prod").violations == []
 
 
@@ -347,7 +629,11 @@ def test_violations_name_the_resource_and_what_is_wrong(prod):
     review = review_plan(changed(prod, "storage-weights", path="publicNetworkAccess", value="Enabled"), "prod")
     (violation,) = review.violations
     assert (violation.pack, violation.resource_type, violation.resource_name, violation.severity) == (
-        "azure-platform", "azure-native:storage:StorageAccount", "storage-weights", "critical")
+        "azure-platform",
+        "azure-native:storage:StorageAccount",
+        "storage-weights",
+        "critical",
+    )
     assert violation.message.splitlines() == [
         "Storage accounts refuse public network access; data moves over private endpoints.",
         "publicNetworkAccess is not Disabled.",
@@ -356,7 +642,9 @@ def test_violations_name_the_resource_and_what_is_wrong(prod):
 
 def test_dev_enforcement_reports_the_same_change_as_advisory(plans):
     """Most policies are advisory in dev: the same change is reported, but does not block."""
-    review = review_plan(changed(plans["dev"], "aks-eus2-aks", path="networkProfile.networkPolicy", value="none"), "dev")
+    review = review_plan(
+        changed(plans["dev"], "aks-eus2-aks", path="networkProfile.networkPolicy", value="none"), "dev"
+    )
     assert review.fired() == {("aks-azure-cni-network-policy", "advisory")}
     assert review.passed
 
@@ -375,7 +663,10 @@ def test_an_unknown_value_is_reported_as_pulumi_does_during_preview(prod):
 
 def test_remediation_adds_missing_tags(prod):
     pack = PACKS["azure-platform"]
-    document = {"all": "mandatory", "required-tags": {"enforcementLevel": "remediate", "defaults": {"cost-center": "ai-platform-prod"}}}
+    document = {
+        "all": "mandatory",
+        "required-tags": {"enforcementLevel": "remediate", "defaults": {"cost-center": "ai-platform-prod"}},
+    }
     configs = [parse_pack_config(pack, document, "test.json")]
     review = review_plan(changed(prod, MC, path="tags.cost-center", value=DELETE), "prod", configs=configs)
     assert [(r.policy, r.resource_name) for r in review.remediations] == [("required-tags", MC)]
@@ -408,7 +699,9 @@ def test_every_policy_is_documented_for_a_reviewer():
             assert policy.description.endswith("."), policy.name
             assert policy.severity is not None and policy.remediation_steps, policy.name
             if policy.framework:
-                assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}", policy.framework.reference), policy.name
+                assert re.fullmatch(r"[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}", policy.framework.reference), (
+                    policy.name
+                )
                 assert policy.framework.reference in policy.url
     assert len(ALL_POLICIES) == sum(len(p.policies) for p in PACKS.values()), "policy names are unique"
 
@@ -437,15 +730,27 @@ def test_enforcement_files_parse_and_relaxations_carry_a_waiver(environment):
             assert disabled <= waived, "turning a policy off in dev needs a waiver"
         else:
             assert relaxed <= waived, f"{environment} relaxes {relaxed - waived} without a waiver"
-    prod = {name for pack in PACKS.values() for name, level in load_pack_config(pack, "prod").levels.items()
-            if level.value != "mandatory"}
+    prod = {
+        name
+        for pack in PACKS.values()
+        for name, level in load_pack_config(pack, "prod").levels.items()
+        if level.value != "mandatory"
+    }
     assert prod == set()
 
 
 def test_dev_keeps_critical_guardrails_mandatory():
-    levels = {name: level.value for pack in PACKS.values() for name, level in load_pack_config(pack, "dev").levels.items()}
-    for policy in ("aks-local-accounts-disabled", "storage-public-network-disabled", "storage-shared-key-disabled",
-                   "private-endpoint-with-dns", "k8s-no-privileged-containers", "kafka-listeners-secured"):
+    levels = {
+        name: level.value for pack in PACKS.values() for name, level in load_pack_config(pack, "dev").levels.items()
+    }
+    for policy in (
+        "aks-local-accounts-disabled",
+        "storage-public-network-disabled",
+        "storage-shared-key-disabled",
+        "private-endpoint-with-dns",
+        "k8s-no-privileged-containers",
+        "kafka-listeners-secured",
+    ):
         assert levels[policy] == "mandatory", policy
 
 
@@ -488,8 +793,9 @@ def test_config_properties_reach_the_policy(prod):
 
 
 def test_make_preview_prod_shows_the_policy_summary():
-    result = subprocess.run([sys.executable, "scripts/preview.py", "--stack", "prod", "--no-tree"],
-                            cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "prod", "--no-tree"], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "✅ azure-platform@v1.0.0 (local: policies/azure-platform)" in result.stdout
     assert "✅ kubernetes-platform@v1.0.0 (local: policies/kubernetes-platform)" in result.stdout
@@ -507,13 +813,17 @@ def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
     report = tmp_path / "review.md"
     result = subprocess.run(
         [sys.executable, "scripts/preview.py", "--stack", "prod-weakened", "--no-tree", "--markdown", str(report)],
-        cwd=project, capture_output=True, text=True,
+        cwd=project,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     out = result.stdout
     assert "❌ azure-platform@v1.0.0 (local: policies/azure-platform)" in out
-    assert re.search(r"- \[mandatory\]  aks-standard-tier  \(azure-native:containerservice:ManagedCluster: aks-\w+-aks\)", out)
+    assert re.search(
+        r"- \[mandatory\]  aks-standard-tier  \(azure-native:containerservice:ManagedCluster: aks-\w+-aks\)", out
+    )
     assert "- [mandatory]  stateful-resources-protected  (pulumi:pulumi:Stack: " not in out  # named by resource
     assert "- [mandatory]  stateful-resources-protected  (azure-native:storage:StorageAccount: storage-weights)" in out
     assert "- [mandatory]  kafka-resources-protected  (kubernetes:kafka.strimzi.io/v1:Kafka: " in out
@@ -532,7 +842,6 @@ def test_markdown_report_lists_each_stack(plans):
     assert "#### Advisory violations (11)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
-
 
 
 # -- what the remediation texts tell a reader to change exists --------------------------------------

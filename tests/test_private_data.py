@@ -5,6 +5,7 @@ passwords or admin users anywhere, and protected against loss where config says 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -68,10 +69,14 @@ def test_every_storage_account_vault_and_registry_is_private_with_a_registered_e
         groups = {e.inputs["privateLinkServiceConnections"][0]["groupIds"][0] for e in endpoints}
         assert groups == expected_groups, f"{target.name} has endpoints for {groups}"
         for endpoint in endpoints:
-            assert "/subnets/snet-" in endpoint.inputs["subnet"]["id"] and endpoint.inputs["subnet"]["id"].endswith("-private-endpoints")
+            assert "/subnets/snet-" in endpoint.inputs["subnet"]["id"] and endpoint.inputs["subnet"]["id"].endswith(
+                "-private-endpoints"
+            )
             group_id = endpoint.inputs["privateLinkServiceConnections"][0]["groupIds"][0]
             zone_groups = [
-                g for g in plan.of_type(ZONE_GROUP) if g.inputs["privateEndpointName"] == endpoint.inputs["privateEndpointName"]
+                g
+                for g in plan.of_type(ZONE_GROUP)
+                if g.inputs["privateEndpointName"] == endpoint.inputs["privateEndpointName"]
             ]
             assert len(zone_groups) == 1, f"{endpoint.name} has no DNS zone group"
             (config,) = zone_groups[0].inputs["privateDnsZoneConfigs"]
@@ -102,8 +107,10 @@ def test_private_dns_zones_are_linked_for_resolution_only(plans, stack):
 def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
     dev = plans["dev"]
     assert {z.inputs["privateZoneName"] for z in dev.of_type("azure-native:privatedns:PrivateZone")} == {
-        "privatelink.blob.core.windows.net", "privatelink.dfs.core.windows.net",
-        "privatelink.vaultcore.azure.net", "privatelink.azurecr.io",
+        "privatelink.blob.core.windows.net",
+        "privatelink.dfs.core.windows.net",
+        "privatelink.vaultcore.azure.net",
+        "privatelink.azurecr.io",
         # Event Hubs (dev's Kafka engine).
         "privatelink.servicebus.windows.net",
     }
@@ -116,10 +123,14 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
         for link in plan.of_type(LINK):
             assert link.inputs["resourceGroupName"] == HUB_DNS_GROUP
             assert link.provider.startswith(provider.urn)
-            assert link.inputs["virtualNetworkLinkName"] == "link-" + link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1]
+            assert (
+                link.inputs["virtualNetworkLinkName"]
+                == "link-" + link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1]
+            )
         for group in plan.of_type(ZONE_GROUP):
-            assert f"/resourceGroups/{HUB_DNS_GROUP}/providers/Microsoft.Network/privateDnsZones/" in (
-                group.inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"]
+            assert (
+                f"/resourceGroups/{HUB_DNS_GROUP}/providers/Microsoft.Network/privateDnsZones/"
+                in (group.inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"])
             )
 
 
@@ -132,7 +143,11 @@ def test_an_environment_with_its_own_zones_links_them_to_the_hub_too():
     zones = {z.inputs["privateZoneName"] for z in plan.of_type("azure-native:privatedns:PrivateZone")}
     assert "privatelink.eastus2.azmk8s.io" in zones and "privatelink.blob.core.windows.net" in zones
     for zone in zones:
-        linked = {l.inputs["virtualNetworkLinkName"] for l in plan.of_type(LINK) if l.inputs["privateZoneName"] == zone}
+        linked = {
+            link.inputs["virtualNetworkLinkName"]
+            for link in plan.of_type(LINK)
+            if link.inputs["privateZoneName"] == zone
+        }
         assert linked == {"link-vnet-hub-eus2", "link-vnet-ailab-staging-eus2"}, zone
 
 
@@ -156,14 +171,17 @@ def test_storage_accepts_only_entra_id_over_private_link(plans, stack):
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_blobs_and_containers_are_recoverable_and_never_public(plans, stack):
     plan = plans[stack]
-    values = yaml.safe_load(open(f"stacks/Pulumi.{stack}.yaml"))["config"].get("platform:storage", {})
+    values = yaml.safe_load(Path(f"stacks/Pulumi.{stack}.yaml").read_text())["config"].get("platform:storage", {})
     for service in plan.of_type("azure-native:storage:BlobServiceProperties"):
         account = next(a for a in plan.of_type(STORAGE) if a.inputs["accountName"] == service.inputs["accountName"])
         flat = not account.inputs["isHnsEnabled"]
         inputs = service.inputs
         assert inputs["deleteRetentionPolicy"]["enabled"] is True
         assert inputs["deleteRetentionPolicy"]["days"] == values.get("softDeleteDays", 30)
-        assert inputs["containerDeleteRetentionPolicy"] == {"enabled": True, "days": values.get("containerSoftDeleteDays", 30)}
+        assert inputs["containerDeleteRetentionPolicy"] == {
+            "enabled": True,
+            "days": values.get("containerSoftDeleteDays", 30),
+        }
         # Versioning, the change feed and point-in-time restore exist only without a hierarchical namespace.
         assert inputs["isVersioningEnabled"] is flat
         restore = values.get("pointInTimeRestoreDays")
@@ -200,7 +218,11 @@ def test_key_vault_is_rbac_only_purge_protected_and_audited(plans, stack):
     assert properties["enablePurgeProtection"] is True and properties["enableSoftDelete"] is True
     assert properties["networkAcls"]["defaultAction"] == "Deny"
     assert not properties["enabledForDeployment"] and not properties["enabledForTemplateDeployment"]
-    logs = [d for d in plan.of_type("azure-native:monitor:DiagnosticSetting") if d.inputs["resourceUri"] == resource_id(vault)]
+    logs = [
+        d
+        for d in plan.of_type("azure-native:monitor:DiagnosticSetting")
+        if d.inputs["resourceUri"] == resource_id(vault)
+    ]
     assert len(logs) == 1 and [log["category"] for log in logs[0].inputs["logs"]] == ["AuditEvent"]
 
 
@@ -214,11 +236,14 @@ def test_registry_is_premium_private_without_admin_user_and_every_kubelet_may_pu
     assert inputs["dataEndpointEnabled"] is True
     assert inputs["policies"]["exportPolicy"]["status"] == "disabled"
     pulls = [
-        a for a in plan.of_type("azure-native:authorization:RoleAssignment")
+        a
+        for a in plan.of_type("azure-native:authorization:RoleAssignment")
         if a.inputs["roleDefinitionId"].endswith("/7f951dda-4ed3-4680-a7ca-43fe172d538d")
     ]
     assert {a.inputs["scope"] for a in pulls} == {resource_id(registry)}
-    kubelets = [i for i in plan.of_type("azure-native:managedidentity:UserAssignedIdentity") if i.name.endswith("-kubelet-id")]
+    kubelets = [
+        i for i in plan.of_type("azure-native:managedidentity:UserAssignedIdentity") if i.name.endswith("-kubelet-id")
+    ]
     assert len(pulls) == len(kubelets) == len(plan.of_type("azure-native:containerservice:ManagedCluster"))
 
 
@@ -267,31 +292,38 @@ def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack
             assert values["defaultImageRegistry"] == login_server, release.name
             in_registry = values["defaultImageRepository"] + "/"
             target = next(t for t in rules if in_registry.startswith(t))
-            assert rules[target] + in_registry[len(target):] == upstream
+            assert rules[target] + in_registry[len(target) :] == upstream
             continue
         public = dict(_public_repositories(defaults)) | dict(_public_repositories(dict(chart.subchart_defaults)))
         assert public, chart.name
         for path in public:
             value = _lookup(release.inputs["values"], path)
-            assert isinstance(value, str) and value.startswith(f"{login_server}/"), f"{release.name}: {path} pulls from {public[path]}"
+            assert isinstance(value, str) and value.startswith(f"{login_server}/"), (
+                f"{release.name}: {path} pulls from {public[path]}"
+            )
             # The cache rule that fills this path pulls exactly the chart's upstream repository.
             in_registry = value.removeprefix(f"{login_server}/") + "/"
             target = next((t for t in rules if in_registry.startswith(t)), None)
             assert target is not None, f"no cache rule fills {value}"
-            assert rules[target] + in_registry[len(target):] == chart.images[path] + "/", (path, value)
+            assert rules[target] + in_registry[len(target) :] == chart.images[path] + "/", (path, value)
     for policy in plan.of_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"):
         for component in ("ofedDriver", "rdmaSharedDevicePlugin"):
             assert policy.inputs["spec"][component]["repository"].startswith(f"{login_server}/nvidia/")
 
 
 def test_cache_rules_pull_the_platforms_upstreams(plans):
-    rules = {r.inputs["sourceRepository"]: r.inputs["targetRepository"] for r in plans["prod"].of_type("azure-native:containerregistry:CacheRule")}
+    rules = {
+        r.inputs["sourceRepository"]: r.inputs["targetRepository"]
+        for r in plans["prod"].of_type("azure-native:containerregistry:CacheRule")
+    }
     assert rules == {"nvcr.io/nvidia/*": "nvidia/*", "registry.k8s.io/*": "k8s/*", "quay.io/strimzi/*": "strimzi/*"}
 
 
 def test_teams_add_their_own_cache_rules():
     def add_rule(values):
-        values["platform:registry"] = {"cacheRules": {"vllm-project": {"source": "ghcr.io/vllm-project/*", "target": "vllm/*"}}}
+        values["platform:registry"] = {
+            "cacheRules": {"vllm-project": {"source": "ghcr.io/vllm-project/*", "target": "vllm/*"}}
+        }
 
     plan = run_with("dev", add_rule)
     assert plan.ok, plan.error
@@ -311,9 +343,13 @@ def test_prod_storage_vault_and_registry_are_protected_and_locked(plans, stack, 
         assert lock.inputs["level"] == "CanNotDelete"
 
 
-CREDENTIAL_KEYS = re.compile(r"(?i)^(password|adminpassword|clientsecret|secretvalue|accountkey|sharedkey|connectionstring|sastoken|client-key-data|token)$")
+CREDENTIAL_KEYS = re.compile(
+    r"(?i)^(password|adminpassword|clientsecret|secretvalue|accountkey|sharedkey|connectionstring|sastoken|client-key-data|token)$"
+)
 # A certificate is public (clients get the brokers' CA); a private key never is.
-CREDENTIAL_TEXT = re.compile(r"AccountKey=|SharedAccessSignature|client-key-data|-----BEGIN [A-Z ]*PRIVATE KEY|password:")
+CREDENTIAL_TEXT = re.compile(
+    r"AccountKey=|SharedAccessSignature|client-key-data|-----BEGIN [A-Z ]*PRIVATE KEY|password:"
+)
 
 
 def _walk(value, path=""):
@@ -332,8 +368,10 @@ def test_no_keys_passwords_or_admin_credentials_anywhere(plans, stack):
     for resource in plan.resources:
         for path, key, value in _walk(resource.inputs):
             assert not CREDENTIAL_KEYS.match(key), f"{resource.name} sets {path}"
-            assert not (isinstance(value, str) and CREDENTIAL_TEXT.search(value)), f"{resource.name}{path} holds a credential"
-    for path, key, value in _walk(plan.outputs):
+            assert not (isinstance(value, str) and CREDENTIAL_TEXT.search(value)), (
+                f"{resource.name}{path} holds a credential"
+            )
+    for path, _, value in _walk(plan.outputs):
         assert not (isinstance(value, str) and CREDENTIAL_TEXT.search(value)), f"output {path} holds a credential"
     # Kubeconfigs authenticate through kubelogin (Entra ID): no certificate, token or password.
     for kubeconfig in plan.outputs["kubeconfigs"].values():

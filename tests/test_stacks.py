@@ -50,7 +50,8 @@ def test_hub_runners_can_resolve_private_api_servers(plans, stack):
     plan = plans[stack]
     for zone in plan.of_type("azure-native:privatedns:PrivateZone"):
         links = [
-            link for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink")
+            link
+            for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink")
             if link.inputs["privateZoneName"] == zone.inputs["privateZoneName"]
         ]
         linked = {link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1] for link in links}
@@ -84,7 +85,9 @@ def test_tiers_per_environment(plans):
     assert {c.inputs["sku"]["tier"] for c in clusters(plans["staging"])} == {"Standard"}
     assert {c.inputs["sku"]["tier"] for c in clusters(plans["prod"])} == {"Standard"}
     assert len(clusters(plans["prod"])) == 2, "prod runs one cluster per region"
-    assert all(c.inputs["agentPoolProfiles"][0]["availabilityZones"] == ["1", "2", "3"] for c in clusters(plans["prod"]))
+    assert all(
+        c.inputs["agentPoolProfiles"][0]["availabilityZones"] == ["1", "2", "3"] for c in clusters(plans["prod"])
+    )
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -145,8 +148,11 @@ def test_prod_is_sized_for_5000_nodes_at_250_pods(plans):
         assert 2 ** (24 - IPv4Network(cluster.inputs["networkProfile"]["podCidr"]).prefixlen) >= 5000 * 1.1
     # Kafka's pools hold a few pods per node, the sandbox pool a few Kata VMs; the pools that
     # grow to thousands take 250.
-    cpu_pools = [p for p in plan.of_type(POOL) if "gpuProfile" not in p.inputs
-                 and not p.inputs["agentPoolName"].startswith(("kafka", "sandbox"))]
+    cpu_pools = [
+        p
+        for p in plan.of_type(POOL)
+        if "gpuProfile" not in p.inputs and not p.inputs["agentPoolName"].startswith(("kafka", "sandbox"))
+    ]
     assert cpu_pools and {p.inputs["maxPods"] for p in cpu_pools} == {250}
 
 
@@ -172,7 +178,8 @@ def test_egress_paths(plans):
         for route_table in plans[stack].of_type("azure-native:network:RouteTable"):
             region = route_table.inputs["location"]
             firewall_subnet = next(
-                s for s in plans[stack].of_type(SUBNET)
+                s
+                for s in plans[stack].of_type(SUBNET)
                 if s.inputs["subnetName"] == "AzureFirewallSubnet" and f"-{region}-" in s.name
             )
             (route,) = route_table.inputs["routes"]
@@ -196,8 +203,12 @@ def test_api_server_subnet_is_delegated(plans):
 
 
 def test_prod_protects_what_is_hard_to_rebuild_and_dev_does_not(plans):
-    stateful = (CLUSTER, "azure-native:operationalinsights:Workspace", "azure-native:network:VirtualNetwork",
-                "azure-native:monitor:AzureMonitorWorkspace")
+    stateful = (
+        CLUSTER,
+        "azure-native:operationalinsights:Workspace",
+        "azure-native:network:VirtualNetwork",
+        "azure-native:monitor:AzureMonitorWorkspace",
+    )
     for token in stateful:
         assert all(r.options.protect for r in plans["prod"].of_type(token)), token
         assert not any(r.options.protect for r in plans["dev"].of_type(token)), token
@@ -215,7 +226,11 @@ def test_control_plane_roles_are_least_privilege(plans, stack):
     plan = plans[stack]
     assignments = [a for a in plan.of_type("azure-native:authorization:RoleAssignment") if "-control-plane-" in a.name]
     assert assignments
-    private = {c.inputs["resourceName"] for c in clusters(plan) if c.inputs["apiServerAccessProfile"].get("enablePrivateCluster")}
+    private = {
+        c.inputs["resourceName"]
+        for c in clusters(plan)
+        if c.inputs["apiServerAccessProfile"].get("enablePrivateCluster")
+    }
     for assignment in assignments:
         scope = assignment.inputs["scope"]
         assert "/providers/" in scope, f"{assignment.name} is scoped to a subscription or resource group"
@@ -239,7 +254,9 @@ def test_role_assignment_names_are_identical_across_runs(plans):
     from offline.engine import preview_stack
 
     again = preview_stack("prod")
-    first = sorted(a.inputs["roleAssignmentName"] for a in plans["prod"].of_type("azure-native:authorization:RoleAssignment"))
+    first = sorted(
+        a.inputs["roleAssignmentName"] for a in plans["prod"].of_type("azure-native:authorization:RoleAssignment")
+    )
     second = sorted(a.inputs["roleAssignmentName"] for a in again.of_type("azure-native:authorization:RoleAssignment"))
     assert first == second
 
@@ -257,12 +274,24 @@ def test_operations_are_wired(plans, stack):
         assert addons["azureKeyvaultSecretsProvider"]["config"]["enableSecretRotation"] == "true"
         assert cluster.inputs["securityProfile"]["imageCleaner"]["enabled"] is True
         assert cluster.inputs["azureMonitorProfile"]["metrics"]["enabled"] is True
-        diagnostics = [d for d in plan.of_type("azure-native:monitor:DiagnosticSetting") if d.inputs["resourceUri"].endswith(cluster_id_suffix)]
+        diagnostics = [
+            d
+            for d in plan.of_type("azure-native:monitor:DiagnosticSetting")
+            if d.inputs["resourceUri"].endswith(cluster_id_suffix)
+        ]
         (diagnostic,) = diagnostics
         assert {"kube-audit-admin", "guard"} <= {log["category"] for log in diagnostic.inputs["logs"]}
         assert "/workspaces/" in diagnostic.inputs["workspaceId"]
-        (association,) = [a for a in plan.of_type("azure-native:monitor:DataCollectionRuleAssociation") if a.inputs["resourceUri"].endswith(cluster_id_suffix)]
-        rule = next(r for r in plan.of_type("azure-native:monitor:DataCollectionRule") if association.inputs["dataCollectionRuleId"].endswith(r.inputs["dataCollectionRuleName"]))
+        (association,) = [
+            a
+            for a in plan.of_type("azure-native:monitor:DataCollectionRuleAssociation")
+            if a.inputs["resourceUri"].endswith(cluster_id_suffix)
+        ]
+        rule = next(
+            r
+            for r in plan.of_type("azure-native:monitor:DataCollectionRule")
+            if association.inputs["dataCollectionRuleId"].endswith(r.inputs["dataCollectionRuleName"])
+        )
         assert amw_id in rule.inputs["destinations"]["monitoringAccounts"][0]["accountResourceId"]
         assert rule.inputs["dataFlows"][0]["streams"] == ["Microsoft-PrometheusMetrics"]
         assert "/dataCollectionEndpoints/" in rule.inputs["dataCollectionEndpointId"]
@@ -293,7 +322,9 @@ def test_one_owner_of_the_kubernetes_version_and_maintenance_windows(plans, stac
             assert cluster.inputs["kubernetesVersion"].count(".") == 1, "patch channel: we own major.minor only"
             assert "kubernetesVersion" not in cluster.options.ignore_changes
             assert not fleet_members
-    names = sorted(m.inputs["configName"] for m in plan.of_type("azure-native:containerservice:MaintenanceConfiguration"))
+    names = sorted(
+        m.inputs["configName"] for m in plan.of_type("azure-native:containerservice:MaintenanceConfiguration")
+    )
     assert names == sorted(["aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"] * len(clusters(plan)))
 
 
@@ -304,7 +335,10 @@ def test_hub_side_peerings_run_in_the_hub_subscription_one_at_a_time(plans):
     hub_side = [p for p in plan.of_type("azure-native:network:VirtualNetworkPeering") if p.name.endswith("-from-hub")]
     assert len(hub_side) == 2
     assert all(p.provider.startswith(provider.urn) for p in hub_side)
-    assert all(p.inputs["resourceGroupName"] == "rg-hub-eus2" and p.inputs["virtualNetworkName"] == "vnet-hub-eus2" for p in hub_side)
+    assert all(
+        p.inputs["resourceGroupName"] == "rg-hub-eus2" and p.inputs["virtualNetworkName"] == "vnet-hub-eus2"
+        for p in hub_side
+    )
     first, second = sorted(hub_side, key=lambda p: len(p.dependencies))
     assert first.urn in second.dependencies, "two writes to one hub VNet at once fail"
     for spoke_side in plan.of_type("azure-native:network:VirtualNetworkPeering"):
@@ -316,10 +350,16 @@ def test_hub_side_peerings_run_in_the_hub_subscription_one_at_a_time(plans):
 def test_regions_and_hub_are_peered_both_ways(plans):
     peerings = plans["prod"].of_type("azure-native:network:VirtualNetworkPeering")
     names = sorted(p.name for p in peerings)
-    assert names == sorted([
-        "net-eastus2-to-hub", "net-eastus2-from-hub", "net-southcentralus-to-hub", "net-southcentralus-from-hub",
-        "peer-eastus2-to-southcentralus", "peer-southcentralus-to-eastus2",
-    ])
+    assert names == sorted(
+        [
+            "net-eastus2-to-hub",
+            "net-eastus2-from-hub",
+            "net-southcentralus-to-hub",
+            "net-southcentralus-from-hub",
+            "peer-eastus2-to-southcentralus",
+            "peer-southcentralus-to-eastus2",
+        ]
+    )
     assert not plans["dev"].of_type("azure-native:network:VirtualNetworkPeering")
 
 
@@ -328,7 +368,9 @@ def test_outputs_give_cluster_name_issuer_and_a_kubelogin_kubeconfig(plans, stac
     outputs = plans[stack].outputs
     for key, cluster in outputs["clusters"].items():
         assert cluster["name"].startswith("aks-")
-        assert cluster["oidcIssuerUrl"].startswith("https://") and ".oic.prod-aks.azure.com/" in cluster["oidcIssuerUrl"]
+        assert (
+            cluster["oidcIssuerUrl"].startswith("https://") and ".oic.prod-aks.azure.com/" in cluster["oidcIssuerUrl"]
+        )
         kubeconfig = outputs["kubeconfigs"][key]
         assert "--login\n      - azurecli" in kubeconfig and "devicecode" not in kubeconfig
         assert "client-certificate-data" not in kubeconfig and "token:" not in kubeconfig
@@ -339,7 +381,8 @@ def test_every_taggable_resource_carries_the_required_tags(plans, stack):
     from offline.inputs import resource_args_class, wire_properties
 
     taggable = [
-        r for r in plans[stack].resources
+        r
+        for r in plans[stack].resources
         if r.custom and r.type.startswith("azure-native:") and "tags" in wire_properties(resource_args_class(r.type))
     ]
     assert len(taggable) > 15
@@ -384,7 +427,8 @@ def test_public_api_servers_let_their_nodes_in(plans, stack):
     balancer's outbound IP is added): each egress address is in the authorized ranges."""
     plan = plans[stack]
     egress = {
-        r.urn: r for r in plan.of_type("azure-native:network:PublicIPAddress")
+        r.urn: r
+        for r in plan.of_type("azure-native:network:PublicIPAddress")
         if "-nat-pip-" in r.name or r.name.endswith("-egress-pip")
     }
     for cluster in clusters(plan):
@@ -422,7 +466,8 @@ def test_a_private_cluster_finds_its_api_server_zone_already_linked_to_its_vnet(
         zone = cluster.inputs["apiServerAccessProfile"]["privateDNSZone"].rsplit("/", 1)[-1]
         vnet_of_cluster = cluster.inputs["agentPoolProfiles"][0]["vnetSubnetID"].split("/subnets/")[0]
         links = [
-            resources[u] for u in cluster.dependencies
+            resources[u]
+            for u in cluster.dependencies
             if resources[u].type == "azure-native:privatedns:VirtualNetworkLink"
         ]
         assert [(link.inputs["privateZoneName"], link.inputs["virtualNetwork"]["id"]) for link in links] == [

@@ -12,8 +12,9 @@ enforcement level in an environment's file comes with why, who approved it, and 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Optional
 
 from pulumi_policy import (
     PolicyComplianceFramework,
@@ -84,7 +85,10 @@ def resource_policy(
     tags: Optional[list[str]] = None,
 ) -> ResourceValidationPolicy:
     return ResourceValidationPolicy(
-        name=name, description=description, validate=validate, remediate=remediate,
+        name=name,
+        description=description,
+        validate=validate,
+        remediate=remediate,
         **_metadata(severity, remediation, builtin, config, tags),
     )
 

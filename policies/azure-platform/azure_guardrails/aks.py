@@ -66,8 +66,10 @@ def private_api_server(args, report):
         return
     ranges = list(lookup(args.props, "apiServerAccessProfile.authorizedIPRanges") or [])
     if not ranges:
-        report("The API server is public and open to the internet: make it private "
-               "(apiServerAccessProfile.enablePrivateCluster) or list authorizedIPRanges.")
+        report(
+            "The API server is public and open to the internet: make it private "
+            "(apiServerAccessProfile.enablePrivateCluster) or list authorizedIPRanges."
+        )
         return
     networks = []
     for cidr in ranges:
@@ -89,7 +91,9 @@ def cni_with_network_policy(args, report):
     if plugin != "azure":
         report(f"networkProfile.networkPlugin is {plugin!r}; the platform runs Azure CNI ('azure').")
     if policy not in NETWORK_POLICY_ENGINES:
-        report(f"networkProfile.networkPolicy is {policy!r}; NetworkPolicies need one of {', '.join(NETWORK_POLICY_ENGINES)}.")
+        report(
+            f"networkProfile.networkPolicy is {policy!r}; NetworkPolicies need one of {', '.join(NETWORK_POLICY_ENGINES)}."
+        )
 
 
 def workload_identity_enabled(args, report):
@@ -112,8 +116,10 @@ def system_pool_tainted(args, report):
         # A cluster's inline profile without a mode is its System pool.
         mode = pool.get("mode") or ("System" if args.resource_type == MANAGED_CLUSTER else "User")
         if mode == "System" and CRITICAL_ADDONS_TAINT not in list(pool.get("nodeTaints") or []):
-            report(f"{label} is a System pool without the {CRITICAL_ADDONS_TAINT} taint, so workloads can "
-                   "crowd out CoreDNS, konnectivity and the other critical add-ons.")
+            report(
+                f"{label} is a System pool without the {CRITICAL_ADDONS_TAINT} taint, so workloads can "
+                "crowd out CoreDNS, konnectivity and the other critical add-ons."
+            )
 
 
 def _minor(version: str) -> tuple[int, int] | None:
@@ -140,8 +146,10 @@ def kubernetes_version_supported(args, report):
             continue  # AKS picks the version (an auto-upgrade channel owns it)
         minor = _minor(version)
         if minor is None or not (oldest <= minor <= newest):
-            report(f"{where} is {version}, outside the supported window "
-                   f"{'.'.join(map(str, oldest))}-{'.'.join(map(str, newest))}.")
+            report(
+                f"{where} is {version}, outside the supported window "
+                f"{'.'.join(map(str, oldest))}-{'.'.join(map(str, newest))}."
+            )
 
 
 PAID_TIERS = ("Standard", "Premium")
@@ -149,11 +157,14 @@ PAID_TIERS = ("Standard", "Premium")
 
 def standard_tier(args, report):
     if _clusters(args) and lookup(args.props, "sku.tier") not in PAID_TIERS:
-        report(f"sku.tier is {lookup(args.props, 'sku.tier')!r}: the Free tier has no API server SLA and "
-               "limits the control plane; use Standard.")
+        report(
+            f"sku.tier is {lookup(args.props, 'sku.tier')!r}: the Free tier has no API server SLA and "
+            "limits the control plane; use Standard."
+        )
 
 
 # -- GPU pools ------------------------------------------------------------------------------------
+
 
 def _gpu_pools(args) -> list[tuple[str, Mapping]]:
     return [(label, pool) for label, pool in _pools(args) if GPU_VM_SIZE.match(str(pool.get("vmSize") or ""))]
@@ -171,8 +182,10 @@ def _taints(pool: Mapping) -> list[tuple[str, str]]:
 def gpu_pool_tainted(args, report):
     for label, pool in _gpu_pools(args):
         if (GPU_TAINT_KEY, "NoSchedule") not in _taints(pool):
-            report(f"{label} ({pool.get('vmSize')}) has no {GPU_TAINT_KEY}:NoSchedule taint, so any pod can "
-                   "land on (and keep awake) a GPU node.")
+            report(
+                f"{label} ({pool.get('vmSize')}) has no {GPU_TAINT_KEY}:NoSchedule taint, so any pod can "
+                "land on (and keep awake) a GPU node."
+            )
 
 
 def gpu_pool_autoscaled(args, report):
@@ -185,8 +198,10 @@ def autoscaled_count_not_managed(args, report):
     ignored = set(args.opts.ignore_changes or [])
     if args.resource_type == AGENT_POOL:
         if lookup(args.props, "enableAutoScaling") is True and "count" not in ignored:
-            report("The pool is autoscaled but `count` is not in ignoreChanges: every `pulumi up` would "
-                   "reset the autoscaler's node count.")
+            report(
+                "The pool is autoscaled but `count` is not in ignoreChanges: every `pulumi up` would "
+                "reset the autoscaler's node count."
+            )
     elif args.resource_type == MANAGED_CLUSTER:
         for index, profile in enumerate(lookup(args.props, "agentPoolProfiles") or []):
             if profile.get("enableAutoScaling") is True and f"agentPoolProfiles[{index}].count" not in ignored:
@@ -209,13 +224,16 @@ def no_spot_training(args, report):
         if pool.get("scaleSetPriority") != "Spot":
             continue
         if purpose == "training":
-            report(f"{label} runs training on Spot VMs: an eviction kills a multi-node job and its "
-                   "progress since the last checkpoint.")
+            report(
+                f"{label} runs training on Spot VMs: an eviction kills a multi-node job and its "
+                "progress since the last checkpoint."
+            )
         elif purpose is None:
             report(f"{label} is a Spot GPU pool without a {label_key} label, so nothing keeps training off it.")
 
 
 # -- upgrades (stack-wide: ownership may sit with a Fleet) -------------------------------------------
+
 
 def upgrade_owner(args, report):
     fleet_members = {}
@@ -225,8 +243,11 @@ def upgrade_owner(args, report):
         if resource.resource_type == FLEET_MEMBER:
             for cluster in deps.get("clusterResourceId", []):
                 fleet_members[cluster.urn] = [f.urn for f in deps.get("fleetName", [])]
-        elif (resource.resource_type == FLEET_AUTO_UPGRADE and resource.props.get("disabled") is not True
-              and resource.props.get("channel") in FLEET_KUBERNETES_CHANNELS):
+        elif (
+            resource.resource_type == FLEET_AUTO_UPGRADE
+            and resource.props.get("disabled") is not True
+            and resource.props.get("channel") in FLEET_KUBERNETES_CHANNELS
+        ):
             fleets_with_auto_upgrade |= {f.urn for f in deps.get("fleetName", [])}
     for resource in args.resources:
         if resource.resource_type != MANAGED_CLUSTER:
@@ -235,11 +256,16 @@ def upgrade_owner(args, report):
         node_os = lookup(resource.props, "autoUpgradeProfile.nodeOSUpgradeChannel")
         fleet_owned = any(f in fleets_with_auto_upgrade for f in fleet_members.get(resource.urn, []))
         if channel not in SELF_UPGRADING_CHANNELS and not fleet_owned:
-            report(f"{resource.name}: upgradeChannel is {channel!r} and no Fleet auto-upgrade profile "
-                   "manages it, so nobody applies Kubernetes patches.", resource.urn)
+            report(
+                f"{resource.name}: upgradeChannel is {channel!r} and no Fleet auto-upgrade profile "
+                "manages it, so nobody applies Kubernetes patches.",
+                resource.urn,
+            )
         if node_os in UNMANAGED_NODE_OS_CHANNELS:
-            report(f"{resource.name}: nodeOSUpgradeChannel is {node_os!r}, so node images never get "
-                   "security patches.", resource.urn)
+            report(
+                f"{resource.name}: nodeOSUpgradeChannel is {node_os!r}, so node images never get security patches.",
+                resource.urn,
+            )
 
 
 POLICIES = [
@@ -249,8 +275,10 @@ POLICIES = [
         local_accounts_disabled,
         severity=Severity.CRITICAL,
         remediation="Set disableLocalAccounts: true on the ManagedCluster (components/cluster.py does).",
-        builtin=BuiltIn("993c2fcd-2b29-49d2-9eb0-df2c3a730c32",
-                        "Azure Kubernetes Service Clusters should have local authentication methods disabled"),
+        builtin=BuiltIn(
+            "993c2fcd-2b29-49d2-9eb0-df2c3a730c32",
+            "Azure Kubernetes Service Clusters should have local authentication methods disabled",
+        ),
     ),
     resource_policy(
         "aks-entra-id-azure-rbac",
@@ -258,8 +286,10 @@ POLICIES = [
         entra_id_with_azure_rbac,
         severity=Severity.HIGH,
         remediation="Set aadProfile.managed and aadProfile.enableAzureRBAC to true and keep enableRBAC on.",
-        builtin=BuiltIn("450d2877-ebea-41e8-b00c-e286317d21bf",
-                        "Azure Kubernetes Service Clusters should enable Microsoft Entra ID integration"),
+        builtin=BuiltIn(
+            "450d2877-ebea-41e8-b00c-e286317d21bf",
+            "Azure Kubernetes Service Clusters should enable Microsoft Entra ID integration",
+        ),
     ),
     resource_policy(
         "aks-private-api-server",
@@ -267,9 +297,10 @@ POLICIES = [
         private_api_server,
         severity=Severity.HIGH,
         remediation="Set clusters.<name>.apiServer.private: true (staging, prod), or list "
-                    "clusters.<name>.apiServer.authorizedIpRanges without a /0 entry.",
-        builtin=BuiltIn("040732e8-d947-40b8-95d6-854c95024bf8",
-                        "Azure Kubernetes Service Private Clusters should be enabled"),
+        "clusters.<name>.apiServer.authorizedIpRanges without a /0 entry.",
+        builtin=BuiltIn(
+            "040732e8-d947-40b8-95d6-854c95024bf8", "Azure Kubernetes Service Private Clusters should be enabled"
+        ),
     ),
     resource_policy(
         "aks-azure-cni-network-policy",
@@ -284,8 +315,9 @@ POLICIES = [
         workload_identity_enabled,
         severity=Severity.HIGH,
         remediation="Set oidcIssuerProfile.enabled and securityProfile.workloadIdentity.enabled to true.",
-        builtin=BuiltIn("2cc2e023-0dac-4046-875b-178f683929d5",
-                        "Azure Kubernetes Service Clusters should enable workload identity"),
+        builtin=BuiltIn(
+            "2cc2e023-0dac-4046-875b-178f683929d5", "Azure Kubernetes Service Clusters should enable workload identity"
+        ),
     ),
     resource_policy(
         "aks-no-node-public-ip",
@@ -308,9 +340,11 @@ POLICIES = [
         upgrade_owner,
         severity=Severity.MEDIUM,
         remediation="Set clusters.<name>.upgrades.channel to patch/stable/rapid, or make the cluster a member "
-                    "of a Fleet with an auto-upgrade profile; set nodeOsChannel to NodeImage or SecurityPatch.",
-        builtin=BuiltIn("5c345cdf-2049-47e0-b8fe-b0e96bc2df35",
-                        "Azure Kubernetes Service Clusters should enable cluster auto-upgrade"),
+        "of a Fleet with an auto-upgrade profile; set nodeOsChannel to NodeImage or SecurityPatch.",
+        builtin=BuiltIn(
+            "5c345cdf-2049-47e0-b8fe-b0e96bc2df35",
+            "Azure Kubernetes Service Clusters should enable cluster auto-upgrade",
+        ),
     ),
     resource_policy(
         "aks-kubernetes-version-supported",
@@ -318,7 +352,7 @@ POLICIES = [
         kubernetes_version_supported,
         severity=Severity.HIGH,
         remediation="Raise clusters.<name>.kubernetesVersion to a supported minor (`az aks get-versions`); "
-                    "move the window in the policy config as AKS releases and retires versions.",
+        "move the window in the policy config as AKS releases and retires versions.",
         config=KUBERNETES_WINDOW_SCHEMA,
     ),
     resource_policy(
@@ -355,7 +389,7 @@ POLICIES = [
         no_spot_training,
         severity=Severity.MEDIUM,
         remediation="Use Regular priority for pools whose purpose is training, or set allowSpotTraining "
-                    "in this environment's policy config with a waiver.",
+        "in this environment's policy config with a waiver.",
         config=SPOT_SCHEMA,
     ),
 ]

@@ -28,8 +28,10 @@ def storage_private(args, report):
 
 def storage_no_shared_key(args, report):
     if args.resource_type == STORAGE_ACCOUNT and lookup(args.props, "allowSharedKeyAccess") is not False:
-        report("allowSharedKeyAccess is not false (Azure's default is true): account keys and SAS "
-               "tokens would bypass Entra ID.")
+        report(
+            "allowSharedKeyAccess is not false (Azure's default is true): account keys and SAS "
+            "tokens would bypass Entra ID."
+        )
 
 
 def storage_tls(args, report):
@@ -52,8 +54,10 @@ def storage_soft_delete(args, report):
             continue
         service = services.get(resource.urn)
         if service is None:
-            report(f"{resource.name} has no BlobServiceProperties, so blob and container soft delete are off.",
-                   resource.urn)
+            report(
+                f"{resource.name} has no BlobServiceProperties, so blob and container soft delete are off.",
+                resource.urn,
+            )
             continue
         for policy in ("deleteRetentionPolicy", "containerDeleteRetentionPolicy"):
             if lookup(service.props, f"{policy}.enabled") is not True:
@@ -125,8 +129,10 @@ POLICIES = [
         storage_private,
         severity=Severity.CRITICAL,
         remediation="Set publicNetworkAccess: Disabled, networkRuleSet.defaultAction: Deny and "
-                    "allowBlobPublicAccess: false (components/storage.py does).",
-        builtin=BuiltIn("b2982f36-99f2-4db5-8eff-283140c09693", "Storage accounts should disable public network access"),
+        "allowBlobPublicAccess: false (components/storage.py does).",
+        builtin=BuiltIn(
+            "b2982f36-99f2-4db5-8eff-283140c09693", "Storage accounts should disable public network access"
+        ),
     ),
     resource_policy(
         "storage-shared-key-disabled",
@@ -142,8 +148,9 @@ POLICIES = [
         storage_tls,
         severity=Severity.MEDIUM,
         remediation="Set minimumTlsVersion: TLS1_2 and enableHttpsTrafficOnly: true.",
-        builtin=BuiltIn("fe83a0eb-a853-422d-aac2-1bffd182c5d0",
-                        "Storage accounts should have the specified minimum TLS version"),
+        builtin=BuiltIn(
+            "fe83a0eb-a853-422d-aac2-1bffd182c5d0", "Storage accounts should have the specified minimum TLS version"
+        ),
     ),
     stack_policy(
         "storage-blob-soft-delete",
@@ -151,7 +158,7 @@ POLICIES = [
         storage_soft_delete,
         severity=Severity.HIGH,
         remediation="Give the account a BlobServiceProperties with deleteRetentionPolicy and "
-                    "containerDeleteRetentionPolicy enabled (storage.softDeleteDays).",
+        "containerDeleteRetentionPolicy enabled (storage.softDeleteDays).",
     ),
     resource_policy(
         "keyvault-public-network-disabled",
@@ -183,7 +190,9 @@ POLICIES = [
         registry_private,
         severity=Severity.HIGH,
         remediation="Set publicNetworkAccess: Disabled (Premium SKU) and pull over the private endpoint.",
-        builtin=BuiltIn("0fdf0491-d080-4575-b627-ad0e843cba0f", "Public network access should be disabled for Container registries"),
+        builtin=BuiltIn(
+            "0fdf0491-d080-4575-b627-ad0e843cba0f", "Public network access should be disabled for Container registries"
+        ),
     ),
     resource_policy(
         "registry-local-auth-disabled",
@@ -191,7 +200,9 @@ POLICIES = [
         registry_no_local_auth,
         severity=Severity.HIGH,
         remediation="Set adminUserEnabled: false and anonymousPullEnabled: false; grant AcrPull/AcrPush to identities.",
-        builtin=BuiltIn("dc921057-6b28-4fbe-9b83-f7bec05db6c2", "Container registries should have local admin account disabled."),
+        builtin=BuiltIn(
+            "dc921057-6b28-4fbe-9b83-f7bec05db6c2", "Container registries should have local admin account disabled."
+        ),
     ),
     resource_policy(
         "eventhubs-public-network-disabled",
@@ -199,7 +210,9 @@ POLICIES = [
         event_hubs_private,
         severity=Severity.HIGH,
         remediation="Set publicNetworkAccess: Disabled; clients connect through the private endpoint.",
-        builtin=BuiltIn("0602787f-9896-402a-a6e1-39ee63ee435e", "Event Hub Namespaces should disable public network access"),
+        builtin=BuiltIn(
+            "0602787f-9896-402a-a6e1-39ee63ee435e", "Event Hub Namespaces should disable public network access"
+        ),
     ),
     resource_policy(
         "eventhubs-local-auth-disabled",
@@ -207,8 +220,10 @@ POLICIES = [
         event_hubs_no_local_auth,
         severity=Severity.HIGH,
         remediation="Set disableLocalAuth: true; clients use Entra ID (Data Sender/Receiver roles).",
-        builtin=BuiltIn("5d4e3c65-4873-47be-94f3-6f8b953a3598",
-                        "Azure Event Hub namespaces should have local authentication methods disabled"),
+        builtin=BuiltIn(
+            "5d4e3c65-4873-47be-94f3-6f8b953a3598",
+            "Azure Event Hub namespaces should have local authentication methods disabled",
+        ),
     ),
     resource_policy(
         "eventhubs-minimum-tls",

@@ -26,7 +26,9 @@ def _workload_identity_urns(resources) -> set[str]:
     urns = set()
     for resource in resources:
         if resource.resource_type == FEDERATED_CREDENTIAL:
-            urns |= {r.urn for r in resource.property_dependencies.get("resourceName", []) if r.resource_type == IDENTITY}
+            urns |= {
+                r.urn for r in resource.property_dependencies.get("resourceName", []) if r.resource_type == IDENTITY
+            }
     return urns
 
 
@@ -59,8 +61,11 @@ def role_scope(args, report):
     for grant, identity in _workload_grants(args.resources):
         breadth = broad_scope(str(lookup(grant.props, "scope") or "/"))
         if breadth:
-            report(f"{grant.name} grants workload identity {identity.name} a role at {breadth} scope "
-                   f"({lookup(grant.props, 'scope')}); scope it to the one resource it needs.", grant.urn)
+            report(
+                f"{grant.name} grants workload identity {identity.name} a role at {breadth} scope "
+                f"({lookup(grant.props, 'scope')}); scope it to the one resource it needs.",
+                grant.urn,
+            )
 
 
 POLICY_ASSIGNMENT = "azure-native:authorization:PolicyAssignment"
@@ -74,13 +79,20 @@ POD_SECURITY_INITIATIVES = (
 # IPC_LOCK allowed (facts/azure_policy.py; a test keeps the two lists equal).
 BASELINE_DEFINITIONS = tuple(
     f"/providers/Microsoft.Authorization/policyDefinitions/{guid}"
-    for guid in ("95edb821-ddaf-4404-9732-666045e056b4", "82985f06-dc18-4a48-bc1c-b9f4f0098cfe",
-                 "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "c26596ff-4d70-4e6a-9a30-c2506bd2f80c",
-                 "098fc59e-46c7-4d99-9b16-64990e543d75")
+    for guid in (
+        "95edb821-ddaf-4404-9732-666045e056b4",
+        "82985f06-dc18-4a48-bc1c-b9f4f0098cfe",
+        "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8",
+        "c26596ff-4d70-4e6a-9a30-c2506bd2f80c",
+        "098fc59e-46c7-4d99-9b16-64990e543d75",
+    )
 )
 ALLOWED_DEFINITIONS_SCHEMA = {
-    "allowedDefinitions": {"type": "array", "items": {"type": "string"},
-                           "default": [*POD_SECURITY_INITIATIVES, *BASELINE_DEFINITIONS]},
+    "allowedDefinitions": {
+        "type": "array",
+        "items": {"type": "string"},
+        "default": [*POD_SECURITY_INITIATIVES, *BASELINE_DEFINITIONS],
+    },
 }
 
 
@@ -90,18 +102,27 @@ def _is_cluster(scope: str) -> bool:
 
 
 def allowed_policy_assignments(args, report):
-    allowed = {d.lower() for d in args.get_config().get("allowedDefinitions", [*POD_SECURITY_INITIATIVES, *BASELINE_DEFINITIONS])}
+    allowed = {
+        d.lower()
+        for d in args.get_config().get("allowedDefinitions", [*POD_SECURITY_INITIATIVES, *BASELINE_DEFINITIONS])
+    }
     for resource in args.resources:
         if resource.resource_type != POLICY_ASSIGNMENT:
             continue
         definition = str(lookup(resource.props, "policyDefinitionId") or "")
         scope = str(lookup(resource.props, "scope") or "")
         if definition.lower() not in allowed:
-            report(f"{resource.name} assigns {definition}, which is not a definition the platform means to "
-                   "assign (allowedDefinitions).", resource.urn)
+            report(
+                f"{resource.name} assigns {definition}, which is not a definition the platform means to "
+                "assign (allowedDefinitions).",
+                resource.urn,
+            )
         if scope and not _is_cluster(scope):
-            report(f"{resource.name} assigns policy at {scope}; the deploy identity assigns policy on "
-                   "the platform's clusters only.", resource.urn)
+            report(
+                f"{resource.name} assigns policy at {scope}; the deploy identity assigns policy on "
+                "the platform's clusters only.",
+                resource.urn,
+            )
 
 
 def _is_capacity_reservation(scope: str) -> bool:
@@ -119,8 +140,11 @@ def no_privilege_escalation(args, report):
         name = PRIVILEGED_ROLES.get(role)
         reservation = name == "Contributor" and _is_capacity_reservation(scope) and resource.urn not in workloads
         if name and not reservation:
-            report(f"{resource.name} grants {name} at {scope}; the platform grants no administrative role "
-                   "(Contributor only on a capacity reservation group, which AKS requires).", resource.urn)
+            report(
+                f"{resource.name} grants {name} at {scope}; the platform grants no administrative role "
+                "(Contributor only on a capacity reservation group, which AKS requires).",
+                resource.urn,
+            )
         breadth = broad_scope(scope)
         if breadth in ("tenant root", "management group", "subscription"):
             report(f"{resource.name} assigns a role at {breadth} scope ({scope}).", resource.urn)
@@ -149,8 +173,11 @@ def issuer_in_stack(args, report):
                 report(f"{resource.name} trusts {issuer}, which is not an AKS OIDC issuer.", resource.urn)
             continue
         if issuer not in trusted:
-            report(f"{resource.name} trusts tokens from {issuer}, which is not the OIDC issuer of a cluster "
-                   "in this stack (nor a trustedIssuers entry).", resource.urn)
+            report(
+                f"{resource.name} trusts tokens from {issuer}, which is not the OIDC issuer of a cluster "
+                "in this stack (nor a trustedIssuers entry).",
+                resource.urn,
+            )
 
 
 POLICIES = [
@@ -160,8 +187,8 @@ POLICIES = [
         allowed_policy_assignments,
         severity=Severity.HIGH,
         remediation="The deploy identity may write any policy assignment in its subscription (a custom role: "
-                    "conditions cannot narrow policy assignments), so this review is what keeps it to the "
-                    "pod security initiatives; add a definition to allowedDefinitions with a review.",
+        "conditions cannot narrow policy assignments), so this review is what keeps it to the "
+        "pod security initiatives; add a definition to allowedDefinitions with a review.",
         config=ALLOWED_DEFINITIONS_SCHEMA,
     ),
     stack_policy(
@@ -172,7 +199,7 @@ POLICIES = [
         no_privilege_escalation,
         severity=Severity.CRITICAL,
         remediation="Grant the narrowest built-in role on the one resource the principal needs; Contributor "
-                    "only for a cluster identity on a GPU pool's capacity reservation group.",
+        "only for a cluster identity on a GPU pool's capacity reservation group.",
     ),
     stack_policy(
         "workload-identity-narrow-scope",
@@ -180,7 +207,7 @@ POLICIES = [
         role_scope,
         severity=Severity.HIGH,
         remediation="Grant the role on the one resource (storage container, vault secret, registry, event hub) "
-                    "the workload uses; planning/roles.py builds such scopes.",
+        "the workload uses; planning/roles.py builds such scopes.",
     ),
     stack_policy(
         "federated-credential-trusted-issuer",
@@ -188,7 +215,7 @@ POLICIES = [
         issuer_in_stack,
         severity=Severity.CRITICAL,
         remediation="Take the issuer from the cluster's oidcIssuerProfile.issuerURL output; list other issuers "
-                    "(e.g. GitHub Actions) in trustedIssuers only with a waiver.",
+        "(e.g. GitHub Actions) in trustedIssuers only with a waiver.",
         config=TRUSTED_ISSUERS_SCHEMA,
     ),
 ]

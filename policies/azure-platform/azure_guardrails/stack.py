@@ -25,32 +25,34 @@ STATEFUL_TYPES = tuple(PRIVATE_LINK_SERVICES)
 
 # Azure resource types that take tags, as the azure-native SDK declares them (tests compare this
 # list with the SDK for every type the program registers).
-TAGGABLE_TYPES = frozenset({
-    "azure-native:containerregistry:Registry",
-    "azure-native:containerregistry:Replication",
-    "azure-native:containerservice:AgentPool",
-    "azure-native:containerservice:Fleet",
-    "azure-native:containerservice:ManagedCluster",
-    "azure-native:eventhub:Namespace",
-    "azure-native:keyvault:Vault",
-    "azure-native:managedidentity:UserAssignedIdentity",
-    "azure-native:monitor:AzureMonitorWorkspace",
-    "azure-native:monitor:DataCollectionEndpoint",
-    "azure-native:monitor:DataCollectionRule",
-    "azure-native:network:AzureFirewall",
-    "azure-native:network:FirewallPolicy",
-    "azure-native:network:NatGateway",
-    "azure-native:network:NetworkSecurityGroup",
-    "azure-native:network:PrivateEndpoint",
-    "azure-native:network:PublicIPAddress",
-    "azure-native:network:RouteTable",
-    "azure-native:network:VirtualNetwork",
-    "azure-native:operationalinsights:Workspace",
-    "azure-native:privatedns:PrivateZone",
-    "azure-native:privatedns:VirtualNetworkLink",
-    "azure-native:resources:ResourceGroup",
-    "azure-native:storage:StorageAccount",
-})
+TAGGABLE_TYPES = frozenset(
+    {
+        "azure-native:containerregistry:Registry",
+        "azure-native:containerregistry:Replication",
+        "azure-native:containerservice:AgentPool",
+        "azure-native:containerservice:Fleet",
+        "azure-native:containerservice:ManagedCluster",
+        "azure-native:eventhub:Namespace",
+        "azure-native:keyvault:Vault",
+        "azure-native:managedidentity:UserAssignedIdentity",
+        "azure-native:monitor:AzureMonitorWorkspace",
+        "azure-native:monitor:DataCollectionEndpoint",
+        "azure-native:monitor:DataCollectionRule",
+        "azure-native:network:AzureFirewall",
+        "azure-native:network:FirewallPolicy",
+        "azure-native:network:NatGateway",
+        "azure-native:network:NetworkSecurityGroup",
+        "azure-native:network:PrivateEndpoint",
+        "azure-native:network:PublicIPAddress",
+        "azure-native:network:RouteTable",
+        "azure-native:network:VirtualNetwork",
+        "azure-native:operationalinsights:Workspace",
+        "azure-native:privatedns:PrivateZone",
+        "azure-native:privatedns:VirtualNetworkLink",
+        "azure-native:resources:ResourceGroup",
+        "azure-native:storage:StorageAccount",
+    }
+)
 REQUIRED_TAGS = ["environment", "owner", "cost-center"]
 AKS_DEFAULT_SERVICE_CIDR = "10.0.0.0/16"
 AKS_DEFAULT_POD_CIDR = "10.244.0.0/16"
@@ -75,15 +77,21 @@ def private_endpoints(args, report):
             report(f"{kind} {resource.name} has no private endpoint.", resource.urn)
         for endpoint in endpoints:
             if not zone_groups_of.get(endpoint.urn):
-                report(f"private endpoint {endpoint.name} of {kind} {resource.name} has no DNS zone group, so its "
-                       "name still resolves to the public address.", endpoint.urn)
+                report(
+                    f"private endpoint {endpoint.name} of {kind} {resource.name} has no DNS zone group, so its "
+                    "name still resolves to the public address.",
+                    endpoint.urn,
+                )
 
 
 def stateful_protected(args, report):
     for resource in args.resources:
         if resource.resource_type in STATEFUL_TYPES and not resource.opts.protect:
-            report(f"{PRIVATE_LINK_SERVICES[resource.resource_type]} {resource.name} is not protected: "
-                   "`pulumi destroy` or a replacement would delete its data.", resource.urn)
+            report(
+                f"{PRIVATE_LINK_SERVICES[resource.resource_type]} {resource.name} is not protected: "
+                "`pulumi destroy` or a replacement would delete its data.",
+                resource.urn,
+            )
 
 
 def _networks(value) -> list:
@@ -103,7 +111,7 @@ def address_plan(args, report):
             for network in _networks(lookup(resource.props, "addressSpace.addressPrefixes")):
                 vnets.append((f"VNet {resource.name}", network, resource.urn))
     for i, (label_a, net_a, _) in enumerate(vnets):
-        for label_b, net_b, urn_b in vnets[i + 1:]:
+        for label_b, net_b, urn_b in vnets[i + 1 :]:
             if net_a.overlaps(net_b):
                 report(f"{label_b} ({net_b}) overlaps {label_a} ({net_a}): peered networks cannot route.", urn_b)
     for resource in args.resources:
@@ -121,7 +129,7 @@ def address_plan(args, report):
                 if network.overlaps(vnet):
                     report(f"{resource.name}: networkProfile.{key} {network} overlaps {label} ({vnet}).", resource.urn)
         for i, (key_a, net_a) in enumerate(cluster_ranges):
-            for key_b, net_b in cluster_ranges[i + 1:]:
+            for key_b, net_b in cluster_ranges[i + 1 :]:
                 if net_a.overlaps(net_b):
                     report(f"{resource.name}: networkProfile.{key_a} {net_a} overlaps {key_b} {net_b}.", resource.urn)
 
@@ -184,7 +192,7 @@ POLICIES = [
         private_endpoints,
         severity=Severity.CRITICAL,
         remediation="Connect the service with PrivateEndpoints.connect (components/private_dns.py), which adds "
-                    "the endpoint and its zone group in the service's privatelink zone.",
+        "the endpoint and its zone group in the service's privatelink zone.",
         builtin=BuiltIn("6edd7eda-6dd8-40f7-810d-67160c639cd9", "Storage accounts should use private link"),
     ),
     stack_policy(
@@ -193,7 +201,7 @@ POLICIES = [
         stateful_protected,
         severity=Severity.HIGH,
         remediation="Set platform:protect: true in the stack (prod does); the resources then get "
-                    "`protect` and a CanNotDelete lock.",
+        "`protect` and a CanNotDelete lock.",
     ),
     stack_policy(
         "address-ranges-disjoint",
@@ -201,7 +209,7 @@ POLICIES = [
         address_plan,
         severity=Severity.HIGH,
         remediation="Give each region its own addressSpace and keep podCidr/serviceCidr outside every VNet "
-                    "(platform:network).",
+        "(platform:network).",
     ),
     resource_policy(
         "subnet-has-nsg",
@@ -209,8 +217,10 @@ POLICIES = [
         subnet_nsg,
         severity=Severity.HIGH,
         remediation="Attach the region's NSG (components/network.py does for every subnet but "
-                    "AzureFirewallSubnet, GatewaySubnet and RouteServerSubnet).",
-        builtin=BuiltIn("e71308d3-144b-4262-b144-efdc3cc90517", "Subnets should be associated with a Network Security Group"),
+        "AzureFirewallSubnet, GatewaySubnet and RouteServerSubnet).",
+        builtin=BuiltIn(
+            "e71308d3-144b-4262-b144-efdc3cc90517", "Subnets should be associated with a Network Security Group"
+        ),
     ),
     resource_policy(
         "required-tags",
@@ -218,7 +228,7 @@ POLICIES = [
         required_tags,
         severity=Severity.LOW,
         remediation="Set platform:tags (owner, cost-center); the program adds environment. At enforcement "
-                    "level 'remediate' the policy adds missing tags from its `defaults` config.",
+        "level 'remediate' the policy adds missing tags from its `defaults` config.",
         builtin=BuiltIn("871b6d14-10aa-478d-b590-94f262ecfa99", "Require a tag on resources"),
         config=TAGS_SCHEMA,
         remediate=add_required_tags,

@@ -10,11 +10,16 @@ from pulumi_policy import Severity
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-CILIUM_POLICIES = ("kubernetes:cilium.io/v2:CiliumNetworkPolicy", "kubernetes:cilium.io/v2:CiliumClusterwideNetworkPolicy")
+CILIUM_POLICIES = (
+    "kubernetes:cilium.io/v2:CiliumNetworkPolicy",
+    "kubernetes:cilium.io/v2:CiliumClusterwideNetworkPolicy",
+)
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
-ROLE_BINDINGS = ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
-                 "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+ROLE_BINDINGS = (
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+)
 FQDN_POLICY_MODES = ("FQDN", "L7")
 
 
@@ -28,9 +33,12 @@ def _denies_everything(props: Mapping) -> bool:
     selector = spec.get("podSelector")
     types = set(spec.get("policyTypes") or [])
     return (
-        isinstance(selector, Mapping) and not selector.get("matchLabels") and not selector.get("matchExpressions")
+        isinstance(selector, Mapping)
+        and not selector.get("matchLabels")
+        and not selector.get("matchExpressions")
         and {"Ingress", "Egress"} <= types
-        and not list(spec.get("ingress") or []) and not list(spec.get("egress") or [])
+        and not list(spec.get("ingress") or [])
+        and not list(spec.get("egress") or [])
     )
 
 
@@ -45,8 +53,11 @@ def namespace_default_deny(args, report):
             continue
         name = lookup(resource.props, "metadata.name")
         if (_cluster(resource), name) not in denied:
-            report(f"Namespace {name!r} has no default-deny NetworkPolicy: every pod there may send and receive "
-                   "anything the cluster's network allows.", resource.urn)
+            report(
+                f"Namespace {name!r} has no default-deny NetworkPolicy: every pod there may send and receive "
+                "anything the cluster's network allows.",
+                resource.urn,
+            )
 
 
 def _uses_fqdns(props: Mapping) -> bool:
@@ -68,9 +79,7 @@ def _enforces_fqdn_policies(cluster: Mapping) -> bool:
 
 
 def fqdn_policies_need_acns(args, report):
-    clusters = {
-        lookup(r.props, "resourceName"): r for r in args.resources if r.resource_type == MANAGED_CLUSTER
-    }
+    clusters = {lookup(r.props, "resourceName"): r for r in args.resources if r.resource_type == MANAGED_CLUSTER}
     for resource in args.resources:
         if resource.resource_type not in CILIUM_POLICIES or not _uses_fqdns(resource.props):
             continue
@@ -78,11 +87,17 @@ def fqdn_policies_need_acns(args, report):
         cluster = clusters.get(identifier)
         where = f"{resource.resource_type.rsplit(':', 1)[-1]} {resource.name}"
         if cluster is None:
-            report(f"{where} filters egress by name, but its provider names no cluster of this stack "
-                   "(clusterIdentifier), so nothing shows that the cluster enforces it.", resource.urn)
+            report(
+                f"{where} filters egress by name, but its provider names no cluster of this stack "
+                "(clusterIdentifier), so nothing shows that the cluster enforces it.",
+                resource.urn,
+            )
         elif not _enforces_fqdn_policies(cluster.props):
-            report(f"{where} filters egress by name on cluster {identifier}, which does not enable Advanced "
-                   "Container Networking Services' FQDN policies: AKS would not enforce it.", resource.urn)
+            report(
+                f"{where} filters egress by name on cluster {identifier}, which does not enable Advanced "
+                "Container Networking Services' FQDN policies: AKS would not enforce it.",
+                resource.urn,
+            )
 
 
 def admission_binding_denies(args, report):
@@ -90,8 +105,10 @@ def admission_binding_denies(args, report):
         return
     actions = [str(a) for a in list(lookup(args.props, "spec.validationActions") or [])]
     if "Deny" not in actions:
-        report(f"Binding {lookup(args.props, 'metadata.name')!r} only {' and '.join(actions) or 'does nothing'}: "
-               "pods that break the policy are admitted.")
+        report(
+            f"Binding {lookup(args.props, 'metadata.name')!r} only {' and '.join(actions) or 'does nothing'}: "
+            "pods that break the policy are admitted."
+        )
 
 
 ADMIN_SCHEMA = {
@@ -106,8 +123,10 @@ def no_cluster_admin_binding(args, report):
     allowed = set(args.get_config().get("adminGroups") or [])
     for subject in list(lookup(args.props, "subjects") or []):
         if subject.get("kind") != "Group" or subject.get("name") not in allowed:
-            report(f"{lookup(args.props, 'metadata.name')!r} binds cluster-admin to {subject.get('kind')} "
-                   f"{subject.get('name')!r}, which is not an admin group.")
+            report(
+                f"{lookup(args.props, 'metadata.name')!r} binds cluster-admin to {subject.get('kind')} "
+                f"{subject.get('name')!r}, which is not an admin group."
+            )
 
 
 POLICIES = [
@@ -117,7 +136,7 @@ POLICIES = [
         namespace_default_deny,
         severity=Severity.HIGH,
         remediation="Create the namespace through the platform's components, which isolate it "
-                    "(components/isolation.py), and open only what its pods need.",
+        "(components/isolation.py), and open only what its pods need.",
     ),
     stack_policy(
         "k8s-fqdn-policies-need-acns",
@@ -126,7 +145,7 @@ POLICIES = [
         fqdn_policies_need_acns,
         severity=Severity.HIGH,
         remediation="Keep platform:clusters.<cluster>.advancedNetworking true on every cluster whose namespaces "
-                    "reach hosts by name.",
+        "reach hosts by name.",
     ),
     resource_policy(
         "k8s-admission-binding-denies",
@@ -141,7 +160,7 @@ POLICIES = [
         no_cluster_admin_binding,
         severity=Severity.CRITICAL,
         remediation="Grant people cluster-wide rights through platform:entra.adminGroupObjectIds (Azure RBAC), "
-                    "and teams namespace roles through platform:teams.",
+        "and teams namespace roles through platform:teams.",
         config=ADMIN_SCHEMA,
     ),
 ]

@@ -52,8 +52,11 @@ def replication_durable(args, report):
             report(f"Topic {name!r} sets min.insync.replicas {configured['min.insync.replicas']} (at least {in_sync}).")
     elif args.resource_type == KAFKA:
         broker_config = lookup(args.props, "spec.kafka.config") or {}
-        for key, minimum in (("default.replication.factor", replicas), ("offsets.topic.replication.factor", replicas),
-                             ("min.insync.replicas", in_sync)):
+        for key, minimum in (
+            ("default.replication.factor", replicas),
+            ("offsets.topic.replication.factor", replicas),
+            ("min.insync.replicas", in_sync),
+        ):
             if _int(broker_config.get(key), 1) < minimum:
                 report(f"spec.kafka.config.{key} is {broker_config.get(key)} (at least {minimum}).")
 
@@ -66,7 +69,8 @@ def _cluster(resource) -> str | None:
 def volumes_retained(args, report):
     reclaim = {
         (_cluster(r), lookup(r.props, "metadata.name")): lookup(r.props, "reclaimPolicy", "Delete")
-        for r in args.resources if r.resource_type == STORAGE_CLASS
+        for r in args.resources
+        if r.resource_type == STORAGE_CLASS
     }
     for resource in args.resources:
         if resource.resource_type != NODE_POOL:
@@ -83,15 +87,21 @@ def volumes_retained(args, report):
             policy = reclaim.get((_cluster(resource), volume.get("class")))
             if policy != "Retain":
                 found = f"has reclaimPolicy {policy}" if policy else "is not a StorageClass this stack creates"
-                report(f"{resource.name}: StorageClass {volume.get('class')} {found}; a deleted claim would "
-                       "delete the disk.", resource.urn)
+                report(
+                    f"{resource.name}: StorageClass {volume.get('class')} {found}; a deleted claim would "
+                    "delete the disk.",
+                    resource.urn,
+                )
 
 
 def kafka_protected(args, report):
     for resource in args.resources:
         if resource.resource_type in STATEFUL_KAFKA_TYPES and not resource.opts.protect:
-            report(f"{resource.resource_type.rsplit(':', 1)[-1]} {resource.name} is not protected: deleting it "
-                   "deletes data.", resource.urn)
+            report(
+                f"{resource.resource_type.rsplit(':', 1)[-1]} {resource.name} is not protected: deleting it "
+                "deletes data.",
+                resource.urn,
+            )
 
 
 POLICIES = [
@@ -101,7 +111,7 @@ POLICIES = [
         listeners_secured,
         severity=Severity.CRITICAL,
         remediation="Give each listener tls: true and an authentication block (OAuth or mTLS), and set "
-                    "spec.kafka.authorization (components/kafka.py does).",
+        "spec.kafka.authorization (components/kafka.py does).",
     ),
     resource_policy(
         "kafka-replication-durable",

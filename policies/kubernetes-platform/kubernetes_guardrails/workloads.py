@@ -78,8 +78,11 @@ def no_host_namespaces(args, report):
 
 PSS_SCHEMA = {
     # Namespace -> why it may run privileged pods; a reviewed exception, not a default.
-    "privilegedNamespaces": {"type": "object", "additionalProperties": {"type": "string", "minLength": 10},
-                             "default": {}},
+    "privilegedNamespaces": {
+        "type": "object",
+        "additionalProperties": {"type": "string", "minLength": 10},
+        "default": {},
+    },
 }
 
 
@@ -93,9 +96,11 @@ def _selects(selector: Mapping, labels: Mapping) -> bool:
 
 def _guards_training(binding, labels: Mapping) -> bool:
     spec = lookup(binding.props, "spec") or {}
-    return ("Deny" in list(spec.get("validationActions") or [])
-            and str(spec.get("policyName", "")).endswith("pod-security-training")
-            and _selects(lookup(spec, "matchResources.namespaceSelector") or {}, labels))
+    return (
+        "Deny" in list(spec.get("validationActions") or [])
+        and str(spec.get("policyName", "")).endswith("pod-security-training")
+        and _selects(lookup(spec, "matchResources.namespaceSelector") or {}, labels)
+    )
 
 
 def _cluster(resource) -> str | None:
@@ -116,11 +121,17 @@ def namespace_pod_security(args, report):
         if labels.get(NAMESPACE_CLASS_LABEL) == TRAINING_CLASS:
             if any(_guards_training(b, labels) for b in bindings if _cluster(b) == _cluster(resource)):
                 continue
-            report(f"Training namespace {name!r} enforces Pod Security {level!r}, but no admission binding of "
-                   "the pod-security-training policy denies in it: nothing holds its pods to baseline.", resource.urn)
+            report(
+                f"Training namespace {name!r} enforces Pod Security {level!r}, but no admission binding of "
+                "the pod-security-training policy denies in it: nothing holds its pods to baseline.",
+                resource.urn,
+            )
             continue
-        report(f"Namespace {name!r} enforces Pod Security level {level!r}: without {PSS_ENFORCE} set to baseline "
-               "or restricted, any pod there may run privileged or share the node's namespaces.", resource.urn)
+        report(
+            f"Namespace {name!r} enforces Pod Security level {level!r}: without {PSS_ENFORCE} set to baseline "
+            "or restricted, any pod there may run privileged or share the node's namespaces.",
+            resource.urn,
+        )
 
 
 def helm_pinned(args, report):
@@ -142,9 +153,13 @@ def _internal(annotations) -> bool:
 
 def no_public_load_balancer(args, report):
     if args.resource_type == SERVICE:
-        if lookup(args.props, "spec.type") == "LoadBalancer" and not _internal(lookup(args.props, "metadata.annotations")):
-            report(f"Service {lookup(args.props, 'metadata.name')!r} is a public LoadBalancer; annotate it "
-                   f"{INTERNAL_LB}: \"true\".")
+        if lookup(args.props, "spec.type") == "LoadBalancer" and not _internal(
+            lookup(args.props, "metadata.annotations")
+        ):
+            report(
+                f"Service {lookup(args.props, 'metadata.name')!r} is a public LoadBalancer; annotate it "
+                f"{INTERNAL_LB}: \"true\"."
+            )
     elif args.resource_type == KAFKA:
         # Strimzi creates the Services of `loadbalancer` listeners from the Kafka resource.
         template = lookup(args.props, "spec.kafka.template") or {}
@@ -153,13 +168,17 @@ def no_public_load_balancer(args, report):
                 continue
             configuration = listener.get("configuration") or {}
             bootstrap = _internal(lookup(configuration, "bootstrap.annotations")) or _internal(
-                lookup(template, "externalBootstrapService.metadata.annotations"))
+                lookup(template, "externalBootstrapService.metadata.annotations")
+            )
             per_broker = list(configuration.get("brokers") or [])
             brokers = (bool(per_broker) and all(_internal(b.get("annotations")) for b in per_broker)) or _internal(
-                lookup(template, "perPodService.metadata.annotations"))
+                lookup(template, "perPodService.metadata.annotations")
+            )
             if not (bootstrap and brokers):
-                report(f"Kafka listener {listener.get('name')!r} creates public load balancers; annotate its "
-                       f"bootstrap and per-broker services {INTERNAL_LB}: \"true\".")
+                report(
+                    f"Kafka listener {listener.get('name')!r} creates public load balancers; annotate its "
+                    f"bootstrap and per-broker services {INTERNAL_LB}: \"true\"."
+                )
 
 
 POLICIES = [
@@ -169,8 +188,10 @@ POLICIES = [
         no_privileged_containers,
         severity=Severity.CRITICAL,
         remediation="Drop securityContext.privileged and the added capabilities; node-level agents belong in "
-                    "a namespace listed in k8s-namespace-pod-security's privilegedNamespaces.",
-        builtin=BuiltIn("95edb821-ddaf-4404-9732-666045e056b4", "Kubernetes cluster should not allow privileged containers"),
+        "a namespace listed in k8s-namespace-pod-security's privilegedNamespaces.",
+        builtin=BuiltIn(
+            "95edb821-ddaf-4404-9732-666045e056b4", "Kubernetes cluster should not allow privileged containers"
+        ),
     ),
     resource_policy(
         "k8s-no-host-namespaces",
@@ -178,7 +199,9 @@ POLICIES = [
         no_host_namespaces,
         severity=Severity.HIGH,
         remediation="Remove hostNetwork/hostPID/hostIPC and hostPort; expose the pod through a Service.",
-        builtin=BuiltIn("47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "Kubernetes cluster containers should not share host namespaces"),
+        builtin=BuiltIn(
+            "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "Kubernetes cluster containers should not share host namespaces"
+        ),
     ),
     stack_policy(
         "k8s-namespace-pod-security",
@@ -188,7 +211,7 @@ POLICIES = [
         namespace_pod_security,
         severity=Severity.HIGH,
         remediation=f"Label the namespace {PSS_ENFORCE}: baseline (or restricted). A namespace that must run "
-                    "node agents goes in privilegedNamespaces with its reason.",
+        "node agents goes in privilegedNamespaces with its reason.",
         config=PSS_SCHEMA,
     ),
     resource_policy(
@@ -204,7 +227,9 @@ POLICIES = [
         no_public_load_balancer,
         severity=Severity.CRITICAL,
         remediation=f"Annotate the Service {INTERNAL_LB}: \"true\" (for Strimzi, through the listener's "
-                    "configuration or spec.kafka.template).",
-        builtin=BuiltIn("3fc4dc25-5baf-40d8-9b05-7fe74c1bc64e", "Kubernetes clusters should use internal load balancers"),
+        "configuration or spec.kafka.template).",
+        builtin=BuiltIn(
+            "3fc4dc25-5baf-40d8-9b05-7fe74c1bc64e", "Kubernetes clusters should use internal load balancers"
+        ),
     ),
 ]
