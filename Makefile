@@ -52,7 +52,15 @@ tools:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
 
-test: $(VENV)/.installed schemas tools
+# Format, lint and type checks (settings in pyproject.toml); `make test` runs them first.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/mypy
+	cd policies/azure-platform && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml azure_guardrails guardrail.py
+	cd policies/kubernetes-platform && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml kubernetes_guardrails guardrail.py
+
+test: $(VENV)/.installed schemas tools lint
 	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest
 
 # Pages under docs/ generated from the code; a test fails when a committed one is stale.
@@ -67,7 +75,7 @@ lock:
 	rm -rf /tmp/platform-lock-venv && $(PYTHON) -m venv /tmp/platform-lock-venv
 	/tmp/platform-lock-venv/bin/pip install --quiet -r requirements-dev.txt
 	/tmp/platform-lock-venv/bin/pip freeze --exclude-editable \
-	  | grep -viE '^(pulumi|pulumi[-_]azure[-_]native|pulumi[-_]kubernetes|pulumi[-_]policy|pydantic|pyyaml|rich|pytest|hypothesis|jsonschema|check[-_]jsonschema)==' \
+	  | grep -viE '^(pulumi|pulumi[-_]azure[-_]native|pulumi[-_]kubernetes|pulumi[-_]policy|pydantic|pyyaml|rich|pytest|hypothesis|jsonschema|check[-_]jsonschema|pytest[-_]xdist|kubernetes[-_]validate|cel[-_]python|ruff|mypy)==' \
 	  | sed '1i # Transitive pins, so a fresh clone installs exactly what CI tested.\n# Regenerate with `make lock` after changing requirements*.txt.' > constraints.txt
 
 clean:

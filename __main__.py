@@ -4,7 +4,7 @@ import pulumi
 
 from components.platform import Platform, PlatformArgs
 from planning.workloads import workload_context
-from stackconfig import load_environment
+from validation import load_environment
 
 config = load_environment()
 platform = Platform(f"platform-{config.environment}", PlatformArgs(config))

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +79,7 @@ class ClusterAdmission(pulumi.ComponentResource):
         # The rules name the registry, an output; their names and number do not depend on it.
         rules = pulumi.Output.from_input(args.login_server).apply(admission_rules)
         for index, rule_name in enumerate(rule.name for rule in admission_rules("")):
-            rule = rules.apply(lambda rules, index=index: rules[index])
+            rule = rules.apply(operator.itemgetter(index))
             policy_name = f"platform-{rule_name}"
             policy = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicy(
                 f"{name}-policy-{rule_name}",

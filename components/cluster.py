@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -125,6 +126,13 @@ class AksClusterArgs:
     tags: dict[str, str] = field(default_factory=dict)
 
 
+def _issuer_url(profile: aks.outputs.ManagedClusterOIDCIssuerProfileResponse | None) -> str:
+    """The OIDC issuer workload identities federate with (on, so AKS always returns it)."""
+    if profile is None or not profile.issuer_url:
+        raise ValueError("AKS returned the cluster without an OIDC issuer URL")
+    return profile.issuer_url
+
+
 def _upgrade_settings(pool: PoolSettings) -> aks.AgentPoolUpgradeSettingsArgs:
     return aks.AgentPoolUpgradeSettingsArgs(max_surge=pool.max_surge, drain_timeout_in_minutes=30)
 
@@ -160,7 +168,7 @@ class PoolInputs(TypedDict, total=False):
     spot_max_price: float
 
 
-def _autoscaled_pool_inputs(pool: PoolSettings, zones: list[str], os_sku: str) -> PoolInputs:
+def _autoscaled_pool_inputs(pool: PoolSettings, zones: Sequence[str], os_sku: str) -> PoolInputs:
     """Inputs shared by the inline system pool and AgentPool resources (same property names)."""
     return PoolInputs(
         vm_size=pool.vm_size,
@@ -189,9 +197,11 @@ def sandbox_pool_inputs(pool: SandboxPoolConfig, cluster: ClusterConfig) -> Pool
     """AgentPool inputs of the Pod Sandboxing pool: Kata VMs on AzureLinux, tainted."""
     inputs = _autoscaled_pool_inputs(pool, cluster.zones, sandbox.OS_SKU)
     inputs.update(
-        workload_runtime=aks.WorkloadRuntime.KATA_VM_ISOLATION,
-        node_labels={sandbox.SANDBOX_LABEL: "kata", **pool.labels},
-        node_taints=[sandbox.SANDBOX_TAINT, *pool.taints],
+        PoolInputs(
+            workload_runtime=aks.WorkloadRuntime.KATA_VM_ISOLATION,
+            node_labels={sandbox.SANDBOX_LABEL: "kata", **pool.labels},
+            node_taints=[sandbox.SANDBOX_TAINT, *pool.taints],
+        )
     )
     return inputs
 
@@ -202,20 +212,24 @@ def gpu_pool_inputs(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig)
     inputs = _autoscaled_pool_inputs(pool, cluster.zones, cluster.gpu.os_sku)
     taints = platform_taints(cluster.gpu.taint, pool.spot) + list(pool.taints)
     inputs.update(
-        node_labels={**gpu_pool_labels(pool_name, size, pool.purpose, pool.mig_profile), **pool.labels},
-        node_taints=taints,
-        # One switch decides who installs the driver; the GPU operator's values follow it.
-        gpu_profile=aks.GPUProfileArgs(
-            driver=aks.GPUDriver.INSTALL if cluster.gpu.driver == "aks" else aks.GPUDriver.NONE
-        ),
-        gpu_instance_profile=aks.GPUInstanceProfile(pool.mig_profile) if pool.mig_profile else None,
-        capacity_reservation_group_id=pool.capacity_reservation_group_id,
+        PoolInputs(
+            node_labels={**gpu_pool_labels(pool_name, size, pool.purpose, pool.mig_profile), **pool.labels},
+            node_taints=taints,
+            # One switch decides who installs the driver; the GPU operator's values follow it.
+            gpu_profile=aks.GPUProfileArgs(
+                driver=aks.GPUDriver.INSTALL if cluster.gpu.driver == "aks" else aks.GPUDriver.NONE
+            ),
+            gpu_instance_profile=aks.GPUInstanceProfile(pool.mig_profile) if pool.mig_profile else None,
+            capacity_reservation_group_id=pool.capacity_reservation_group_id,
+        )
     )
     if pool.spot:
         inputs.update(
-            scale_set_priority=aks.ScaleSetPriority.SPOT,
-            scale_set_eviction_policy=aks.ScaleSetEvictionPolicy.DELETE,
-            spot_max_price=-1,  # pay up to the on-demand price; evicted only for capacity
+            PoolInputs(
+                scale_set_priority=aks.ScaleSetPriority.SPOT,
+                scale_set_eviction_policy=aks.ScaleSetEvictionPolicy.DELETE,
+                spot_max_price=-1,  # pay up to the on-demand price; evicted only for capacity
+            )
         )
     return inputs
 
@@ -265,6 +279,8 @@ class AksCluster(pulumi.ComponentResource):
         # Private DNS Zone Contributor on the zone. Never the resource group.
         network_scopes: dict[str, pulumi.Input[str]] = dict(args.subnets.subnets())
         if cfg.api_server.private:
+            if args.subnets.vnet_id is None or args.subnets.api_server_dns_zone_id is None:
+                raise ValueError(f"cluster {key}: a private API server needs its VNet and privatelink zone IDs")
             network_scopes = {"vnet": args.subnets.vnet_id}
             grants.append(
                 grant(
@@ -279,7 +295,9 @@ class AksCluster(pulumi.ComponentResource):
         # AKS places reserved nodes only if the cluster identity may use the reservation
         # group (Contributor on the group itself, nothing wider); without it the pool is
         # created with on-demand capacity and a warning.
-        reservations = sorted({p.capacity_reservation_group_id for p in cfg.gpu_pools.values()} - {None})
+        reservations = sorted(
+            {p.capacity_reservation_group_id for p in cfg.gpu_pools.values() if p.capacity_reservation_group_id}
+        )
         for i, reservation in enumerate(reservations):
             grants.append(grant(f"uses-reservation-{i}", "Contributor", reservation, reservation.lower()))
 
@@ -444,7 +462,7 @@ class AksCluster(pulumi.ComponentResource):
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id
         self.resource_group_name = group.name
-        self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(lambda profile: profile.issuer_url)
+        self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(_issuer_url)
         self.kubelet_object_id = kubelet.principal_id
         self.register_outputs(
             {

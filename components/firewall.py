@@ -10,12 +10,13 @@ environment's Log Analytics workspace.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import network
 
-from components.groups import standard_public_ip
+from components.groups import public_address, standard_public_ip
 from components.observability import send_logs
 from planning.egress import ApplicationRule
 from planning.naming import Naming
@@ -85,6 +86,14 @@ def allow_rule_collection(
             for rule in rules
         ],
     )
+
+
+def _first_private_ip(configs: Sequence[network.outputs.AzureFirewallIPConfigurationResponse] | None) -> str:
+    """The firewall's private address (Azure assigns it on creation, the subnet's first usable)."""
+    address = configs[0].private_ip_address if configs else None
+    if not address:
+        raise ValueError("Azure returned the firewall without a private IP address")
+    return address
 
 
 class EgressFirewall(pulumi.ComponentResource):
@@ -161,8 +170,8 @@ class EgressFirewall(pulumi.ComponentResource):
             categories=FIREWALL_LOG_CATEGORIES,
             parent=self,
         )
-        self.private_ip = firewall.ip_configurations.apply(lambda configs: configs[0].private_ip_address)
+        self.private_ip = firewall.ip_configurations.apply(_first_private_ip)
         # Where the region's nodes reach the internet (and a public API server) from.
-        self.public_ip = public_ip.ip_address
+        self.public_ip = public_address(public_ip)
         self.policy_id = policy.id
         self.register_outputs({"privateIp": self.private_ip, "policyId": policy.id})

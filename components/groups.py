@@ -43,3 +43,14 @@ def standard_public_ip(
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent),
     )
+
+
+def _assigned(address: str | None) -> str:
+    if not address:
+        raise ValueError("Azure returned a static public IP without its address")
+    return address
+
+
+def public_address(ip: network.PublicIPAddress) -> pulumi.Output[str]:
+    """The address of a static public IP (Azure assigns it when the IP is created)."""
+    return ip.ip_address.apply(_assigned)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -63,6 +64,11 @@ METRICS_ALLOW_LIST = [
     "kafka_coordinator_.*",
 ]
 MIRROR_METRICS_ALLOW_LIST = ["kafka_connect_.*", "kafka_connect_mirror_.*"]
+
+
+def _after(value: str, _: object) -> str:
+    """`value`, once the output it is applied to is known (an ordering, not a dependency on it)."""
+    return value
 
 
 @dataclass(frozen=True)
@@ -456,7 +462,7 @@ class StrimziKafka(pulumi.ComponentResource):
             )
 
         of_cluster = {CLUSTER_LABEL: cluster}
-        ready = [operator, namespace]
+        ready: list[pulumi.Resource] = [operator, namespace]
         pools = [
             custom(
                 "KafkaNodePool",
@@ -590,7 +596,7 @@ class MirrorSource:
     cluster_key: str
     bootstrap_address: str
     provider: kubernetes.Provider
-    kafka: pulumi.Resource
+    kafka: pulumi.CustomResource
 
 
 @dataclass(frozen=True)
@@ -631,9 +637,8 @@ class KafkaMirror(pulumi.ComponentResource):
             secret_name = f"{source.cluster_key}-cluster-ca-cert"
             remote_ca = kubernetes.core.v1.Secret.get(
                 f"{name}-{source.cluster_key}-ca-source",
-                pulumi.Output.from_input(source.kafka.id).apply(
-                    lambda _, secret_name=secret_name: f"{kafka_plan.KAFKA_NAMESPACE}/{secret_name}"
-                ),
+                # Named once the source's Kafka exists (its operator writes the CA Secret).
+                source.kafka.id.apply(partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{secret_name}")),
                 opts=pulumi.ResourceOptions(parent=self, provider=source.provider),
             )
             trusts.append(

@@ -17,7 +17,7 @@ import pulumi
 from pulumi_azure_native import network, resources
 
 from components.firewall import EgressFirewall, EgressFirewallArgs
-from components.groups import resource_group, standard_public_ip
+from components.groups import public_address, resource_group, standard_public_ip
 from planning.egress import ApplicationRule
 from planning.naming import Naming, parse_resource_id
 from stackconfig.model import FirewallConfig
@@ -223,7 +223,7 @@ class RegionalNetwork(pulumi.ComponentResource):
             )
             for i in range(1, args.nat_public_ip_count + 1)
         ]
-        self.egress_ips = [ip.ip_address for ip in public_ips]
+        self.egress_ips = [public_address(ip) for ip in public_ips]
         nat_gateway = network.NatGateway(
             f"{name}-nat",
             nat_gateway_name=naming.regional("ng", region),

@@ -36,9 +36,7 @@ class PlanAccess(pulumi.ComponentResource):
             assign_role(
                 f"{name}-secrets-{namespace}",
                 role=identity.secret_reader_role_id,
-                scope=pulumi.Output.from_input(args.cluster_id).apply(
-                    lambda cluster, ns=namespace: f"{cluster}/namespaces/{ns}"
-                ),
+                scope=pulumi.Output.concat(args.cluster_id, "/namespaces/", namespace),
                 scope_key=f"{args.environment}/{args.cluster_key}/namespaces/{namespace}",
                 principal_id=identity.principal_object_id,
                 principal_key=f"{args.environment}/plan",

@@ -160,7 +160,7 @@ def workload_grants(config: PlatformConfig, workload: str, storage, vault: KeyVa
     grants += [
         Grant(
             "Key Vault Secrets User",
-            vault.vault_id.apply(lambda vault_id, secret=secret: f"{vault_id}/secrets/{secret}"),
+            pulumi.Output.concat(vault.vault_id, "/secrets/", secret),
             f"keyvault/secrets/{secret}",
         )
         for secret in spec.key_vault_secrets
@@ -508,6 +508,7 @@ class Platform(pulumi.ComponentResource):
                 opts=child,
             )
         for key in mirrors:
+            assert mirror_identity is not None  # made whenever there are mirrors
             KafkaMirror(
                 f"kafka-mirror-{key}",
                 KafkaMirrorArgs(

@@ -42,7 +42,7 @@ class ContainerRegistry(pulumi.ComponentResource):
     """Outputs: `registry_id`, `login_server`, and `ready` (resources pulls depend on)."""
 
     registry_id: pulumi.Output[str]
-    login_server: pulumi.Output[str]
+    login_server: str
 
     def __init__(self, name: str, args: ContainerRegistryArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:registry:ContainerRegistry", name, None, opts)

@@ -148,7 +148,7 @@ class ClusterTenancy(pulumi.ComponentResource):
             assign_role(
                 f"{name}-{role.lower().replace(' ', '-')}{suffix}-{group}",
                 role=role,
-                scope=pulumi.Output.from_input(args.cluster_id).apply(lambda cluster, below=below: cluster + below),
+                scope=pulumi.Output.concat(args.cluster_id, below),
                 scope_key=cluster_scope_key + below,
                 principal_id=group,
                 principal_key=f"group/{group}",

@@ -51,7 +51,7 @@ def vap_refusals(
     labels = view.namespace_labels(namespace)
     policies = {p["metadata"]["name"]: p for p in view.objects(VAP)}
     namespace_object = celpy.json_to_cel({"metadata": {"name": namespace, "labels": labels}})
-    creator = CREATORS.get((owner or {}).get("kind"), "team-member@example.com")
+    creator = CREATORS.get(str((owner or {}).get("kind")), "team-member@example.com")
     subjects = {"pods": (pod, creator), "jobs": (owner, "team-member@example.com")}
     refusals = []
     for binding in view.objects(VAP_BINDING):
@@ -130,7 +130,7 @@ def azure_policy_refusals(view: ClusterView, namespace: str, pod: dict[str, Any]
         assignment = resource.inputs
         if not str(assignment.get("scope", "")).endswith(cluster_id_suffix):
             continue
-        parameters = _values(assignment.get("parameters"))
+        parameters = _values(assignment.get("parameters") or {})
         if namespace in parameters.get("excludedNamespaces", azure_policy.AKS_SYSTEM_NAMESPACES):
             continue
         if parameters.get("namespaces") and namespace not in parameters["namespaces"]:

@@ -140,6 +140,8 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
 
 def account_name(view: ClusterView, golden: Golden) -> str:
     """The storage account's name, as the stack's outputs give it to teams."""
+    if golden.storage is None:
+        raise ValueError(f"{golden.name} uses no storage")
     return view.plan.outputs["workloadContext"]["storageAccounts"][golden.storage[0]]["name"]
 
 

@@ -57,8 +57,8 @@ def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, acces
         if acl["resource"]["type"] == "topic" and acl["resource"]["name"] == topic
         for op in acl["operations"]
     }
-    missing = set(TOPIC_OPERATIONS[access]) - allowed
-    return [f"{workload}'s KafkaUser may not {', '.join(sorted(missing))} topic {topic}"] if missing else []
+    refused = set(TOPIC_OPERATIONS[access]) - allowed
+    return [f"{workload}'s KafkaUser may not {', '.join(sorted(refused))} topic {topic}"] if refused else []
 
 
 def refusals(

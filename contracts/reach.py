@@ -72,7 +72,8 @@ def _peer_allows(peer: dict[str, Any], destination: Destination, own_namespace: 
     if "ipBlock" in peer:
         if destination.cidr is None:
             return False
-        return ipaddress.ip_network(destination.cidr).subnet_of(ipaddress.ip_network(peer["ipBlock"]["cidr"]))
+        # The platform is IPv4 only (Azure CNI Overlay without dual stack).
+        return ipaddress.IPv4Network(destination.cidr).subnet_of(ipaddress.IPv4Network(peer["ipBlock"]["cidr"]))
     if destination.namespace is None:
         return False
     if "namespaceSelector" not in peer:  # a podSelector alone means the policy's own namespace

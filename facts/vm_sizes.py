@@ -38,7 +38,17 @@ class VmSize:
         return max(self.cache_gib, self.temp_disk_gib)
 
 
-def _s(name, vcpus, memory, gpus, temp, cache, family, premium=True, **kind) -> VmSize:
+def _s(
+    name: str,
+    vcpus: int,
+    memory: int,
+    gpus: int,
+    temp: int,
+    cache: int,
+    family: str,
+    premium: bool = True,
+    **kind: bool,
+) -> VmSize:
     return VmSize(name, vcpus, memory, gpus, temp, cache, family, premium, **kind)
 
 

@@ -79,7 +79,7 @@ def manifest_of(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def crd_problems(manifest: dict[str, Any], crd_files: list[Path]) -> list[str]:
     """Schema violations of one custom resource ({apiVersion, kind, metadata, spec})."""
-    wanted = (manifest.get("apiVersion"), manifest.get("kind"))
+    wanted = (str(manifest.get("apiVersion")), str(manifest.get("kind")))
     for crd_file in crd_files:
         schema = _crd_schemas(crd_file).get(wanted)
         if schema is not None:

@@ -331,7 +331,7 @@ def _run_main(program: str) -> None:
     runpy.run_path(program, run_name="__main__")
     # set_mocks finished the root stack before the program ran; register its exports now,
     # as the CLI does after the program returns (pinned SDK internals, covered by tests).
-    root = settings.get_root_resource()
+    root: Any = settings.get_root_resource()
     root._outputs_registered = False
     root._finish()
 

@@ -177,11 +177,11 @@ def read_identities(
         assignee = _option(call, "--assignee-object-id") or ""
         match = _PLACEHOLDER.match(assignee)
         identity = match.group(2) if match else assignee
-        role = _option(call, "--role") or ""
-        definition = built_in(role) or custom.get(role.lower())
+        role_name = _option(call, "--role") or ""
+        definition = built_in(role_name) or custom.get(role_name.lower())
         if definition is None:
             raise LookupError(
-                f"bootstrap assigns {role}, which is neither a recorded built-in role nor its own custom role"
+                f"bootstrap assigns {role_name}, which is neither a recorded built-in role nor its own custom role"
             )
         condition_text = _option(call, "--condition")
         condition = parse_condition(condition_text) if condition_text else None
@@ -255,15 +255,15 @@ def markdown_table(identities: Identities) -> str:
             custom = {c.definition.id: c.name for c in identities.custom_roles.values()}
             if grant.condition and grant.condition.role_definition_ids:
                 names = sorted(
-                    (role_by_id(r).name if role_by_id(r) else custom.get(r, r))
+                    (known.name if (known := role_by_id(r)) else custom.get(r, r))
                     for r in grant.condition.role_definition_ids
                 )
                 role += f" (only: {', '.join(names)}; to {', '.join(sorted(grant.condition.principal_types or []))})"
             why = grant.why.removesuffix(" (scripts/bootstrap)").split(": ", 1)[-1]
             lines.append(f"| `{identity}` | {role} | `{_symbolic(grant.scope, identities.environment)}` | {why} |")
     lines += ["", "| custom role | actions | data actions |", "|---|---|---|"]
-    for name, custom in identities.custom_roles.items():
-        actions = ", ".join(f"`{a}`" for a in custom.definition.actions) or "none"
-        data = ", ".join(f"`{a}`" for a in custom.definition.data_actions) or "none"
+    for name, custom_role in identities.custom_roles.items():
+        actions = ", ".join(f"`{a}`" for a in custom_role.definition.actions) or "none"
+        data = ", ".join(f"`{a}`" for a in custom_role.definition.data_actions) or "none"
         lines.append(f"| {name} | {actions} | {data} |")
     return "\n".join(lines) + "\n"

@@ -138,11 +138,11 @@ def _check(token: str, path: str, value: Any, shape: Shape, problems: list[str])
     if isinstance(value, dict):
         if shape.objs:
             # A union matches if one of its classes takes the object; else the closest one speaks.
-            found = []
+            found: list[list[str]] = []
             for cls in shape.objs:
                 found.append([])
                 _check_object(token, path, value, cls, found[-1])
-            problems.extend(min(found, key=len))
+            problems.extend(sorted(found, key=len)[0])
         elif shape.values is not None:
             for key, item in value.items():
                 _check(token, f"{path}.{key}", item, shape.values, problems)

@@ -176,7 +176,8 @@ class OfflineMocks(Mocks):
             state["ipAddress"] = "198.51.100.10"  # TEST-NET-2, never routable
         return resource_id, state
 
-    def call(self, args: MockCallArgs) -> dict:
+    # The SDK takes a bare dict as well as (dict, failures): pulumi/runtime/mocks.py, MockMonitor.Invoke.
+    def call(self, args: MockCallArgs) -> dict:  # type: ignore[override]
         if args.token == "azure-native:authorization:getClientConfig":
             return {
                 "clientId": self._uuid("deployer-client"),

@@ -1,5 +1,6 @@
-"""Pure planning logic: AKS limits, address arithmetic, naming and role IDs.
+"""Pure plans over the validated config: addresses, capacity, names, roles, queues, manifests.
 
-Nothing here imports Pulumi; every function is a plain function over plain values, tested
-on its own (tests/test_planning_*.py).
+Every function here is a plain function over plain values (the config model of `stackconfig`,
+the facts of `facts`), tested on its own; nothing imports Pulumi or anything above this layer
+(`validation`, `components`). tests/test_layers.py holds the layering.
 """

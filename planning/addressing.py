@@ -27,7 +27,7 @@ def overlay_node_capacity(pod_cidr: IPv4Network) -> int:
     """How many nodes an overlay pod CIDR can serve (one /24 each)."""
     if pod_cidr.prefixlen > OVERLAY_NODE_PREFIX:
         return 0
-    return 2 ** (OVERLAY_NODE_PREFIX - pod_cidr.prefixlen)
+    return int(2 ** (OVERLAY_NODE_PREFIX - pod_cidr.prefixlen))
 
 
 def smallest_prefix_for(addresses: int) -> int:

@@ -12,7 +12,9 @@ that binding always denies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from facts import pod_security as pss
@@ -92,7 +94,7 @@ def _cel_literal(value: object) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _allowed(value: str, allowed: tuple) -> str:
+def _allowed(value: str, allowed: tuple[object, ...]) -> str:
     """CEL: `value` is one of the table's allowed values (other than Undefined)."""
     choices = [a for a in allowed if a != pss.UNDEFINED]
     prefixes = [a for a in choices if isinstance(a, str) and a.endswith("*")]
@@ -105,7 +107,7 @@ def _allowed(value: str, allowed: tuple) -> str:
     return " || ".join(terms) or "false"
 
 
-def _walk(base: str, steps: tuple[Step, ...], check, depth: int = 0) -> str:
+def _walk(base: str, steps: tuple[Step, ...], check: Callable[[str], str], depth: int = 0) -> str:
     """CEL that holds when every value at the path below `base` passes `check` (absent passes)."""
     step, rest = steps[0], steps[1:]
     field = f"{base}.{step.name}"
@@ -134,10 +136,10 @@ def pod_security_rules(level: str, extra_capabilities: tuple[str, ...] = ()) -> 
         if control.check != "values":
             raise ValueError(f"{control.name}: only value controls become CEL")
         allowed = control.allowed + (extra_capabilities if control.name == "Capabilities" else ())
-        expression = " && ".join(
-            f"({_walk('object', parse(path), lambda value, allowed=allowed: _allowed(value, allowed))})"
-            for path in control.paths
-        ).replace(" || (false)", "")
+        check = partial(_allowed, allowed=allowed)
+        expression = " && ".join(f"({_walk('object', parse(path), check)})" for path in control.paths).replace(
+            " || (false)", ""
+        )
         if control.waived_by:
             field, value = control.waived_by
             path = f"object.{field}"

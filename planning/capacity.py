@@ -1,7 +1,7 @@
 """The capacity plan of an environment: what each cluster can grow to, and what that costs in
 addresses, against AKS's limits.
 
-Pure functions over the validated config (no Pulumi). `stackconfig.checks` turns every
+Pure functions over the validated config (no Pulumi). `validation.checks` turns every
 limit this plan exceeds into a config problem naming the key; `make capacity` prints it.
 
 A pool's *peak* is its max count plus the surge nodes an upgrade adds while it is fully
@@ -11,6 +11,7 @@ scaled out; subnets and the overlay pod CIDR must hold the peak, not just the ma
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 from typing import Literal
@@ -50,6 +51,13 @@ class PoolCapacity:
     @property
     def max_pods(self) -> int:
         return self.max_nodes * self.pool.max_pods
+
+    @property
+    def gpu_pool(self) -> GpuPoolConfig:
+        """The pool's settings as a GPU pool (only GPU pools carry quotas and MIG profiles)."""
+        if not isinstance(self.pool, GpuPoolConfig):
+            raise TypeError(f"{self.key} is not a GPU pool")
+        return self.pool
 
     @property
     def gpu_model(self) -> str | None:
@@ -186,7 +194,9 @@ def _address_uses(config: PlatformConfig, name: str, pools: list[PoolCapacity]) 
     system = [p for p in pools if p.kind == "system"]
     user = [p for p in pools if p.kind != "system"]
 
-    def vnet_use(role: str, subnet: IPv4Network, placed: list[PoolCapacity], per_node) -> AddressUse:
+    def vnet_use(
+        role: str, subnet: IPv4Network, placed: list[PoolCapacity], per_node: Callable[[PoolCapacity], int]
+    ) -> AddressUse:
         return AddressUse(
             config_key("clusters", name, "subnets", role),
             subnet,
@@ -275,4 +285,4 @@ def limit_breaches(cluster: ClusterCapacity) -> list[LimitBreach]:
 
 def quota_use(cluster: ClusterCapacity) -> list[tuple[PoolCapacity, int]]:
     """Per GPU pool: the Kueue quota its teams are promised, in GPUs (or MIG slices)."""
-    return [(pool, sum(pool.pool.quotas.values())) for pool in cluster.gpu_pools]
+    return [(pool, sum(pool.gpu_pool.quotas.values())) for pool in cluster.gpu_pools]

@@ -14,10 +14,11 @@ from facts.gpu import (
     GpuVmSize,
     gpu_units_per_node,
 )
+from stackconfig.model import ClusterConfig
 
 
-def has_infiniband(cluster) -> bool:
-    """Whether any GPU pool of `cluster` (a ClusterConfig) has InfiniBand (the Network Operator's)."""
+def has_infiniband(cluster: ClusterConfig) -> bool:
+    """Whether any GPU pool of `cluster` has InfiniBand (the Network Operator's)."""
     return any(GPU_VM_SIZES[pool.vm_size].infiniband for pool in cluster.gpu_pools.values())
 
 

@@ -3,7 +3,7 @@
 Pure functions over the validated config (no Pulumi): what each client may do to each topic
 (as Kafka ACLs for Strimzi and as Event Hubs data roles), the Event Hubs tier limits the
 spec must fit, the topic settings each engine applies, the dedicated Kafka node pool, and
-what a client needs to connect. `stackconfig.checks` reports spec problems with their keys;
+what a client needs to connect. `validation.checks` reports spec problems with their keys;
 `components.kafka` and `components.event_hubs` register the resources.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from facts.gpu import LABEL_PREFIX
 from stackconfig.model import KafkaAccess, KafkaConfig, KafkaTopicConfig, NodePoolConfig, PlatformConfig
@@ -116,13 +117,13 @@ def mirrored_topic(source_cluster: str, topic: str) -> str:
     return f"{source_cluster}.{topic}"
 
 
-def kafka_acls(kafka: KafkaConfig, client: str, remote_clusters: list[str]) -> list[dict]:
+def kafka_acls(kafka: KafkaConfig, client: str, remote_clusters: list[str]) -> list[dict[str, Any]]:
     """Strimzi `simple` ACLs of one client in one cluster.
 
     Readers may also read the copies MirrorMaker brings from the other clusters, and may use
     consumer groups whose id starts with the client's name (and only those).
     """
-    acls: list[dict] = []
+    acls: list[dict[str, Any]] = []
     spec = kafka.clients[client]
     for topic, access in spec.topics.items():
         acls.append(_acl("topic", topic, "literal", TOPIC_OPERATIONS[access]))
@@ -141,7 +142,7 @@ def consumer_group_prefix(client: str) -> str:
     return f"{client}."
 
 
-def _acl(resource_type: str, name: str, pattern: str, operations: tuple[str, ...]) -> dict:
+def _acl(resource_type: str, name: str, pattern: str, operations: tuple[str, ...]) -> dict[str, Any]:
     return {
         "type": "allow",
         "resource": {"type": resource_type, "name": name, "patternType": pattern},
@@ -218,7 +219,7 @@ def offset_syncs_topic(source_cluster: str) -> str:
     return f"mm2-offset-syncs.{source_cluster}.internal"
 
 
-def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) -> list[dict]:
+def mirror_acls(kafka: KafkaConfig, cluster: str, remote_clusters: list[str]) -> list[dict[str, Any]]:
     """ACLs of the MirrorMaker identity in one cluster, which is both the target of its own
     MirrorMaker and the source of the other clusters' MirrorMakers.
 
@@ -250,7 +251,7 @@ def event_hubs_namespace_host(namespace_name: str) -> str:
     return f"{namespace_name}.servicebus.windows.net"
 
 
-def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: str | None = None) -> dict:
+def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: str | None = None) -> dict[str, Any]:
     """What an application needs to connect, per cluster it runs on; no secret in it.
 
     Tokens come from the workload identity (azure-identity's WorkloadIdentityCredential) for
@@ -260,7 +261,7 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
     assert kafka is not None
     spec = kafka.clients[client]
     clusters = config.workload_clusters(client)
-    info: dict = {"engine": kafka.engine, "consumerGroupPrefix": consumer_group_prefix(client)}
+    info: dict[str, Any] = {"engine": kafka.engine, "consumerGroupPrefix": consumer_group_prefix(client)}
     if kafka.engine == "eventhubs":
         assert event_hubs_namespace is not None
         host = event_hubs_namespace_host(event_hubs_namespace)
@@ -294,8 +295,10 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
     return info
 
 
-def _strimzi_topic_info(topic: str, access: KafkaAccess, clusters: list[str], mirrored_from: list[str]) -> dict:
-    info: dict = {"access": access}
+def _strimzi_topic_info(
+    topic: str, access: KafkaAccess, clusters: list[str], mirrored_from: list[str]
+) -> dict[str, Any]:
+    info: dict[str, Any] = {"access": access}
     if reads(access) and mirrored_from:
         # The other clusters' records arrive as copies; readers subscribe to these too.
         info["copies"] = {

@@ -40,4 +40,4 @@ def non_interactive_kubeconfig(kubeconfig_yaml: str, login_mode: str) -> str:
         exec_block["args"] = ["get-token", "--login", login_mode, "--server-id", server_id]
         exec_block["interactiveMode"] = "Never"
         exec_block.pop("env", None)
-    return yaml.safe_dump(config, sort_keys=False)
+    return str(yaml.safe_dump(config, sort_keys=False))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stackconfig.model import PlatformConfig
+
 # Short region codes keep names within Azure's length limits.
 REGION_CODES: dict[str, str] = {
     "australiaeast": "aue",
@@ -112,7 +114,7 @@ def parse_resource_id(resource_id: str) -> ResourceId:
     return ResourceId(parts[1], parts[3], parts[5], parts[6], parts[7])
 
 
-def storage_account_name(config, account_key: str) -> str:
-    """A storage account's name: the configured one, or the platform's (config: a PlatformConfig)."""
+def storage_account_name(config: PlatformConfig, account_key: str) -> str:
+    """A storage account's name: the configured one, or the platform's."""
     account = config.storage.accounts[account_key]
     return account.account_name or Naming(config.prefix, config.environment).storage_account(account_key)

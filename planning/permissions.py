@@ -389,7 +389,7 @@ def refresh_operations(view_: PlanView, backend: Backend | None = None) -> list[
 
 
 def _unique(operations: list[Operation]) -> list[Operation]:
-    seen: dict[tuple[str, str, bool, tuple], Operation] = {}
+    seen: dict[tuple[str, str, bool, tuple[tuple[str, str], ...]], Operation] = {}
     for op in operations:
         seen.setdefault((op.action.lower(), op.scope.lower(), op.data, op.attributes), op)
     return list(seen.values())

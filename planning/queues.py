@@ -69,7 +69,9 @@ def _flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus
 def cluster_queue(team: str, pools: list[PoolCapacity]) -> Manifest:
     """The team's ClusterQueue over every pool it holds quota on."""
     flavors = [
-        _flavor_quota(p.name, p.pool, p.gpu_units_per_node, p.pool.quotas[team]) for p in pools if team in p.pool.quotas
+        _flavor_quota(p.name, p.gpu_pool, p.gpu_units_per_node, p.gpu_pool.quotas[team])
+        for p in pools
+        if team in p.gpu_pool.quotas
     ]
     return Manifest(
         "ClusterQueue",
@@ -88,8 +90,8 @@ def cluster_manifests(
     cluster: ClusterConfig, gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]
 ) -> list[Manifest]:
     """Every Kueue object of one cluster, flavors first."""
-    manifests = [resource_flavor(p.name, p.pool, cluster) for p in gpu_pools]
-    for team in sorted({team for p in gpu_pools for team in p.pool.quotas}):
+    manifests = [resource_flavor(p.name, p.gpu_pool, cluster) for p in gpu_pools]
+    for team in sorted({team for p in gpu_pools for team in p.gpu_pool.quotas}):
         manifests.append(cluster_queue(team, gpu_pools))
         for namespace in teams[team].namespaces:
             manifests.append(Manifest("LocalQueue", LOCAL_QUEUE, {"clusterQueue": f"team-{team}"}, namespace=namespace))

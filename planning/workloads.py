@@ -8,6 +8,7 @@ and each Kafka client's connection info. Nothing here is a secret.
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -78,7 +79,7 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
     }
 
 
-def _first_pool(pools: dict[str, Any], wanted) -> tuple[str, dict[str, Any]] | None:
+def _first_pool(pools: dict[str, Any], wanted: Callable[[Any], bool]) -> tuple[str, dict[str, Any]] | None:
     # By name: outputs come back as maps, in no particular order.
     return next(((name, pools[name]) for name in sorted(pools) if wanted(pools[name])), None)
 

@@ -142,7 +142,8 @@ def timed(command: list[str]) -> tuple[float, int]:
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(command)}\n{process.stderr.read().decode()}")
+        errors = process.stderr.read().decode() if process.stderr else ""
+        raise SystemExit(f"failed: {' '.join(command)}\n{errors}")
     return elapsed, usage.ru_maxrss // 1024
 
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from offline.stackfile import available_stacks, read_stack_config  # noqa: E402
 from stackconfig import reference  # noqa: E402
-from stackconfig.loader import ConfigError, parse_platform_config  # noqa: E402
+from validation.loader import ConfigError, parse_platform_config  # noqa: E402
 
 
 def stack_configs() -> dict:

@@ -29,7 +29,7 @@ from offline.render import capacity_table, headroom_table, print_error, print_pl
 from offline.report import StackReport, markdown
 from offline.stackfile import available_stacks, read_stack_config
 from planning.capacity import plan_capacity
-from stackconfig.loader import parse_platform_config
+from validation.loader import parse_platform_config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"[bold red]error:[/] {problem}", highlight=False)
             else:
                 print_review(review, console)
-            failed |= problem is not None or not review.passed
+            failed |= problem is not None or review is None or not review.passed
         reports.append(StackReport(plan, review, capacity.summary(), problem))
         if args.json:
             target = Path(args.json)

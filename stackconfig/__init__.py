@@ -1,7 +1,7 @@
-"""The validated environment config: one pydantic model read from the stack's `platform:` keys."""
+"""The shape of a stack's `platform:` config: one pydantic model (model.py), key spelling
+(keys.py), and the reference generated from it (reference.py). Imports only `facts`; the
+checks that relate several keys live above planning, in `validation`."""
 
-from stackconfig.checks import ConfigProblem
-from stackconfig.loader import ConfigError, load_environment, parse_platform_config
 from stackconfig.model import PlatformConfig
 
-__all__ = ["ConfigError", "ConfigProblem", "PlatformConfig", "load_environment", "parse_platform_config"]
+__all__ = ["PlatformConfig"]

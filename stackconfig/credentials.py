@@ -42,7 +42,7 @@ def credential_kind(value: str) -> str | None:
     return None
 
 
-def _walk(value: Any, path: tuple) -> Iterator[tuple[tuple, str]]:
+def _walk(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, Mapping):

@@ -3,7 +3,7 @@
 Every key a stack file may set under the `platform:` namespace is a field here. Field names
 are snake_case in Python and camelCase in the stack files (the alias); unknown keys are
 errors. This module checks types and single-field rules only; rules that relate several
-fields (address overlaps, subnet sizing, AKS limits) live in `stackconfig.checks`, so that
+fields (address overlaps, subnet sizing, AKS limits) live in `validation.checks`, so that
 they can report every problem at once with its full config key.
 
 Defaults here are the secure choice. Environments weaken a setting explicitly in their
@@ -19,7 +19,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
-from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, MIG_SLICES_PER_GPU, known_sizes
+from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, known_sizes
 
 
 class Model(BaseModel):
@@ -42,8 +42,8 @@ Uuid = Annotated[
 ]
 
 
-def _unique(values: list) -> list:
-    seen = set()
+def _unique(values: list[str]) -> list[str]:
+    seen: set[str] = set()
     for value in values:
         if str(value).lower() in seen:
             raise ValueError(
@@ -94,7 +94,8 @@ def _gpu_vm_size(value: str) -> str:
 
 
 GpuVmSizeName = Annotated[str, AfterValidator(_gpu_vm_size)]
-MigProfile = Literal[tuple(MIG_SLICES_PER_GPU)]  # type: ignore[valid-type]
+# The MIG profiles of facts/gpu.py (a test holds them equal), spelt out for type checkers.
+MigProfile = Literal["MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g"]
 CapacityReservationGroupId = Annotated[
     str,
     StringConstraints(
@@ -542,7 +543,9 @@ class ClusterConfig(Model):
         default="Standard", description="Control plane tier (Standard and Premium carry the uptime SLA)."
     )
     zones: list[Zone] = Field(
-        default_factory=lambda: ["1", "2", "3"], min_length=1, description="Availability zones the pools may use."
+        default_factory=lambda: list[Zone](["1", "2", "3"]),
+        min_length=1,
+        description="Availability zones the pools may use.",
     )
     cni: Literal["overlay", "podSubnet"] = Field(
         default="overlay",

@@ -33,7 +33,7 @@ def _reason(text: str) -> str | None:
     return None
 
 
-def _walk(node: yaml.Node, path: tuple) -> Iterator[tuple[tuple, yaml.ScalarNode]]:
+def _walk(node: yaml.Node, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], yaml.ScalarNode]]:
     if isinstance(node, yaml.MappingNode):
         for name, value in node.value:
             yield from _walk(value, path + (name.value,))

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from facts.gpu import GPU_VM_SIZES
 from planning import capacity
-from stackconfig.checks import find_problems
 from stackconfig.model import PlatformConfig
 from tests.conftest import stack_values
+from validation.checks import find_problems
 
 GPU_SIZES = sorted(GPU_VM_SIZES)
 NODES_KEY = "platform:clusters.eus2.subnets.nodes"

@@ -866,7 +866,7 @@ def test_config_is_read_from_every_source_the_cli_uses(monkeypatch):
 
     import pulumi.runtime
 
-    from stackconfig.loader import current_stack_config
+    from validation.loader import current_stack_config
 
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"platform:fromEnv": "1", "platform:both": "env"}))
     pulumi.runtime.set_all_config({"platform:fromMap": "2", "platform:both": "map"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from typing import Any
 
 import pytest
 import yaml
@@ -414,15 +415,15 @@ RESTRICTED_CASES = [
 ]
 
 
-def _restricted_pod(control: str, value) -> dict:
+def _restricted_pod(control: str, value: Any) -> dict[str, Any]:
     """A pod that passes restricted but for `value` in the control's container field."""
-    security = {
+    security: dict[str, Any] = {
         "allowPrivilegeEscalation": False,
         "runAsNonRoot": True,
         "seccompProfile": {"type": "RuntimeDefault"},
         "capabilities": {"drop": ["ALL"]},
     }
-    pod = {
+    pod: dict[str, Any] = {
         "metadata": {"name": "p"},
         "spec": {
             "containers": [{"name": "app", "image": "x", "securityContext": security}],
@@ -437,7 +438,8 @@ def _restricted_pod(control: str, value) -> dict:
         "Capabilities (restricted): drop": ("capabilities", "drop"),
         "Capabilities (restricted): add": ("capabilities", "add"),
         "/proc Mount Type (restricted)": ("procMount",),
-    }.get(control)
+    }.get(control, ())
+    node: Any
     if control == "Volume Types":
         pod["spec"]["volumes"] = [{"name": "v", value: {}}]
     elif value == pss.UNDEFINED:
@@ -545,6 +547,7 @@ def _pack_module(pack: str, package: str, module: str):
     spec = importlib.util.spec_from_file_location(
         f"{package}_{module}", ROOT / "policies" / pack / package / f"{module}.py"
     )
+    assert spec is not None and spec.loader is not None
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
     return loaded

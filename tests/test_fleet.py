@@ -8,8 +8,8 @@ from offline.engine import preview_stack
 from offline.inputs import input_problems
 from offline.stackfile import read_stack_config
 from planning.capacity import plan_capacity
-from stackconfig.loader import parse_platform_config
 from tests.conftest import ROOT
+from validation.loader import parse_platform_config
 
 FLEET = "azure-native:containerservice:Fleet"
 MEMBER = "azure-native:containerservice:FleetMember"

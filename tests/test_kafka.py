@@ -18,11 +18,11 @@ from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uui
 from offline.reference import facts_table, reference_file
 from offline.stackfile import read_stack_config
 from planning import kafka as kafka_plan
-from stackconfig.loader import parse_platform_config
 from tests.conftest import ROOT, run_with
 from tests.test_config_errors import expect_problem, set_in
 from tests.test_identity import ASSIGNMENT, CREDENTIAL, IDENTITY, role_of, stack_config
 from tests.test_private_data import endpoints_of, resource_id, zone_by_group_id
+from validation.loader import parse_platform_config
 
 STRIMZI_CRDS = (
     "040-Crd-kafka",

@@ -24,8 +24,8 @@ from offline.stackfile import read_stack_config
 from planning import permissions
 from planning.cluster_traffic import component_namespaces
 from planning.permissions import AKS, check, deploy_operations, refresh_operations, view
-from stackconfig.loader import parse_platform_config
 from tests.conftest import ROOT
+from validation.loader import parse_platform_config
 
 SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
 # The stack each deployed environment is checked with (prod-scale deploys as prod).

@@ -1,7 +1,6 @@
 """Pure planning functions: address arithmetic, naming, role IDs, kubeconfig login."""
 
 from ipaddress import IPv4Address, IPv4Network
-from pathlib import Path
 
 import pytest
 import yaml
@@ -113,27 +112,3 @@ def test_kubeconfig_with_static_credentials_is_refused():
     admin = yaml.safe_dump({"users": [{"name": "admin", "user": {"client-certificate-data": "x", "token": "t"}}]})
     with pytest.raises(ValueError, match="static credentials"):
         non_interactive_kubeconfig(admin, "azurecli")
-
-
-def _project_imports(path) -> set[str]:
-    """The project packages a module imports (top-level names), read from its source."""
-    import ast
-
-    packages = {"facts", "planning", "stackconfig", "components", "offline", "contracts", "scripts"}
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        names = (
-            [node.module]
-            if isinstance(node, ast.ImportFrom) and node.module
-            else ([alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
-        )
-        found |= {name.split(".", 1)[0] for name in names if name.split(".", 1)[0] in packages}
-    return found
-
-
-def test_facts_import_nothing_else_and_the_config_model_only_facts():
-    """The layers' bottom: facts/ stands alone; the config model sits on facts, not on planning."""
-    root = Path(__file__).resolve().parent.parent
-    for module in (root / "facts").glob("*.py"):
-        assert _project_imports(module) <= {"facts"}, module.name
-    assert _project_imports(root / "stackconfig" / "model.py") <= {"facts"}

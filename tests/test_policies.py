@@ -47,7 +47,7 @@ def _set(document: dict[str, Any], path: str | tuple[str, ...], value: Any) -> N
         if isinstance(path, tuple)
         else [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
     )
-    target = document
+    target: Any = document
     for key in keys[:-1]:
         target = target[key]
     if value is DELETE:

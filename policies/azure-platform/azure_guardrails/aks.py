@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from guardrail import BuiltIn, lookup, resource_policy, stack_policy
 from pulumi_policy import Severity
@@ -208,7 +209,7 @@ def autoscaled_count_not_managed(args, report):
                 report(f"agentPoolProfiles[{index}] is autoscaled but its count is not in ignoreChanges.")
 
 
-SPOT_SCHEMA = {
+SPOT_SCHEMA: dict[str, dict[str, Any]] = {
     "allowSpotTraining": {"type": "boolean", "default": False},
     "purposeLabel": {"type": "string", "default": DEFAULT_PURPOSE_LABEL},
 }

@@ -11,11 +11,11 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 
-from stackconfig.checks import ConfigProblem, find_problems
 from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
 from stackconfig.yaml_scalars import ambiguous_scalars
+from validation.checks import ConfigProblem, find_problems
 
 # Config namespaces a stack file may use: the program's and its providers'. Anything else (a
 # misspelt `platfrom:protect`) would be read by nothing.
@@ -148,7 +148,7 @@ def parse_platform_config(
                 "environment (prod, or a prod-<name> variant of it)",
             )
         )
-    if problems:
+    if problems or config is None:
         raise ConfigError(_redacted(sorted(set(problems)), [value for _, _, value in credentials]))
     return config
 
@@ -178,7 +178,7 @@ def stack_file_of(stack: str, project_dir: Path | None = None) -> Path:
 
     root = project_dir or Path.cwd()
     settings = yaml.safe_load((root / "Pulumi.yaml").read_text()) if (root / "Pulumi.yaml").exists() else {}
-    return root / (settings or {}).get("stackConfigDir", ".") / f"Pulumi.{stack}.yaml"
+    return root / str((settings or {}).get("stackConfigDir", ".")) / f"Pulumi.{stack}.yaml"
 
 
 def load_environment() -> PlatformConfig:

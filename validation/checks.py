@@ -35,7 +35,7 @@ from planning.gpu import taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming, storage_account_name
 from stackconfig.keys import key
-from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, PlatformConfig
+from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, KafkaConfig, PlatformConfig, PoolSettings
 
 SANDBOX_POOL_NAME = "sandbox"
 # Namespaces AKS and its add-ons own; a team must not claim them.
@@ -81,9 +81,11 @@ def check_tag_rules(config: PlatformConfig) -> Iterator[ConfigProblem]:
 def check_azure_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
     """Regions, zones and Kubernetes versions Azure and AKS actually offer (facts/)."""
     known = ", ".join(sorted(REGIONS))
-    for region in config.network.regions:
-        if region not in REGIONS:
-            yield ConfigProblem(key("network", "regions", region), f"{region} is not an Azure region (known: {known})")
+    for region_name in config.network.regions:
+        if region_name not in REGIONS:
+            yield ConfigProblem(
+                key("network", "regions", region_name), f"{region_name} is not an Azure region (known: {known})"
+            )
     for name, cluster in config.clusters.items():
         region = REGIONS.get(cluster.region)
         if region is None:
@@ -108,9 +110,11 @@ def check_azure_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 )
 
 
-def _pools_with_kafka(config: PlatformConfig, name: str):
+def _pools_with_kafka(config: PlatformConfig, name: str) -> list[tuple[str, str, PoolSettings]]:
     cluster = config.clusters[name]
-    pools = [(pool.key, pool.kind, pool.pool) for pool in capacity.cluster_pools(name, cluster)]
+    pools: list[tuple[str, str, PoolSettings]] = [
+        (pool.key, pool.kind, pool.pool) for pool in capacity.cluster_pools(name, cluster)
+    ]
     kafka_pools = kafka_plan.kafka_node_pools(config)
     if name in config.kafka_clusters() and kafka_pools:
         # One pool per zone, all from kafka.strimzi.nodePool: checked once.
@@ -389,7 +393,7 @@ def check_gpu_quotas(config: PlatformConfig) -> Iterator[ConfigProblem]:
     for name in config.clusters:
         plan = capacity.plan_cluster(config, name)
         for pool, promised in capacity.quota_use(plan):
-            for team in pool.pool.quotas:
+            for team in pool.gpu_pool.quotas:
                 if team not in config.teams:
                     yield ConfigProblem(
                         f"{pool.key}.quotas.{team}",
@@ -397,7 +401,7 @@ def check_gpu_quotas(config: PlatformConfig) -> Iterator[ConfigProblem]:
                         f"(declared: {', '.join(sorted(config.teams)) or 'none'})",
                     )
             if promised > pool.max_gpu_units:
-                unit = "MIG slices" if pool.pool.mig_profile else "GPUs"
+                unit = "MIG slices" if pool.gpu_pool.mig_profile else "GPUs"
                 yield ConfigProblem(
                     f"{pool.key}.quotas",
                     f"the teams' quotas add up to {_n(promised)} {unit}, but the pool holds at most "
@@ -768,10 +772,10 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
             yield ConfigProblem(
                 where("replicationFactor"),
                 f"{topic.replication_factor} replicas need as many brokers; platform:kafka.strimzi.brokers "
-                f"is {kafka.strimzi.brokers}",
+                f"is {config.strimzi.brokers}",
             )
     if kafka.engine == "eventhubs":
-        yield from _event_hubs_limits(config)
+        yield from _event_hubs_limits(kafka)
 
     for client, spec in kafka.clients.items():
         if client not in config.workloads:
@@ -787,11 +791,11 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     key("kafka", "clients", client),
                     f"runs on {', '.join(elsewhere)}, which host no Kafka (platform:kafka.strimzi.clusters)",
                 )
-        for topic in spec.topics:
-            if kafka.topic(topic) is None:
+        for topic_name in spec.topics:
+            if kafka.topic(topic_name) is None:
                 yield ConfigProblem(
-                    key("kafka", "clients", client, "topics", topic),
-                    f"{topic} is not a topic of platform:kafka.topics ({', '.join(t.name for t in kafka.topics) or 'none'})",
+                    key("kafka", "clients", client, "topics", topic_name),
+                    f"{topic_name} is not a topic of platform:kafka.topics ({', '.join(t.name for t in kafka.topics) or 'none'})",
                 )
         if spec.authentication == "tls" and kafka.engine == "eventhubs":
             yield ConfigProblem(
@@ -800,10 +804,10 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
 
     if config.strimzi is not None:
-        for team, spec in config.teams.items():
-            if kafka_plan.KAFKA_NAMESPACE in spec.namespaces:
+        for team, team_spec in config.teams.items():
+            if kafka_plan.KAFKA_NAMESPACE in team_spec.namespaces:
                 yield ConfigProblem(
-                    key("teams", team, "namespaces", spec.namespaces.index(kafka_plan.KAFKA_NAMESPACE)),
+                    key("teams", team, "namespaces", team_spec.namespaces.index(kafka_plan.KAFKA_NAMESPACE)),
                     f"{kafka_plan.KAFKA_NAMESPACE} is where the platform runs Kafka (platform:kafka)",
                 )
         if mirrors and kafka_plan.MIRROR_WORKLOAD in config.workloads:
@@ -817,13 +821,13 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     key("kafka", "strimzi", "clusters", i), f"{cluster} is not a cluster of platform:clusters"
                 )
         for cluster in hosts:
-            spec = config.clusters[cluster]
-            if sorted(spec.zones) != kafka_plan.KAFKA_ZONES:
+            host = config.clusters[cluster]
+            if sorted(host.zones) != kafka_plan.KAFKA_ZONES:
                 yield ConfigProblem(
                     key("clusters", cluster, "zones"),
                     "hosts Kafka, whose brokers and controllers spread over zones 1, 2 and 3",
                 )
-            for field, pools in (("nodePools", spec.node_pools), ("gpuPools", spec.gpu_pools)):
+            for field, pools in (("nodePools", host.node_pools), ("gpuPools", host.gpu_pools)):
                 for pool_name in kafka_plan.kafka_node_pools(config):
                     if pool_name in pools:
                         yield ConfigProblem(
@@ -838,8 +842,7 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
 
 
-def _event_hubs_limits(config: PlatformConfig) -> Iterator[ConfigProblem]:
-    kafka = config.kafka
+def _event_hubs_limits(kafka: KafkaConfig) -> Iterator[ConfigProblem]:
     settings = kafka.event_hubs or EventHubsConfig()
     tier = kafka_plan.EVENT_HUBS_TIERS[settings.sku]
     sku = f"Event Hubs {settings.sku}"
