@@ -8,7 +8,7 @@
 - The system pool inline (tainted CriticalAddonsOnly); every other pool a separate
   AgentPool, so the two never fight (pulumi-azure-native#2719). Autoscaled pools let the
   autoscaler own `count`.
-- Upgrades: one owner of the Kubernetes version (see README, "Upgrades") and maintenance
+- Upgrades: one owner of the Kubernetes version (see docs/upgrades.md) and maintenance
   windows for both upgrade channels.
 - Operations: audit logs to Log Analytics, managed Prometheus wired end to end, Azure
   Policy, Key Vault secrets provider with rotation, image cleaner, Defender when enabled.

@@ -5,7 +5,7 @@ module runs it with `--dry-run` against a stack's subscription and hub, and turn
 assignments it would create into `planning.permissions.Grant`s: built-in roles with
 Microsoft's published permissions (facts/azure_roles.json), custom roles with the
 permissions the bootstrap writes, delegation conditions as the role and principal-type sets
-they admit. The tests, and the permissions table in the README (`scripts/permissions.py`),
+they admit. The tests, and the permissions table in docs/deploying.md (`make docs`),
 check every stack's operations against them.
 """
 
@@ -238,7 +238,7 @@ def program_grants(plan: Any, subscription: str, principal_id: str, identities: 
 
 
 def _symbolic(scope: str, environment: str) -> str:
-    """A scope as the README shows it: subscriptions and the delivery group by role."""
+    """A scope as docs/deploying.md shows it: subscriptions and the delivery group by role."""
     scope = scope.replace(f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}", f"<{environment} subscription>")
     scope = scope.replace(
         f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-{PREFIX}-delivery/providers/", "<delivery>/"
@@ -247,7 +247,7 @@ def _symbolic(scope: str, environment: str) -> str:
 
 
 def markdown_table(identities: Identities) -> str:
-    """The bootstrap's grants of one environment, for the README (`scripts/permissions.py`)."""
+    """The bootstrap's grants of one environment, for docs/deploying.md (`make docs`)."""
     lines = ["| identity | role | scope | why |", "|---|---|---|---|"]
     for identity in (identities.deployer, identities.planner):
         for grant in identities.grants.get(identity, []):

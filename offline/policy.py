@@ -20,18 +20,22 @@ on a default), and the mocks know every resource ID, so a first real preview can
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import importlib
 import json
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pulumi_policy.policy as pulumi_policy_module
 import yaml
+from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, Policy
 from pulumi_policy.policy import _PolicyAnalyzerServicer
@@ -345,6 +349,51 @@ def _analyze(analyzer, request, pack: Pack, config_key: bytes, plan: Plan, urn: 
     return list(found)
 
 
+class _MemoizedStructs:
+    """`json_format` as pulumi-policy's analyzer sees it during a review, with `MessageToDict` of
+    a properties Struct memoized by its exact bytes.
+
+    AnalyzeStack converts every resource's properties (and its provider's) once per stack policy
+    (pulumi_policy/policy.py, pinned at 1.21.0), which is most of a review's time; the result is
+    only read (`deserialize_properties` builds new dicts and lists from it), so one conversion
+    per distinct Struct gives the same answer. A test compares reviews with and without it.
+    """
+
+    def __init__(self) -> None:
+        self.converted: dict[bytes, dict[str, Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(json_format, name)
+
+    def MessageToDict(self, message: Any, **options: Any) -> Any:
+        if options or not isinstance(message, struct_pb2.Struct):
+            return json_format.MessageToDict(message, **options)
+        key = message.SerializeToString(deterministic=True)
+        found = self.converted.get(key)
+        if found is None:
+            if len(self.converted) >= _ANALYZED_LIMIT:
+                self.converted.clear()
+            found = self.converted[key] = json_format.MessageToDict(message)
+        return found
+
+
+_STRUCTS = _MemoizedStructs()
+# Off only to prove the memo changes nothing (tests/test_policies.py).
+MEMOIZE_STRUCTS = True
+
+
+@contextlib.contextmanager
+def _memoized_structs() -> Iterator[None]:
+    if not MEMOIZE_STRUCTS:
+        yield
+        return
+    pulumi_policy_module.json_format = _STRUCTS  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pulumi_policy_module.json_format = json_format
+
+
 def review_plan(
     plan: Plan,
     environment: str,
@@ -387,7 +436,8 @@ def review_plan(
                         review.remediations.append(
                             Remediation(pack.name, remediation.policyName, resource.urn, resource.name)
                         )
-            review.violations += _analyze(analyzer, request, pack, config_key, plan, resource.urn)
+            with _memoized_structs():
+                review.violations += _analyze(analyzer, request, pack, config_key, plan, resource.urn)
             stack_resources.append(
                 analyzer_pb2.AnalyzerResource(
                     type=resource.type,
@@ -404,7 +454,8 @@ def review_plan(
                     },
                 )
             )
-        response = analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=stack_resources), None)
+        with _memoized_structs():
+            response = analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=stack_resources), None)
         review.violations += _diagnostics(response, pack, plan)
     review.seconds = time.perf_counter() - started
     return review

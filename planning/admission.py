@@ -155,7 +155,7 @@ def pod_security_rules(level: str, extra_capabilities: tuple[str, ...] = ()) -> 
 # in NVIDIA/nvidia-container-toolkit#2037: uid 1000 keeps CapEff 0 and an 8 MiB memlock limit,
 # and NCCL silently falls back to TCP when it cannot register memory). File capabilities on the
 # interpreter would put it in secure-exec mode, where glibc ignores the LD_LIBRARY_PATH CUDA
-# images rely on. README, "Training namespaces".
+# images rely on. docs/gpus.md, "Training namespaces".
 IB_ROOT_EXEMPT = (
     f"(has(namespaceObject.metadata.labels) && '{NAMESPACE_CLASS_LABEL}' in namespaceObject.metadata.labels && "
     f"namespaceObject.metadata.labels['{NAMESPACE_CLASS_LABEL}'] == '{TRAINING_CLASS}' && has(c.securityContext) && "

@@ -290,7 +290,7 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
         info.update(saslMechanism="OAUTHBEARER", tokenScope=oauth_scope(kafka.strimzi.oauth.audience))
     else:
         # Strimzi writes the key pair there; the program never handles private keys, so getting
-        # it to the client's namespace is the team's (README, "Kafka").
+        # it to the client's namespace is the team's (docs/kafka.md).
         info.update(clientCertificateSecret=f"{KAFKA_NAMESPACE}/{client}")
     return info
 

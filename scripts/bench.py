@@ -4,7 +4,7 @@
 The floor is a bare interpreter that imports exactly the SDK modules a preview loads
 (read from a real preview, so it follows the program as it grows). Measured: every stack
 (dev, staging, prod, the 7,600-GPU-node prod-scale fleet) and a synthetic fleet of 50
-clusters, with the time per registered resource. Goals (README): prod within 1.5x the
+clusters, with the time per registered resource. Goals (docs/performance.md): prod within 1.5x the
 floor; prod-scale within 2x prod; cost that follows pools and clusters, not nodes.
 
     python scripts/bench.py [--runs 5] [--stack prod ...] [--synthetic-clusters 50]

@@ -1,30 +1,42 @@
-"""Write (or, with --check, verify) the generated pages under docs/.
+"""Write (or, with --check, verify) the docs that restate data the code holds.
 
-Each page restates data the code holds (the config model, policies, catalogues, pins); a test
-runs `--check` so a committed page never drifts from its source.
+Whole pages (docs/configuration.md, docs/catalogue.md) and marked blocks inside hand-written
+pages (`<!-- generated:NAME -->` ... `<!-- /generated:NAME -->`) come from the config model, the
+stack files, the policy packs, the catalogues and the bootstrap's dry run; a test runs the same
+code, so a committed page never drifts from its source.
+
+    venv/bin/python scripts/docs.py [--check]      (make docs)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU  # noqa: E402
+from facts.vm_sizes import VM_SIZES  # noqa: E402
 from offline.stackfile import available_stacks, read_stack_config  # noqa: E402
+from planning import addressing  # noqa: E402
 from stackconfig import reference  # noqa: E402
+from stackconfig.model import ClusterConfig, PlatformConfig  # noqa: E402
 from validation.loader import ConfigError, parse_platform_config  # noqa: E402
 
+ENVIRONMENT_ORDER = {"dev": 0, "staging": 1, "prod": 2}
 
-def stack_configs() -> dict:
+
+def stack_configs() -> dict[str, PlatformConfig]:
+    """Every stack's validated config, dev, staging, prod, then their variants."""
     configs = {}
-    order = {"dev": 0, "staging": 1, "prod": 2}
-    for stack in sorted(available_stacks(ROOT), key=lambda name: (order.get(name.split("-")[0], 3), name)):
-        values = read_stack_config(ROOT, stack).values
-        configs[stack] = parse_platform_config(values, stack=stack)
+    for stack in sorted(available_stacks(ROOT), key=lambda name: (ENVIRONMENT_ORDER.get(name.split("-")[0], 3), name)):
+        configs[stack] = parse_platform_config(read_stack_config(ROOT, stack).values, stack=stack)
     return configs
 
 
@@ -44,13 +56,302 @@ def example_problems() -> str:
     raise AssertionError("prod with a /22 node subnet and a /16 pod range should not validate")
 
 
-def pages() -> dict[Path, str]:
-    """Every generated page and its content."""
-    return {ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems())}
+# -- the environments table (README) ---------------------------------------------------------
+
+
+def _distinct(values: list[str]) -> str:
+    seen: list[str] = []
+    for value in values:
+        if value not in seen:
+            seen.append(value)
+    return "; ".join(seen)
+
+
+def _egress(config: PlatformConfig) -> str:
+    egress = config.network.egress
+    if egress.outbound_type == "userDefinedRouting":
+        firewall = egress.firewall
+        idps = f", IDPS {firewall.intrusion_detection_mode}" if firewall.sku == "Premium" else ""
+        return f"Azure Firewall {firewall.sku} in each region{idps}, deny by default"
+    count = egress.nat_gateway.public_ip_count
+    return f"NAT gateway ({count} IP{'s' if count > 1 else ''})"
+
+
+def _api_server(config: PlatformConfig) -> str:
+    shapes = []
+    for cluster in config.clusters.values():
+        api = cluster.api_server
+        if api.private:
+            shapes.append("private" + (" + VNet integration" if api.vnet_integration else ""))
+        else:
+            shapes.append(f"public, {len(api.authorized_ip_ranges)} authorized range(s)")
+    return _distinct(shapes)
+
+
+def _gpu_pools(config: PlatformConfig) -> str:
+    parts = []
+    for name, cluster in config.clusters.items():
+        pools = []
+        for pool in cluster.gpu_pools.values():
+            size = GPU_VM_SIZES[pool.vm_size]
+            extras = [p for p in ("Spot" if pool.spot else "", pool.mig_profile or "") if p]
+            extras += ["InfiniBand"] if size.infiniband else []
+            pools.append(
+                f"{pool.vm_size.removeprefix('Standard_')} {pool.purpose} {pool.min_count}-{pool.max_count:,}"
+                + (f" ({', '.join(extras)})" if extras else "")
+            )
+        if pools:
+            parts.append(f"{name}: " + ", ".join(pools))
+    return "<br>".join(parts) or "none"
+
+
+def _gpu_nodes(config: PlatformConfig) -> str:
+    nodes = sum(p.max_count for c in config.clusters.values() for p in c.gpu_pools.values())
+    gpus = sum(
+        p.max_count * GPU_VM_SIZES[p.vm_size].gpus for c in config.clusters.values() for p in c.gpu_pools.values()
+    )
+    return f"{nodes:,} nodes, {gpus:,} GPUs"
+
+
+def _upgrades(config: PlatformConfig) -> str:
+    if config.has_fleet:
+        fleet = config.fleet_settings
+        canaries = fleet.canary_clusters or [next(iter(config.clusters))]
+        return (
+            f"Fleet Manager ({fleet.upgrade_channel}, {fleet.node_image_selection} node images): "
+            f"{', '.join(canaries)} first, the rest after {fleet.soak_hours} h; node OS "
+            + _distinct([config.node_os_channel(key) for key in config.clusters])
+        )
+    return _distinct(
+        [f"channel `{config.upgrade_channel(key)}`, node OS `{config.node_os_channel(key)}`" for key in config.clusters]
+    )
+
+
+def _kafka(config: PlatformConfig) -> str:
+    kafka = config.kafka
+    if kafka is None:
+        return "none"
+    if kafka.engine == "eventhubs":
+        hubs = kafka.event_hubs
+        sku, capacity = (hubs.sku, hubs.capacity) if hubs else ("Premium", 1)
+        return f"Event Hubs {sku} ({capacity} {'TU' if sku == 'Standard' else 'PU'}), {len(kafka.topics)} topics"
+    strimzi = config.strimzi
+    assert strimzi is not None
+    hosts = config.kafka_clusters()
+    mirrored = " + MirrorMaker 2 active/active" if len(hosts) > 1 and strimzi.mirror_maker.enabled else ""
+    return (
+        f"Strimzi in {', '.join(hosts)}: {strimzi.brokers} brokers each "
+        f"({strimzi.node_pool.vm_size.removeprefix('Standard_')}){mirrored}, {len(kafka.topics)} topics"
+    )
+
+
+def _storage(config: PlatformConfig) -> str:
+    storage = config.storage
+    text = f"{storage.sku.removeprefix('Standard_')}, {storage.soft_delete_days}-day soft delete"
+    if storage.change_feed_days:
+        text += f", change feed {storage.change_feed_days} days"
+    if storage.point_in_time_restore_days:
+        text += f", point-in-time restore {storage.point_in_time_restore_days} days"
+    return text
+
+
+def _on(value: bool) -> str:
+    return "on" if value else "**off**"
+
+
+def _private_dns(config: PlatformConfig) -> str:
+    hub = config.network.hub
+    return "the hub's" if hub and hub.private_dns_zones_resource_group_id else "the environment's own"
+
+
+def _registry(config: PlatformConfig) -> str:
+    registry = config.registry
+    regions = {cluster.region for cluster in config.clusters.values()}
+    text = "zone redundant" if registry.zone_redundancy else "**not** zone redundant"
+    return text + (", geo-replicated" if registry.geo_replication and len(regions) > 1 else "")
+
+
+def _admission(config: PlatformConfig) -> str:
+    policy = config.admission.azure_policy
+    return f"platform policies {config.admission.action}; Azure Policy {policy.initiative} ({policy.effect})"
+
+
+def _pod_cidr(config: PlatformConfig) -> str:
+    cidr = config.network.pod_cidr
+    return f"{cidr} ({addressing.overlay_node_capacity(cidr):,} nodes per cluster)"
+
+
+def _per_cluster(render: Callable[[ClusterConfig], str]) -> Callable[[PlatformConfig], str]:
+    return lambda config: _distinct([render(cluster) for cluster in config.clusters.values()])
+
+
+ENVIRONMENT_ROWS: list[tuple[str, Callable[[PlatformConfig], str]]] = [
+    ("clusters", lambda c: ", ".join(f"{k} ({v.region})" for k, v in c.clusters.items())),
+    ("control plane", _per_cluster(lambda cluster: f"{cluster.tier} tier")),
+    ("API server", _api_server),
+    ("zones", _per_cluster(lambda cluster: ", ".join(cluster.zones))),
+    ("egress", _egress),
+    ("pod CIDR", _pod_cidr),
+    ("GPU pools (min-max nodes)", _gpu_pools),
+    ("GPU capacity at max", _gpu_nodes),
+    ("NVIDIA driver", lambda c: _distinct([f"`{v.gpu.driver}`" for v in c.clusters.values() if v.gpu_pools]) or "—"),
+    ("upgrades", _upgrades),
+    ("admission", _admission),
+    ("Defender", lambda c: _on(c.operations.defender)),
+    ("local accounts", _per_cluster(lambda cluster: "off" if cluster.disable_local_accounts else "**on**")),
+    ("`protect`", lambda c: _on(c.protect)),
+    ("delete locks", lambda c: _on(c.lock_stateful_resources)),
+    ("storage", _storage),
+    ("Private DNS zones", _private_dns),
+    ("registry", _registry),
+    ("Kafka", _kafka),
+    ("teams / workloads", lambda c: f"{len(c.teams)} / {len(c.workloads)}"),
+]
+
+
+def environments_table(configs: dict[str, PlatformConfig]) -> str:
+    stacks = list(configs)
+    lines = ["| | " + " | ".join(stacks) + " |", "|---|" + "---|" * len(stacks)]
+    for label, render in ENVIRONMENT_ROWS:
+        lines.append(f"| {label} | " + " | ".join(render(configs[s]) for s in stacks) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# -- the policies and their enforcement (policies/README.md) --------------------------------
+
+
+def policies_table() -> str:
+    from offline.policy import load_pack_config, load_packs
+
+    environments = ("dev", "staging", "prod")
+    lines = [
+        "| pack | policy | severity | " + " | ".join(environments) + " | what it holds |",
+        "|---|---|---|" + "---|" * len(environments) + "---|",
+    ]
+    for pack in load_packs():
+        configs = {env: load_pack_config(pack, env) for env in environments}
+        for policy in pack.policies:
+            levels = []
+            for env in environments:
+                level = configs[env].levels[policy.name].value
+                waived = any(w.policy == policy.name for w in configs[env].waivers)
+                shown = level if level == "mandatory" else f"**{level}**"
+                levels.append(shown + (" (waiver)" if waived else ""))
+            severity = str(policy.severity.value if policy.severity is not None else "")
+            lines.append(
+                f"| {pack.name} | `{policy.name}` | {severity} | " + " | ".join(levels) + f" | {policy.description} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+# -- the catalogue page ------------------------------------------------------------------------
+
+
+def catalogue_page() -> str:
+    from components.charts import CHARTS
+    from planning.images import PLATFORM_CACHE_RULES
+
+    lines = [
+        "# What the platform knows: VM sizes, GPU sizes, charts and images",
+        "",
+        "<!-- Generated by `make docs` from facts/vm_sizes.py, facts/gpu.py, components/charts.py and",
+        "planning/images.py; edit those, not this. -->",
+        "",
+        "Each table restates a catalogue the program reads; the sources of every figure are in the",
+        "module's docstring. A size outside the catalogue is a config error.",
+        "",
+        "## VM sizes",
+        "",
+        "| size | vCPUs | memory GiB | GPUs | ephemeral OS disk up to GiB | quota family | Premium SSD |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, size in sorted(VM_SIZES.items()):
+        lines.append(
+            f"| `{name}` | {size.vcpus} | {size.memory_gib} | {size.gpus} | {size.ephemeral_os_disk_gib or '—'} | "
+            f"{size.family} | {'yes' if size.premium_storage else 'no'} |"
+        )
+    lines += [
+        "",
+        "## GPU sizes",
+        "",
+        "MIG slices per GPU: " + ", ".join(f"{p} {n}" for p, n in MIG_SLICES_PER_GPU.items()) + ".",
+        "",
+        "| size | GPUs | model | GPU memory GB | MIG | InfiniBand |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, gpu in GPU_VM_SIZES.items():
+        lines.append(
+            f"| `{name}` | {gpu.gpus} | {gpu.gpu_model} | {gpu.gpu_memory_gb} | {'yes' if gpu.mig else 'no'} | "
+            f"{'yes' if gpu.infiniband else 'no'} |"
+        )
+    lines += [
+        "",
+        "## Helm charts",
+        "",
+        "Installed pinned; every image a chart names is pulled through the platform's registry.",
+        "",
+        "| chart | version | repository | images (value path → upstream) |",
+        "|---|---|---|---|",
+    ]
+    for chart in CHARTS:
+        images = "<br>".join(f"`{path}` → `{upstream}`" for path, upstream in sorted(chart.images.items())) or "—"
+        lines.append(f"| {chart.name} | `{chart.version}` | `{chart.repository or chart.chart}` | {images} |")
+    lines += [
+        "",
+        "## Registry cache rules",
+        "",
+        "| rule | upstream | repository in the platform's registry |",
+        "|---|---|---|",
+    ]
+    for rule in PLATFORM_CACHE_RULES:
+        lines.append(f"| `{rule.name}` | `{rule.source}` | `{rule.target}` |")
+    return "\n".join(lines) + "\n"
+
+
+# -- the permissions table (docs/delivery.md) -------------------------------------------------
+
+
+def permissions_table(identities: Any = None) -> str:
+    from offline.identities import environment_identities, markdown_table
+
+    if identities is None:
+        values = read_stack_config(ROOT, "prod").values
+        plan_identity = json.loads(values.get("platform:entra", "{}")).get("planIdentity")
+        identities = environment_identities("prod", "prod", plan_identity)
+    return str(markdown_table(identities))
+
+
+# -- pages and blocks ---------------------------------------------------------------------------
+
+BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
+
+
+def blocks(identities: Any = None) -> dict[tuple[Path, str], Callable[[], str]]:
+    """Generated blocks inside hand-written pages: (page, block name) -> its content."""
+    return {
+        (ROOT / "README.md", "environments"): lambda: environments_table(stack_configs()),
+        (ROOT / "policies" / "README.md", "policies"): policies_table,
+        (ROOT / "docs" / "deploying.md", "permissions"): lambda: permissions_table(identities),
+    }
+
+
+def pages(identities: Any = None) -> dict[Path, str]:
+    """Every generated file and its whole content."""
+    result = {
+        ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems()),
+        ROOT / "docs" / "catalogue.md": catalogue_page(),
+    }
+    for (path, name), render in blocks(identities).items():
+        text = result.get(path) or path.read_text()
+        match = next((m for m in BLOCK.finditer(text) if m.group("name") == name), None)
+        if match is None:
+            raise LookupError(f"{path.relative_to(ROOT)} has no <!-- generated:{name} --> block")
+        result[path] = text[: match.start("body")] + render() + text[match.end("body") :]
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--check", action="store_true", help="fail if a committed page differs")
     args = parser.parse_args(argv)
     stale = []
@@ -58,12 +359,12 @@ def main(argv: list[str] | None = None) -> int:
         if path.exists() and path.read_text() == text:
             continue
         if args.check:
-            stale.append(path.relative_to(ROOT))
+            stale.append(str(path.relative_to(ROOT)))
         else:
             path.write_text(text)
             print(f"wrote {path.relative_to(ROOT)}")
     if stale:
-        print("stale generated pages (run `make docs`): " + ", ".join(map(str, stale)), file=sys.stderr)
+        print("stale generated docs (run `make docs`): " + ", ".join(stale), file=sys.stderr)
         return 1
     return 0
 

@@ -1,5 +1,6 @@
 """Print what scripts/bootstrap grants an environment's deploy and plan identities, as the
-README's permissions table, from the same model the tests check every stack against.
+permissions table of docs/deploying.md (`make docs` writes prod's there), from the same model the tests
+check every stack against.
 
     venv/bin/python scripts/permissions.py [--stack prod]
 """

@@ -11,6 +11,7 @@ import ast
 import json
 import re
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
@@ -270,7 +271,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ") if "\\|" not in text else text.replace("\n", " ")
 
 
-def render_markdown(configs: dict[str, BaseModel], example: str) -> str:
+def render_markdown(configs: Mapping[str, BaseModel], example: str) -> str:
     """docs/configuration.md: every key, its type, default, what each stack sets, and why."""
     all_keys = keys()
     lines = [

@@ -4,9 +4,11 @@ same engine with one key changed."""
 from __future__ import annotations
 
 import copy
+import fcntl
+import pickle
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,50 @@ STACKS = ("dev", "staging", "prod")
 ALL_STACKS = STACKS + ("prod-scale",)
 
 
+class SessionPlans(Mapping[str, Plan]):
+    """Each stack's offline preview, made once per test run and shared by the pytest-xdist
+    workers through `directory`: the first worker to need a stack previews it (holding that
+    stack's lock), the others read its pickle. The engine is deterministic
+    (tests/test_engine.py previews every stack twice in one process and compares), so a worker
+    that reads a plan sees what it would have made. Tests treat plans as read-only; edits go
+    through tests/support/plan_edits.py, which copies."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.loaded: dict[str, Plan] = {}
+
+    def __getitem__(self, stack: str) -> Plan:
+        if stack not in ALL_STACKS:
+            raise KeyError(stack)
+        if stack not in self.loaded:
+            cached = self.directory / f"{stack}.plan.pickle"
+            with (self.directory / f"{stack}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if cached.exists():
+                    plan = pickle.loads(cached.read_bytes())
+                else:
+                    plan = preview_stack(stack)
+                    assert plan.ok, f"{stack} failed to preview:\n{plan.error}"
+                    cached.write_bytes(pickle.dumps(plan))
+            self.loaded[stack] = plan
+        return self.loaded[stack]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ALL_STACKS)
+
+    def __len__(self) -> int:
+        return len(ALL_STACKS)
+
+
 @pytest.fixture(scope="session")
-def plans() -> dict[str, Plan]:
-    """The offline preview of every stack, all in this one process."""
-    previews = {stack: preview_stack(stack) for stack in ALL_STACKS}
-    for stack, plan in previews.items():
-        assert plan.ok, f"{stack} failed to preview:\n{plan.error}"
-    return previews
+def plans(tmp_path_factory, worker_id) -> Mapping[str, Plan]:
+    """The offline preview of every stack, made once per test run (shared by the workers)."""
+    # Under xdist every worker's base temp dir sits in one directory per run: share that one.
+    root = tmp_path_factory.getbasetemp()
+    shared = root.parent if worker_id != "master" else root
+    directory = shared / "plans"
+    directory.mkdir(exist_ok=True)
+    return SessionPlans(directory)
 
 
 def stack_values(stack: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The delivery pipeline (README, "Delivery pipeline"): the GitHub workflows and scripts/bootstrap.
+"""The delivery pipeline (docs/deploying.md, "Delivery pipeline"): the GitHub workflows and scripts/bootstrap.
 
 Offline and quick: the workflows are checked against GitHub's schema (check-jsonschema's vendored
 copy, with every proxy pointed at a closed port so that a download would fail) and read as data;
@@ -13,7 +13,6 @@ import itertools
 import json
 import os
 import re
-import shlex
 import shutil
 import stat
 import subprocess
@@ -25,14 +24,23 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKFLOWS = ROOT / ".github" / "workflows"
-BOOTSTRAP = ROOT / "scripts" / "bootstrap"
 REUSABLE = "./.github/workflows/pulumi.yml"
 DEPLOYED = ("dev", "staging", "prod")
 PACKS = ("azure-platform", "kubernetes-platform")
 
 sys.path.insert(0, str(ROOT))
 from planning.roles import BUILT_IN_ROLES  # noqa: E402
+from tests.support.fake_az import (  # noqa: E402
+    BOOTSTRAP,
+    MUTATING,
+    FakeAzure,
+    commands,
+    grants,
+    mutations,
+    named,
+    option,
+)
+from tests.support.github import WORKFLOWS, all_workflows, condition, load, render  # noqa: E402
 
 ROLE = dict(BUILT_IN_ROLES)
 ROLE.update(
@@ -49,112 +57,6 @@ GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 # ---------------------------------------------------------------------------------------------
 # Workflows as data
 # ---------------------------------------------------------------------------------------------
-def load(name: str) -> dict[str, Any]:
-    document = yaml.safe_load((WORKFLOWS / name).read_text())
-    # YAML 1.1 reads the key `on` as True.
-    document["on"] = document.pop(True, document.get("on"))
-    return document
-
-
-def all_workflows() -> dict[str, dict[str, Any]]:
-    return {path.name: load(path.name) for path in sorted(WORKFLOWS.glob("*.yml"))}
-
-
-class Expression:
-    """The few GitHub expressions the workflows use: contexts, 'strings', ==, !=, &&, ||, (),
-    format(). `&&` and `||` return operands, as GitHub's do."""
-
-    TOKEN = re.compile(r"\s*(?:('[^']*')|(==|!=|&&|\|\||[(),!])|([A-Za-z_][A-Za-z0-9_.-]*))")
-
-    def __init__(self, text: str, context: dict[str, Any]):
-        self.tokens: list[tuple[str, str]] = []
-        position = 0
-        text = text.strip()
-        while position < len(text):
-            match = self.TOKEN.match(text, position)
-            assert match and match.end() > position, f"cannot read {text[position:]!r}"
-            string, operator, name = match.groups()
-            self.tokens.append(("str", string[1:-1]) if string else ("op", operator) if operator else ("name", name))
-            position = match.end()
-        self.context = context
-
-    def evaluate(self) -> Any:
-        value = self._or()
-        assert not self.tokens, f"unread tokens {self.tokens}"
-        return value
-
-    def _take(self, kind: str, text: str | None = None) -> bool:
-        if self.tokens and self.tokens[0][0] == kind and (text is None or self.tokens[0][1] == text):
-            self.tokens.pop(0)
-            return True
-        return False
-
-    def _or(self) -> Any:
-        value = self._and()
-        while self._take("op", "||"):
-            other = self._and()
-            value = value if value else other
-        return value
-
-    def _and(self) -> Any:
-        value = self._compare()
-        while self._take("op", "&&"):
-            other = self._compare()
-            value = other if value else value
-        return value
-
-    def _compare(self) -> Any:
-        value = self._unary()
-        while self.tokens and self.tokens[0] in (("op", "=="), ("op", "!=")):
-            operator = self.tokens.pop(0)[1]
-            other = self._unary()
-            value = (value == other) if operator == "==" else (value != other)
-        return value
-
-    def _unary(self) -> Any:
-        if self._take("op", "!"):
-            return not self._unary()
-        if self._take("op", "("):
-            value = self._or()
-            assert self._take("op", ")")
-            return value
-        kind, text = self.tokens.pop(0)
-        if kind == "str":
-            return text
-        if text == "format":
-            assert self._take("op", "(")
-            arguments = [self._or()]
-            while self._take("op", ","):
-                arguments.append(self._or())
-            assert self._take("op", ")")
-            return re.sub(r"\{(\d+)\}", lambda m: str(arguments[1 + int(m.group(1))]), arguments[0])
-        value = self.context
-        for part in text.split("."):
-            value = value.get(part, "") if isinstance(value, dict) else ""
-        return value
-
-
-def render(value: Any, context: dict[str, Any]) -> Any:
-    """A workflow value with its ${{ }} expressions evaluated (a whole-expression string keeps
-    the expression's type, as in GitHub)."""
-    if isinstance(value, dict):
-        return {key: render(item, context) for key, item in value.items()}
-    if isinstance(value, list):
-        return [render(item, context) for item in value]
-    if not isinstance(value, str) or "${{" not in value:
-        return value
-    whole = re.fullmatch(r"\s*\$\{\{(.*?)\}\}\s*", value, re.S)
-    if whole:
-        return Expression(whole.group(1), context).evaluate()
-    return re.sub(r"\$\{\{(.*?)\}\}", lambda m: str(Expression(m.group(1), context).evaluate()), value)
-
-
-def condition(text: str, context: dict[str, Any]) -> bool:
-    """A job's `if:` (which may omit the ${{ }})."""
-    inner = re.fullmatch(r"\s*\$\{\{(.*)\}\}\s*", text, re.S)
-    return bool(Expression(inner.group(1) if inner else text, context).evaluate())
-
-
 def reusable_run(stack: str, command: str, variables: dict[str, str] | None = None) -> dict[str, Any]:
     """The shared Pulumi job as it runs for `stack` and `command` (its expressions evaluated)."""
     workflow = load("pulumi.yml")
@@ -540,149 +442,6 @@ def bootstrap_args(envs=DEPLOYED) -> list[str]:
         if env in envs:
             args += ["--hub-env", env]
     return args
-
-
-# A fake Azure CLI: it logs every call, answers show/list from a directory of "resources" and
-# adds to it on create, as Azure would. FAKE_AZ_FAIL="<group> <verb>" makes that command fail
-# the way a missing permission does; FAKE_AZ_LAGS="<group> <verb>" makes its first call fail the
-# way a new identity that has not replicated yet does.
-FAKE_AZ = r"""#!/usr/bin/env bash
-set -euo pipefail
-printf '%q ' "$@" >>"$FAKE_AZ_LOG"; printf '\n' >>"$FAKE_AZ_LOG"
-words=(); while [[ $# -gt 0 && $1 != --* ]]; do words+=("$1"); shift; done
-declare -A o=()
-while [[ $# -gt 0 ]]; do
-  key=$1; shift; o[$key]=""
-  while [[ $# -gt 0 && $1 != --* ]]; do o[$key]+="${o[$key]:+ }$1"; shift; done
-done
-verb=${words[-1]}; group="${words[*]:0:${#words[@]}-1}"
-if [[ ${words[0]} == rest ]]; then group=rest; verb=${o[--method]}; fi
-[[ ${o[--output]:-} != none ]] || exec >/dev/null
-if [[ "$group $verb" == "${FAKE_AZ_FAIL:-}" ]]; then
-  echo "ERROR: (AuthorizationFailed) no permission" >&2; exit 1
-fi
-if [[ "$group $verb" == "${FAKE_AZ_LAGS:-}" && ! -e $FAKE_AZ_STATE/lagged ]]; then
-  touch "$FAKE_AZ_STATE/lagged"
-  echo "ERROR: (PrincipalNotFound) Principal 1234 does not exist in the directory" >&2; exit 1
-fi
-case $group in
-  account) echo "${FAKE_TENANT:-99999999-9999-4999-8999-999999999999}"; exit 0 ;;
-  group) key="group ${o[--name]}" ;;
-  lock) key="lock ${o[--resource-group]} ${o[--name]}" ;;
-  "storage account") key="storage ${o[--name]}" ;;
-  "storage account blob-service-properties") exit 0 ;;
-  "storage container-rm") key="container ${o[--storage-account]} ${o[--name]}" ;;
-  "network private-endpoint") key="endpoint ${o[--name]}" ;;
-  "network private-endpoint dns-zone-group") key="zone-group ${o[--endpoint-name]} ${o[--name]}" ;;
-  keyvault) key="vault ${o[--name]}" ;;
-  resource) key="arm ${o[--ids]}" ;;
-  rest) key="arm ${o[--url]%%\?*}" ;;
-  identity) key="identity ${o[--name]}" ;;
-  "identity federated-credential") key="credential ${o[--identity-name]} ${o[--name]}" ;;
-  provider) key="provider ${o[--namespace]} ${o[--subscription]}" ;;
-  feature) key="feature ${o[--namespace]} ${o[--name]} ${o[--subscription]}" ;;
-  "role definition")
-    name=${o[--name]:-}
-    [[ -n $name ]] || name=$(sed -E 's/.*"Name": "([^"]*)".*/\1/' <<<"${o[--role-definition]}")
-    key="role-definition $name" ;;
-  "role assignment")
-    if [[ $verb == delete ]]; then
-      file=$(grep -lxF -- "${o[--ids]}" "$FAKE_AZ_STATE"/*.id); rm -f "${file%.id}".*; exit 0
-    fi
-    key="role-assignment ${o[--assignee-object-id]} ${o[--role]} ${o[--scope]}" ;;
-  *) echo "fake az: unknown command ${words[*]}" >&2; exit 2 ;;
-esac
-digest() { if command -v md5sum >/dev/null; then md5sum <<<"$1"; else md5 -q -s "$1"; fi; }
-hash=$(digest "$key"); base="$FAKE_AZ_STATE/${hash:0:32}"
-guid() { local h=$1; echo "${h:0:8}-${h:8:4}-4${h:13:3}-8${h:17:3}-${h:20:12}"; }
-case $verb in
-  show | list)
-    if [[ ! -e $base.exists ]]; then
-      [[ $verb == list ]] && exit 0
-      echo "ERROR: (ResourceNotFound) $key was not found" >&2; exit 3
-    fi
-    query=${o[--query]:-}; query=${query#\[0\].}
-    [[ -z $query || ! -e $base.$query ]] || cat "$base.$query"
-    exit 0 ;;
-  create | put)
-    touch "$base.exists"
-    more=$(digest "more $key"); h=${hash:0:32}; m=${more:0:32}
-    guid "$m" >"$base.principalId"
-    guid "${m:16}${m:0:16}" >"$base.clientId"
-    guid "${h:16}${h:0:16}" >"$base.name"
-    echo "/subscriptions/x/providers/Microsoft.Authorization/roleAssignments/$(guid "$h")" >"$base.id"
-    [[ -z ${o[--subject]:-} ]] || printf '%s\n' "${o[--subject]}" >"$base.subject"
-    [[ -z ${o[--condition]:-} ]] || printf '%s\n' "${o[--condition]}" >"$base.condition"
-    [[ ${o[--query]:-} != name ]] || cat "$base.name"
-    exit 0 ;;
-  update) [[ -e $base.exists ]] || { echo "ERROR: (ResourceNotFound)" >&2; exit 3; }; exit 0 ;;
-  register)
-    touch "$base.exists"; echo Registered >"$base.registrationState"; echo Registered >"$base.properties.state"
-    exit 0 ;;
-esac
-echo "fake az: unknown verb $verb" >&2; exit 2
-"""
-
-
-class FakeAzure:
-    def __init__(self, root: Path):
-        self.bin = root / "bin"
-        self.state = root / "state"
-        self.log = root / "az.log"
-        self.temp = root / "tmp"
-        self.bin.mkdir()
-        self.state.mkdir()
-        self.temp.mkdir()
-        (self.bin / "az").write_text(FAKE_AZ)
-        (self.bin / "az").chmod(0o755)
-
-    def run(self, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
-        self.log.write_text("")
-        bash = Path(shutil.which("bash") or "/bin/bash").parent  # bash 4.4+ first (macOS ships 3.2)
-        environment = {
-            "PATH": f"{self.bin}:{bash}:/usr/bin:/bin",
-            "HOME": str(self.state.parent),
-            "LANG": "C.UTF-8",
-            "FAKE_AZ_LOG": str(self.log),
-            "FAKE_AZ_STATE": str(self.state),
-            "TMPDIR": str(self.temp),
-            **env,
-        }
-        return subprocess.run([str(BOOTSTRAP), *args], capture_output=True, text=True, env=environment, timeout=60)
-
-    def calls(self) -> list[list[str]]:
-        return [shlex.split(line) for line in self.log.read_text().splitlines()]
-
-
-def commands(stdout: str) -> list[list[str]]:
-    lines = [shlex.split(line) for line in stdout.splitlines()]
-    assert lines and all(line[0] == "az" for line in lines), stdout
-    return [line[1:] for line in lines]
-
-
-def option(call: list[str], name: str) -> str | None:
-    return call[call.index(name) + 1] if name in call else None
-
-
-def named(calls: list[list[str]], *words: str) -> list[list[str]]:
-    return [call for call in calls if call[: len(words)] == list(words)]
-
-
-def grants(calls: list[list[str]]) -> list[dict[str, str | None]]:
-    return [
-        {
-            key: option(call, "--" + key)
-            for key in ("assignee-object-id", "role", "scope", "condition", "assignee-principal-type")
-        }
-        for call in named(calls, "role", "assignment", "create")
-    ]
-
-
-MUTATING = ("create", "put", "delete")
-
-
-def mutations(calls: list[list[str]]) -> list[list[str]]:
-    return [call for call in calls if any(word in MUTATING for word in call[:4])]
 
 
 @pytest.fixture(scope="module")

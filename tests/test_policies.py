@@ -8,7 +8,6 @@ during preview, remediation, the CLI's Pulumi-style report and exit code, and th
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import importlib
 import inspect
@@ -20,93 +19,17 @@ from typing import Any
 
 import pytest
 import yaml
-from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import rpc
 
-from offline.engine import CapturedResource, Plan
+from offline.engine import Plan
 from offline.policy import PolicyConfigError, load_pack_config, load_packs, parse_pack_config, review_plan
 from offline.report import StackReport, markdown
 from tests.conftest import ROOT, copy_project, run_with
+from tests.support.plan_edits import DELETE, changed, options, with_resource, without
 
 PACKS = {pack.name: pack for pack in load_packs()}
 ALL_POLICIES = {policy.name: pack.name for pack in PACKS.values() for policy in pack.policies}
 ENVIRONMENTS = ("dev", "staging", "prod")
-
-# -- changing one property of a captured plan --------------------------------------------------------
-
-
-def _wire(resource: CapturedResource) -> dict[str, Any]:
-    return json_format.MessageToDict(resource.raw_inputs)
-
-
-def _set(document: dict[str, Any], path: str | tuple[str, ...], value: Any) -> None:
-    """Set `a.b[0].c` (or a tuple of keys, for keys with dots) in a nested document; `value is
-    DELETE` removes the key."""
-    keys = (
-        list(path)
-        if isinstance(path, tuple)
-        else [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
-    )
-    target: Any = document
-    for key in keys[:-1]:
-        target = target[key]
-    if value is DELETE:
-        del target[keys[-1]]
-    else:
-        target[keys[-1]] = value
-
-
-DELETE = object()
-
-
-def changed(
-    plan: Plan, name: str, *, path: str | tuple[str, ...] | None = None, value: Any = None, **fields: Any
-) -> Plan:
-    """`plan` with one resource changed: an input at `path` (wire names), or resource fields
-    (`options=`, `property_dependencies=`)."""
-    resources = []
-    found = False
-    for resource in plan.resources:
-        if resource.name == name:
-            found = True
-            if path is not None:
-                wire = _wire(resource)
-                _set(wire, path, value)
-                raw = struct_pb2.Struct()
-                raw.update(wire)
-                fields = {**fields, "raw_inputs": raw}
-            resource = dataclasses.replace(resource, **fields)
-        resources.append(resource)
-    assert found, f"no resource named {name} in the {plan.stack} plan"
-    return dataclasses.replace(plan, resources=resources)
-
-
-def without(plan: Plan, name: str) -> Plan:
-    assert any(r.name == name for r in plan.resources)
-    return dataclasses.replace(plan, resources=[r for r in plan.resources if r.name != name])
-
-
-def options(plan: Plan, name: str, **changes: Any) -> Plan:
-    resource = next(r for r in plan.resources if r.name == name)
-    return changed(plan, name, options=dataclasses.replace(resource.options, **changes))
-
-
-def with_resource(plan: Plan, token: str, name: str, inputs: dict[str, Any]) -> Plan:
-    """`plan` plus one Kubernetes object the program does not create today (pod-spec policies)."""
-    raw = struct_pb2.Struct()
-    raw.update(inputs)
-    template = plan.of_type("kubernetes:core/v1:ConfigMap")[0]
-    extra = dataclasses.replace(
-        template,
-        urn=template.urn.rsplit("::", 2)[0] + f"::{token}::{name}",
-        type=token,
-        name=name,
-        inputs=inputs,
-        raw_inputs=raw,
-        dependencies=(),
-        property_dependencies={},
-    )
-    return dataclasses.replace(plan, resources=[*plan.resources, extra])
 
 
 def grant_of(plan: Plan, identity: str) -> str:
@@ -604,6 +527,31 @@ def test_one_changed_property_fires_exactly_its_policy(prod, policy, change, mut
     review = review_plan(mutate(prod), "prod")
     assert review.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in review.violations]
     assert not review.passed
+
+
+def test_the_memoized_struct_conversion_changes_no_verdict(plans, monkeypatch):
+    """The review converts each distinct properties Struct once (offline/policy.py); with the
+    conversion done afresh every time, as pulumi-policy does, every verdict is the same. dev
+    under prod's enforcement has resource and stack findings to compare; a variant adds one."""
+    import offline.policy as policy_module
+
+    dev = plans["dev"]
+    variants = [dev, changed(dev, "registry-registry", path="adminUserEnabled", value=True)]
+
+    def verdicts() -> list[list[tuple[str, str, str, str]]]:
+        return [
+            sorted((v.policy, v.level, v.resource_name, v.message) for v in review_plan(plan, "prod").violations)
+            for plan in variants
+        ]
+
+    monkeypatch.setattr(policy_module, "_ANALYZED", {})
+    memoized = verdicts()
+    monkeypatch.setattr(policy_module, "MEMOIZE_STRUCTS", False)
+    monkeypatch.setattr(policy_module, "_ANALYZED", {})
+    assert verdicts() == memoized
+    # A resource policy and a stack policy (policies/azure-platform/azure_guardrails/stack.py).
+    assert {"aks-standard-tier", "stateful-resources-protected"} <= {v[0] for v in memoized[0]}
+    assert len(memoized[1]) == len(memoized[0]) + 1
 
 
 def test_prod_on_event_hubs_is_compliant(prod_on_event_hubs):

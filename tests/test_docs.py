@@ -1,0 +1,64 @@
+"""The docs: generated pages and blocks match their sources, every link resolves, and the README
+stays a front door."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from scripts import docs
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted([ROOT / "README.md", ROOT / "policies" / "README.md", *(ROOT / "docs").rglob("*.md")])
+LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lowercase, punctuation dropped, spaces to hyphens."""
+    anchors, fenced = set(), False
+    for line in path.read_text().splitlines():
+        fenced ^= line.startswith("```")
+        if not fenced and line.startswith("#"):
+            anchors.add(re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-"))
+    return anchors
+
+
+def test_every_generated_page_and_block_is_current():
+    """`make docs` output is committed: the config reference, the catalogue, the environments
+    table, the policy table and the permissions table are what the code says today."""
+    stale = [str(path.relative_to(ROOT)) for path, text in docs.pages().items() if path.read_text() != text]
+    assert stale == [], f"stale generated docs, run `make docs`: {stale}"
+
+
+def test_the_environments_table_reads_the_stacks():
+    table = docs.environments_table(docs.stack_configs())
+    assert "| egress | NAT gateway (1 IP) | Azure Firewall Standard in each region" in table
+    assert "7,600 nodes, 60,800 GPUs" in table, "prod-scale's GPU capacity at max"
+    assert "| Defender | **off** | on | on | on |" in table, "dev's explicit weakening is marked"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_link_resolves(page: Path):
+    broken = []
+    for text, target in LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        file, _, anchor = target.partition("#")
+        destination = (page.parent / file).resolve() if file else page
+        if not destination.exists():
+            broken.append(f"[{text}]({target}): no {os.path.relpath(destination, ROOT)}")
+        elif anchor and destination.suffix == ".md" and anchor not in _anchors(destination):
+            broken.append(f"[{text}]({target}): no heading #{anchor}")
+    assert broken == []
+
+
+def test_the_readme_is_a_front_door_and_links_every_page():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 160
+    for page in (ROOT / "docs").glob("*.md"):
+        assert f"docs/{page.name}" in readme, f"README does not link docs/{page.name}"
+    for command in ("make preview", "make test"):
+        assert command in readme
