@@ -387,7 +387,7 @@ def _memoized_structs() -> Iterator[None]:
     if not MEMOIZE_STRUCTS:
         yield
         return
-    pulumi_policy_module.json_format = _STRUCTS  # type: ignore[assignment]
+    pulumi_policy_module.json_format = _STRUCTS
     try:
         yield
     finally:
