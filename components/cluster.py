@@ -58,7 +58,6 @@ PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 # Immutable pool properties: changing one deletes and recreates the pool (and its nodes),
 # so the preview names the replacement explicitly.
 POOL_REPLACED_BY = ["vmSize", "gpuInstanceProfile", "scaleSetPriority", "workloadRuntime"]
-SANDBOX_POOL_NAME = "sandbox"
 GRANT_PROPAGATION = "120s"
 
 
@@ -396,7 +395,7 @@ class AksCluster(pulumi.ComponentResource):
         for pool_name, pool in args.kafka_pools.items():
             user_pools[pool_name] = _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku)
         if cfg.sandbox_pool is not None:
-            user_pools[SANDBOX_POOL_NAME] = sandbox_pool_inputs(cfg.sandbox_pool, cfg)
+            user_pools[sandbox.SANDBOX_POOL_NAME] = sandbox_pool_inputs(cfg.sandbox_pool, cfg)
         for pool_name, inputs in user_pools.items():
             aks.AgentPool(
                 f"{name}-pool-{pool_name}",

@@ -39,6 +39,7 @@ from components.tenancy import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import kafka as kafka_plan
 from planning.gpu import toleration
 from planning.images import mirrored
+from planning.naming import WORKLOAD_LABEL
 from planning.network_policy import NamespaceTraffic
 from planning.pod_security import RESTRICTED, pod_security_labels
 from planning.priorities import PLATFORM_CRITICAL
@@ -534,7 +535,7 @@ class StrimziKafka(pulumi.ComponentResource):
                 client.principal_id if client.authentication == "oauth" else client.name,
                 user_spec,
                 logical=client.name,
-                labels={**of_cluster, "platform.ai/workload": client.name},
+                labels={**of_cluster, WORKLOAD_LABEL: client.name},
                 depends_on=[self.kafka],
             )
         if args.mirror:
@@ -548,7 +549,7 @@ class StrimziKafka(pulumi.ComponentResource):
                     }
                 },
                 logical=kafka_plan.MIRROR_NAME,
-                labels={**of_cluster, "platform.ai/workload": kafka_plan.MIRROR_NAME},
+                labels={**of_cluster, WORKLOAD_LABEL: kafka_plan.MIRROR_NAME},
                 depends_on=[self.kafka],
             )
         # Clients trust the brokers through Strimzi's cluster CA: its certificate (public) is

@@ -26,6 +26,7 @@ from pulumi_azure_native import authorization
 
 from components.isolation import isolate
 from components.rbac import assign_role
+from planning.naming import WORKLOAD_LABEL
 from planning.network_policy import NamespaceTraffic
 from planning.pod_security import BASELINE, pod_security_labels, training_namespace_labels
 from planning.queues import TEAM_LABEL
@@ -34,7 +35,6 @@ from stackconfig.model import TeamConfig
 
 CLIENT_ID_ANNOTATION = "azure.workload.identity/client-id"
 TENANT_ID_ANNOTATION = "azure.workload.identity/tenant-id"
-WORKLOAD_LABEL = "platform.ai/workload"
 CLUSTER_ADMIN = "Azure Kubernetes Service RBAC Cluster Admin"
 CLUSTER_USER = "Azure Kubernetes Service Cluster User Role"
 NAMESPACE_ROLES = {"writer": "Azure Kubernetes Service RBAC Writer", "reader": "Azure Kubernetes Service RBAC Reader"}

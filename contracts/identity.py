@@ -14,6 +14,7 @@ from components.platform import STORAGE_ROLES
 from contracts.cluster import FEDERATED_CREDENTIAL, IDENTITY, ROLE_ASSIGNMENT, SERVICE_ACCOUNT, ClusterView
 from facts.azure_roles import role_id
 from planning.kafka import EVENT_HUBS_ROLES, TOPIC_OPERATIONS
+from planning.naming import WORKLOAD_LABEL
 
 USE_LABEL = "azure.workload.identity/use"
 CLIENT_ID = "azure.workload.identity/client-id"
@@ -47,7 +48,7 @@ def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, acces
     users = [
         r
         for r in view.in_cluster(KAFKA_USER)
-        if (r.inputs["metadata"].get("labels") or {}).get("platform.ai/workload") == workload
+        if (r.inputs["metadata"].get("labels") or {}).get(WORKLOAD_LABEL) == workload
     ]
     if not users or identity.urn not in {u for deps in users[0].property_dependencies.values() for u in deps}:
         return [f"no KafkaUser in cluster {view.key} is named by {workload}'s identity"]

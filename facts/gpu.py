@@ -79,6 +79,8 @@ SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 LABEL_PREFIX = "platform.ai"
 ACCELERATOR_LABEL = "accelerator"
 POOL_LABEL = f"{LABEL_PREFIX}/gpu-pool"
+# training, batch or inference (the pool's `purpose`): Kueue flavors and the policy packs read it.
+PURPOSE_LABEL = f"{LABEL_PREFIX}/gpu-purpose"
 
 
 def known_sizes() -> str:

@@ -19,6 +19,7 @@ from typing import Literal
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
 from planning import addressing, limits
 from planning import kafka as kafka_plan
+from planning.sandbox import SANDBOX_POOL_NAME
 from stackconfig.keys import key as config_key
 from stackconfig.model import ClusterConfig, GpuPoolConfig, PlatformConfig, PoolSettings
 
@@ -184,7 +185,9 @@ def cluster_pools(name: str, cluster: ClusterConfig) -> list[PoolCapacity]:
     ]
     if cluster.sandbox_pool is not None:
         pools.append(
-            PoolCapacity(config_key("clusters", name, "sandboxPool"), name, "sandbox", "cpu", cluster.sandbox_pool)
+            PoolCapacity(
+                config_key("clusters", name, "sandboxPool"), name, SANDBOX_POOL_NAME, "cpu", cluster.sandbox_pool
+            )
         )
     return pools
 

@@ -10,6 +10,7 @@ from facts.gpu import (
     GPU_VM_SIZES,
     LABEL_PREFIX,
     POOL_LABEL,
+    PURPOSE_LABEL,
     SPOT_TAINT,
     GpuVmSize,
     gpu_units_per_node,
@@ -42,7 +43,7 @@ def gpu_pool_labels(pool: str, size: GpuVmSize, purpose: str, mig_profile: str |
         f"{LABEL_PREFIX}/gpu-model": size.gpu_model,
         f"{LABEL_PREFIX}/gpu-memory-gb": str(size.gpu_memory_gb),
         f"{LABEL_PREFIX}/gpu-count": str(gpu_units_per_node(size, mig_profile)),
-        f"{LABEL_PREFIX}/gpu-purpose": purpose,
+        PURPOSE_LABEL: purpose,
         f"{LABEL_PREFIX}/infiniband": str(size.infiniband).lower(),
     }
     if mig_profile:

@@ -9,7 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from facts.gpu import LABEL_PREFIX
 from stackconfig.model import PlatformConfig
+
+# On a workload's service account and pods, and on its Strimzi KafkaUser: which workload of
+# platform:workloads it is.
+WORKLOAD_LABEL = f"{LABEL_PREFIX}/workload"
 
 # Short region codes keep names within Azure's length limits.
 REGION_CODES: dict[str, str] = {

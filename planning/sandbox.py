@@ -14,6 +14,8 @@ from facts.gpu import LABEL_PREFIX
 
 RUNTIME_CLASS = "kata-vm-isolation"
 OS_SKU = "AzureLinux"
+# The AgentPool of a cluster's `sandboxPool` (a name no other pool of the cluster may take).
+SANDBOX_POOL_NAME = "sandbox"
 SANDBOX_LABEL = f"{LABEL_PREFIX}/sandbox"
 SANDBOX_TAINT = f"{SANDBOX_LABEL}=kata:NoSchedule"
 # Marks a namespace whose pods must run sandboxed (the admission binding selects on it).

@@ -5,9 +5,10 @@ The floor is a bare interpreter that imports exactly the SDK modules a preview l
 (read from a real preview, so it follows the program as it grows). Measured: every stack
 (dev, staging, prod, the 7,600-GPU-node prod-scale fleet) and a synthetic fleet of 50
 clusters, with the time per registered resource. Goals (docs/performance.md): prod within 1.5x the
-floor; prod-scale within 2x prod; cost that follows pools and clusters, not nodes.
+floor; prod-scale within 2x prod; cost that follows pools and clusters, not nodes. Then, once
+each, `make lint` and the test suite as `make test` runs it (goal: under 3 minutes on 2 cores).
 
-    python scripts/bench.py [--runs 5] [--stack prod ...] [--synthetic-clusters 50]
+    python scripts/bench.py [--runs 5] [--stack prod ...] [--synthetic-clusters 50] [--no-tests]
 """
 
 from __future__ import annotations
@@ -159,11 +160,33 @@ def measure(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float,
     return {name: (statistics.median(s for s, _ in runs_), max(m for _, m in runs_)) for name, runs_ in samples.items()}
 
 
+def test_suite_seconds() -> tuple[float, float, str]:
+    """`make lint` and the test suite as `make test` runs them (pytest-xdist, every core), once."""
+    started = time.perf_counter()
+    subprocess.run(["make", "--no-print-directory", "lint"], cwd=ROOT, check=True, capture_output=True)
+    lint = time.perf_counter() - started
+    environment = {**os.environ, "SHARED_DIR": os.environ.get("SHARED_DIR", "../shared")}
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - started
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr[-500:]
+    if result.returncode != 0:
+        raise SystemExit(f"the test suite failed: {summary}")
+    return lint, seconds, summary
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--stack", action="append", help="stacks to time (default: dev, staging, prod, prod-scale)")
     parser.add_argument("--synthetic-clusters", type=int, default=50, help="clusters of the synthetic fleet (0: skip)")
+    parser.add_argument("--no-tests", action="store_true", help="skip timing make lint and the test suite")
     parser.add_argument("--preview-synthetic", type=int, help=argparse.SUPPRESS)  # the timed child process
     args = parser.parse_args()
     if args.preview_synthetic:
@@ -210,6 +233,13 @@ def main() -> int:
         ratio = results["prod-scale"][0] / results["prod"][0]
         print(
             f"goal: prod-scale (7,600 GPU nodes) <= 2x prod -> {ratio:.2f}x ({'meets' if ratio <= 2 else 'misses'} the goal)"
+        )
+    if not args.no_tests:
+        lint, seconds, summary = test_suite_seconds()
+        print(f"make lint: {lint:.1f}s; the test suite ({os.cpu_count()} workers): {seconds:.1f}s ({summary})")
+        total = lint + seconds
+        print(
+            f"goal: make test (lint + suite) < 180s on 2 cores -> {total:.0f}s ({'meets' if total < 180 else 'misses'} the goal)"
         )
     return 0
 

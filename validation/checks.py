@@ -37,7 +37,6 @@ from planning.naming import Naming, storage_account_name
 from stackconfig.keys import key
 from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, KafkaConfig, PlatformConfig, PoolSettings
 
-SANDBOX_POOL_NAME = "sandbox"
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"})
 
@@ -521,9 +520,10 @@ def check_isolation(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"{pool.vm_size} has no nested virtualization, which Pod Sandboxing (Kata VMs) needs; "
                 "use a Dsv3/Dsv4/Dsv5, Ddsv5, Esv5 or Fsv2 size, for example Standard_D8ds_v5",
             )
-        if pool is not None and SANDBOX_POOL_NAME in {*cluster.node_pools, *cluster.gpu_pools}:
+        if pool is not None and sandbox.SANDBOX_POOL_NAME in {*cluster.node_pools, *cluster.gpu_pools}:
             yield ConfigProblem(
-                key("clusters", name, "nodePools", SANDBOX_POOL_NAME), "is the sandbox pool's name; rename this pool"
+                key("clusters", name, "nodePools", sandbox.SANDBOX_POOL_NAME),
+                "is the sandbox pool's name; rename this pool",
             )
         if not cluster.advanced_networking:
             needs = cluster_traffic.fqdn_namespaces(config, name)
