@@ -38,6 +38,7 @@ import yaml
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy.deserialize import deserialize_properties as _deserialize_properties
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan
@@ -350,17 +351,22 @@ def _analyze(analyzer, request, pack: Pack, config_key: bytes, plan: Plan, urn: 
 
 
 class _MemoizedStructs:
-    """`json_format` as pulumi-policy's analyzer sees it during a review, with `MessageToDict` of
-    a properties Struct memoized by its exact bytes.
+    """`json_format` and `deserialize_properties` as pulumi-policy's analyzer sees them during a
+    review, memoized per distinct properties Struct (its exact bytes).
 
-    AnalyzeStack converts every resource's properties (and its provider's) once per stack policy
-    (pulumi_policy/policy.py, pinned at 1.21.0), which is most of a review's time; the result is
-    only read (`deserialize_properties` builds new dicts and lists from it), so one conversion
-    per distinct Struct gives the same answer. A test compares reviews with and without it.
+    AnalyzeStack converts and deserializes every resource's properties (and its provider's) once
+    per stack policy (pulumi_policy/policy.py, pinned at 1.21.0), which is most of a review's
+    time. Both results are only read: `deserialize_properties` builds new dicts and lists from
+    the converted ones, and `unknown_checking_proxy` copies every dict and list of the
+    deserialized ones into the proxies policies see (pulumi_policy/proxy.py, `_proxy_helper`).
+    So one conversion per distinct Struct gives the same answer; a test compares reviews with
+    and without the memo.
     """
 
     def __init__(self) -> None:
         self.converted: dict[bytes, dict[str, Any]] = {}
+        # Deserialized results by the id of a converted dict this memo holds (so ids stay unique).
+        self.deserialized: dict[int, dict[str, Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json_format, name)
@@ -373,8 +379,15 @@ class _MemoizedStructs:
         if found is None:
             if len(self.converted) >= _ANALYZED_LIMIT:
                 self.converted.clear()
+                self.deserialized.clear()
             found = self.converted[key] = json_format.MessageToDict(message)
+            self.deserialized[id(found)] = _deserialize_properties(found)
         return found
+
+    def deserialize_properties(self, props: dict[str, Any], proxy_secrets: bool = False) -> dict[str, Any]:
+        """Of a dict this memo converted: its deserialized form, made once; else as pulumi-policy."""
+        found = None if proxy_secrets else self.deserialized.get(id(props))
+        return found if found is not None else _deserialize_properties(props, proxy_secrets)
 
 
 _STRUCTS = _MemoizedStructs()
@@ -388,10 +401,12 @@ def _memoized_structs() -> Iterator[None]:
         yield
         return
     pulumi_policy_module.json_format = _STRUCTS
+    pulumi_policy_module.deserialize_properties = _STRUCTS.deserialize_properties
     try:
         yield
     finally:
         pulumi_policy_module.json_format = json_format
+        pulumi_policy_module.deserialize_properties = _deserialize_properties
 
 
 def review_plan(

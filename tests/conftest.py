@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import fcntl
+import functools
 import pickle
 import shutil
 import sys
@@ -70,6 +71,16 @@ def plans(tmp_path_factory, worker_id) -> Mapping[str, Plan]:
     directory = shared / "plans"
     directory.mkdir(exist_ok=True)
     return SessionPlans(directory)
+
+
+@functools.cache
+def second_preview(stack: str, cloud: str | None = None) -> Plan:
+    """Another preview of `stack` in this worker process, made once: as another tenant and
+    subscription with `cloud` (every ID Azure generates differs). Tests that compare a second
+    run with the first share it."""
+    plan = preview_stack(stack, cloud=cloud)
+    assert plan.ok, f"{stack} failed to preview again:\n{plan.error}"
+    return plan
 
 
 def stack_values(stack: str) -> dict[str, Any]:

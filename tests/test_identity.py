@@ -11,10 +11,9 @@ import uuid
 import pytest
 import yaml
 
-from offline.engine import preview_stack
 from offline.mocks import OFFLINE_CLIENT_OBJECT_ID, arm_id
 from offline.reference import facts_table
-from tests.conftest import ALL_STACKS, STACKS, run_with
+from tests.conftest import ALL_STACKS, STACKS, run_with, second_preview
 
 ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
@@ -83,7 +82,7 @@ def test_role_assignment_names_are_identical_across_two_runs(plans, stack):
     def names(plan):
         return {a.name: a.inputs["roleAssignmentName"] for a in plan.of_type(ASSIGNMENT)}
 
-    first, second = names(plans[stack]), names(preview_stack(stack, cloud="another-tenant"))
+    first, second = names(plans[stack]), names(second_preview(stack, cloud="another-tenant"))
     assert first == second
 
 
@@ -228,7 +227,7 @@ def test_nothing_depends_on_who_runs_pulumi(plans, stack):
     """The identity running the deploy (a person, CI's deploy identity, the plan identity in a
     preview) appears in no input: a preview by another identity shows no change."""
     plan = plans[stack]
-    other = preview_stack(stack, cloud="another-tenant")
+    other = second_preview(stack, cloud="another-tenant")
     assert OFFLINE_CLIENT_OBJECT_ID not in repr([r.inputs for r in plan.resources])
     assert [r.name for r in plan.of_type(ASSIGNMENT) if "deployer" in r.name] == []
     assert {r.name for r in plan.resources} == {r.name for r in other.resources}
