@@ -15,6 +15,7 @@ Three independent gates, each as the cluster has them in the plan:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from contracts import pod_security
@@ -38,6 +39,13 @@ def _cel_environment():
     return celpy, celpy.Environment()
 
 
+@functools.cache
+def cel_program(expression: str) -> Any:
+    """A compiled CEL program (parsing is most of cel-python's cost; a program holds no state)."""
+    _, env = _cel_environment()
+    return env.program(env.compile(expression))
+
+
 # Who creates the pods of each kind of workload (kube-controller-manager's controllers sign in
 # with their own service accounts); a bare pod is created by its user.
 CREATORS = {"Job": JOB_CONTROLLER, "Deployment": "system:serviceaccount:kube-system:replicaset-controller"}
@@ -47,7 +55,7 @@ def vap_refusals(
     view: ClusterView, namespace: str, pod: dict[str, Any], owner: dict[str, Any] | None = None
 ) -> list[str]:
     """The pod (created by its owner's controller) and the owner itself, against every bound policy."""
-    celpy, env = _cel_environment()
+    celpy, _ = _cel_environment()
     labels = view.namespace_labels(namespace)
     policies = {p["metadata"]["name"]: p for p in view.objects(VAP)}
     namespace_object = celpy.json_to_cel({"metadata": {"name": namespace, "labels": labels}})
@@ -70,12 +78,12 @@ def vap_refusals(
             }
             variables = {}
             for variable in policy.get("variables") or []:
-                program = env.program(env.compile(variable["expression"]))
+                program = cel_program(variable["expression"])
                 variables[celpy.celtypes.StringType(variable["name"])] = program.evaluate(activation)
             activation["variables"] = celpy.celtypes.MapType(variables)
             action = "denies" if "Deny" in spec["validationActions"] else "warns"
             for validation in policy["validations"]:
-                if not env.program(env.compile(validation["expression"])).evaluate(activation):
+                if not cel_program(validation["expression"]).evaluate(activation):
                     refusals.append(f"{spec['policyName']} {action}: {validation['message']}")
     return refusals
 

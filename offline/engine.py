@@ -2,8 +2,8 @@
 
 One implementation serves `make preview`, the tests and CI. A run:
 1. reads the stack file as the CLI would (`secure:` values become placeholders),
-2. resets the Pulumi runtime (fresh event loop, fresh root stack, program modules dropped
-   from `sys.modules`), so one process can preview several stacks,
+2. resets the Pulumi runtime (fresh event loop, fresh root stack, the program's Pulumi-facing
+   modules dropped from `sys.modules`), so one process can preview several stacks,
 3. runs `__main__.py` with `runpy` inside `run_pulumi_func`, in preview mode,
 4. records every RegisterResource request: type, name, parent, inputs with their wire
    names, dependencies and options (protect, ignoreChanges, ...), and the stack outputs.
@@ -290,8 +290,10 @@ class _ErrorLog(logging.Handler):
             self.diagnostics.append(f"{record.levelname.lower()}: {record.getMessage()}")
 
 
-# Folders of the project that are tooling, not program: never unloaded between runs.
-_TOOLING = ("offline", "tests", "scripts", "policies")
+# Folders of the project never unloaded between runs: tooling, and the program's pure layers,
+# which hold no state between runs (plain functions and data, no Pulumi: tests/test_layers.py)
+# and take most of the re-import time. `__main__.py` and `components/` load afresh each run.
+_TOOLING = ("offline", "tests", "scripts", "policies", "facts", "stackconfig", "planning", "validation")
 
 
 def _program_modules(project_dir: Path) -> Iterator[str]:

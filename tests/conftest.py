@@ -83,10 +83,14 @@ def second_preview(stack: str, cloud: str | None = None) -> Plan:
     return plan
 
 
+@functools.cache
+def _stack_document(stack: str) -> dict[str, Any]:
+    return yaml.load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text(), Loader=yaml.CSafeLoader)
+
+
 def stack_values(stack: str) -> dict[str, Any]:
-    """A stack file's config as Python values (for tests that change one key)."""
-    document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    return copy.deepcopy(document["config"])
+    """A stack file's config as Python values (for tests that change one key), a fresh copy."""
+    return copy.deepcopy(_stack_document(stack)["config"])
 
 
 def run_with(stack: str, change: Callable[[dict[str, Any]], None]) -> Plan:

@@ -468,11 +468,11 @@ def failing_rules(pod: dict, creator: str = JOB_CONTROLLER) -> set[str]:
     """The admission policies (by name) whose validations `pod` fails."""
     import celpy
 
+    from contracts.admission import cel_program
     from planning.admission import CONTAINERS
 
-    env = celpy.Environment()
     obj = celpy.json_to_cel(pod)
-    containers = env.program(env.compile(CONTAINERS)).evaluate({"object": obj})
+    containers = cel_program(CONTAINERS).evaluate({"object": obj})
     namespace = celpy.json_to_cel({"metadata": {"name": "evals", "labels": EVALS_LABELS}})
     activation = {
         "object": obj,
@@ -487,7 +487,7 @@ def failing_rules(pod: dict, creator: str = JOB_CONTROLLER) -> set[str]:
         if rule.kind != "Pod" or not selector_matches(rule.namespace_selector, EVALS_LABELS):
             continue  # it checks Jobs, or its binding does not select this namespace
         for validation in rule.rules:
-            if not env.program(env.compile(validation.expression)).evaluate(activation):
+            if not cel_program(validation.expression).evaluate(activation):
                 failed.add(rule.name)
     return failed
 
