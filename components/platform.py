@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import pulumi
 import pulumi_azure_native
@@ -66,6 +67,7 @@ from planning.cluster_traffic import (
 )
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.naming import Naming, parse_resource_id, storage_account_name
+from planning.network_policy import NamespaceTraffic
 from planning.priorities import PLATFORM_CRITICAL
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
 from stackconfig.model import EventHubsConfig, PlatformConfig
@@ -173,6 +175,22 @@ class PlatformArgs:
     config: PlatformConfig
 
 
+@dataclass(frozen=True)
+class KafkaParts:
+    """What the event backbone is built from: the config and the parts made before it."""
+
+    config: PlatformConfig
+    naming: Naming
+    tenancies: dict[str, ClusterTenancy]
+    registry: ContainerRegistry
+    service: DataPlaneSettings
+    dns: PrivateDns
+    deployer: pulumi.Output[authorization.GetClientConfigResult]
+    # Every namespace the platform creates, per cluster, with the traffic it may have.
+    traffic: dict[str, dict[str, NamespaceTraffic]]
+    admission: dict[str, ClusterAdmission]
+
+
 class Platform(pulumi.ComponentResource):
     clusters: dict[str, AksCluster]
     networks: dict[str, RegionalNetwork]
@@ -180,9 +198,9 @@ class Platform(pulumi.ComponentResource):
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:index:Platform", name, None, opts)
         config = args.config
-        self._config = config
-        self._naming = naming = Naming(config.prefix, config.environment)
-        self._tags = tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
+        naming = Naming(config.prefix, config.environment)
+        tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
+        # Providers for other subscriptions (the hub's), made once however many parts need one.
         self._providers: dict[str, pulumi_azure_native.Provider] = {}
         child = pulumi.ResourceOptions(parent=self)
         deployer = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
@@ -199,8 +217,8 @@ class Platform(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.networks = self._networks(observability.log_analytics_workspace_id)
-        dns = self._private_dns()
+        self.networks = self._networks(config, naming, tags, observability.log_analytics_workspace_id)
+        dns = self._private_dns(config, naming, tags)
         service = DataPlaneSettings(
             naming=naming,
             region=primary_region,
@@ -347,7 +365,6 @@ class Platform(pulumi.ComponentResource):
         admission: dict[str, ClusterAdmission] = {}
         # Every namespace the platform creates, per cluster, with the traffic it may have.
         traffic = {key: cluster_traffic(config, key) for key in config.clusters}
-        self._traffic, self._admission = traffic, admission
         for key, cluster in config.clusters.items():
             aks = self.clusters[key]
             tenancy = tenancies[key] = ClusterTenancy(
@@ -422,7 +439,9 @@ class Platform(pulumi.ComponentResource):
                     opts=child,
                 )
 
-        self.kafka_connections = self._kafka(tenancies, registry, service, dns, deployer)
+        self.kafka_connections = self._kafka(
+            KafkaParts(config, naming, tenancies, registry, service, dns, deployer, traffic, admission)
+        )
 
         self.register_outputs(
             {
@@ -435,9 +454,16 @@ class Platform(pulumi.ComponentResource):
         self.storage = storage
         self.vault = vault
 
-    def _kafka(self, tenancies, registry, service, dns, deployer) -> dict[str, dict]:
+    def _kafka(self, parts: KafkaParts) -> dict[str, dict[str, Any]]:
         """The event backbone on the configured engine; returns each client's connection info."""
-        config = self._config
+        config, tenancies, registry, service, dns, deployer = (
+            parts.config,
+            parts.tenancies,
+            parts.registry,
+            parts.service,
+            parts.dns,
+            parts.deployer,
+        )
         kafka = config.kafka
         if kafka is None:
             return {}
@@ -492,7 +518,7 @@ class Platform(pulumi.ComponentResource):
                     mirror=mirror_identity,
                     replication=ReplicationEndpoint(
                         bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
-                        subnet_name=self._naming.regional("snet", cluster.region, f"{key}-nodes"),
+                        subnet_name=parts.naming.regional("snet", cluster.region, f"{key}-nodes"),
                         peer_ranges=kafka_plan.mirror_peer_ranges(config, key),
                     )
                     if key in mirrors
@@ -501,8 +527,8 @@ class Platform(pulumi.ComponentResource):
                     pull_ready=[*registry.ready, dns, self.clusters[key].kubelet_pull_grant],
                     protect=config.protect,
                     team_namespaces=tenancies[key].namespaces,
-                    traffic=self._traffic[key][kafka_plan.KAFKA_NAMESPACE],
-                    ready=self._admission[key].ready,
+                    traffic=parts.traffic[key][kafka_plan.KAFKA_NAMESPACE],
+                    ready=parts.admission[key].ready,
                 ),
                 provider=self.clusters[key].kubernetes_provider,
                 opts=child,
@@ -545,8 +571,13 @@ class Platform(pulumi.ComponentResource):
             )
         return self._providers[subscription]
 
-    def _networks(self, log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, RegionalNetwork]:
-        config, naming, tags = self._config, self._naming, self._tags
+    def _networks(
+        self,
+        config: PlatformConfig,
+        naming: Naming,
+        tags: dict[str, str],
+        log_analytics_workspace_id: pulumi.Input[str],
+    ) -> dict[str, RegionalNetwork]:
         egress, hub = config.network.egress, config.network.hub
         hub_provider = None
         if hub and hub.create_hub_side_peering:
@@ -589,10 +620,10 @@ class Platform(pulumi.ComponentResource):
             peer_regions(first, second, parent=self)
         return networks
 
-    def _private_dns(self) -> PrivateDns:
-        config, hub = self._config, self._config.network.hub
+    def _private_dns(self, config: PlatformConfig, naming: Naming, tags: dict[str, str]) -> PrivateDns:
+        hub = config.network.hub
         vnet_ids: dict[str, pulumi.Input[str]] = {
-            self._naming.regional("vnet", region): network.vnet_id for region, network in self.networks.items()
+            naming.regional("vnet", region): network.vnet_id for region, network in self.networks.items()
         }
         central = None
         if hub and hub.private_dns_zones_resource_group_id:
@@ -604,12 +635,12 @@ class Platform(pulumi.ComponentResource):
         return PrivateDns(
             "dns",
             PrivateDnsArgs(
-                naming=self._naming,
+                naming=naming,
                 region=config.primary_region,
                 zones=private_dns_zones(config),
                 vnet_ids=vnet_ids,
                 central=central,
-                tags=self._tags,
+                tags=tags,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
