@@ -20,9 +20,8 @@ from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from stackconfig.keys import NAMESPACE
 from stackconfig.model import PlatformConfig
-
-NAMESPACE = "platform"
 
 
 @dataclass(frozen=True)
@@ -188,16 +187,14 @@ def _shown(value: Any, limit: int = 48) -> str:
         value = value.model_dump(mode="json", by_alias=True)
     if isinstance(value, Enum):
         value = value.value
+    if value is None:
+        return "unset"
     if isinstance(value, bool):
         text = "true" if value else "false"
-    elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
-        text = str(value) if not isinstance(value, int) else f"{value}"
-    elif value is None:
-        return "unset"
-    elif not isinstance(value, (list, dict)):
-        text = str(value)
-    else:
+    elif isinstance(value, (list, dict)):
         text = json.dumps(value, default=str, separators=(", ", ": "))
+    else:  # numbers, strings, addresses and networks
+        text = str(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return f"`{text}`"
@@ -268,7 +265,8 @@ choice; weakening one is an explicit line in a stack file, shown under "stacks s
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ") if "\\|" not in text else text.replace("\n", " ")
+    """Text for one Markdown table cell: pipes escaped (once), one line."""
+    return re.sub(r"(?<!\\)\|", r"\\|", text).replace("\n", " ")
 
 
 def render_markdown(configs: Mapping[str, BaseModel], example: str) -> str:
