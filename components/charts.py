@@ -1,144 +1,14 @@
-"""The Helm charts the platform installs, pinned, and one way to install them.
-
-A chart's default values are published beside it; `tests/test_helm_values.py` checks every
-value the program sets against `<shared>/reference/helm-values/<values_file>`, so a key
-the chart does not read (a typo, a renamed option) fails review instead of silently doing
-nothing.
-"""
+"""Installing a pinned chart (planning/charts.py holds the pins and their images)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
 
-from planning.images import mirrored
-
-
-@dataclass(frozen=True)
-class HelmChart:
-    chart: str  # a name in `repository`, or an oci:// reference
-    version: str
-    repository: str | None = None
-    # Every image repository the chart's values name: value path -> upstream repository.
-    # The releases point each one at the platform's registry (planning/images.py).
-    images: Mapping[str, str] = field(default_factory=dict)
-    # Defaults of subcharts that the published values file leaves out, from the subchart's
-    # own values.yaml, so that the values check knows these keys too.
-    subchart_defaults: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.chart.rsplit("/", 1)[-1]
-
-    @property
-    def values_file(self) -> str:
-        """The file holding this chart's default values in the shared reference folder."""
-        return f"{self.name}-{self.version}.yaml"
-
-
-# Operators run on the system pool (tainted CriticalAddonsOnly); node agents do not.
-SYSTEM_POOL_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
-
-NVIDIA_REPOSITORY = "https://helm.ngc.nvidia.com/nvidia"
-
-NGC = "nvcr.io/nvidia"
-NFD_IMAGE = "registry.k8s.io/nfd/node-feature-discovery"
-
-GPU_OPERATOR = HelmChart(
-    "gpu-operator",
-    "v26.7.0",
-    NVIDIA_REPOSITORY,
-    images={
-        **{
-            f"{component}.repository": NGC
-            for component in (
-                "validator",
-                "operator",
-                "driver",
-                "devicePlugin",
-                "gfd",
-                "nodeStatusExporter",
-                "sandboxDevicePlugin",
-                "draDriver",
-            )
-        },
-        **{
-            f"{component}.repository": f"{NGC}/cloud-native"
-            for component in (
-                "driver.manager",
-                "dcgm",
-                "migManager",
-                "gds",
-                "gdrcopy",
-                "vgpuManager.driverManager",
-                "vgpuDeviceManager",
-                "vfioManager",
-                "vfioManager.driverManager",
-                "kataSandboxDevicePlugin",
-                "ccManager",
-            )
-        },
-        "toolkit.repository": f"{NGC}/k8s",
-        "dcgmExporter.repository": f"{NGC}/k8s",
-        "node-feature-discovery.image.repository": NFD_IMAGE,
-    },
-    # kubernetes-sigs/node-feature-discovery, deployment/helm/node-feature-discovery/values.yaml
-    subchart_defaults={"node-feature-discovery": {"image": {"repository": NFD_IMAGE, "pullPolicy": "IfNotPresent"}}},
-)
-NETWORK_OPERATOR = HelmChart(
-    "network-operator",
-    "v26.4.1",
-    NVIDIA_REPOSITORY,
-    images={
-        "operator.repository": f"{NGC}/cloud-native",
-        "operator.ofedDriver.initContainer.repository": f"{NGC}/mellanox",
-        "node-feature-discovery.image.repository": f"{NGC}/mellanox/node-feature-discovery",
-        "maintenance-operator-chart.operator.image.repository": f"{NGC}/mellanox",
-    },
-)
-KUEUE = HelmChart(
-    "oci://registry.k8s.io/kueue/charts/kueue",
-    "0.19.2",
-    # The chart's in-repo defaults name staging images; releases are on registry.k8s.io.
-    images={
-        "controllerManager.manager.image.repository": "registry.k8s.io/kueue/kueue",
-        "kueueViz.backend.image.repository": "registry.k8s.io/kueue/kueueviz-backend",
-        "kueueViz.frontend.image.repository": "registry.k8s.io/kueue/kueueviz-frontend",
-    },
-)
-
-# The chart composes every image as <defaultImageRegistry>/<defaultImageRepository>/<name>, so
-# the release sets those two values (components/kafka.py) instead of per-image repositories.
-STRIMZI = HelmChart("oci://quay.io/strimzi-helm/strimzi-kafka-operator", "1.2.0")
-
-CHARTS = (GPU_OPERATOR, NETWORK_OPERATOR, KUEUE, STRIMZI)
-
-
-def mirrored_image_values(chart: HelmChart, login_server: str) -> dict[str, Any]:
-    """Chart values that point every image of `chart` at the platform's registry."""
-    values: dict[str, Any] = {}
-    for path, upstream in chart.images.items():
-        *parents, leaf = path.split(".")
-        node = values
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = mirrored(upstream, login_server)
-    return values
-
-
-def merge_values(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """`base` with `extra` merged in, key by key (nested dicts merge, other values replace)."""
-    merged = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge_values(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+from planning.charts import HelmChart
 
 
 def helm_release(

@@ -33,10 +33,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as kubernetes
 
-from components.charts import STRIMZI, SYSTEM_POOL_TOLERATION, helm_release
+from components.charts import helm_release
 from components.isolation import isolate
 from components.tenancy import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import kafka as kafka_plan
+from planning.charts import STRIMZI, SYSTEM_POOL_TOLERATION
 from planning.gpu import toleration
 from planning.images import mirrored
 from planning.naming import WORKLOAD_LABEL

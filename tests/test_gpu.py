@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
 from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
 from offline.chartcheck import chart_defaults, crd_problems, manifest_of, unread_values
 from offline.reference import reference_file
+from planning.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
 from tests.conftest import ALL_STACKS as STACKS
 
 POOL = "azure-native:containerservice:AgentPool"

@@ -12,12 +12,12 @@ from ipaddress import ip_address, ip_network
 
 import pytest
 
-from components.charts import STRIMZI
 from offline.chartcheck import crd_problems, manifest_of
 from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uuid
 from offline.reference import facts_table, reference_file
 from offline.stackfile import read_stack_config
 from planning import kafka as kafka_plan
+from planning.charts import STRIMZI
 from tests.conftest import ROOT, run_with
 from tests.test_config_errors import expect_problem, set_in
 from tests.test_identity import ASSIGNMENT, CREDENTIAL, IDENTITY, role_of, stack_config

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.charts import CHARTS
 from offline.chartcheck import chart_defaults
 from offline.mocks import arm_id
 from offline.reference import facts_table, reference_file
+from planning.charts import CHARTS
 from tests.conftest import ALL_STACKS, STACKS, run_with
 
 STORAGE = "azure-native:storage:StorageAccount"

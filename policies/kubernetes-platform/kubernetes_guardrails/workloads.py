@@ -219,7 +219,7 @@ POLICIES = [
         "Helm releases install one exact chart version.",
         helm_pinned,
         severity=Severity.MEDIUM,
-        remediation="Set version to an exact release (components/charts.py pins every chart).",
+        remediation="Set version to an exact release (planning/charts.py pins every chart).",
     ),
     resource_policy(
         "k8s-no-public-load-balancer",
