@@ -44,7 +44,7 @@ from planning.naming import WORKLOAD_LABEL
 from planning.network_policy import NamespaceTraffic
 from planning.pod_security import RESTRICTED, pod_security_labels
 from planning.priorities import PLATFORM_CRITICAL
-from stackconfig.model import KafkaConfig
+from stackconfig.model import KafkaConfig, KafkaTopicConfig
 
 API_VERSION = "kafka.strimzi.io/v1"
 STORAGE_CLASS = "kafka-premium-retain"
@@ -364,7 +364,7 @@ def node_pool_spec(
     }
 
 
-def topic_spec(topic) -> dict[str, Any]:
+def topic_spec(topic: KafkaTopicConfig) -> dict[str, Any]:
     return {
         "topicName": topic.name,
         "partitions": topic.partitions,

@@ -290,9 +290,11 @@ class _ErrorLog(logging.Handler):
             self.diagnostics.append(f"{record.levelname.lower()}: {record.getMessage()}")
 
 
-# Folders of the project never unloaded between runs: tooling, and the program's pure layers,
-# which hold no state between runs (plain functions and data, no Pulumi: tests/test_layers.py)
-# and take most of the re-import time. `__main__.py` and `components/` load afresh each run.
+# Folders of the project never unloaded between runs: tooling, and the program's layers below
+# the components, which hold no state between runs (plain functions and data; `validation`
+# reads the Pulumi config only when called) and take most of the re-import time.
+# `__main__.py` and `components/` load afresh each run; tests/test_engine.py previews every
+# stack twice in one process and compares.
 _TOOLING = ("offline", "tests", "scripts", "policies", "facts", "stackconfig", "planning", "validation")
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 from itertools import combinations
 
-from planning.limits import AZURE_RESERVED_ADDRESSES_PER_SUBNET, OVERLAY_NODE_PREFIX
+from facts.aks_limits import AZURE_RESERVED_ADDRESSES_PER_SUBNET, OVERLAY_NODE_PREFIX
 
 
 def surge_nodes(max_count: int, max_surge: str) -> int:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 from typing import Literal
 
+from facts import aks_limits as limits
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
-from planning import addressing, limits
+from planning import addressing
 from planning import kafka as kafka_plan
 from planning.sandbox import SANDBOX_POOL_NAME
 from stackconfig.keys import key as config_key

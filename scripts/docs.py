@@ -84,7 +84,7 @@ def _api_server(config: PlatformConfig) -> str:
         if api.private:
             shapes.append("private" + (" + VNet integration" if api.vnet_integration else ""))
         else:
-            shapes.append(f"public, {len(api.authorized_ip_ranges)} authorized range(s)")
+            shapes.append(f"**public**, {len(api.authorized_ip_ranges)} authorized range(s)")
     return _distinct(shapes)
 
 
@@ -147,7 +147,8 @@ def _kafka(config: PlatformConfig) -> str:
 
 def _storage(config: PlatformConfig) -> str:
     storage = config.storage
-    text = f"{storage.sku.removeprefix('Standard_')}, {storage.soft_delete_days}-day soft delete"
+    sku = storage.sku.removeprefix("Standard_")
+    text = f"{sku if 'Z' in sku else f'**{sku}**'}, {storage.soft_delete_days}-day soft delete"
     if storage.change_feed_days:
         text += f", change feed {storage.change_feed_days} days"
     if storage.point_in_time_restore_days:
@@ -173,7 +174,9 @@ def _registry(config: PlatformConfig) -> str:
 
 def _admission(config: PlatformConfig) -> str:
     policy = config.admission.azure_policy
-    return f"platform policies {config.admission.action}; Azure Policy {policy.initiative} ({policy.effect})"
+    action = config.admission.action if config.admission.action == "Deny" else f"**{config.admission.action}**"
+    effect = policy.effect if policy.effect == "Deny" else f"**{policy.effect}**"
+    return f"platform policies {action}; Azure Policy {policy.initiative} ({effect})"
 
 
 def _pod_cidr(config: PlatformConfig) -> str:
@@ -187,7 +190,7 @@ def _per_cluster(render: Callable[[ClusterConfig], str]) -> Callable[[PlatformCo
 
 ENVIRONMENT_ROWS: list[tuple[str, Callable[[PlatformConfig], str]]] = [
     ("clusters", lambda c: ", ".join(f"{k} ({v.region})" for k, v in c.clusters.items())),
-    ("control plane", _per_cluster(lambda cluster: f"{cluster.tier} tier")),
+    ("control plane", _per_cluster(lambda cluster: f"{cluster.tier if cluster.tier != 'Free' else '**Free**'} tier")),
     ("API server", _api_server),
     ("zones", _per_cluster(lambda cluster: ", ".join(cluster.zones))),
     ("egress", _egress),
@@ -308,7 +311,7 @@ def catalogue_page() -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- the permissions table (docs/delivery.md) -------------------------------------------------
+# -- the permissions table (docs/deploying.md) ------------------------------------------------
 
 
 def permissions_table(identities: Any = None) -> str:

@@ -19,6 +19,8 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
+from facts.aks_limits import MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL, MAX_PODS_PER_NODE
+from facts.event_hubs import EVENT_HUBS_TIERS
 from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, known_sizes
 
 
@@ -139,7 +141,7 @@ class EntraConfig(Model):
         description="How the exported kubeconfig logs in: `azurecli` (reuses `az login`, for people and self-"
         "hosted runners) or `workloadidentity` (a federated token file, for jobs in Kubernetes); "
         "both non-interactive. CI keeps `azurecli` in the kubeconfig and overrides it with "
-        "`AAD_LOGIN_METHOD=msi` (docs/delivery.md, \"Who signs in how\").",
+        "`AAD_LOGIN_METHOD=msi` (docs/deploying.md, \"Who signs in how\").",
     )
     plan_identity: Optional[PlanIdentityConfig] = Field(
         default=None,
@@ -412,10 +414,10 @@ class PoolSettings(Model):
     max_count: int = Field(
         ge=1,
         le=100_000,
-        description="Most nodes the autoscaler may add; AKS allows 1,000 per pool and 5,000 per cluster "
-        "(checked with the capacity plan).",
+        description=f"Most nodes the autoscaler may add; AKS allows {MAX_NODES_PER_POOL:,} per pool and "
+        f"{MAX_NODES_PER_CLUSTER:,} per cluster (checked with the capacity plan).",
     )
-    max_pods: int = Field(default=110, ge=10, le=250, description="Pods per node.")
+    max_pods: int = Field(default=110, ge=10, le=MAX_PODS_PER_NODE, description="Pods per node.")
     max_surge: MaxSurge = Field(
         default="10%",
         description="Extra nodes during an upgrade: `\"10%\"` or a count; surge nodes need addresses too.",
@@ -634,9 +636,9 @@ class AzurePolicyConfig(Model):
         "`baseline`, `restricted` or `none`.",
     )
     effect: Literal["Audit", "Deny"] = Field(
-        default="Audit",
-        description="`Audit` or `Deny` for that initiative; AKS's and the platform's privileged namespaces "
-        "are excluded.",
+        default="Deny",
+        description="`Deny` rejects violating pods (Gatekeeper); `Audit` only reports them in Azure Policy "
+        "compliance, an explicit weakening. AKS's and the platform's privileged namespaces are excluded.",
     )
 
 
@@ -824,7 +826,11 @@ class KafkaTopicConfig(Model):
         description="Lowercase letters, digits, dots and hyphens; unique; not `<cluster>.…` (MirrorMaker's copies)."
     )
     partitions: int = Field(
-        ge=1, le=10_000, description="Partitions (Event Hubs: at most 32 on Standard, 100 on Premium)."
+        ge=1,
+        le=10_000,
+        description="Partitions (Event Hubs: at most "
+        + ", ".join(f"{t.partitions_per_event_hub} on {name}" for name, t in EVENT_HUBS_TIERS.items())
+        + ").",
     )
     replication_factor: int = Field(
         default=3,
@@ -842,8 +848,9 @@ class KafkaTopicConfig(Model):
         default=168,
         ge=1,
         le=87_600,
-        description="How long records (`delete`) or tombstones (`compact`) are kept; Event Hubs: at most 168 "
-        "on Standard, 2,160 on Premium.",
+        description="How long records (`delete`) or tombstones (`compact`) are kept; Event Hubs: at most "
+        + ", ".join(f"{t.max_retention_hours:,} on {name}" for name, t in EVENT_HUBS_TIERS.items())
+        + ".",
     )
     cleanup_policy: Literal["delete", "compact"] = Field(
         default="delete", description="`delete` or `compact` (the latest record per key stays)."

@@ -222,13 +222,12 @@ def explicit_values(config: BaseModel, path: str) -> list[Any]:
             for value in node.values():
                 walk(value, rest)
             return
-        if part.endswith("[]"):
-            part = part[:-2]
-            rest = ["[]"] + rest
-        if part == "[]" and isinstance(node, list):
-            for value in node:
+        if part == "[]":
+            for value in node if isinstance(node, list) else []:
                 walk(value, rest)
             return
+        if part.endswith("[]"):
+            part, rest = part[:-2], ["[]", *rest]
         if not isinstance(node, BaseModel):
             return
         name = next((n for n, f in type(node).model_fields.items() if (f.alias or n) == part), None)

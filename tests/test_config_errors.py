@@ -905,3 +905,4 @@ def test_configuration_reference_is_generated_from_the_model_and_current():
     text = page.read_text()
     assert "| `podCidr` | CIDR | required | dev: `100.64.0.0/16`" in text
     assert "dev: `Standard_LRS`" in text, "a stack's explicit weakening shows beside the default"
+    assert "| `topics[].partitions` | integer, 1 to 10,000 | required | dev: `" in text, "list entries' values show"

@@ -15,13 +15,14 @@ import pytest
 import yaml
 
 from contracts import pod_security as pss_evaluator
-from contracts.cluster import ClusterView
-from contracts.golden import BY_NAME, GOLDEN, LAYERS, evaluate, rendered
+from contracts.cluster import NAMESPACE, ClusterView, cluster_of, selector_matches
+from contracts.golden import BY_NAME, GOLDEN, HUGGING_FACE_HOSTS, LAYERS, evaluate, rendered
 from contracts.reach import cilium_matches, firewall_matches
 from facts import azure_policy
 from facts import pod_security as pss
 from offline.reference import shared_dir
 from planning.admission import pod_security_rules
+from planning.network_policy import fqdn_selectors
 from planning.pod_security import TRAINING_EXTRA_CAPABILITIES
 from tests.conftest import ALL_STACKS, ROOT
 from tests.conftest import stack_values as config_of
@@ -588,3 +589,49 @@ def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(p
     outputs.write_text(json.dumps(plans["dev"].outputs))
     assert main([str(ROOT / "examples" / "training-infiniband.yaml"), "--outputs", str(outputs)]) == 3
     assert "TRAINING_POOL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_training_namespaces_leave_the_initiative_for_its_definitions_with_ipc_lock(plans, stack):
+    training = [ns for team in config_of(stack)["platform:teams"].values() for ns in team.get("trainingNamespaces", [])]
+    assignments = [r.inputs for r in plans[stack].of_type("azure-native:authorization:PolicyAssignment")]
+    for assignment in assignments:
+        parameters = {k: v["value"] for k, v in assignment["parameters"].items()}
+        if assignment["policyDefinitionId"] == azure_policy.initiative_id("baseline"):
+            assert set(training) <= set(parameters["excludedNamespaces"])
+        else:
+            assert parameters["namespaces"] == training
+            if assignment["policyDefinitionId"].endswith("c26596ff-4d70-4e6a-9a30-c2506bd2f80c"):
+                assert parameters["allowedCapabilities"] == [*azure_policy.BASELINE_ALLOWED_CAPABILITIES, "IPC_LOCK"]
+    clusters = len(config_of(stack)["platform:clusters"])
+    assert len(assignments) == clusters * (1 + len(azure_policy.BASELINE_DEFINITIONS))
+
+
+# -- Kueue's webhooks and the FQDN engines ------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_kueues_webhooks_cover_team_namespaces_only(plans, stack):
+    """The chart copies managedJobsNamespaceSelector into every webhook (failurePolicy Fail):
+    when Kueue is down, the GPU operator, Kafka and kube-system still create pods."""
+    config = config_of(stack)
+    teams = {ns for team in config["platform:teams"].values() for ns in team["namespaces"]}
+    for view in views(plans, stack):
+        selector = view.kueue_config["managedJobsNamespaceSelector"]
+        namespaces = {
+            r.inputs["metadata"]["name"]: r.inputs["metadata"].get("labels", {})
+            for r in plans[stack].of_type(NAMESPACE)
+            if cluster_of(r) == view.key
+        }
+        covered = {ns for ns, labels in namespaces.items() if selector_matches(selector, labels)}
+        assert covered == teams & set(namespaces)
+        for system in ("kube-system", "kueue-system", "kafka", "gpu-operator"):
+            assert not selector_matches(selector, {"kubernetes.io/metadata.name": system})
+
+
+@pytest.mark.parametrize("host", HUGGING_FACE_HOSTS)
+def test_real_hugging_face_hosts_match_the_cluster_and_firewall_rules_for_the_configured_wildcard(host):
+    configured = ["huggingface.co", "*.hf.co"]
+    patterns = [s.get("matchName") or s.get("matchPattern") for f in configured for s in fqdn_selectors(f)]
+    assert any(cilium_matches(p, host) for p in patterns)
+    assert any(firewall_matches(f, host) for f in configured)

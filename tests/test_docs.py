@@ -62,3 +62,24 @@ def test_the_readme_is_a_front_door_and_links_every_page():
         assert f"docs/{page.name}" in readme, f"README does not link docs/{page.name}"
     for command in ("make preview", "make test"):
         assert command in readme
+
+
+DOC_PATH = re.compile(r"(?<![/\w.-])((?:docs|policies)/[A-Za-z0-9_/-]+\.md)\b")
+
+
+def test_every_page_a_file_names_in_plain_text_exists():
+    """Comments, descriptions and messages send readers to pages by path (`docs/kafka.md`);
+    each must exist (links are checked above)."""
+    sources = [
+        path
+        for pattern in ("**/*.py", "**/*.yaml", "**/*.yml", "**/*.md", "scripts/bootstrap")
+        for path in ROOT.glob(pattern)
+        if not any(part in ("venv", ".git", "node_modules") for part in path.relative_to(ROOT).parts)
+    ]
+    missing = sorted(
+        f"{path.relative_to(ROOT)}: {named}"
+        for path in sources
+        for named in DOC_PATH.findall(path.read_text(errors="ignore"))
+        if not (ROOT / named).exists()
+    )
+    assert missing == []

@@ -12,6 +12,7 @@ from ipaddress import ip_address, ip_network
 
 import pytest
 
+from facts.event_hubs import EVENT_HUBS_TIERS
 from offline.chartcheck import crd_problems, manifest_of
 from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uuid
 from offline.reference import facts_table, reference_file
@@ -512,7 +513,7 @@ def test_event_hubs_tier_limits_match_the_facts_page():
     def number(text: str) -> int:
         return int(text.replace(",", "").split()[0])
 
-    for tier, limits in kafka_plan.EVENT_HUBS_TIERS.items():
+    for tier, limits in EVENT_HUBS_TIERS.items():
         assert limits.partitions_per_event_hub == number(rows["partitions per event hub"][tier])
         assert limits.consumer_groups_per_event_hub == number(rows["consumer groups per event hub"][tier])
         assert limits.max_retention_hours == 24 * number(rows["max retention"][tier])

@@ -12,6 +12,7 @@ import pytest
 from components.cluster import SYSTEM_POOL_TAINT
 from components.kafka import INTERNAL_LB
 from facts import azure_policy
+from facts.azure_roles import role_id
 from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, PURPOSE_LABEL
 from facts.vm_sizes import VM_SIZES
 from planning.gpu import taint_key
@@ -47,6 +48,14 @@ def test_a_constant_the_pack_restates_equals_the_programs(pack, module, name, ex
     assert (sorted(value) if isinstance(value, (list, tuple)) else value) == (
         sorted(expected) if isinstance(expected, (list, tuple)) else expected
     )
+
+
+def test_the_privileged_roles_the_pack_names_are_azures_built_in_roles():
+    """`role-assignments-not-privileged` names roles by GUID; each is that built-in role in
+    Microsoft's export (facts/azure_roles.json)."""
+    privileged = pack_module(*AZURE, "identity").PRIVILEGED_ROLES
+    assert privileged == {role_id(name): name for name in privileged.values()}
+    assert set(privileged.values()) >= {"Owner", "Contributor", "User Access Administrator"}
 
 
 def test_the_training_class_namespaces_enforce_privileged_as_the_pack_expects():

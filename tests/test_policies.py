@@ -819,4 +819,10 @@ def test_every_config_key_a_remediation_names_exists():
                 normalized = re.sub(r"<[a-z]+>", "<>", reference)
                 if not any(path == normalized or path.endswith("." + normalized) for path in paths):
                     missing.append(f"{policy.name}: {reference}")
+            # `platform:<key>` names a key from the top, one segment or more, whatever its first word.
+            for reference in re.findall(
+                r"platform:([A-Za-z][A-Za-z0-9.<>]*[A-Za-z0-9>])", policy.remediation_steps or ""
+            ):
+                if re.sub(r"<[a-z]+>", "<>", reference) not in paths:
+                    missing.append(f"{policy.name}: platform:{reference}")
     assert not missing, missing

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from functools import partial
 from ipaddress import IPv4Network
 
+from facts import aks_limits as limits
 from facts import aks_versions, arm_tags
 from facts.azure_endpoints import opened_domain
 from facts.azure_regions import REGIONS
+from facts.event_hubs import EVENT_HUBS_TIERS
 from facts.gpu import GPU_VM_SIZES, SPOT_TAINT
 from facts.kubernetes_syntax import label_value_problem, qualified_name_problem, reserved_label_problem, taint_problem
 from facts.vm_sizes import (
@@ -26,7 +28,7 @@ from facts.vm_sizes import (
 from facts.vm_sizes import (
     known_sizes as known_vm_sizes,
 )
-from planning import addressing, capacity, cluster_traffic, limits, sandbox
+from planning import addressing, capacity, cluster_traffic, sandbox
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import naming as naming_rules
@@ -844,7 +846,7 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
 
 def _event_hubs_limits(kafka: KafkaConfig) -> Iterator[ConfigProblem]:
     settings = kafka.event_hubs or EventHubsConfig()
-    tier = kafka_plan.EVENT_HUBS_TIERS[settings.sku]
+    tier = EVENT_HUBS_TIERS[settings.sku]
     sku = f"Event Hubs {settings.sku}"
     if settings.capacity not in tier.capacities:
         yield ConfigProblem(
