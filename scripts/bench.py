@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -177,7 +178,8 @@ def test_suite_seconds() -> tuple[float, float, str]:
         text=True,
     )
     seconds = time.perf_counter() - started
-    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr[-500:]
+    found = re.findall(r"\d+ (?:passed|failed)[^\n]*", result.stdout)
+    summary = found[-1] if found else result.stderr[-500:]
     if result.returncode != 0:
         raise SystemExit(f"the test suite failed: {summary}")
     return lint, seconds, summary
