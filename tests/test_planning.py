@@ -112,3 +112,13 @@ def test_kubeconfig_with_static_credentials_is_refused():
     admin = yaml.safe_dump({"users": [{"name": "admin", "user": {"client-certificate-data": "x", "token": "t"}}]})
     with pytest.raises(ValueError, match="static credentials"):
         non_interactive_kubeconfig(admin, "azurecli")
+
+
+def test_the_models_mig_profiles_are_the_catalogues():
+    """stackconfig.model spells the MIG profiles out for type checkers; facts/gpu.py is their home."""
+    import typing
+
+    from facts.gpu import MIG_SLICES_PER_GPU
+    from stackconfig.model import MigProfile
+
+    assert typing.get_args(MigProfile) == tuple(MIG_SLICES_PER_GPU)
