@@ -20,7 +20,7 @@ import os
 import runpy
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -364,11 +364,13 @@ def run_program(
     preview: bool = True,
     fast_aliases: bool = True,
     cloud: str | None = None,
+    stack_outputs: Mapping[str, dict[str, Any]] | None = None,
 ) -> Plan:
-    """Run the program once under mocks and return what it registered (`cloud`: see OfflineMocks)."""
+    """Run the program once under mocks and return what it registered (`cloud`: see OfflineMocks;
+    `stack_outputs`: the outputs of the stacks it references, by stack name)."""
     started = time.perf_counter()
     plan = Plan(stack=stack_config.stack, project=stack_config.project, preview=preview)
-    monitor = CapturingMonitor(OfflineMocks(cloud))
+    monitor = CapturingMonitor(OfflineMocks(cloud, stack_outputs))
     errors = _ErrorLog()
     logger = logging.getLogger(f"offline.{stack_config.stack}")
     logger.propagate = False
@@ -435,8 +437,14 @@ def preview_stack(
     preview: bool = True,
     fast_aliases: bool = True,
     cloud: str | None = None,
+    stack_outputs: Mapping[str, dict[str, Any]] | None = None,
 ) -> Plan:
     """Preview a stack from its stack file, e.g. `preview_stack("prod")`."""
     return run_program(
-        read_stack_config(project_dir, stack), project_dir, preview=preview, fast_aliases=fast_aliases, cloud=cloud
+        read_stack_config(project_dir, stack),
+        project_dir,
+        preview=preview,
+        fast_aliases=fast_aliases,
+        cloud=cloud,
+        stack_outputs=stack_outputs,
     )

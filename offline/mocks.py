@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -92,13 +93,16 @@ class OfflineMocks(Mocks):
     not depend on them.
     """
 
-    def __init__(self, cloud: str | None = None):
+    def __init__(self, cloud: str | None = None, stack_outputs: Mapping[str, dict[str, Any]] | None = None):
         self.namespace = uuid.uuid5(OFFLINE_NAMESPACE, cloud) if cloud else OFFLINE_NAMESPACE
         self.subscription_id = str(uuid.uuid5(self.namespace, "subscription"))
         self.tenant_id = str(uuid.uuid5(self.namespace, "tenant"))
         self.deployer_object_id = str(uuid.uuid5(self.namespace, "deployer"))
         # Subnet ID -> prefix, for the addresses Azure hands out inside a subnet.
         self.subnet_prefixes: dict[str, str] = {}
+        # Outputs of the stacks this one references (`pulumi.StackReference`), by stack name: the
+        # upstream units' plans, previewed first.
+        self.stack_outputs = dict(stack_outputs or {})
 
     def _uuid(self, *parts: str) -> str:
         return offline_uuid(*parts, namespace=self.namespace)
@@ -106,6 +110,16 @@ class OfflineMocks(Mocks):
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict]:
         inputs = dict(args.inputs)
         token = args.typ
+        if token == "pulumi:pulumi:StackReference":
+            # A read of another stack's outputs; the real engine reads them even in a preview.
+            stack = inputs.get("name") or args.resource_id
+            if stack not in self.stack_outputs:
+                known = ", ".join(sorted(self.stack_outputs)) or "none"
+                raise LookupError(
+                    f"StackReference to {stack}: no plan of that stack to answer with (previewed: {known}); "
+                    "preview the units it depends on first"
+                )
+            return stack, {"name": stack, "outputs": self.stack_outputs[stack], "secretOutputNames": []}
         if token == "kubernetes:core/v1:Secret" and args.resource_id:
             # A read of a Secret Strimzi made (a cluster's CA certificate): answer like the API.
             namespace, _, name = args.resource_id.rpartition("/")

@@ -141,3 +141,28 @@ def test_a_duplicate_urn_fails_the_preview_as_it_fails_pulumi_up(monkeypatch):
     monitor.RegisterResource(request)
     with pytest.raises(ValueError, match="Duplicate resource URN"):
         monitor.RegisterResource(request)
+
+
+REFERENCING = ROOT / "tests" / "fixtures" / "stack_reference"
+
+
+def test_a_stack_reference_is_answered_with_the_upstream_plans_outputs():
+    """A unit that reads another's outputs previews offline once the upstream unit's plan is
+    known, as `pulumi preview` reads the upstream state (the deployment-units issue)."""
+    config = read_stack_config(REFERENCING, "probe.tenants")
+    plan = run_program(config, REFERENCING, stack_outputs={"probe.foundation": {"groupName": "rg-probe"}})
+    assert plan.ok, plan.error
+    assert plan.one("azure-native:resources:ResourceGroup", "tenants").inputs["resourceGroupName"] == "rg-probe-tenants"
+    assert plan.outputs["upstreamGroup"] == "rg-probe"
+    assert plan.outputs.get("upstreamOptional") is None, "a missing output is None, as get_output gives it"
+    (read,) = [call for call in plan.calls if call.token == "pulumi:pulumi:StackReference"]
+    assert read.resource_id == "probe.foundation"
+
+
+def test_a_stack_reference_without_an_upstream_plan_fails_naming_the_stack():
+    config = read_stack_config(REFERENCING, "probe.tenants")
+    plan = run_program(config, REFERENCING, stack_outputs={})
+    missing_output = run_program(config, REFERENCING, stack_outputs={"probe.foundation": {}})
+    assert not plan.ok
+    assert "StackReference to probe.foundation" in plan.error and "preview the units it depends on first" in plan.error
+    assert not missing_output.ok and "groupName" in missing_output.error
