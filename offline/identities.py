@@ -63,9 +63,19 @@ class Identities:
         return self.custom_roles[f"{name} ({PREFIX}-{self.environment})"]
 
 
+def _stack_file_config(stack: str) -> dict[str, Any]:
+    return dict(yaml.safe_load((PROJECT_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
 def stack_hub(stack: str) -> dict[str, Any] | None:
-    config = yaml.safe_load((PROJECT_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-    return (config.get("platform:network") or {}).get("hub")
+    return (_stack_file_config(stack).get("platform:network") or {}).get("hub")
+
+
+def stack_identities(stack: str) -> Identities:
+    """The bootstrap's identities for one stack file: its environment, and its plan identity."""
+    config = _stack_file_config(stack)
+    plan_identity = (config.get("platform:entra") or {}).get("planIdentity")
+    return environment_identities(stack, config["platform:environment"], plan_identity)
 
 
 def bootstrap_args(environment: str, subscription: str, hub: dict[str, Any] | None) -> list[str]:

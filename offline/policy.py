@@ -425,13 +425,14 @@ def review_plan(
     for config in configs:
         pack = config.pack
         analyzer = _PolicyAnalyzerServicer(pack.name, pack.version, list(pack.policies), EnforcementLevel.MANDATORY)
-        analyzer.Configure(config.request(), None)
+        configure = config.request()
+        analyzer.Configure(configure, None)
         analyzer.ConfigureStack(
             analyzer_pb2.AnalyzerStackConfigureRequest(stack=plan.stack, project=plan.project, dry_run=plan.preview),
             None,
         )
         remediates = EnforcementLevel.REMEDIATE in config.levels.values()
-        config_key = config.request().SerializeToString(deterministic=True)
+        config_key = configure.SerializeToString(deterministic=True)
         stack_resources = []
         for resource in resources:
             provider, options = _provider(plan, resource), _options(resource)

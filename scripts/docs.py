@@ -16,7 +16,6 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -314,14 +313,11 @@ def catalogue_page() -> str:
 # -- the permissions table (docs/deploying.md) ------------------------------------------------
 
 
-def permissions_table(identities: Any = None) -> str:
-    from offline.identities import environment_identities, markdown_table
+def permissions_table() -> str:
+    """What scripts/bootstrap grants prod's deploy and plan identities."""
+    from offline.identities import markdown_table, stack_identities
 
-    if identities is None:
-        values = read_stack_config(ROOT, "prod").values
-        plan_identity = json.loads(values.get("platform:entra", "{}")).get("planIdentity")
-        identities = environment_identities("prod", "prod", plan_identity)
-    return str(markdown_table(identities))
+    return str(markdown_table(stack_identities("prod")))
 
 
 # -- pages and blocks ---------------------------------------------------------------------------
@@ -329,22 +325,22 @@ def permissions_table(identities: Any = None) -> str:
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
 
 
-def blocks(identities: Any = None) -> dict[tuple[Path, str], Callable[[], str]]:
+def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
     """Generated blocks inside hand-written pages: (page, block name) -> its content."""
     return {
         (ROOT / "README.md", "environments"): lambda: environments_table(stack_configs()),
         (ROOT / "policies" / "README.md", "policies"): policies_table,
-        (ROOT / "docs" / "deploying.md", "permissions"): lambda: permissions_table(identities),
+        (ROOT / "docs" / "deploying.md", "permissions"): permissions_table,
     }
 
 
-def pages(identities: Any = None) -> dict[Path, str]:
+def pages() -> dict[Path, str]:
     """Every generated file and its whole content."""
     result = {
         ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems()),
         ROOT / "docs" / "catalogue.md": catalogue_page(),
     }
-    for (path, name), render in blocks(identities).items():
+    for (path, name), render in blocks().items():
         text = result.get(path) or path.read_text()
         match = next((m for m in BLOCK.finditer(text) if m.group("name") == name), None)
         if match is None:

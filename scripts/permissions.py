@@ -14,19 +14,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
-
-from offline.identities import environment_identities, markdown_table  # noqa: E402
+from offline.identities import markdown_table, stack_identities  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="prod", help="stack whose environment to show (default prod)")
     args = parser.parse_args(argv)
-    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{args.stack}.yaml").read_text())["config"]
-    environment = config["platform:environment"]
-    plan_identity = (config.get("platform:entra") or {}).get("planIdentity")
-    print(markdown_table(environment_identities(args.stack, environment, plan_identity)), end="")
+    print(markdown_table(stack_identities(args.stack)), end="")
     return 0
 
 

@@ -29,8 +29,7 @@ from validation.loader import parse_platform_config
 
 SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
 # The stack each deployed environment is checked with (prod-scale deploys as prod).
-ENVIRONMENT = {"dev": "dev", "staging": "staging", "prod": "prod", "prod-scale": "prod"}
-ALL = tuple(ENVIRONMENT)
+ALL = ("dev", "staging", "prod", "prod-scale")
 
 
 def stack_config(stack: str) -> dict:
@@ -43,7 +42,7 @@ def plan_identity(stack: str) -> dict:
 
 @pytest.fixture(scope="module")
 def identities() -> dict[str, bootstrap.Identities]:
-    return {stack: bootstrap.environment_identities(stack, ENVIRONMENT[stack], plan_identity(stack)) for stack in ALL}
+    return {stack: bootstrap.stack_identities(stack) for stack in ALL}
 
 
 def deployer_grants(ids: bootstrap.Identities):
