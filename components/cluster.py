@@ -121,7 +121,7 @@ class AksClusterArgs:
     # The public addresses this cluster's nodes egress from: a public API server must allow
     # them, or nodes cannot join (AKS adds only its own load balancer's outbound IP:
     # learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
-    egress_ips: list[pulumi.Input[str]] = field(default_factory=list)
+    egress_ips: pulumi.Input[Sequence[pulumi.Input[str]]] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -526,7 +526,7 @@ class AksCluster(pulumi.ComponentResource):
             enable_private_cluster_public_fqdn=False if api.private else None,
             enable_vnet_integration=api.vnet_integration,
             subnet_id=args.subnets.api_server_subnet_id if api.vnet_integration else None,
-            authorized_ip_ranges=pulumi.Output.all(*args.egress_ips).apply(
+            authorized_ip_ranges=pulumi.Output.from_input(args.egress_ips).apply(
                 lambda ips: [str(r) for r in api.authorized_ip_ranges] + [f"{ip}/32" for ip in ips]
             )
             if api.authorized_ip_ranges

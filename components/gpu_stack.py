@@ -30,7 +30,7 @@ from planning.gpu_stack import (
 )
 from planning.network_policy import NamespaceTraffic
 from planning.pod_security import PRIVILEGED, RESTRICTED, pod_security_labels
-from planning.queues import Manifest, cluster_manifests
+from planning.queues import Manifest, flavor_manifests, queue_manifests
 from stackconfig.model import ClusterConfig, TeamConfig
 
 
@@ -38,9 +38,6 @@ from stackconfig.model import ClusterConfig, TeamConfig
 class GpuStackArgs:
     cluster: ClusterConfig
     gpu_pools: list[PoolCapacity]
-    teams: dict[str, TeamConfig]
-    # Team namespaces (components.tenancy), where the teams' LocalQueues go.
-    team_namespaces: dict[str, kubernetes.core.v1.Namespace]
     # The platform's registry, which every image of the stack is pulled through.
     login_server: str
     # What must exist before images can be pulled (cache rules, endpoint, AcrPull grant).
@@ -65,15 +62,7 @@ class GpuStack(pulumi.ComponentResource):
         in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
 
         def apply(manifest: Manifest, depends_on: list[pulumi.Resource]) -> kubernetes.apiextensions.CustomResource:
-            where = f"{manifest.namespace}-" if manifest.namespace else ""
-            return kubernetes.apiextensions.CustomResource(
-                f"{name}-{manifest.kind.lower()}-{where}{manifest.name}",
-                api_version=manifest.api_version,
-                kind=manifest.kind,
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=manifest.name, namespace=manifest.namespace),
-                spec=manifest.spec,
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on),
-            )
+            return apply_manifest(name, manifest, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on))
 
         def namespace(ns: str, labels: dict[str, str]) -> kubernetes.core.v1.Namespace:
             created = kubernetes.core.v1.Namespace(
@@ -116,7 +105,59 @@ class GpuStack(pulumi.ComponentResource):
         kueue = release(
             KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values(args.priority_class)
         )
-        for manifest in cluster_manifests(cluster, args.gpu_pools, args.teams):
-            in_namespace = [args.team_namespaces[manifest.namespace]] if manifest.namespace else []
-            apply(manifest, depends_on=[kueue] + in_namespace)
+        for manifest in flavor_manifests(cluster, args.gpu_pools):
+            apply(manifest, depends_on=[kueue])
+        self.kueue = kueue
+        self.register_outputs({})
+
+
+def apply_manifest(prefix: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> kubernetes.apiextensions.CustomResource:
+    """A manifest as a custom resource named `<prefix>-<kind>-[<namespace>-]<name>`."""
+    where = f"{manifest.namespace}-" if manifest.namespace else ""
+    return kubernetes.apiextensions.CustomResource(
+        f"{prefix}-{manifest.kind.lower()}-{where}{manifest.name}",
+        api_version=manifest.api_version,
+        kind=manifest.kind,
+        metadata=kubernetes.meta.v1.ObjectMetaArgs(name=manifest.name, namespace=manifest.namespace),
+        spec=manifest.spec,
+        opts=opts,
+    )
+
+
+@dataclass(frozen=True)
+class TeamQueuesArgs:
+    cluster_key: str
+    gpu_pools: list[PoolCapacity]
+    teams: dict[str, TeamConfig]
+    # Resources to wait for where they are in the same stack: Kueue, the team namespaces.
+    kueue: pulumi.Resource | None = None
+    team_namespaces: dict[str, pulumi.Resource] = field(default_factory=dict)
+
+
+class TeamQueues(pulumi.ComponentResource):
+    """The teams' Kueue queues on one cluster: a ClusterQueue per team with its GPU quotas, a
+    LocalQueue in each of its namespaces. They change with the teams (the tenants' layer);
+    the flavors they draw from are the cluster's (`GpuStack`)."""
+
+    def __init__(
+        self,
+        name: str,
+        args: TeamQueuesArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:gpu:TeamQueues", name, None, opts)
+        # Named (and once parented) as the GPU stack's; the alias keeps them across the split
+        # of a deployed single-stack environment (docs/migration.md).
+        prefix = f"gpu-{args.cluster_key}"
+        moved = [pulumi.Alias(parent=pulumi.create_urn(prefix, "platform:gpu:Stack", parent=opts.parent if opts else None))]
+        for manifest in queue_manifests(args.gpu_pools, args.teams):
+            depends_on = [args.kueue] if args.kueue else []
+            if manifest.namespace in args.team_namespaces:
+                depends_on.append(args.team_namespaces[manifest.namespace])
+            apply_manifest(
+                prefix,
+                manifest,
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on, aliases=moved),
+            )
         self.register_outputs({})

@@ -113,8 +113,6 @@ class StrimziKafkaArgs:
     login_server: str
     pull_ready: list[pulumi.Resource]
     protect: bool
-    # The team namespaces (components.tenancy), where clients get the brokers' CA certificate.
-    team_namespaces: dict[str, kubernetes.core.v1.Namespace]
     # The kafka namespace's traffic (planning.cluster_traffic).
     traffic: NamespaceTraffic
     # What must exist before pods are created (the PriorityClasses).
@@ -373,6 +371,39 @@ def topic_spec(topic: KafkaTopicConfig) -> dict[str, Any]:
     }
 
 
+def strimzi_resource(
+    parent: pulumi.Resource,
+    provider: kubernetes.Provider,
+    prefix: str,
+    kind: str,
+    object_name: pulumi.Input[str],
+    spec: dict[str, Any],
+    *,
+    logical: str,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    depends_on: list[pulumi.Resource],
+    protect: bool = False,
+    aliases: list[pulumi.Alias] | None = None,
+) -> kubernetes.apiextensions.CustomResource:
+    """A Strimzi custom resource in the `kafka` namespace, named `<prefix>-<kind>-<logical>`."""
+    return kubernetes.apiextensions.CustomResource(
+        f"{prefix}-{kind.lower()}-{logical}",
+        api_version=API_VERSION,
+        kind=kind,
+        metadata=kubernetes.meta.v1.ObjectMetaArgs(
+            name=object_name,
+            namespace=kafka_plan.KAFKA_NAMESPACE,
+            labels=labels,
+            annotations=annotations,
+        ),
+        spec=spec,
+        opts=pulumi.ResourceOptions(
+            parent=parent, provider=provider, depends_on=depends_on, protect=protect, aliases=aliases
+        ),
+    )
+
+
 class StrimziKafka(pulumi.ComponentResource):
     """Outputs: `kafka` (the Kafka custom resource), `namespace`."""
 
@@ -436,32 +467,8 @@ class StrimziKafka(pulumi.ComponentResource):
             opts=kept,
         )
 
-        def custom(
-            kind: str,
-            object_name: pulumi.Input[str],
-            spec: dict[str, Any],
-            *,
-            logical: str,
-            labels: dict[str, str] | None = None,
-            annotations: dict[str, str] | None = None,
-            depends_on: list[pulumi.Resource],
-            protect: bool = False,
-        ):
-            return kubernetes.apiextensions.CustomResource(
-                f"{name}-{kind.lower()}-{logical}",
-                api_version=API_VERSION,
-                kind=kind,
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                    name=object_name,
-                    namespace=kafka_plan.KAFKA_NAMESPACE,
-                    labels=labels,
-                    annotations=annotations,
-                ),
-                spec=spec,
-                opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=depends_on, protect=protect and args.protect
-                ),
-            )
+        def custom(kind: str, object_name: pulumi.Input[str], spec: dict[str, Any], **options: Any):
+            return strimzi_resource(self, provider, name, kind, object_name, spec, **options)
 
         of_cluster = {CLUSTER_LABEL: cluster}
         ready: list[pulumi.Resource] = [operator, namespace]
@@ -473,7 +480,7 @@ class StrimziKafka(pulumi.ComponentResource):
                 logical="controllers",
                 labels=of_cluster,
                 depends_on=ready + [storage_class],
-                protect=True,
+                protect=args.protect,
             ),
             custom(
                 "KafkaNodePool",
@@ -489,7 +496,7 @@ class StrimziKafka(pulumi.ComponentResource):
                 logical="brokers",
                 labels=of_cluster,
                 depends_on=ready + [storage_class],
-                protect=True,
+                protect=args.protect,
             ),
         ]
         rebalance = custom(
@@ -509,71 +516,8 @@ class StrimziKafka(pulumi.ComponentResource):
             # (pulumi-kubernetes#3134); nodes, disks and a rolling start take a while.
             annotations={"pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "2700"},
             depends_on=ready + pools + [rebalance],
-            protect=True,
+            protect=args.protect,
         )
-        for topic in args.kafka.topics:
-            custom(
-                "KafkaTopic",
-                topic.name,
-                topic_spec(topic),
-                logical=topic.name,
-                labels=of_cluster,
-                depends_on=[self.kafka],
-                protect=True,
-            )
-        for client in args.clients:
-            user_spec: dict[str, Any] = {
-                "authorization": {
-                    "type": "simple",
-                    "acls": kafka_plan.kafka_acls(args.kafka, client.name, args.remote_clusters),
-                }
-            }
-            if client.authentication == "tls":
-                user_spec["authentication"] = {"type": "tls"}
-            custom(
-                "KafkaUser",
-                # An OAuth client's principal is User:<object ID>; a certificate's, User:CN=<name>.
-                client.principal_id if client.authentication == "oauth" else client.name,
-                user_spec,
-                logical=client.name,
-                labels={**of_cluster, WORKLOAD_LABEL: client.name},
-                depends_on=[self.kafka],
-            )
-        if args.mirror:
-            custom(
-                "KafkaUser",
-                args.mirror.principal_id,
-                {
-                    "authorization": {
-                        "type": "simple",
-                        "acls": kafka_plan.mirror_acls(args.kafka, cluster, args.remote_clusters),
-                    }
-                },
-                logical=kafka_plan.MIRROR_NAME,
-                labels={**of_cluster, WORKLOAD_LABEL: kafka_plan.MIRROR_NAME},
-                depends_on=[self.kafka],
-            )
-        # Clients trust the brokers through Strimzi's cluster CA: its certificate (public) is
-        # copied into each client namespace once the cluster is Ready (unknown before that).
-        ca = kubernetes.core.v1.Secret.get(
-            f"{name}-cluster-ca-cert",
-            self.kafka.id.apply(lambda _: f"{kafka_plan.KAFKA_NAMESPACE}/{cluster}-cluster-ca-cert"),
-            opts=in_cluster,
-        )
-        certificate = pulumi.Output.unsecret(
-            ca.data.apply(lambda data: base64.b64decode((data or {}).get("ca.crt", "")).decode())
-        )
-        for namespace_name in dict.fromkeys(client.namespace for client in args.clients):
-            kubernetes.core.v1.ConfigMap(
-                f"{name}-ca-{namespace_name}",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                    name=kafka_plan.CA_CONFIG_MAP, namespace=namespace_name, labels=of_cluster
-                ),
-                data={"ca.crt": certificate},
-                opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=[args.team_namespaces[namespace_name]]
-                ),
-            )
         kubernetes.apiextensions.CustomResource(
             f"{name}-podmonitor",
             api_version="azmonitoring.coreos.com/v1",
@@ -594,11 +538,123 @@ class StrimziKafka(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
+class KafkaAccessArgs:
+    cluster_key: str
+    kafka: KafkaConfig
+    clients: list[KafkaClientSpec]
+    remote_clusters: list[str]
+    mirror: MirrorIdentity | None
+    # The cluster's `Kafka` resource's ID (its CA Secret exists once it is Ready).
+    kafka_id: pulumi.Input[str]
+    protect: bool
+    # Resources to wait for where they are in the same stack: the Kafka, the team namespaces.
+    kafka_resource: pulumi.Resource | None = None
+    team_namespaces: dict[str, pulumi.Resource] = field(default_factory=dict)
+
+
+class KafkaAccess(pulumi.ComponentResource):
+    """What teams change on one cluster's Kafka: a `KafkaTopic` per topic, a `KafkaUser` per
+    client (and MirrorMaker's) with its ACLs, and the cluster CA's certificate copied into each
+    client namespace. The Kafka itself is `StrimziKafka`'s; this is the tenants' layer."""
+
+    def __init__(
+        self,
+        name: str,
+        args: KafkaAccessArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:kafka:KafkaAccess", name, None, opts)
+        cluster = args.cluster_key
+        # The resources are named (and used to be parented) as StrimziKafka's; the alias keeps
+        # them across the split of a deployed single-stack environment (docs/migration.md).
+        prefix = f"kafka-{cluster}"
+        moved = [pulumi.Alias(parent=pulumi.create_urn(prefix, "platform:kafka:StrimziKafka", parent=opts.parent if opts else None))]
+        after_kafka = [args.kafka_resource] if args.kafka_resource else []
+
+        def custom(kind: str, object_name: pulumi.Input[str], spec: dict[str, Any], **options: Any):
+            return strimzi_resource(self, provider, prefix, kind, object_name, spec, aliases=moved, **options)
+
+        of_cluster = {CLUSTER_LABEL: cluster}
+        for topic in args.kafka.topics:
+            custom(
+                "KafkaTopic",
+                topic.name,
+                topic_spec(topic),
+                logical=topic.name,
+                labels=of_cluster,
+                depends_on=after_kafka,
+                protect=args.protect,
+            )
+        for client in args.clients:
+            user_spec: dict[str, Any] = {
+                "authorization": {
+                    "type": "simple",
+                    "acls": kafka_plan.kafka_acls(args.kafka, client.name, args.remote_clusters),
+                }
+            }
+            if client.authentication == "tls":
+                user_spec["authentication"] = {"type": "tls"}
+            custom(
+                "KafkaUser",
+                # An OAuth client's principal is User:<object ID>; a certificate's, User:CN=<name>.
+                client.principal_id if client.authentication == "oauth" else client.name,
+                user_spec,
+                logical=client.name,
+                labels={**of_cluster, WORKLOAD_LABEL: client.name},
+                depends_on=after_kafka,
+            )
+        if args.mirror:
+            custom(
+                "KafkaUser",
+                args.mirror.principal_id,
+                {
+                    "authorization": {
+                        "type": "simple",
+                        "acls": kafka_plan.mirror_acls(args.kafka, cluster, args.remote_clusters),
+                    }
+                },
+                logical=kafka_plan.MIRROR_NAME,
+                labels={**of_cluster, WORKLOAD_LABEL: kafka_plan.MIRROR_NAME},
+                depends_on=after_kafka,
+            )
+        # Clients trust the brokers through Strimzi's cluster CA: its certificate (public) is
+        # copied into each client namespace once the cluster is Ready (unknown before that).
+        ca = kubernetes.core.v1.Secret.get(
+            f"{prefix}-cluster-ca-cert",
+            pulumi.Output.from_input(args.kafka_id).apply(
+                partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{cluster}-cluster-ca-cert")
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        certificate = pulumi.Output.unsecret(
+            ca.data.apply(lambda data: base64.b64decode((data or {}).get("ca.crt", "")).decode())
+        )
+        for namespace_name in dict.fromkeys(client.namespace for client in args.clients):
+            kubernetes.core.v1.ConfigMap(
+                f"{prefix}-ca-{namespace_name}",
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                    name=kafka_plan.CA_CONFIG_MAP, namespace=namespace_name, labels=of_cluster
+                ),
+                data={"ca.crt": certificate},
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=provider,
+                    depends_on=[args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else [],
+                    aliases=moved,
+                ),
+            )
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
 class MirrorSource:
     cluster_key: str
     bootstrap_address: str
     provider: kubernetes.Provider
-    kafka: pulumi.CustomResource
+    # The source's `Kafka` resource's ID; the resource itself where it is in the same stack.
+    kafka_id: pulumi.Input[str]
+    kafka: pulumi.Resource | None = None
 
 
 @dataclass(frozen=True)
@@ -608,7 +664,7 @@ class KafkaMirrorArgs:
     sources: list[MirrorSource]
     identity: MirrorIdentity
     tenant_id: pulumi.Input[str]
-    local_kafka: pulumi.Resource
+    local_kafka: pulumi.Resource | None = None
 
 
 def topics_pattern(kafka: KafkaConfig) -> str:
@@ -640,7 +696,9 @@ class KafkaMirror(pulumi.ComponentResource):
             remote_ca = kubernetes.core.v1.Secret.get(
                 f"{name}-{source.cluster_key}-ca-source",
                 # Named once the source's Kafka exists (its operator writes the CA Secret).
-                source.kafka.id.apply(partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{secret_name}")),
+                pulumi.Output.from_input(source.kafka_id).apply(
+                    partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{secret_name}")
+                ),
                 opts=pulumi.ResourceOptions(parent=self, provider=source.provider),
             )
             trusts.append(
@@ -728,7 +786,13 @@ class KafkaMirror(pulumi.ComponentResource):
             ),
             spec=spec,
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider, depends_on=[args.local_kafka, *trusts, *(s.kafka for s in args.sources)]
+                parent=self,
+                provider=provider,
+                depends_on=[
+                    *([args.local_kafka] if args.local_kafka else []),
+                    *trusts,
+                    *(s.kafka for s in args.sources if s.kafka),
+                ],
             ),
         )
         self.register_outputs({})

@@ -284,7 +284,7 @@ class RegionalNetwork(pulumi.ComponentResource):
 
 
 def peer_regions(
-    first: RegionalNetwork, second: RegionalNetwork, parent: pulumi.Resource
+    first: RegionalNetwork, second: RegionalNetwork, parent: pulumi.Resource | None
 ) -> list[network.VirtualNetworkPeering]:
     """Both halves of a peering between two regions of one environment."""
     peerings = []

@@ -1,15 +1,19 @@
-"""The whole environment, in the order it is built:
+"""The environment, as deployment units (planning/layers.py), in the order they are deployed:
 
-1. observability (Log Analytics, Azure Monitor workspace);
-2. one network per region, peered with each other and the hub;
-3. Private DNS zones linked to those networks;
-4. the private data plane: Key Vault, container registry, storage accounts;
-5. the clusters (each pulling from the registry), then the fleet;
-6. workload identities federated with the clusters and granted data access;
-7. per cluster: team namespaces, service accounts and RBAC, admission policies and
-   PriorityClasses, then the GPU stack; every namespace denies all traffic but its allows;
-8. the event backbone: Strimzi Kafka in each hosting cluster and MirrorMaker between them,
-   or an Event Hubs namespace, with each client's access.
+1. `foundation`: observability, one network per region (peered with each other and the hub),
+   private DNS, Key Vault, the container registry, the workloads' managed identities;
+2. `data`: storage accounts (customer-managed keys from the foundation's vault), Event Hubs;
+3. `cluster`, one per cluster: AKS and its pools, admission policies and PriorityClasses, the
+   GPU stack, plan access, the Strimzi operator and its Kafka; every platform namespace denies
+   all traffic but its allows;
+4. `tenants`: the workloads' federated credentials and grants, team namespaces, service
+   accounts and RBAC, Kueue queues, Kafka topics, users and CA copies, MirrorMaker;
+5. `fleet`, with two or more clusters: Fleet Manager, members, update runs.
+
+`deploy` builds one unit, reading the units before it through `pulumi.StackReference` and
+the contracts of components/outputs.py. `Platform` builds every unit in one stack, wired in
+process: the single-stack layout a deployed environment moves from (docs/migration.md), and
+the reference tests/test_deployment_units.py holds the units' union to.
 
 This is the only place that knows how capabilities connect; each component below it takes
 plain typed arguments and can be read on its own.
@@ -17,20 +21,26 @@ plain typed arguments and can be read on its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from itertools import combinations
 from typing import Any
 
 import pulumi
 import pulumi_azure_native
+import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
 from components.admission import ClusterAdmission, ClusterAdmissionArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
-from components.gpu_stack import GpuStack, GpuStackArgs
+from components.gpu_stack import GpuStack, GpuStackArgs, TeamQueues, TeamQueuesArgs
 from components.kafka import (
+    KafkaAccess,
+    KafkaAccessArgs,
     KafkaClientSpec,
     KafkaMirror,
     KafkaMirrorArgs,
@@ -50,12 +60,20 @@ from components.network import (
     peer_regions,
 )
 from components.observability import Observability, ObservabilityArgs
+from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
 from components.plan_access import PlanAccess, PlanAccessArgs
 from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
 from components.registry import ContainerRegistry, ContainerRegistryArgs
 from components.storage import PrivateStorage, PrivateStorageArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
-from components.workload_identity import Grant, WorkloadIdentities, WorkloadIdentitiesArgs, WorkloadSpec
+from components.workload_identity import (
+    Grant,
+    WorkloadAccess,
+    WorkloadAccessArgs,
+    WorkloadIdentities,
+    WorkloadIdentitiesArgs,
+    WorkloadSpec,
+)
 from planning import capacity
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
@@ -66,10 +84,12 @@ from planning.cluster_traffic import (
     component_namespaces,
 )
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
+from planning.layers import Unit
 from planning.naming import Naming, parse_resource_id, storage_account_name
 from planning.network_policy import NamespaceTraffic
 from planning.priorities import PLATFORM_CRITICAL
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
+from planning.workloads import workload_context
 from stackconfig.model import EventHubsConfig, PlatformConfig
 
 STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data Contributor"}
@@ -151,18 +171,23 @@ def cache_rules(config: PlatformConfig) -> tuple[CacheRule, ...]:
     return PLATFORM_CACHE_RULES + extra
 
 
-def workload_grants(config: PlatformConfig, workload: str, storage, vault: KeyVault) -> list[Grant]:
+def workload_grants(
+    config: PlatformConfig,
+    workload: str,
+    container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
+    vault_id: pulumi.Input[str],
+) -> list[Grant]:
     """Each storage container and Key Vault secret the workload may touch, as a scoped grant."""
     spec = config.workloads[workload]
     grants = [
-        Grant(STORAGE_ROLES[access], storage.container_ids[account][container], f"storage/{account}/{container}")
+        Grant(STORAGE_ROLES[access], container_ids[account][container], f"storage/{account}/{container}")
         for account, containers in spec.storage.items()
         for container, access in containers.items()
     ]
     grants += [
         Grant(
             "Key Vault Secrets User",
-            pulumi.Output.concat(vault.vault_id, "/secrets/", secret),
+            pulumi.Output.concat(vault_id, "/secrets/", secret),
             f"keyvault/secrets/{secret}",
         )
         for secret in spec.key_vault_secrets
@@ -170,477 +195,703 @@ def workload_grants(config: PlatformConfig, workload: str, storage, vault: KeyVa
     return grants
 
 
+def identity_workloads(config: PlatformConfig) -> list[str]:
+    """Workloads with a managed identity: the configured ones, and MirrorMaker where it runs."""
+    return list(config.workloads) + ([kafka_plan.MIRROR_WORKLOAD] if kafka_plan.mirror_clusters(config) else [])
+
+
+def subnet_keys(config: PlatformConfig) -> dict[str, list[str]]:
+    """Region -> the keys of its subnets (the foundation's `subnetIds`)."""
+    return {region: [spec.key for spec in region_subnets(config, region)] for region in config.network.regions}
+
+
+@dataclass
+class Context:
+    """What every unit is built from: the whole validated config and where its resources go."""
+
+    config: PlatformConfig
+    # The stack's root component in the single-stack layout; None (the stack) for a unit.
+    parent: pulumi.Resource | None = None
+    naming: Naming = field(init=False)
+    tags: dict[str, str] = field(init=False)
+    deployer: pulumi.Output[authorization.GetClientConfigResult] = field(init=False)
+    # Providers for other subscriptions (the hub's), made once however many parts need one.
+    providers: dict[str, pulumi_azure_native.Provider] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        config = self.config
+        self.naming = Naming(config.prefix, config.environment)
+        self.tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
+        self.deployer = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self.parent))
+
+    @property
+    def opts(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self.parent)
+
+    def subscription_provider(self, subscription: str, former_name: str | None = None) -> pulumi_azure_native.Provider:
+        """A provider for another subscription (the hub's connectivity subscription), made once."""
+        if subscription not in self.providers:
+            self.providers[subscription] = pulumi_azure_native.Provider(
+                f"subscription-{subscription}",
+                subscription_id=subscription,
+                opts=pulumi.ResourceOptions(
+                    parent=self.parent, aliases=[pulumi.Alias(name=former_name)] if former_name else None
+                ),
+            )
+        return self.providers[subscription]
+
+    def data_plane(self, foundation: FoundationOutputs) -> DataPlaneSettings:
+        """Where the private data-plane services of the primary region go."""
+        config, region = self.config, self.config.primary_region
+        return DataPlaneSettings(
+            naming=self.naming,
+            region=region,
+            endpoints=PrivateEndpoints(
+                region=region,
+                subnet_id=foundation.subnet_ids[region][PRIVATE_ENDPOINT_SUBNET],
+                zone_ids=foundation.dns_zone_ids,
+            ),
+            log_analytics_workspace_id=foundation.log_analytics_workspace_id,
+            protect=config.protect,
+            lock=config.lock_stateful_resources,
+            tags=self.tags,
+        )
+
+
+def build_foundation(ctx: Context) -> FoundationOutputs:
+    config, naming = ctx.config, ctx.naming
+    observability = Observability(
+        "ops",
+        ObservabilityArgs(
+            naming=naming,
+            region=config.primary_region,
+            retention_days=config.operations.log_retention_days,
+            protect=config.protect,
+            tags=ctx.tags,
+        ),
+        opts=ctx.opts,
+    )
+    networks = _networks(ctx, observability.log_analytics_workspace_id)
+    dns = _private_dns(ctx, networks)
+    region = config.primary_region
+    # The services below need only the endpoint subnet and zones of what is being built.
+    partial = FoundationOutputs(
+        log_analytics_workspace_id=observability.log_analytics_workspace_id,
+        monitor_workspace_id=observability.monitor_workspace_id,
+        vnet_ids={r: n.vnet_id for r, n in networks.items()},
+        subnet_ids={r: n.subnet_ids for r, n in networks.items()},
+        egress_ips={r: n.egress_ips for r, n in networks.items()},
+        dns_zone_ids=dns.zone_ids,
+        registry_id="",
+        key_vault_id="",
+        storage_key=None,
+        identity_client_ids={},
+        identity_principal_ids={},
+        identity_names={},
+        identity_resource_group="",
+    )
+    service = ctx.data_plane(partial)
+    vault = KeyVault(
+        "keyvault",
+        KeyVaultArgs(
+            service=service,
+            tenant_id=ctx.deployer.tenant_id,
+            subscription_id=ctx.deployer.subscription_id,
+            settings=config.key_vault,
+            storage_encryption_key=config.storage.customer_managed_key,
+        ),
+        opts=ctx.opts,
+    )
+    registry = ContainerRegistry(
+        "registry",
+        ContainerRegistryArgs(
+            service=service,
+            replica_regions=[r for r in config.network.regions if r != region],
+            settings=config.registry,
+            cache_rules=cache_rules(config),
+        ),
+        opts=ctx.opts,
+    )
+    identities = WorkloadIdentities(
+        "workloads",
+        WorkloadIdentitiesArgs(naming=naming, region=region, workloads=identity_workloads(config), tags=ctx.tags),
+        opts=ctx.opts,
+    )
+    return FoundationOutputs(
+        log_analytics_workspace_id=partial.log_analytics_workspace_id,
+        monitor_workspace_id=partial.monitor_workspace_id,
+        vnet_ids=partial.vnet_ids,
+        subnet_ids=partial.subnet_ids,
+        egress_ips=partial.egress_ips,
+        dns_zone_ids=partial.dns_zone_ids,
+        registry_id=registry.registry_id,
+        key_vault_id=vault.vault_id,
+        storage_key=vault.storage_key,
+        identity_client_ids=identities.client_ids,
+        identity_principal_ids=identities.principal_ids,
+        identity_names=identities.names,
+        identity_resource_group=identities.resource_group_name,
+        after=(*registry.ready, dns),
+        dns_links=dns.links,
+    )
+
+
+def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
+    config = ctx.config
+    service = ctx.data_plane(foundation)
+    storage = PrivateStorage(
+        "storage",
+        PrivateStorageArgs(
+            service=service,
+            settings=config.storage,
+            account_names={key: storage_account_name(config, key) for key in config.storage.accounts},
+            subscription_id=ctx.deployer.subscription_id,
+            encryption_key=foundation.storage_key,
+        ),
+        opts=ctx.opts,
+    )
+    namespace = None
+    kafka = config.kafka
+    if kafka is not None and kafka.engine == "eventhubs":
+        backbone = EventHubsBackbone(
+            "events",
+            EventHubsBackboneArgs(
+                service=service,
+                kafka=kafka,
+                settings=kafka.event_hubs or EventHubsConfig(),
+                principal_ids={client: foundation.identity_principal_ids[client] for client in kafka.clients},
+                subscription_id=ctx.deployer.subscription_id,
+            ),
+            opts=ctx.opts,
+        )
+        namespace = backbone.namespace_name
+    return DataOutputs(container_ids=storage.container_ids, event_hubs_namespace=namespace)
+
+
+def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> ClusterOutputs:
+    config, naming = ctx.config, ctx.naming
+    cluster = config.clusters[key]
+    region = cluster.region
+    subnet_ids = foundation.subnet_ids[region]
+    login_server = naming.registry_login_server()
+    aks = AksCluster(
+        f"aks-{key}",
+        AksClusterArgs(
+            naming=naming,
+            key=key,
+            cluster=cluster,
+            network=config.network,
+            subnets=ClusterNetwork(
+                system_subnet_id=subnet_ids[f"{key}-system"],
+                nodes_subnet_id=subnet_ids[f"{key}-nodes"],
+                api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
+                pods_subnet_id=subnet_ids.get(f"{key}-pods"),
+                vnet_id=foundation.vnet_ids[region],
+                api_server_dns_zone_id=foundation.dns_zone_ids.get(api_server_zone(region)),
+            ),
+            admin_group_object_ids=list(config.entra.admin_group_object_ids),
+            tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,
+            subscription_id=ctx.deployer.subscription_id,
+            kubelogin_mode=config.entra.kubelogin_mode,
+            operations=config.operations,
+            monitoring=ClusterMonitoring(
+                log_analytics_workspace_id=foundation.log_analytics_workspace_id,
+                monitor_workspace_id=foundation.monitor_workspace_id,
+                monitor_workspace_region=config.primary_region,
+            ),
+            protect=config.protect,
+            upgrade_channel=config.upgrade_channel(key),
+            node_os_channel=config.node_os_channel(key),
+            registry_id=foundation.registry_id,
+            fleet_managed=config.has_fleet,
+            kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
+            egress_ips=foundation.egress_ips[region],
+            network_ready=[
+                link
+                for (zone, vnet), link in foundation.dns_links.items()
+                if cluster.api_server.private
+                and zone == api_server_zone(region)
+                and vnet == naming.regional("vnet", region)
+            ],
+            tags={**ctx.tags, "cluster": key},
+        ),
+        opts=ctx.opts,
+    )
+    provider = aks.kubernetes_provider
+    # Also the DNS links: a node resolves the registry only once its VNet is linked.
+    pull_ready = [*foundation.after, aks.kubelet_pull_grant]
+    traffic = cluster_traffic(config, key)
+    admission = ClusterAdmission(
+        f"admission-{key}",
+        ClusterAdmissionArgs(
+            cluster_key=key,
+            cluster_id=aks.cluster_id,
+            login_server=login_server,
+            settings=config.admission,
+            privileged_namespaces=[ns for ns in traffic if ns in PRIVILEGED_NAMESPACES],
+            training_namespaces=[ns for team in config.teams.values() for ns in team.training_namespaces],
+        ),
+        provider=provider,
+        opts=ctx.opts,
+    )
+    kueue = None
+    gpu_pools = capacity.plan_cluster(config, key).gpu_pools
+    if gpu_pools:
+        kueue = GpuStack(
+            f"gpu-{key}",
+            GpuStackArgs(
+                cluster=cluster,
+                gpu_pools=gpu_pools,
+                login_server=login_server,
+                pull_ready=pull_ready,
+                traffic=traffic,
+                priority_class=PLATFORM_CRITICAL.name,
+                ready=admission.ready,
+            ),
+            provider=provider,
+            opts=ctx.opts,
+        ).kueue
+    if config.entra.plan_identity is not None:
+        PlanAccess(
+            f"plan-access-{key}",
+            PlanAccessArgs(
+                environment=config.environment,
+                cluster_key=key,
+                cluster_id=aks.cluster_id,
+                namespaces=component_namespaces(config, key),
+                plan_identity=config.entra.plan_identity,
+                subscription_id=ctx.deployer.subscription_id,
+            ),
+            opts=ctx.opts,
+        )
+    kafka = None
+    if config.kafka is not None and config.kafka.engine == "strimzi" and key in config.kafka_clusters():
+        kafka = _strimzi(ctx, key, foundation, provider, pull_ready, traffic, admission)
+    return ClusterOutputs(
+        cluster_id=aks.cluster_id,
+        oidc_issuer_url=aks.oidc_issuer_url,
+        kubeconfig=aks.kubeconfig,
+        kafka_id=kafka.id if kafka is not None else None,
+        provider=provider,
+        kafka=kafka,
+        kueue=kueue,
+        name=aks.cluster_name,
+        resource_group_name=aks.resource_group_name,
+    )
+
+
+def _kafka_clients(config: PlatformConfig, key: str, principal_ids: Mapping[str, pulumi.Input[str]]):
+    kafka = config.kafka
+    assert kafka is not None
+    return [
+        KafkaClientSpec(client, config.workloads[client].namespace, spec.authentication, principal_ids[client])
+        for client, spec in kafka.clients.items()
+        if key in config.workload_clusters(client)
+    ]
+
+
+def _mirror_identity(config: PlatformConfig, foundation: FoundationOutputs) -> MirrorIdentity | None:
+    if not kafka_plan.mirror_clusters(config):
+        return None
+    workload = kafka_plan.MIRROR_WORKLOAD
+    return MirrorIdentity(foundation.identity_client_ids[workload], foundation.identity_principal_ids[workload])
+
+
+def _strimzi(
+    ctx: Context,
+    key: str,
+    foundation: FoundationOutputs,
+    provider: Any,
+    pull_ready: list[pulumi.Resource],
+    traffic: dict[str, NamespaceTraffic],
+    admission: ClusterAdmission,
+) -> pulumi.CustomResource:
+    config = ctx.config
+    kafka = config.kafka
+    assert kafka is not None
+    mirrors = kafka_plan.mirror_clusters(config)
+    region = config.clusters[key].region
+    strimzi = StrimziKafka(
+        f"kafka-{key}",
+        StrimziKafkaArgs(
+            cluster_key=key,
+            kafka=kafka,
+            clients=_kafka_clients(config, key, foundation.identity_principal_ids),
+            # Managed identities, and so their tokens, belong to the subscription's tenant.
+            tenant_id=ctx.deployer.tenant_id,
+            remote_clusters=[other for other in mirrors if other != key],
+            mirror=_mirror_identity(config, foundation),
+            replication=ReplicationEndpoint(
+                bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
+                subnet_name=ctx.naming.regional("snet", region, f"{key}-nodes"),
+                peer_ranges=kafka_plan.mirror_peer_ranges(config, key),
+            )
+            if key in mirrors
+            else None,
+            login_server=ctx.naming.registry_login_server(),
+            pull_ready=pull_ready,
+            protect=config.protect,
+            traffic=traffic[kafka_plan.KAFKA_NAMESPACE],
+            ready=admission.ready,
+        ),
+        provider=provider,
+        opts=ctx.opts,
+    )
+    return strimzi.kafka
+
+
+def build_tenants(
+    ctx: Context,
+    foundation: FoundationOutputs,
+    data: DataOutputs,
+    clusters: Mapping[str, ClusterOutputs],
+) -> dict[str, Any]:
+    """The tenants' unit; returns each Kafka client's connection info."""
+    config, naming = ctx.config, ctx.naming
+    mirrors = kafka_plan.mirror_clusters(config)
+    workloads = [
+        WorkloadSpec(
+            name=workload,
+            namespace=spec.namespace,
+            service_account=spec.service_account,
+            issuers={c: clusters[c].oidc_issuer_url for c in config.workload_clusters(workload)},
+            grants=workload_grants(config, workload, data.container_ids, foundation.key_vault_id),
+        )
+        for workload, spec in config.workloads.items()
+    ]
+    if mirrors:
+        # MirrorMaker signs in to every cluster's Kafka with an identity of its own.
+        workloads.append(
+            WorkloadSpec(
+                name=kafka_plan.MIRROR_WORKLOAD,
+                namespace=kafka_plan.KAFKA_NAMESPACE,
+                service_account=kafka_plan.MIRROR_SERVICE_ACCOUNT,
+                issuers={c: clusters[c].oidc_issuer_url for c in mirrors},
+                grants=[],
+            )
+        )
+    WorkloadAccess(
+        "workloads",
+        WorkloadAccessArgs(
+            naming=naming,
+            workloads=workloads,
+            identity_names=foundation.identity_names,
+            principal_ids=foundation.identity_principal_ids,
+            identity_resource_group=foundation.identity_resource_group,
+            subscription_id=ctx.deployer.subscription_id,
+        ),
+        opts=ctx.opts,
+    )
+    tenant_id = config.entra.tenant_id or ctx.deployer.tenant_id
+    namespaces: dict[str, dict[str, pulumi.Resource]] = {}
+    for key in config.clusters:
+        cluster = clusters[key]
+        tenancy = ClusterTenancy(
+            f"tenancy-{key}",
+            ClusterTenancyArgs(
+                environment=config.environment,
+                cluster_key=key,
+                cluster_id=cluster.cluster_id,
+                teams=dict(config.teams),
+                admin_group_object_ids=list(config.entra.admin_group_object_ids),
+                service_accounts=[
+                    ServiceAccountSpec(
+                        workload,
+                        spec.namespace,
+                        spec.service_account,
+                        foundation.identity_client_ids[workload],
+                        kubernetes_api=spec.kubernetes_api,
+                    )
+                    for workload, spec in config.workloads.items()
+                    if key in config.workload_clusters(workload)
+                ],
+                tenant_id=tenant_id,
+                subscription_id=ctx.deployer.subscription_id,
+                traffic=cluster_traffic(config, key),
+            ),
+            provider=cluster.provider,
+            opts=ctx.opts,
+        )
+        namespaces[key] = dict(tenancy.namespaces)
+        gpu_pools = capacity.plan_cluster(config, key).gpu_pools
+        if gpu_pools:
+            TeamQueues(
+                f"queues-{key}",
+                TeamQueuesArgs(
+                    cluster_key=key,
+                    gpu_pools=gpu_pools,
+                    teams=dict(config.teams),
+                    kueue=cluster.kueue,
+                    team_namespaces=namespaces[key],
+                ),
+                provider=cluster.provider,
+                opts=ctx.opts,
+            )
+    return _kafka_tenants(ctx, foundation, data, clusters, namespaces)
+
+
+def _kafka_tenants(
+    ctx: Context,
+    foundation: FoundationOutputs,
+    data: DataOutputs,
+    clusters: Mapping[str, ClusterOutputs],
+    namespaces: Mapping[str, Mapping[str, pulumi.Resource]],
+) -> dict[str, Any]:
+    """Kafka topics, users and CA copies per hosting cluster, MirrorMaker between them; each
+    client's connection info."""
+    config = ctx.config
+    kafka = config.kafka
+    if kafka is None:
+        return {}
+    if kafka.engine == "eventhubs":
+        assert data.event_hubs_namespace is not None
+        return {
+            client: pulumi.Output.from_input(data.event_hubs_namespace).apply(
+                partial(kafka_plan.connection_info, config, client)
+            )
+            for client in kafka.clients
+        }
+    mirrors = kafka_plan.mirror_clusters(config)
+    mirror = _mirror_identity(config, foundation)
+    for key in config.kafka_clusters():
+        cluster = clusters[key]
+        assert cluster.kafka_id is not None  # every hosting cluster exports its Kafka
+        KafkaAccess(
+            f"kafka-access-{key}",
+            KafkaAccessArgs(
+                cluster_key=key,
+                kafka=kafka,
+                clients=_kafka_clients(config, key, foundation.identity_principal_ids),
+                remote_clusters=[other for other in mirrors if other != key],
+                mirror=mirror,
+                kafka_id=cluster.kafka_id,
+                protect=config.protect,
+                kafka_resource=cluster.kafka,
+                team_namespaces=dict(namespaces[key]),
+            ),
+            provider=cluster.provider,
+            opts=ctx.opts,
+        )
+    for key in mirrors:
+        assert mirror is not None  # made whenever there are mirrors
+        KafkaMirror(
+            f"kafka-mirror-{key}",
+            KafkaMirrorArgs(
+                cluster_key=key,
+                kafka=kafka,
+                sources=[
+                    MirrorSource(
+                        other,
+                        kafka_plan.replication_bootstrap_address(config, other),
+                        clusters[other].provider,
+                        kafka_id=clusters[other].kafka_id or "",
+                        kafka=clusters[other].kafka,
+                    )
+                    for other in mirrors
+                    if other != key
+                ],
+                identity=mirror,
+                # Managed identities, and so their tokens, belong to the subscription's tenant.
+                tenant_id=ctx.deployer.tenant_id,
+                local_kafka=clusters[key].kafka,
+            ),
+            provider=clusters[key].provider,
+            opts=ctx.opts,
+        )
+    return {client: kafka_plan.connection_info(config, client) for client in kafka.clients}
+
+
+def build_fleet(ctx: Context, clusters: Mapping[str, ClusterOutputs]) -> KubernetesFleet:
+    return KubernetesFleet(
+        "fleet",
+        FleetArgs(
+            naming=ctx.naming,
+            region=ctx.config.primary_region,
+            settings=ctx.config.fleet_settings,
+            members=[FleetMemberSpec(key, c.cluster_id) for key, c in clusters.items()],
+            tags=ctx.tags,
+        ),
+        opts=ctx.opts,
+    )
+
+
 @dataclass(frozen=True)
 class PlatformArgs:
     config: PlatformConfig
 
 
-@dataclass(frozen=True)
-class KafkaParts:
-    """What the event backbone is built from: the config and the parts made before it."""
-
-    config: PlatformConfig
-    naming: Naming
-    tenancies: dict[str, ClusterTenancy]
-    registry: ContainerRegistry
-    service: DataPlaneSettings
-    dns: PrivateDns
-    deployer: pulumi.Output[authorization.GetClientConfigResult]
-    # Every namespace the platform creates, per cluster, with the traffic it may have.
-    traffic: dict[str, dict[str, NamespaceTraffic]]
-    admission: dict[str, ClusterAdmission]
-
-
 class Platform(pulumi.ComponentResource):
-    clusters: dict[str, AksCluster]
-    networks: dict[str, RegionalNetwork]
+    """Every unit of the environment in one stack, wired in process (see the module's doc)."""
 
     def __init__(self, name: str, args: PlatformArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:index:Platform", name, None, opts)
-        config = args.config
-        naming = Naming(config.prefix, config.environment)
-        tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
-        # Providers for other subscriptions (the hub's), made once however many parts need one.
-        self._providers: dict[str, pulumi_azure_native.Provider] = {}
-        child = pulumi.ResourceOptions(parent=self)
-        deployer = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
-        primary_region = config.primary_region
-
-        observability = Observability(
-            "ops",
-            ObservabilityArgs(
-                naming=naming,
-                region=primary_region,
-                retention_days=config.operations.log_retention_days,
-                protect=config.protect,
-                tags=tags,
-            ),
-            opts=child,
-        )
-        self.networks = self._networks(config, naming, tags, observability.log_analytics_workspace_id)
-        dns = self._private_dns(config, naming, tags)
-        service = DataPlaneSettings(
-            naming=naming,
-            region=primary_region,
-            endpoints=PrivateEndpoints(
-                region=primary_region,
-                subnet_id=self.networks[primary_region].subnet_ids[PRIVATE_ENDPOINT_SUBNET],
-                zone_ids=dns.zone_ids,
-            ),
-            log_analytics_workspace_id=observability.log_analytics_workspace_id,
-            protect=config.protect,
-            lock=config.lock_stateful_resources,
-            tags=tags,
-        )
-        vault = KeyVault(
-            "keyvault",
-            KeyVaultArgs(
-                service=service,
-                tenant_id=deployer.tenant_id,
-                subscription_id=deployer.subscription_id,
-                settings=config.key_vault,
-                storage_encryption_key=config.storage.customer_managed_key,
-            ),
-            opts=child,
-        )
-        registry = ContainerRegistry(
-            "registry",
-            ContainerRegistryArgs(
-                service=service,
-                replica_regions=[region for region in config.network.regions if region != primary_region],
-                settings=config.registry,
-                cache_rules=cache_rules(config),
-            ),
-            opts=child,
-        )
-        storage = PrivateStorage(
-            "storage",
-            PrivateStorageArgs(
-                service=service,
-                settings=config.storage,
-                account_names={key: storage_account_name(config, key) for key in config.storage.accounts},
-                subscription_id=deployer.subscription_id,
-                encryption_key=vault.storage_key,
-            ),
-            opts=child,
-        )
-
-        self.clusters = {}
-        for key, cluster in config.clusters.items():
-            regional = self.networks[cluster.region]
-            subnet_ids = regional.subnet_ids
-            self.clusters[key] = AksCluster(
-                f"aks-{key}",
-                AksClusterArgs(
-                    naming=naming,
-                    key=key,
-                    cluster=cluster,
-                    network=config.network,
-                    subnets=ClusterNetwork(
-                        system_subnet_id=subnet_ids[f"{key}-system"],
-                        nodes_subnet_id=subnet_ids[f"{key}-nodes"],
-                        api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
-                        pods_subnet_id=subnet_ids.get(f"{key}-pods"),
-                        vnet_id=regional.vnet_id,
-                        api_server_dns_zone_id=dns.zone_ids.get(api_server_zone(cluster.region)),
-                    ),
-                    admin_group_object_ids=list(config.entra.admin_group_object_ids),
-                    tenant_id=config.entra.tenant_id or deployer.tenant_id,
-                    subscription_id=deployer.subscription_id,
-                    kubelogin_mode=config.entra.kubelogin_mode,
-                    operations=config.operations,
-                    monitoring=ClusterMonitoring(
-                        log_analytics_workspace_id=observability.log_analytics_workspace_id,
-                        monitor_workspace_id=observability.monitor_workspace_id,
-                        monitor_workspace_region=observability.region,
-                    ),
-                    protect=config.protect,
-                    upgrade_channel=config.upgrade_channel(key),
-                    node_os_channel=config.node_os_channel(key),
-                    registry_id=registry.registry_id,
-                    fleet_managed=config.has_fleet,
-                    kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
-                    egress_ips=list(regional.egress_ips),
-                    network_ready=[
-                        link
-                        for (zone, vnet), link in dns.links.items()
-                        if cluster.api_server.private
-                        and zone == api_server_zone(cluster.region)
-                        and vnet == naming.regional("vnet", cluster.region)
-                    ],
-                    tags={**tags, "cluster": key},
-                ),
-                opts=child,
-            )
-
-        self.fleet = None
-        if config.has_fleet:
-            self.fleet = KubernetesFleet(
-                "fleet",
-                FleetArgs(
-                    naming=naming,
-                    region=primary_region,
-                    settings=config.fleet_settings,
-                    members=[FleetMemberSpec(key, c.cluster_id) for key, c in self.clusters.items()],
-                    tags=tags,
-                ),
-                opts=child,
-            )
-
-        mirrors = kafka_plan.mirror_clusters(config)
-        workloads = [
-            WorkloadSpec(
-                name=workload,
-                namespace=spec.namespace,
-                service_account=spec.service_account,
-                issuers={c: self.clusters[c].oidc_issuer_url for c in config.workload_clusters(workload)},
-                grants=workload_grants(config, workload, storage, vault),
-            )
-            for workload, spec in config.workloads.items()
-        ]
-        if mirrors:
-            # MirrorMaker signs in to every cluster's Kafka with an identity of its own.
-            workloads.append(
-                WorkloadSpec(
-                    name=kafka_plan.MIRROR_WORKLOAD,
-                    namespace=kafka_plan.KAFKA_NAMESPACE,
-                    service_account=kafka_plan.MIRROR_SERVICE_ACCOUNT,
-                    issuers={c: self.clusters[c].oidc_issuer_url for c in mirrors},
-                    grants=[],
-                )
-            )
-        self.identities = WorkloadIdentities(
-            "workloads",
-            WorkloadIdentitiesArgs(
-                naming=naming,
-                region=primary_region,
-                workloads=workloads,
-                subscription_id=deployer.subscription_id,
-                tags=tags,
-            ),
-            opts=child,
-        )
-
-        tenancies: dict[str, ClusterTenancy] = {}
-        admission: dict[str, ClusterAdmission] = {}
-        # Every namespace the platform creates, per cluster, with the traffic it may have.
-        traffic = {key: cluster_traffic(config, key) for key in config.clusters}
-        for key, cluster in config.clusters.items():
-            aks = self.clusters[key]
-            tenancy = tenancies[key] = ClusterTenancy(
-                f"tenancy-{key}",
-                ClusterTenancyArgs(
-                    environment=config.environment,
-                    cluster_key=key,
-                    cluster_id=aks.cluster_id,
-                    teams=dict(config.teams),
-                    admin_group_object_ids=list(config.entra.admin_group_object_ids),
-                    service_accounts=[
-                        ServiceAccountSpec(
-                            workload,
-                            spec.namespace,
-                            spec.service_account,
-                            self.identities.client_ids[workload],
-                            kubernetes_api=spec.kubernetes_api,
-                        )
-                        for workload, spec in config.workloads.items()
-                        if key in config.workload_clusters(workload)
-                    ],
-                    tenant_id=config.entra.tenant_id or deployer.tenant_id,
-                    subscription_id=deployer.subscription_id,
-                    traffic=traffic[key],
-                ),
-                provider=aks.kubernetes_provider,
-                opts=child,
-            )
-            admission[key] = ClusterAdmission(
-                f"admission-{key}",
-                ClusterAdmissionArgs(
-                    cluster_key=key,
-                    cluster_id=aks.cluster_id,
-                    login_server=registry.login_server,
-                    settings=config.admission,
-                    privileged_namespaces=[ns for ns in traffic[key] if ns in PRIVILEGED_NAMESPACES],
-                    training_namespaces=[ns for team in config.teams.values() for ns in team.training_namespaces],
-                ),
-                provider=aks.kubernetes_provider,
-                opts=child,
-            )
-            gpu_pools = capacity.plan_cluster(config, key).gpu_pools
-            if gpu_pools:
-                GpuStack(
-                    f"gpu-{key}",
-                    GpuStackArgs(
-                        cluster=cluster,
-                        gpu_pools=gpu_pools,
-                        teams=dict(config.teams),
-                        team_namespaces=tenancy.namespaces,
-                        login_server=registry.login_server,
-                        # Also the DNS links: a node resolves the registry only once its VNet is linked.
-                        pull_ready=[*registry.ready, dns, aks.kubelet_pull_grant],
-                        traffic=traffic[key],
-                        priority_class=PLATFORM_CRITICAL.name,
-                        ready=admission[key].ready,
-                    ),
-                    provider=aks.kubernetes_provider,
-                    opts=child,
-                )
-            if config.entra.plan_identity is not None:
-                PlanAccess(
-                    f"plan-access-{key}",
-                    PlanAccessArgs(
-                        environment=config.environment,
-                        cluster_key=key,
-                        cluster_id=aks.cluster_id,
-                        namespaces=component_namespaces(config, key),
-                        plan_identity=config.entra.plan_identity,
-                        subscription_id=deployer.subscription_id,
-                    ),
-                    opts=child,
-                )
-
-        self.kafka_connections = self._kafka(
-            KafkaParts(config, naming, tenancies, registry, service, dns, deployer, traffic, admission)
-        )
-
+        ctx = Context(args.config, parent=self)
+        self.foundation = build_foundation(ctx)
+        data = build_data(ctx, self.foundation)
+        self.clusters = {key: build_cluster(ctx, key, self.foundation) for key in args.config.clusters}
+        if args.config.has_fleet:
+            build_fleet(ctx, self.clusters)
+        self.kafka_connections = build_tenants(ctx, self.foundation, data, self.clusters)
         self.register_outputs(
             {
-                "clusters": {key: c.cluster_name for key, c in self.clusters.items()},
-                "registryLoginServer": registry.login_server,
-                "workloadClientIds": self.identities.client_ids,
+                "clusters": {key: c.name for key, c in self.clusters.items()},
+                "registryLoginServer": ctx.naming.registry_login_server(),
+                "workloadClientIds": self.foundation.identity_client_ids,
             }
         )
-        self.registry = registry
-        self.storage = storage
-        self.vault = vault
 
-    def _kafka(self, parts: KafkaParts) -> dict[str, dict[str, Any]]:
-        """The event backbone on the configured engine; returns each client's connection info."""
-        config, tenancies, registry, service, dns, deployer = (
-            parts.config,
-            parts.tenancies,
-            parts.registry,
-            parts.service,
-            parts.dns,
-            parts.deployer,
+
+def _networks(ctx: Context, log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, RegionalNetwork]:
+    config, naming = ctx.config, ctx.naming
+    egress, hub = config.network.egress, config.network.hub
+    hub_provider = None
+    if hub and hub.create_hub_side_peering:
+        # Named `hub-subscription` before it also served the hub's DNS zones.
+        hub_provider = ctx.subscription_provider(
+            parse_resource_id(hub.virtual_network_id).subscription, former_name="hub-subscription"
         )
-        kafka = config.kafka
-        if kafka is None:
-            return {}
-        principal_ids = self.identities.principal_ids
-        # Managed identities, and so their tokens, belong to the subscription's tenant.
-        tenant_id = deployer.tenant_id
-        child = pulumi.ResourceOptions(parent=self)
-        if kafka.engine == "eventhubs":
-            settings = kafka.event_hubs or EventHubsConfig()
-            backbone = EventHubsBackbone(
-                "events",
-                EventHubsBackboneArgs(
-                    service=service,
-                    kafka=kafka,
-                    settings=settings,
-                    principal_ids={client: principal_ids[client] for client in kafka.clients},
-                    subscription_id=deployer.subscription_id,
-                ),
-                opts=child,
-            )
-            return {
-                client: kafka_plan.connection_info(config, client, backbone.namespace_name) for client in kafka.clients
-            }
-
-        strimzi = kafka.strimzi
-        assert strimzi is not None
-        hosts, mirrors = config.kafka_clusters(), kafka_plan.mirror_clusters(config)
-        mirror_identity = (
-            MirrorIdentity(
-                self.identities.client_ids[kafka_plan.MIRROR_WORKLOAD], principal_ids[kafka_plan.MIRROR_WORKLOAD]
-            )
-            if mirrors
-            else None
-        )
-        kafkas: dict[str, StrimziKafka] = {}
-        for key in hosts:
-            cluster = config.clusters[key]
-            kafkas[key] = StrimziKafka(
-                f"kafka-{key}",
-                StrimziKafkaArgs(
-                    cluster_key=key,
-                    kafka=kafka,
-                    clients=[
-                        KafkaClientSpec(
-                            client, config.workloads[client].namespace, spec.authentication, principal_ids[client]
-                        )
-                        for client, spec in kafka.clients.items()
-                        if key in config.workload_clusters(client)
-                    ],
-                    tenant_id=tenant_id,
-                    remote_clusters=[other for other in mirrors if other != key],
-                    mirror=mirror_identity,
-                    replication=ReplicationEndpoint(
-                        bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
-                        subnet_name=parts.naming.regional("snet", cluster.region, f"{key}-nodes"),
-                        peer_ranges=kafka_plan.mirror_peer_ranges(config, key),
-                    )
-                    if key in mirrors
-                    else None,
-                    login_server=registry.login_server,
-                    pull_ready=[*registry.ready, dns, self.clusters[key].kubelet_pull_grant],
-                    protect=config.protect,
-                    team_namespaces=tenancies[key].namespaces,
-                    traffic=parts.traffic[key][kafka_plan.KAFKA_NAMESPACE],
-                    ready=parts.admission[key].ready,
-                ),
-                provider=self.clusters[key].kubernetes_provider,
-                opts=child,
-            )
-        for key in mirrors:
-            assert mirror_identity is not None  # made whenever there are mirrors
-            KafkaMirror(
-                f"kafka-mirror-{key}",
-                KafkaMirrorArgs(
-                    cluster_key=key,
-                    kafka=kafka,
-                    sources=[
-                        MirrorSource(
-                            other,
-                            kafka_plan.replication_bootstrap_address(config, other),
-                            self.clusters[other].kubernetes_provider,
-                            kafkas[other].kafka,
-                        )
-                        for other in mirrors
-                        if other != key
-                    ],
-                    identity=mirror_identity,
-                    tenant_id=tenant_id,
-                    local_kafka=kafkas[key].kafka,
-                ),
-                provider=self.clusters[key].kubernetes_provider,
-                opts=child,
-            )
-        return {client: kafka_plan.connection_info(config, client) for client in kafka.clients}
-
-    def _subscription_provider(self, subscription: str, former_name: str | None = None) -> pulumi_azure_native.Provider:
-        """A provider for another subscription (the hub's connectivity subscription), made once."""
-        if subscription not in self._providers:
-            self._providers[subscription] = pulumi_azure_native.Provider(
-                f"subscription-{subscription}",
-                subscription_id=subscription,
-                opts=pulumi.ResourceOptions(
-                    parent=self, aliases=[pulumi.Alias(name=former_name)] if former_name else None
-                ),
-            )
-        return self._providers[subscription]
-
-    def _networks(
-        self,
-        config: PlatformConfig,
-        naming: Naming,
-        tags: dict[str, str],
-        log_analytics_workspace_id: pulumi.Input[str],
-    ) -> dict[str, RegionalNetwork]:
-        egress, hub = config.network.egress, config.network.hub
-        hub_provider = None
-        if hub and hub.create_hub_side_peering:
-            # Named `hub-subscription` before it also served the hub's DNS zones.
-            hub_provider = self._subscription_provider(
-                parse_resource_id(hub.virtual_network_id).subscription, former_name="hub-subscription"
-            )
-        networks: dict[str, RegionalNetwork] = {}
-        previous_hub_peering = None
-        for region, vnet in config.network.regions.items():
-            regional = RegionalNetwork(
-                f"net-{region}",
-                RegionalNetworkArgs(
-                    naming=naming,
-                    region=region,
-                    address_space=list(vnet.address_space),
-                    subnets=region_subnets(config, region),
-                    outbound_type=egress.outbound_type,
-                    firewall=firewall_spec(config, region, log_analytics_workspace_id),
-                    nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
-                    nat_public_ip_count=egress.nat_gateway.public_ip_count,
-                    hub=HubPeeringSpec(
-                        hub.virtual_network_id,
-                        hub.create_hub_side_peering,
-                        hub.use_remote_gateways,
-                        provider=hub_provider,
-                        after=previous_hub_peering,
-                    )
-                    if hub
-                    else None,
-                    protect=config.protect,
-                    tags=tags,
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            previous_hub_peering = regional.hub_side_peering or previous_hub_peering
-            networks[region] = regional
-        # Regions of one environment reach each other directly (e.g. Kafka mirroring).
-        for first, second in combinations(networks.values(), 2):
-            peer_regions(first, second, parent=self)
-        return networks
-
-    def _private_dns(self, config: PlatformConfig, naming: Naming, tags: dict[str, str]) -> PrivateDns:
-        hub = config.network.hub
-        vnet_ids: dict[str, pulumi.Input[str]] = {
-            naming.regional("vnet", region): network.vnet_id for region, network in self.networks.items()
-        }
-        central = None
-        if hub and hub.private_dns_zones_resource_group_id:
-            zones_group = hub.private_dns_zones_resource_group_id
-            central = CentralZones(zones_group, self._subscription_provider(zones_group.split("/")[2]))
-        elif hub:
-            # Our zones: deploy runners and resolvers in the hub must resolve them too.
-            vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
-        return PrivateDns(
-            "dns",
-            PrivateDnsArgs(
+    networks: dict[str, RegionalNetwork] = {}
+    previous_hub_peering = None
+    for region, vnet in config.network.regions.items():
+        regional = RegionalNetwork(
+            f"net-{region}",
+            RegionalNetworkArgs(
                 naming=naming,
-                region=config.primary_region,
-                zones=private_dns_zones(config),
-                vnet_ids=vnet_ids,
-                central=central,
-                tags=tags,
+                region=region,
+                address_space=list(vnet.address_space),
+                subnets=region_subnets(config, region),
+                outbound_type=egress.outbound_type,
+                firewall=firewall_spec(config, region, log_analytics_workspace_id),
+                nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
+                nat_public_ip_count=egress.nat_gateway.public_ip_count,
+                hub=HubPeeringSpec(
+                    hub.virtual_network_id,
+                    hub.create_hub_side_peering,
+                    hub.use_remote_gateways,
+                    provider=hub_provider,
+                    after=previous_hub_peering,
+                )
+                if hub
+                else None,
+                protect=config.protect,
+                tags=ctx.tags,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=ctx.opts,
         )
+        previous_hub_peering = regional.hub_side_peering or previous_hub_peering
+        networks[region] = regional
+    # Regions of one environment reach each other directly (e.g. Kafka mirroring).
+    for first, second in combinations(networks.values(), 2):
+        peer_regions(first, second, parent=ctx.parent)
+    return networks
+
+
+def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> PrivateDns:
+    config, naming = ctx.config, ctx.naming
+    hub = config.network.hub
+    vnet_ids: dict[str, pulumi.Input[str]] = {
+        naming.regional("vnet", region): network.vnet_id for region, network in networks.items()
+    }
+    central = None
+    if hub and hub.private_dns_zones_resource_group_id:
+        zones_group = hub.private_dns_zones_resource_group_id
+        central = CentralZones(zones_group, ctx.subscription_provider(zones_group.split("/")[2]))
+    elif hub:
+        # Our zones: deploy runners and resolvers in the hub must resolve them too.
+        vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
+    return PrivateDns(
+        "dns",
+        PrivateDnsArgs(
+            naming=naming,
+            region=config.primary_region,
+            zones=private_dns_zones(config),
+            vnet_ids=vnet_ids,
+            central=central,
+            tags=ctx.tags,
+        ),
+        opts=ctx.opts,
+    )
+
+
+def _foundation_reference(config: PlatformConfig) -> FoundationOutputs:
+    return FoundationOutputs.read(
+        subnets=subnet_keys(config),
+        zones=private_dns_zones(config),
+        workloads=identity_workloads(config),
+        storage_key=config.storage.customer_managed_key,
+    )
+
+
+def _cluster_reference(config: PlatformConfig, key: str) -> ClusterOutputs:
+    hosts_kafka = config.kafka is not None and config.kafka.engine == "strimzi" and key in config.kafka_clusters()
+    outputs = ClusterOutputs.read(key, kafka=hosts_kafka)
+    # Named as the cluster unit's own provider (and as the single stack's), so resources moved
+    # here with `pulumi state move` keep theirs (docs/migration.md).
+    provider = kubernetes.Provider(
+        f"aks-{key}-k8s",
+        kubeconfig=outputs.kubeconfig,
+        cluster_identifier=Naming(config.prefix, config.environment).cluster(key),
+        enable_server_side_apply=True,
+    )
+    return dataclasses.replace(outputs, provider=provider)
+
+
+def deploy(config: PlatformConfig, unit: Unit | None) -> None:
+    """Build one deployment unit of the environment (None: all of them in one stack) and export
+    its contract and what people use (kubeconfigs, Kafka connection info, workload context)."""
+    if unit is None:
+        _deploy_single_stack(config)
+        return
+    ctx = Context(config)
+    if unit.layer == "foundation":
+        foundation = build_foundation(ctx)
+        for name, value in foundation.to_exports().items():
+            pulumi.export(name, value)
+        pulumi.export("registryLoginServer", ctx.naming.registry_login_server())
+        # Client IDs of the workload identities, for pods outside the platform's service accounts.
+        pulumi.export("workloadIdentities", foundation.identity_client_ids)
+    elif unit.layer == "data":
+        data = build_data(ctx, _foundation_reference(config))
+        for name, value in data.to_exports().items():
+            pulumi.export(name, value)
+    elif unit.layer == "cluster":
+        cluster = build_cluster(ctx, unit.cluster, _foundation_reference(config))
+        for name, value in cluster.to_exports().items():
+            pulumi.export(name, value)
+        pulumi.export(
+            "cluster",
+            {"name": cluster.name, "resourceGroup": cluster.resource_group_name, "oidcIssuerUrl": cluster.oidc_issuer_url},
+        )
+    elif unit.layer == "tenants":
+        data_outputs = DataOutputs.read(
+            containers={key: list(account.containers) for key, account in config.storage.accounts.items()},
+            event_hubs=config.kafka is not None and config.kafka.engine == "eventhubs",
+        )
+        clusters = {key: _cluster_reference(config, key) for key in config.clusters}
+        connections = build_tenants(ctx, _foundation_reference(config), data_outputs, clusters)
+        # Per Kafka client: bootstrap servers per cluster, security protocol, SASL mechanism,
+        # token scope, topics. No secret: clients sign in with their workload identity.
+        pulumi.export("kafkaClients", connections)
+        # What the golden workloads (examples/) are filled in with.
+        pulumi.export("workloadContext", workload_context(config))
+    else:
+        clusters = {key: ClusterOutputs.read(key, kafka=False) for key in config.clusters}
+        fleet = build_fleet(ctx, clusters)
+        pulumi.export("fleetId", fleet.fleet_id)
+
+
+def _deploy_single_stack(config: PlatformConfig) -> None:
+    platform = Platform(f"platform-{config.environment}", PlatformArgs(config))
+    pulumi.export(
+        "clusters",
+        {
+            key: {"name": c.name, "resourceGroup": c.resource_group_name, "oidcIssuerUrl": c.oidc_issuer_url}
+            for key, c in platform.clusters.items()
+        },
+    )
+    pulumi.export("workloadIdentities", platform.foundation.identity_client_ids)
+    pulumi.export("registryLoginServer", Naming(config.prefix, config.environment).registry_login_server())
+    pulumi.export("kafkaClients", platform.kafka_connections)
+    pulumi.export("workloadContext", workload_context(config))
+    # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
+    pulumi.export("kubeconfigs", {key: c.kubeconfig for key, c in platform.clusters.items()})

@@ -20,6 +20,7 @@ def assign_role(
     parent: pulumi.Resource,
     principal_type: authorization.PrincipalType | None = authorization.PrincipalType.SERVICE_PRINCIPAL,
     depends_on: list[pulumi.Resource] | None = None,
+    aliases: list[pulumi.Alias] | None = None,
 ) -> authorization.RoleAssignment:
     """Grant a built-in role to a principal on exactly one resource.
 
@@ -42,7 +43,9 @@ def assign_role(
         description=principal.apply(lambda key: f"{role} for {key} (managed by Pulumi)"),
         # The name is fixed by the grant, so a new principal (a replaced identity) needs the
         # old assignment gone first: Azure rejects a second one of the same name.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, delete_before_replace=True),
+        opts=pulumi.ResourceOptions(
+            parent=parent, depends_on=depends_on, delete_before_replace=True, aliases=aliases
+        ),
     )
 
 

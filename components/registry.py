@@ -132,7 +132,6 @@ class ContainerRegistry(pulumi.ComponentResource):
 
         self.registry_id = registry.id
         self.registry_name = registry_name
-        # Known before the registry exists, so chart values need not wait for it.
-        self.login_server = f"{registry_name}.azurecr.io"
+        self.login_server = naming.registry_login_server()
         self.ready = ready
         self.register_outputs({"registryId": registry.id, "loginServer": self.login_server})

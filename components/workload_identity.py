@@ -9,6 +9,7 @@ identity's client ID, are created in each cluster by `components.tenancy`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pulumi
@@ -49,16 +50,18 @@ class WorkloadSpec:
 class WorkloadIdentitiesArgs:
     naming: Naming
     region: str
-    workloads: list[WorkloadSpec]
-    subscription_id: pulumi.Input[str]
+    workloads: list[str]
     tags: dict[str, str] = field(default_factory=dict)
 
 
 class WorkloadIdentities(pulumi.ComponentResource):
-    """Outputs: `client_ids[workload]` and `principal_ids[workload]`."""
+    """One user-assigned identity per workload, in the environment's identity resource group.
+
+    Outputs: `client_ids`, `principal_ids` and `names` (by workload), `resource_group_name`."""
 
     client_ids: dict[str, pulumi.Output[str]]
     principal_ids: dict[str, pulumi.Output[str]]
+    names: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: WorkloadIdentitiesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:identity:WorkloadIdentities", name, None, opts)
@@ -66,29 +69,65 @@ class WorkloadIdentities(pulumi.ComponentResource):
         group = resource_group(
             name, naming.regional("rg", args.region, "identity"), args.region, args.tags, parent=self
         )
-        self.client_ids, self.principal_ids = {}, {}
+        self.client_ids, self.principal_ids, self.names = {}, {}, {}
         for workload in args.workloads:
-            prefix = f"{name}-{workload.name}"
             identity = managedidentity.UserAssignedIdentity(
-                prefix,
-                resource_name_=naming.name("id", "workload", workload.name),
+                f"{name}-{workload}",
+                resource_name_=naming.name("id", "workload", workload),
                 resource_group_name=group.name,
                 location=args.region,
-                tags={**args.tags, "workload": workload.name},
+                tags={**args.tags, "workload": workload},
                 opts=pulumi.ResourceOptions(parent=self),
             )
+            self.client_ids[workload] = identity.client_id
+            self.principal_ids[workload] = identity.principal_id
+            self.names[workload] = identity.name
+        self.resource_group_name = group.name
+        self.register_outputs({"clientIds": self.client_ids})
+
+
+@dataclass(frozen=True)
+class WorkloadAccessArgs:
+    naming: Naming
+    workloads: list[WorkloadSpec]
+    # Each workload's identity (WorkloadIdentities): its name, object ID, and resource group.
+    identity_names: Mapping[str, pulumi.Input[str]]
+    principal_ids: Mapping[str, pulumi.Input[str]]
+    identity_resource_group: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+
+
+class WorkloadAccess(pulumi.ComponentResource):
+    """What each workload's identity may do: one federated credential per cluster it runs on
+    and a role assignment per grant. These change with the workloads (the tenants' layer);
+    the identities themselves are the foundation's, so their client IDs stay put."""
+
+    def __init__(self, name: str, args: WorkloadAccessArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:identity:WorkloadAccess", name, None, opts)
+        naming = args.naming
+        # Named (and once parented) as WorkloadIdentities'; the alias keeps them across the
+        # split of a deployed single-stack environment (docs/migration.md).
+        moved = [
+            pulumi.Alias(
+                parent=pulumi.create_urn(name, "platform:identity:WorkloadIdentities", parent=opts.parent if opts else None)
+            )
+        ]
+        for workload in args.workloads:
+            prefix = f"{name}-{workload.name}"
             previous: pulumi.Resource | None = None
             for cluster_key, issuer in workload.issuers.items():
                 # One at a time: Azure rejects concurrent writes of credentials on one identity.
                 previous = managedidentity.FederatedIdentityCredential(
                     f"{prefix}-{cluster_key}",
                     federated_identity_credential_resource_name=naming.cluster(cluster_key),
-                    resource_name_=identity.name,
-                    resource_group_name=group.name,
+                    resource_name_=args.identity_names[workload.name],
+                    resource_group_name=args.identity_resource_group,
                     issuer=issuer,
                     subject=service_account_subject(workload.namespace, workload.service_account),
                     audiences=[TOKEN_EXCHANGE_AUDIENCE],
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
+                    opts=pulumi.ResourceOptions(
+                        parent=self, depends_on=[previous] if previous else None, aliases=moved
+                    ),
                 )
             for grant in workload.grants:
                 assign_role(
@@ -96,11 +135,10 @@ class WorkloadIdentities(pulumi.ComponentResource):
                     role=grant.role,
                     scope=grant.scope,
                     scope_key=f"{naming.environment}/{grant.scope_key}",
-                    principal_id=identity.principal_id,
+                    principal_id=args.principal_ids[workload.name],
                     principal_key=f"{naming.environment}/workload/{workload.name}",
                     subscription_id=args.subscription_id,
                     parent=self,
+                    aliases=moved,
                 )
-            self.client_ids[workload.name] = identity.client_id
-            self.principal_ids[workload.name] = identity.principal_id
-        self.register_outputs({"clientIds": self.client_ids})
+        self.register_outputs({})

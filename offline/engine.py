@@ -35,7 +35,8 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from offline.mocks import OfflineMocks
-from offline.stackfile import StackConfig, read_stack_config
+from planning.layers import UNIT_SEPARATOR
+from validation.stackfile import StackConfig, project_name, read_stack_config, stack_file
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _SECRET_SIG = rpc._special_sig_key
@@ -430,6 +431,14 @@ def run_program(
     return plan
 
 
+def unit_stack_config(project_dir: Path, stack: str) -> StackConfig:
+    """A stack's own config, as the CLI would pass it: a unit stack's file (`Pulumi.prod.data.yaml`,
+    which holds its secrets provider) may not exist yet, and then it has no config."""
+    if UNIT_SEPARATOR in stack and not stack_file(project_dir, stack).exists():
+        return StackConfig(project_name(project_dir), stack, {}, [])
+    return read_stack_config(project_dir, stack)
+
+
 def preview_stack(
     stack: str,
     project_dir: Path = PROJECT_ROOT,
@@ -439,9 +448,9 @@ def preview_stack(
     cloud: str | None = None,
     stack_outputs: Mapping[str, dict[str, Any]] | None = None,
 ) -> Plan:
-    """Preview a stack from its stack file, e.g. `preview_stack("prod")`."""
+    """Preview a stack from its stack file, e.g. `preview_stack("prod.foundation")`."""
     return run_program(
-        read_stack_config(project_dir, stack),
+        unit_stack_config(project_dir, stack),
         project_dir,
         preview=preview,
         fast_aliases=fast_aliases,

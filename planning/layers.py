@@ -14,11 +14,12 @@ network team's and the workload team's deployments):
   namespaces and RBAC, Kueue queues, Kafka topics and users, MirrorMaker and its CA copies;
 - `fleet` (two or more clusters): Fleet Manager, members, update strategies.
 
-`unit_of` assigns a resource of today's single-stack plan to its unit, from the platform
-component that owns it and, where one component spans layers, the resource's type. The split
-of the program and the migration of a deployed environment (`pulumi state move`) both follow
-this one mapping; tests/test_deployment_units.py checks it covers every resource of every stack
-exactly once.
+Every platform component belongs to one layer (a component that spanned two was split:
+identities and their access, Kueue's flavors and the teams' queues, the Kafka and its topics
+and users). `unit_of` assigns a resource of the single-stack layout to its unit from the
+component that owns it; the migration of a deployed environment (`pulumi state move`,
+docs/migration.md) follows this one mapping, and tests/test_deployment_units.py checks that it
+agrees with what each unit's program builds.
 """
 
 from __future__ import annotations
@@ -43,6 +44,51 @@ class Unit:
         return f"{environment}.{self.layer}" + (f"-{self.cluster}" if self.cluster else "")
 
 
+# Stacks are `<environment>.<unit>`; an environment's name has no dot (validation checks).
+UNIT_SEPARATOR = "."
+
+
+def parse_stack(stack: str) -> tuple[str, Unit | None]:
+    """`prod.cluster-eus2` -> ("prod", Unit("cluster", "eus2")); `prod` -> ("prod", None).
+
+    Raises ValueError for a unit that is not a layer."""
+    environment, separator, unit = stack.partition(UNIT_SEPARATOR)
+    if not separator:
+        return stack, None
+    layer, _, cluster = unit.partition("-")
+    if layer not in LAYERS or (layer == "cluster") != bool(cluster):
+        raise ValueError(
+            f"stack {stack}: {unit!r} is not a deployment unit "
+            f"(foundation, data, cluster-<key>, tenants, fleet)"
+        )
+    return environment, Unit(layer, cluster)  # type: ignore[arg-type]
+
+
+def environment_units(clusters: Sequence[str], canaries: Sequence[str], fleet: bool) -> list[list[Unit]]:
+    """The environment's units as deploy waves: each wave needs only the ones before it.
+
+    foundation; data; the canary clusters; the other clusters; tenants; fleet (with two or more
+    clusters). Clusters of one wave deploy side by side; a failed canary stops the rest."""
+    canary = [key for key in clusters if key in canaries]
+    rest = [key for key in clusters if key not in canaries]
+    waves = [[Unit("foundation")], [Unit("data")]]
+    waves += [[Unit("cluster", key) for key in wave] for wave in (canary, rest) if wave]
+    waves.append([Unit("tenants")])
+    if fleet:
+        waves.append([Unit("fleet")])
+    return waves
+
+
+# The units each layer reads through stack references.
+UPSTREAM: dict[Layer, tuple[Layer, ...]] = {
+    "foundation": (),
+    "data": ("foundation",),
+    "cluster": ("foundation",),
+    "tenants": ("foundation", "data", "cluster"),
+    "fleet": ("cluster",),
+}
+
+
 class Registered(Protocol):
     """What the mapping reads of a registered resource (offline.engine.CapturedResource has it)."""
 
@@ -65,6 +111,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:registry:ContainerRegistry": "foundation",
     "platform:security:KeyVault": "foundation",
     "platform:identity:WorkloadIdentities": "foundation",
+    "platform:identity:WorkloadAccess": "tenants",
     "platform:data:PrivateStorage": "data",
     "platform:kafka:EventHubsBackbone": "data",
     "platform:aks:Cluster": "cluster",
@@ -73,25 +120,12 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:gpu:Stack": "cluster",
     "platform:kafka:StrimziKafka": "cluster",
     "platform:tenancy:ClusterTenancy": "tenants",
+    "platform:gpu:TeamQueues": "tenants",
+    "platform:kafka:KafkaAccess": "tenants",
     "platform:kafka:KafkaMirror": "tenants",
     "platform:fleet:Fleet": "fleet",
     # Resources the composition itself registers: the peerings between regions.
     "platform:index:Platform": "foundation",
-}
-
-# Within a component, resource types that belong to another layer: what teams change daily
-# leaves the component's slow-moving layer.
-TYPE_LAYERS: dict[tuple[str, str], Layer] = {
-    # Identities are foundation (their client IDs go into config and manifests); their
-    # federated credentials and grants change with the workloads.
-    ("platform:identity:WorkloadIdentities", "azure-native:managedidentity:FederatedIdentityCredential"): "tenants",
-    ("platform:identity:WorkloadIdentities", "azure-native:authorization:RoleAssignment"): "tenants",
-    # Kueue's flavors are the cluster's; the teams' queues are the tenants'.
-    ("platform:gpu:Stack", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"): "tenants",
-    ("platform:gpu:Stack", "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue"): "tenants",
-    # The Kafka cluster is the cluster's; topics and users are the tenants'.
-    ("platform:kafka:StrimziKafka", "kubernetes:kafka.strimzi.io/v1:KafkaTopic"): "tenants",
-    ("platform:kafka:StrimziKafka", "kubernetes:kafka.strimzi.io/v1:KafkaUser"): "tenants",
 }
 
 # Components registered once per cluster, named `<kind>-<cluster>`.
@@ -126,7 +160,7 @@ def unit_of(resource: Registered, by_urn: Mapping[str, Registered], clusters: Se
     owner = _owner(resource, by_urn)
     if owner is None:
         raise UnmappedResource(f"{resource.type} {resource.name}: no platform component owns it")
-    layer = TYPE_LAYERS.get((owner.type, resource.type), COMPONENT_LAYERS[owner.type])
+    layer = COMPONENT_LAYERS[owner.type]
     return Unit(layer, _cluster_of(owner, clusters) if layer == "cluster" else "")
 
 

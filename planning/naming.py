@@ -68,6 +68,10 @@ class Naming:
     def registry(self) -> str:
         return f"cr{self.prefix}{self.environment}"
 
+    def registry_login_server(self) -> str:
+        """Known before the registry exists, so chart values and admission need not wait for it."""
+        return f"{self.registry()}.azurecr.io"
+
     def key_vault(self, region: str) -> str:
         return self.regional("kv", region)
 

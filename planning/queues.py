@@ -86,13 +86,23 @@ def cluster_queue(team: str, pools: list[PoolCapacity]) -> Manifest:
     )
 
 
-def cluster_manifests(
-    cluster: ClusterConfig, gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]
-) -> list[Manifest]:
-    """Every Kueue object of one cluster, flavors first."""
-    manifests = [resource_flavor(p.name, p.gpu_pool, cluster) for p in gpu_pools]
+def flavor_manifests(cluster: ClusterConfig, gpu_pools: list[PoolCapacity]) -> list[Manifest]:
+    """The cluster's Kueue ResourceFlavors, one per GPU pool: the platform's, with the pools."""
+    return [resource_flavor(p.name, p.gpu_pool, cluster) for p in gpu_pools]
+
+
+def queue_manifests(gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]) -> list[Manifest]:
+    """Each team's ClusterQueue and a LocalQueue in each of its namespaces: the tenants'."""
+    manifests = []
     for team in sorted({team for p in gpu_pools for team in p.gpu_pool.quotas}):
         manifests.append(cluster_queue(team, gpu_pools))
         for namespace in teams[team].namespaces:
             manifests.append(Manifest("LocalQueue", LOCAL_QUEUE, {"clusterQueue": f"team-{team}"}, namespace=namespace))
     return manifests
+
+
+def cluster_manifests(
+    cluster: ClusterConfig, gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]
+) -> list[Manifest]:
+    """Every Kueue object of one cluster, flavors first."""
+    return flavor_manifests(cluster, gpu_pools) + queue_manifests(gpu_pools, teams)

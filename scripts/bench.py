@@ -105,7 +105,7 @@ def synthetic_fleet(clusters: int) -> dict:
 
 def preview_synthetic(clusters: int):
     from offline.engine import run_program
-    from offline.stackfile import StackConfig, as_cli_string, read_stack_config
+    from validation.stackfile import StackConfig, as_cli_string, read_stack_config
 
     values = synthetic_fleet(clusters)
     encoded = {k: as_cli_string(v) for k, v in values.items()}

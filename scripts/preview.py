@@ -27,7 +27,7 @@ from offline.engine import PROJECT_ROOT, preview_stack
 from offline.policy import PolicyConfigError, review_plan
 from offline.render import capacity_table, headroom_table, print_error, print_plan, print_review
 from offline.report import StackReport, markdown
-from offline.stackfile import available_stacks, read_stack_config
+from validation.stackfile import available_stacks, read_stack_config
 from planning.capacity import plan_capacity
 from validation.loader import parse_platform_config
 

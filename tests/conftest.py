@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from offline.engine import Plan, preview_stack, run_program  # noqa: E402
-from offline.stackfile import StackConfig, as_cli_string, read_stack_config  # noqa: E402
+from validation.stackfile import StackConfig, as_cli_string, read_stack_config  # noqa: E402
 
 STACKS = ("dev", "staging", "prod")
 # With the 7,600-GPU-node fleet, for the tests that hold for every stack file.

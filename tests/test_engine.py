@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from offline.engine import preview_stack, run_program
-from offline.stackfile import SECRET_PLACEHOLDER, StackConfig, read_stack_config
+from validation.stackfile import SECRET_PLACEHOLDER, StackConfig, read_stack_config
 from tests.conftest import ROOT, STACKS, second_preview
 
 FIXTURE = ROOT / "tests" / "fixtures" / "apply_program"

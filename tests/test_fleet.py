@@ -6,7 +6,7 @@ import pytest
 
 from offline.engine import preview_stack
 from offline.inputs import input_problems
-from offline.stackfile import read_stack_config
+from validation.stackfile import read_stack_config
 from planning.capacity import plan_capacity
 from tests.conftest import ROOT
 from validation.loader import parse_platform_config
@@ -88,7 +88,7 @@ def test_the_benchmarks_synthetic_fleet_is_a_valid_config():
     from bench import synthetic_fleet
 
     values = synthetic_fleet(50)
-    from offline.stackfile import as_cli_string
+    from validation.stackfile import as_cli_string
 
     raw = {k: as_cli_string(v) for k, v in values.items()}
     capacity = plan_capacity(parse_platform_config(raw))

@@ -16,7 +16,7 @@ from facts.event_hubs import EVENT_HUBS_TIERS
 from offline.chartcheck import crd_problems, manifest_of
 from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uuid
 from offline.reference import facts_table, reference_file
-from offline.stackfile import read_stack_config
+from validation.stackfile import read_stack_config
 from planning import kafka as kafka_plan
 from planning.charts import STRIMZI
 from tests.conftest import ROOT, run_with

@@ -20,7 +20,7 @@ from facts.gpu import GPU_VM_SIZES
 from offline import identities as bootstrap
 from offline.engine import CapturedResource, ResourceOptions
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
-from offline.stackfile import read_stack_config
+from validation.stackfile import read_stack_config
 from planning import permissions
 from planning.cluster_traffic import component_namespaces
 from planning.permissions import AKS, check, deploy_operations, refresh_operations, view

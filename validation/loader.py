@@ -11,11 +11,14 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 
+from planning.layers import Unit, parse_stack
+
 from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
 from stackconfig.yaml_scalars import ambiguous_scalars
 from validation.checks import ConfigProblem, find_problems
+from validation.stackfile import read_stack_config, stack_file
 
 # Config namespaces a stack file may use: the program's and its providers'. Anything else (a
 # misspelt `platfrom:protect`) would be read by nothing.
@@ -106,8 +109,28 @@ def _namespace_problems(raw: Mapping[str, Any]) -> list[ConfigProblem]:
     return problems
 
 
+def unit_problems(config: PlatformConfig, unit: Unit, stack: str) -> list[ConfigProblem]:
+    """A unit stack that names what the environment does not have."""
+    if unit.layer == "cluster" and unit.cluster not in config.clusters:
+        return [
+            ConfigProblem(
+                key("clusters"),
+                f"stack {stack} deploys cluster {unit.cluster}, which is not one of the environment's "
+                f"clusters ({', '.join(config.clusters)})",
+            )
+        ]
+    if unit.layer == "fleet" and not config.has_fleet:
+        return [ConfigProblem(key("clusters"), f"stack {stack}: a fleet needs two or more clusters")]
+    return []
+
+
 def parse_platform_config(
-    raw: Mapping[str, Any], *, stack: str | None = None, stack_file: Path | None = None
+    raw: Mapping[str, Any],
+    *,
+    stack: str | None = None,
+    stack_file: Path | None = None,
+    unit: Unit | None = None,
+    unit_stack: str | None = None,
 ) -> PlatformConfig:
     """Validate `platform:` config given as {"platform:network": <json or value>, ...}.
 
@@ -148,6 +171,8 @@ def parse_platform_config(
                 "environment (prod, or a prod-<name> variant of it)",
             )
         )
+    if config is not None and unit is not None:
+        problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
     if problems or config is None:
         raise ConfigError(_redacted(sorted(set(problems)), [value for _, _, value in credentials]))
     return config
@@ -173,15 +198,46 @@ def current_stack_config() -> dict[str, Any]:
 
 
 def stack_file_of(stack: str, project_dir: Path | None = None) -> Path:
-    """The stack file the CLI read (Pulumi.yaml's stackConfigDir), relative to the project."""
-    import yaml
-
-    root = project_dir or Path.cwd()
-    settings = yaml.safe_load((root / "Pulumi.yaml").read_text()) if (root / "Pulumi.yaml").exists() else {}
-    return root / str((settings or {}).get("stackConfigDir", ".")) / f"Pulumi.{stack}.yaml"
+    """The stack file the CLI reads (Pulumi.yaml's stackConfigDir), relative to the project."""
+    return stack_file(project_dir or Path.cwd(), stack)
 
 
-def load_environment() -> PlatformConfig:
-    """The validated config of the stack being deployed."""
+def environment_config(environment: str, own: Mapping[str, Any], project_dir: Path | None = None) -> dict[str, str]:
+    """What a unit of `environment` is configured with: the environment's stack file, read as
+    the CLI reads a stack file. The unit's own stack file holds its secrets provider only;
+    `platform:` keys there would be read by one unit and not the others, so they are problems,
+    as are `secure:` values in the environment's file (a unit cannot decrypt another stack's)."""
+    path = stack_file_of(environment, project_dir)
+    stray = [name for name in own if name.startswith(f"{NAMESPACE}:")]
+    problems = [
+        ConfigProblem(name, f"is set on a unit's stack; it belongs in {path.name}, which every unit reads")
+        for name in stray
+    ]
+    if not path.exists():
+        problems.append(ConfigProblem(f"{NAMESPACE}:", f"{path.name} not found: every unit of {environment} reads it"))
+        raise ConfigError(problems)
+    document = read_stack_config(project_dir or Path.cwd(), environment)
+    problems += [
+        ConfigProblem(name, f"is a secret; {WHERE_SECRETS_BELONG}")
+        for name in document.secret_keys
+    ]
+    if problems:
+        raise ConfigError(problems)
+    return document.values
+
+
+def load_environment() -> tuple[PlatformConfig, Unit | None]:
+    """The validated config of the environment being deployed, and the unit of this stack
+    (None for the single-stack layout)."""
     stack = pulumi.get_stack()
-    return parse_platform_config(current_stack_config(), stack=stack, stack_file=stack_file_of(stack))
+    try:
+        environment, unit = parse_stack(stack)
+    except ValueError as error:
+        raise ConfigError([ConfigProblem("stack", str(error))]) from None
+    if unit is None:
+        return parse_platform_config(current_stack_config(), stack=stack, stack_file=stack_file_of(stack)), None
+    raw = environment_config(environment, current_stack_config())
+    return (
+        parse_platform_config(raw, stack=environment, stack_file=stack_file_of(environment), unit=unit, unit_stack=stack),
+        unit,
+    )

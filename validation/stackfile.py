@@ -1,4 +1,7 @@
-"""Read a project's Pulumi.yaml and a stack file the way the Pulumi CLI hands them over."""
+"""Read a project's Pulumi.yaml and a stack file the way the Pulumi CLI hands them over.
+
+The offline engine reads a unit's own stack file with it (as the CLI would); the program reads
+the environment's file with it, since every unit of an environment shares that one document."""
 
 from __future__ import annotations
 

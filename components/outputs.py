@@ -1,0 +1,217 @@
+"""The output contract of each deployment unit: what its stack exports for the units after it.
+
+One module that producers and consumers both import (docs/decisions/0006-deployment-units.md):
+a producer exports `to_exports()`, a consumer reads the same dataclass back with `read(...)`
+from a `pulumi.StackReference`, so a renamed field fails in both at once. Each export carries
+`contractVersion`; a consumer refuses a producer of another version instead of reading a
+field that moved. Bump CONTRACT_VERSION with any change a consumer would misread, and deploy
+producers first (the workflow's order does).
+
+Keys of the maps (regions, subnets, zones, workloads, storage accounts) come from the
+environment's config, which every unit validates whole; values come from the producer's
+state. In the single-stack composition the same dataclasses carry the resources' outputs
+directly, plus `after`: resources to wait for, which only exist within one stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+
+from components.keyvault import CustomerManagedKey
+from planning.layers import Unit, parse_stack
+
+CONTRACT_VERSION = 1
+VERSION_KEY = "contractVersion"
+
+
+class ContractMismatch(pulumi.RunError):
+    """A producer stack exports another contract version than this program reads."""
+
+
+def _checked(reference: pulumi.StackReference, stack: str) -> pulumi.Output[Any]:
+    def check(version: Any) -> Any:
+        if version != CONTRACT_VERSION:
+            raise ContractMismatch(
+                f"stack {stack} exports output contract {version!r}, this program reads {CONTRACT_VERSION}: "
+                f"deploy {stack} from this commit first (docs/deploying.md, 'Order')"
+            )
+        return version
+
+    return reference.require_output(VERSION_KEY).apply(check)
+
+
+def _field(reference: pulumi.StackReference, version: pulumi.Output[Any], name: str, *path: str) -> pulumi.Output[Any]:
+    """One value of a producer's outputs, read once its contract version checked out."""
+
+    def pick(values: list[Any]) -> Any:
+        value = values[1]
+        for part in path:
+            value = value[part]
+        return value
+
+    return pulumi.Output.all(version, reference.require_output(name)).apply(pick)
+
+
+def _reference(unit: Unit) -> tuple[pulumi.StackReference, pulumi.Output[Any], str]:
+    """A unit of this stack's environment: `prod-scale.cluster-eus2` reads `prod-scale.foundation`."""
+    stack = unit.stack(parse_stack(pulumi.get_stack())[0])
+    reference = pulumi.StackReference(stack)
+    return reference, _checked(reference, stack), stack
+
+
+@dataclass(frozen=True)
+class FoundationOutputs:
+    """Networks, DNS, registry, Key Vault and the workloads' identities."""
+
+    log_analytics_workspace_id: pulumi.Input[str]
+    monitor_workspace_id: pulumi.Input[str]
+    # region -> VNet ID; region -> subnet key (`<cluster>-nodes`, `private-endpoints`) -> ID
+    vnet_ids: Mapping[str, pulumi.Input[str]]
+    subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
+    # region -> the public addresses its egress leaves from (NAT or firewall)
+    egress_ips: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
+    # private DNS zone name -> ID
+    dns_zone_ids: Mapping[str, pulumi.Input[str]]
+    registry_id: pulumi.Input[str]
+    key_vault_id: pulumi.Input[str]
+    storage_key: CustomerManagedKey | None
+    # workload -> its managed identity's client ID, object ID and name
+    identity_client_ids: Mapping[str, pulumi.Input[str]]
+    identity_principal_ids: Mapping[str, pulumi.Input[str]]
+    identity_names: Mapping[str, pulumi.Input[str]]
+    identity_resource_group: pulumi.Input[str]
+    # Within one stack: what clusters wait for (DNS links, registry endpoint and cache rules),
+    # and the DNS zones' VNet links by (zone, VNet name).
+    after: Sequence[pulumi.Resource] = field(default=(), compare=False)
+    dns_links: Mapping[tuple[str, str], pulumi.Resource] = field(default_factory=dict, compare=False)
+
+    def to_exports(self) -> dict[str, Any]:
+        return {
+            VERSION_KEY: CONTRACT_VERSION,
+            "logAnalyticsWorkspaceId": self.log_analytics_workspace_id,
+            "monitorWorkspaceId": self.monitor_workspace_id,
+            "vnetIds": dict(self.vnet_ids),
+            "subnetIds": {region: dict(ids) for region, ids in self.subnet_ids.items()},
+            "egressIps": dict(self.egress_ips),
+            "dnsZoneIds": dict(self.dns_zone_ids),
+            "registryId": self.registry_id,
+            "keyVaultId": self.key_vault_id,
+            "storageKey": None
+            if self.storage_key is None
+            else {
+                "vaultUri": self.storage_key.vault_uri,
+                "keyId": self.storage_key.key_id,
+                "keyName": self.storage_key.key_name,
+            },
+            "identities": {
+                "clientIds": dict(self.identity_client_ids),
+                "principalIds": dict(self.identity_principal_ids),
+                "names": dict(self.identity_names),
+                "resourceGroup": self.identity_resource_group,
+            },
+        }
+
+    @staticmethod
+    def read(
+        *,
+        subnets: Mapping[str, Sequence[str]],
+        zones: Sequence[str],
+        workloads: Sequence[str],
+        storage_key: bool,
+    ) -> FoundationOutputs:
+        """The foundation's outputs; `subnets` (region -> keys), `zones`, `workloads` from config."""
+        ref, version, _ = _reference(Unit("foundation"))
+
+        def get(name: str, *path: str) -> pulumi.Output[Any]:
+            return _field(ref, version, name, *path)
+
+        return FoundationOutputs(
+            log_analytics_workspace_id=get("logAnalyticsWorkspaceId"),
+            monitor_workspace_id=get("monitorWorkspaceId"),
+            vnet_ids={region: get("vnetIds", region) for region in subnets},
+            subnet_ids={region: {key: get("subnetIds", region, key) for key in keys} for region, keys in subnets.items()},
+            egress_ips={region: get("egressIps", region) for region in subnets},
+            dns_zone_ids={zone: get("dnsZoneIds", zone) for zone in zones},
+            registry_id=get("registryId"),
+            key_vault_id=get("keyVaultId"),
+            storage_key=CustomerManagedKey(
+                vault_uri=get("storageKey", "vaultUri"),
+                key_id=get("storageKey", "keyId"),
+                key_name=get("storageKey", "keyName"),
+            )
+            if storage_key
+            else None,
+            identity_client_ids={w: get("identities", "clientIds", w) for w in workloads},
+            identity_principal_ids={w: get("identities", "principalIds", w) for w in workloads},
+            identity_names={w: get("identities", "names", w) for w in workloads},
+            identity_resource_group=get("identities", "resourceGroup"),
+        )
+
+
+@dataclass(frozen=True)
+class DataOutputs:
+    """Storage accounts and their containers; the Event Hubs namespace where it is the engine."""
+
+    # account key -> container -> ID
+    container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
+    event_hubs_namespace: pulumi.Input[str] | None
+
+    def to_exports(self) -> dict[str, Any]:
+        return {
+            VERSION_KEY: CONTRACT_VERSION,
+            "containerIds": {account: dict(ids) for account, ids in self.container_ids.items()},
+            "eventHubsNamespace": self.event_hubs_namespace,
+        }
+
+    @staticmethod
+    def read(*, containers: Mapping[str, Sequence[str]], event_hubs: bool) -> DataOutputs:
+        ref, version, _ = _reference(Unit("data"))
+        return DataOutputs(
+            container_ids={
+                account: {name: _field(ref, version, "containerIds", account, name) for name in names}
+                for account, names in containers.items()
+            },
+            event_hubs_namespace=_field(ref, version, "eventHubsNamespace") if event_hubs else None,
+        )
+
+
+@dataclass(frozen=True)
+class ClusterOutputs:
+    """One AKS cluster: what tenants and the fleet reach it by."""
+
+    cluster_id: pulumi.Input[str]
+    oidc_issuer_url: pulumi.Input[str]
+    # A kubelogin kubeconfig: no credential in it, but kept secret like any kubeconfig.
+    kubeconfig: pulumi.Input[str]
+    # The cluster's `Kafka` resource, where it hosts one.
+    kafka_id: pulumi.Input[str] | None
+    # Within one stack: the Kubernetes provider, the Kafka and Kueue resources to wait for.
+    provider: Any = field(default=None, compare=False)
+    kafka: pulumi.Resource | None = field(default=None, compare=False)
+    kueue: pulumi.Resource | None = field(default=None, compare=False)
+    # For people (the cluster unit's `cluster` export), not read by other units.
+    name: pulumi.Input[str] | None = field(default=None, compare=False)
+    resource_group_name: pulumi.Input[str] | None = field(default=None, compare=False)
+
+    def to_exports(self) -> dict[str, Any]:
+        return {
+            VERSION_KEY: CONTRACT_VERSION,
+            "clusterId": self.cluster_id,
+            "oidcIssuerUrl": self.oidc_issuer_url,
+            "kubeconfig": self.kubeconfig,
+            "kafkaId": self.kafka_id,
+        }
+
+    @staticmethod
+    def read(cluster: str, *, kafka: bool) -> ClusterOutputs:
+        ref, version, _ = _reference(Unit("cluster", cluster))
+        return ClusterOutputs(
+            cluster_id=_field(ref, version, "clusterId"),
+            oidc_issuer_url=_field(ref, version, "oidcIssuerUrl"),
+            kubeconfig=pulumi.Output.secret(_field(ref, version, "kubeconfig")),
+            kafka_id=_field(ref, version, "kafkaId") if kafka else None,
+        )

@@ -1,0 +1,116 @@
+"""Preview an environment as the graph of its stacks, the way the deploy workflow runs them.
+
+Each unit's program runs in dependency order (planning/layers.py, `environment_units`); every
+`pulumi.StackReference` it makes is answered with the outputs of the upstream unit's plan, as
+the real engine would answer it with that stack's state. Units of one wave (the clusters) do
+not read each other, so with `workers` > 1 they run in separate processes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from offline.engine import PROJECT_ROOT, CapturedResource, Plan, preview_stack
+from planning.layers import UPSTREAM, Unit, environment_units
+from stackconfig.model import PlatformConfig
+from validation.loader import ConfigError, parse_platform_config
+from validation.stackfile import read_stack_config
+
+
+@dataclass
+class EnvironmentPlan:
+    environment: str
+    # Each unit's plan by stack name, in deploy order.
+    plans: dict[str, Plan] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(plan.ok for plan in self.plans.values())
+
+    @property
+    def error(self) -> str | None:
+        errors = [f"{stack}: {plan.error}" for stack, plan in self.plans.items() if plan.error]
+        return "\n".join(errors) or None
+
+    @property
+    def resources(self) -> list[CapturedResource]:
+        """The union of the units' resources (each stack has its own URNs)."""
+        return [resource for plan in self.plans.values() for resource in plan.resources]
+
+    def plan(self, unit: Unit) -> Plan:
+        return self.plans[unit.stack(self.environment)]
+
+
+def environment_config(environment: str, project_dir: Path = PROJECT_ROOT) -> PlatformConfig:
+    """The environment's validated config (raises ConfigError)."""
+    return parse_platform_config(read_stack_config(project_dir, environment).values, stack=environment)
+
+
+def waves(config: PlatformConfig) -> list[list[Unit]]:
+    return environment_units(list(config.clusters), config.fleet_settings.canary_clusters, config.has_fleet)
+
+
+def needed(units: Iterable[Unit], every: Sequence[Unit]) -> set[Unit]:
+    """`units` and every unit they read, transitively."""
+    wanted: set[Unit] = set()
+    pending = list(units)
+    while pending:
+        unit = pending.pop()
+        if unit in wanted:
+            continue
+        wanted.add(unit)
+        pending += [other for other in every if other.layer in UPSTREAM[unit.layer]]
+    return wanted
+
+
+def _preview(args: tuple[str, Path, str | None, dict[str, dict[str, Any]]]) -> Plan:
+    stack, project_dir, cloud, outputs = args
+    return preview_stack(stack, project_dir, cloud=cloud, stack_outputs=outputs)
+
+
+def preview_environment(
+    environment: str,
+    project_dir: Path = PROJECT_ROOT,
+    *,
+    only: Sequence[Unit] | None = None,
+    cloud: str | None = None,
+    workers: int = 1,
+) -> EnvironmentPlan:
+    """Preview every unit of `environment` (or `only` those, with what they read) in order.
+
+    Bad config: the foundation's program fails with the message every unit would give, and
+    nothing else runs."""
+    started = time.perf_counter()
+    result = EnvironmentPlan(environment)
+    try:
+        config = environment_config(environment, project_dir)
+    except ConfigError:
+        stack = Unit("foundation").stack(environment)
+        result.plans[stack] = preview_stack(stack, project_dir, cloud=cloud)
+        result.seconds = time.perf_counter() - started
+        return result
+    every = [unit for wave in waves(config) for unit in wave]
+    wanted = needed(only, every) if only else set(every)
+    outputs: dict[str, dict[str, Any]] = {}
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    try:
+        for wave in waves(config):
+            stacks = [unit.stack(environment) for unit in wave if unit in wanted]
+            jobs = [(stack, project_dir, cloud, outputs) for stack in stacks]
+            plans = list(pool.map(_preview, jobs)) if pool and len(jobs) > 1 else [_preview(job) for job in jobs]
+            for stack, plan in zip(stacks, plans, strict=True):
+                result.plans[stack] = plan
+                outputs[stack] = plan.outputs
+            if any(not plan.ok for plan in plans):
+                break  # the units after a failed one would read outputs it never made
+    finally:
+        if pool:
+            pool.shutdown()
+    result.seconds = time.perf_counter() - started
+    return result
