@@ -20,7 +20,7 @@ import os
 import runpy
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,6 +112,8 @@ class Plan:
     # Invokes and reads of existing resources, in the order the program made them.
     calls: list[CapturedCall] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    # Top-level outputs exported as secrets (a unit's kubeconfig).
+    secret_outputs: list[str] = field(default_factory=list)
     error: str | None = None
     # Info and warning messages the program logged (`pulumi.log`), as the CLI shows them.
     diagnostics: list[str] = field(default_factory=list)
@@ -216,6 +218,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         self.calls: list[CapturedCall] = []
         self._urns: set[str] = set()
         self.stack_outputs: dict[str, Any] = {}
+        self.secret_outputs: list[str] = []
         self.stack_urn: str | None = None
 
     def RegisterResource(self, request):
@@ -271,7 +274,11 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request):
         if request.urn == self.stack_urn:
-            self.stack_outputs = plain_value(json_format.MessageToDict(request.outputs))
+            outputs = json_format.MessageToDict(request.outputs)
+            self.secret_outputs = sorted(
+                name for name, value in outputs.items() if isinstance(value, dict) and value.get(_SECRET_SIG) == _SECRET_VALUE
+            )
+            self.stack_outputs = plain_value(outputs)
         return super().RegisterResourceOutputs(request)
 
 
@@ -366,12 +373,14 @@ def run_program(
     fast_aliases: bool = True,
     cloud: str | None = None,
     stack_outputs: Mapping[str, dict[str, Any]] | None = None,
+    stack_secrets: Mapping[str, Sequence[str]] | None = None,
 ) -> Plan:
     """Run the program once under mocks and return what it registered (`cloud`: see OfflineMocks;
-    `stack_outputs`: the outputs of the stacks it references, by stack name)."""
+    `stack_outputs`: the outputs of the stacks it references, by stack name, and `stack_secrets`
+    the names of those that are secret)."""
     started = time.perf_counter()
     plan = Plan(stack=stack_config.stack, project=stack_config.project, preview=preview)
-    monitor = CapturingMonitor(OfflineMocks(cloud, stack_outputs))
+    monitor = CapturingMonitor(OfflineMocks(cloud, stack_outputs, stack_secrets))
     errors = _ErrorLog()
     logger = logging.getLogger(f"offline.{stack_config.stack}")
     logger.propagate = False
@@ -426,6 +435,7 @@ def run_program(
     plan.resources = monitor.captured
     plan.calls = monitor.calls
     plan.outputs = monitor.stack_outputs
+    plan.secret_outputs = monitor.secret_outputs
     plan.diagnostics = errors.diagnostics
     plan.seconds = time.perf_counter() - started
     return plan
@@ -447,6 +457,7 @@ def preview_stack(
     fast_aliases: bool = True,
     cloud: str | None = None,
     stack_outputs: Mapping[str, dict[str, Any]] | None = None,
+    stack_secrets: Mapping[str, Sequence[str]] | None = None,
 ) -> Plan:
     """Preview a stack from its stack file, e.g. `preview_stack("prod.foundation")`."""
     return run_program(
@@ -456,4 +467,5 @@ def preview_stack(
         fast_aliases=fast_aliases,
         cloud=cloud,
         stack_outputs=stack_outputs,
+        stack_secrets=stack_secrets,
     )

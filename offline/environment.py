@@ -69,9 +69,9 @@ def needed(units: Iterable[Unit], every: Sequence[Unit]) -> set[Unit]:
     return wanted
 
 
-def _preview(args: tuple[str, Path, str | None, dict[str, dict[str, Any]]]) -> Plan:
-    stack, project_dir, cloud, outputs = args
-    return preview_stack(stack, project_dir, cloud=cloud, stack_outputs=outputs)
+def _preview(args: tuple[str, Path, str | None, dict[str, dict[str, Any]], dict[str, list[str]]]) -> Plan:
+    stack, project_dir, cloud, outputs, secrets = args
+    return preview_stack(stack, project_dir, cloud=cloud, stack_outputs=outputs, stack_secrets=secrets)
 
 
 def preview_environment(
@@ -98,15 +98,17 @@ def preview_environment(
     every = [unit for wave in waves(config) for unit in wave]
     wanted = needed(only, every) if only else set(every)
     outputs: dict[str, dict[str, Any]] = {}
+    secrets: dict[str, list[str]] = {}
     pool = ProcessPoolExecutor(workers) if workers > 1 else None
     try:
         for wave in waves(config):
             stacks = [unit.stack(environment) for unit in wave if unit in wanted]
-            jobs = [(stack, project_dir, cloud, outputs) for stack in stacks]
+            jobs = [(stack, project_dir, cloud, outputs, secrets) for stack in stacks]
             plans = list(pool.map(_preview, jobs)) if pool and len(jobs) > 1 else [_preview(job) for job in jobs]
             for stack, plan in zip(stacks, plans, strict=True):
                 result.plans[stack] = plan
                 outputs[stack] = plan.outputs
+                secrets[stack] = plan.secret_outputs
             if any(not plan.ok for plan in plans):
                 break  # the units after a failed one would read outputs it never made
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -93,7 +93,12 @@ class OfflineMocks(Mocks):
     not depend on them.
     """
 
-    def __init__(self, cloud: str | None = None, stack_outputs: Mapping[str, dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        cloud: str | None = None,
+        stack_outputs: Mapping[str, dict[str, Any]] | None = None,
+        stack_secrets: Mapping[str, Sequence[str]] | None = None,
+    ):
         self.namespace = uuid.uuid5(OFFLINE_NAMESPACE, cloud) if cloud else OFFLINE_NAMESPACE
         self.subscription_id = str(uuid.uuid5(self.namespace, "subscription"))
         self.tenant_id = str(uuid.uuid5(self.namespace, "tenant"))
@@ -103,6 +108,8 @@ class OfflineMocks(Mocks):
         # Outputs of the stacks this one references (`pulumi.StackReference`), by stack name: the
         # upstream units' plans, previewed first.
         self.stack_outputs = dict(stack_outputs or {})
+        # Which of those outputs the upstream stack exported as secrets (a kubeconfig).
+        self.stack_secrets = {stack: list(names) for stack, names in (stack_secrets or {}).items()}
 
     def _uuid(self, *parts: str) -> str:
         return offline_uuid(*parts, namespace=self.namespace)
@@ -119,7 +126,8 @@ class OfflineMocks(Mocks):
                     f"StackReference to {stack}: no plan of that stack to answer with (previewed: {known}); "
                     "preview the units it depends on first"
                 )
-            return stack, {"name": stack, "outputs": self.stack_outputs[stack], "secretOutputNames": []}
+            secrets = self.stack_secrets.get(stack, [])
+            return stack, {"name": stack, "outputs": self.stack_outputs[stack], "secretOutputNames": secrets}
         if token == "kubernetes:core/v1:Secret" and args.resource_id:
             # A read of a Secret Strimzi made (a cluster's CA certificate): answer like the API.
             namespace, _, name = args.resource_id.rpartition("/")

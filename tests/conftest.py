@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from offline.engine import Plan, preview_stack, run_program  # noqa: E402
+from offline.environment import EnvironmentPlan, preview_environment  # noqa: E402
 from validation.stackfile import StackConfig, as_cli_string, read_stack_config  # noqa: E402
 
 STACKS = ("dev", "staging", "prod")
@@ -35,21 +36,26 @@ class SessionPlans(Mapping[str, Plan]):
     that reads a plan sees what it would have made. Tests treat plans as read-only; edits go
     through tests/support/plan_edits.py, which copies."""
 
+    kind = "plan"
+
     def __init__(self, directory: Path):
         self.directory = directory
-        self.loaded: dict[str, Plan] = {}
+        self.loaded: dict[str, Any] = {}
 
-    def __getitem__(self, stack: str) -> Plan:
+    def make(self, stack: str) -> Any:
+        return preview_stack(stack)
+
+    def __getitem__(self, stack: str) -> Any:
         if stack not in ALL_STACKS:
             raise KeyError(stack)
         if stack not in self.loaded:
-            cached = self.directory / f"{stack}.plan.pickle"
-            with (self.directory / f"{stack}.lock").open("w") as lock:
+            cached = self.directory / f"{stack}.{self.kind}.pickle"
+            with (self.directory / f"{stack}.{self.kind}.lock").open("w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if cached.exists():
                     plan = pickle.loads(cached.read_bytes())
                 else:
-                    plan = preview_stack(stack)
+                    plan = self.make(stack)
                     assert plan.ok, f"{stack} failed to preview:\n{plan.error}"
                     cached.write_bytes(pickle.dumps(plan))
             self.loaded[stack] = plan
@@ -62,15 +68,35 @@ class SessionPlans(Mapping[str, Plan]):
         return len(ALL_STACKS)
 
 
-@pytest.fixture(scope="session")
-def plans(tmp_path_factory, worker_id) -> Mapping[str, Plan]:
-    """The offline preview of every stack, made once per test run (shared by the workers)."""
+class SessionUnitPlans(SessionPlans):
+    """Each environment previewed as its deployment units (offline.environment), shared alike."""
+
+    kind = "units"
+
+    def make(self, stack: str) -> EnvironmentPlan:
+        return preview_environment(stack)
+
+
+def _shared_directory(tmp_path_factory, worker_id) -> Path:
     # Under xdist every worker's base temp dir sits in one directory per run: share that one.
     root = tmp_path_factory.getbasetemp()
     shared = root.parent if worker_id != "master" else root
     directory = shared / "plans"
     directory.mkdir(exist_ok=True)
-    return SessionPlans(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def plans(tmp_path_factory, worker_id) -> Mapping[str, Plan]:
+    """The single-stack offline preview of every environment, made once per test run (shared by
+    the workers): the reference the units are held to, and what most tests read."""
+    return SessionPlans(_shared_directory(tmp_path_factory, worker_id))
+
+
+@pytest.fixture(scope="session")
+def unit_plans(tmp_path_factory, worker_id) -> Mapping[str, EnvironmentPlan]:
+    """Every environment previewed as the graph of its unit stacks, as `make preview` does."""
+    return SessionUnitPlans(_shared_directory(tmp_path_factory, worker_id))
 
 
 @functools.cache

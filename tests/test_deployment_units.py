@@ -1,15 +1,35 @@
-"""The mapping of today's single-stack plan onto deployment units (planning/layers.py): every
-resource of every stack in exactly one unit, each cluster's resources in its own unit, and the
-permissions each layer will need kept narrow (issue: deployment units sized for a fleet)."""
+"""Deployment units (planning/layers.py, components/platform.py `deploy`): the units of each
+environment together build exactly the single-stack layout, each unit builds what the
+migration mapping assigns it, units read only the units before them, and every unit refuses
+bad config as the single stack did (issue: deployment units sized for a fleet)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from planning.layers import LAYERS, Unit, UnmappedResource, is_deployed_resource, unit_of, units_of
-from tests.conftest import ALL_STACKS, stack_values
+from components.outputs import CONTRACT_VERSION, VERSION_KEY
+from offline.engine import CapturedResource, preview_stack
+from offline.environment import preview_environment
+from planning.layers import (
+    LAYERS,
+    UPSTREAM,
+    Unit,
+    UnmappedResource,
+    environment_units,
+    is_deployed_resource,
+    parse_stack,
+    unit_of,
+    units_of,
+)
+from tests.conftest import ALL_STACKS, ROOT, stack_values
 
 # The in-cluster kinds the tenants layer writes: its custom in-cluster role grants exactly these
 # (never cluster-admin).
@@ -18,6 +38,7 @@ TENANT_KINDS = {
     "kubernetes:core/v1:ServiceAccount",
     "kubernetes:core/v1:ServiceAccountPatch",
     "kubernetes:core/v1:Secret",
+    "kubernetes:core/v1:ConfigMap",
     "kubernetes:networking.k8s.io/v1:NetworkPolicy",
     "kubernetes:cilium.io/v2:CiliumNetworkPolicy",
     "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
@@ -95,3 +116,137 @@ def test_unit_stacks_are_named_after_the_environment():
     assert Unit("foundation").stack("prod") == "prod.foundation"
     assert Unit("cluster", "eus2").stack("prod") == "prod.cluster-eus2"
     assert LAYERS == ("foundation", "data", "cluster", "tenants", "fleet")
+    assert parse_stack("prod-scale.cluster-eus2") == ("prod-scale", Unit("cluster", "eus2"))
+    assert parse_stack("prod") == ("prod", None)
+    for wrong in ("prod.clusters", "prod.cluster", "prod.foundation-eus2"):
+        with pytest.raises(ValueError, match="not a deployment unit"):
+            parse_stack(wrong)
+
+
+def _stable(resource: CapturedResource) -> tuple[str, str, str]:
+    """What survives the move to another stack: URNs name the stack and the parents, these do not.
+    References the units resolve through stack outputs compare by the value they resolve to."""
+    return resource.type, resource.name, json.dumps(resource.inputs, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_the_units_together_build_exactly_the_single_stack(plans, unit_plans, stack):
+    """Nothing lost in the split: the union of the units' plans holds every resource of the
+    single-stack plan, same type, name and inputs, and none twice."""
+    single = Counter(_stable(r) for r in plans[stack].resources if is_deployed_resource(r))
+    units = Counter(_stable(r) for r in unit_plans[stack].resources if is_deployed_resource(r))
+    assert max(units.values()) == 1
+    missing, extra = single - units, units - single
+    assert not missing and not extra, (
+        f"only in the single stack: {sorted(k[:2] for k in missing)[:10]}; "
+        f"only in the units: {sorted(k[:2] for k in extra)[:10]}"
+    )
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_each_unit_builds_what_the_migration_mapping_gives_it(plans, unit_plans, stack):
+    """docs/migration.md moves each resource to the unit `unit_of` names; that must be the unit
+    whose program builds it, or the moved resource would be deleted and created again."""
+    single = plans[stack]
+    mapping = units_of(single.resources, _clusters(stack))
+    by_name = {(r.type, r.name): mapping[r.urn] for r in single.resources if r.urn in mapping}
+    environment = unit_plans[stack]
+    for unit_stack, plan in environment.plans.items():
+        _, unit = parse_stack(unit_stack)
+        built = {by_name[(r.type, r.name)] for r in plan.resources if is_deployed_resource(r)}
+        assert built == {unit}, (unit_stack, built)
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_units_run_in_order_and_read_only_the_units_before_them(unit_plans, stack):
+    environment = unit_plans[stack]
+    order = list(environment.plans)
+    config = stack_values(stack)
+    expected = environment_units(
+        list(config["platform:clusters"]),
+        config.get("platform:fleet", {}).get("canaryClusters", []),
+        len(config["platform:clusters"]) > 1,
+    )
+    assert order == [unit.stack(stack) for wave in expected for unit in wave]
+    for unit_stack, plan in environment.plans.items():
+        _, unit = parse_stack(unit_stack)
+        assert unit is not None
+        read = {call.resource_id for call in plan.calls if call.token == "pulumi:pulumi:StackReference"}
+        allowed = {s for s in order if parse_stack(s)[1].layer in UPSTREAM[unit.layer]}  # type: ignore[union-attr]
+        assert read <= allowed, (unit_stack, read - allowed)
+        assert all(order.index(s) < order.index(unit_stack) for s in read)
+    # The tenants read every cluster; a fleet reads them too.
+    tenants = environment.plan(Unit("tenants"))
+    clusters = {s for s in order if ".cluster-" in s}
+    assert clusters <= {c.resource_id for c in tenants.calls if c.token == "pulumi:pulumi:StackReference"}
+
+
+def test_the_canary_cluster_deploys_in_a_wave_before_the_others():
+    waves = environment_units(["eus2", "scus", "wus3"], ["scus"], True)
+    assert [[u.stack("prod") for u in wave] for wave in waves] == [
+        ["prod.foundation"],
+        ["prod.data"],
+        ["prod.cluster-scus"],
+        ["prod.cluster-eus2", "prod.cluster-wus3"],
+        ["prod.tenants"],
+        ["prod.fleet"],
+    ]
+
+
+def test_previewing_one_unit_previews_what_it_reads_and_nothing_else():
+    environment = preview_environment("prod", only=[Unit("fleet")])
+    assert environment.ok, environment.error
+    assert list(environment.plans) == ["prod.foundation", "prod.cluster-eus2", "prod.cluster-scus", "prod.fleet"]
+
+
+def _environment_project(tmp_path: Path, stack: str, change: Callable[[dict[str, Any]], None]) -> Path:
+    """A project whose environment file is `stack`'s with `change` applied (the program and its
+    packages are the repository's)."""
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(ROOT / "__main__.py", tmp_path / "__main__.py")
+    (tmp_path / "stacks").mkdir()
+    document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    change(document)
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
+    return tmp_path
+
+
+@pytest.mark.parametrize("unit", ["foundation", "data", "cluster-eus2", "tenants"])
+def test_every_unit_validates_the_whole_environment_and_registers_nothing_when_it_is_bad(tmp_path, unit):
+    def break_two_keys(document: dict[str, Any]) -> None:
+        document["config"]["platform:network"]["podCidr"] = "10.0.0.0/33"
+        document["config"]["platform:teams"]["research"]["nodePools"] = ["no-such-pool"]
+
+    project = _environment_project(tmp_path, "dev", break_two_keys)
+    plan = preview_stack(f"dev.{unit}", project)
+    assert not plan.ok and plan.resources == []
+    assert "platform:network.podCidr" in plan.error and "platform:teams.research" in plan.error
+    assert "Traceback" not in plan.error
+
+
+def test_a_unit_stack_that_sets_platform_keys_or_names_no_cluster_of_the_environment_is_refused(tmp_path):
+    project = _environment_project(tmp_path, "dev", lambda document: None)
+    (project / "stacks" / "Pulumi.dev.data.yaml").write_text("config:\n  platform:protect: true\n")
+    plan = preview_stack("dev.data", project)
+    assert not plan.ok and plan.resources == []
+    assert "platform:protect" in plan.error and "Pulumi.dev.yaml, which every unit reads" in plan.error
+    plan = preview_stack("dev.cluster-wus3", project)
+    assert not plan.ok and plan.resources == []
+    assert "platform:clusters" in plan.error and "cluster wus3" in plan.error
+    plan = preview_stack("dev.fleet", project)
+    assert "a fleet needs two or more clusters" in (plan.error or "")
+
+
+def test_a_consumer_refuses_a_producer_of_another_contract_version(unit_plans):
+    foundation = dict(unit_plans["dev"].plan(Unit("foundation")).outputs)
+    assert foundation[VERSION_KEY] == CONTRACT_VERSION
+    foundation[VERSION_KEY] = CONTRACT_VERSION + 1
+    plan = preview_stack("dev.data", stack_outputs={"dev.foundation": foundation})
+    assert not plan.ok
+    assert f"exports output contract {CONTRACT_VERSION + 1}" in plan.error and "deploy dev.foundation" in plan.error
+
+
+def test_a_cluster_stack_exports_its_kubeconfig_as_a_secret(unit_plans):
+    plan = unit_plans["prod"].plan(Unit("cluster", "eus2"))
+    assert "kubeconfig" in plan.secret_outputs
+    assert "kubelogin" in plan.outputs["kubeconfig"]
