@@ -3,13 +3,16 @@ PYTHON ?= python3
 VENV := venv
 PY := $(VENV)/bin/python
 STACK ?= dev
+# One deployment unit of STACK (foundation, data, cluster-<key>, tenants, fleet); empty: all.
+UNIT ?=
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
 .PHONY: help install schemas preview preview-all review capacity docs lint test bench lock clean tools
 
 help:
-	@echo "make preview [STACK=dev|staging|prod]  offline preview of a stack (creates ./venv first)"
+	@echo "make preview [STACK=dev|staging|prod]  offline preview of an environment's stacks (creates ./venv first)"
+	@echo "        [UNIT=cluster-eus2]             only one unit (and the units it reads)"
 	@echo "make preview-all                        offline preview of every stack"
 	@echo "make review                             offline preview + policy review of every stack, Markdown in out/"
 	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
@@ -29,7 +32,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 install: $(VENV)/.installed
 
 preview: $(VENV)/.installed
-	$(PY) scripts/preview.py --stack $(STACK)
+	$(PY) scripts/preview.py --stack $(STACK) $(if $(UNIT),--unit $(UNIT))
 
 capacity: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack $(STACK) --capacity --no-tree

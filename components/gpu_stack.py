@@ -62,7 +62,9 @@ class GpuStack(pulumi.ComponentResource):
         in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
 
         def apply(manifest: Manifest, depends_on: list[pulumi.Resource]) -> kubernetes.apiextensions.CustomResource:
-            return apply_manifest(name, manifest, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on))
+            return apply_manifest(
+                name, manifest, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on)
+            )
 
         def namespace(ns: str, labels: dict[str, str]) -> kubernetes.core.v1.Namespace:
             created = kubernetes.core.v1.Namespace(
@@ -111,7 +113,9 @@ class GpuStack(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-def apply_manifest(prefix: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> kubernetes.apiextensions.CustomResource:
+def apply_manifest(
+    prefix: str, manifest: Manifest, opts: pulumi.ResourceOptions
+) -> kubernetes.apiextensions.CustomResource:
     """A manifest as a custom resource named `<prefix>-<kind>-[<namespace>-]<name>`."""
     where = f"{manifest.namespace}-" if manifest.namespace else ""
     return kubernetes.apiextensions.CustomResource(
@@ -150,7 +154,9 @@ class TeamQueues(pulumi.ComponentResource):
         # Named (and once parented) as the GPU stack's; the alias keeps them across the split
         # of a deployed single-stack environment (docs/migration.md).
         prefix = f"gpu-{args.cluster_key}"
-        moved = [pulumi.Alias(parent=pulumi.create_urn(prefix, "platform:gpu:Stack", parent=opts.parent if opts else None))]
+        moved = [
+            pulumi.Alias(parent=pulumi.create_urn(prefix, "platform:gpu:Stack", parent=opts.parent if opts else None))
+        ]
         for manifest in queue_manifests(args.gpu_pools, args.teams):
             depends_on = [args.kueue] if args.kueue else []
             if manifest.namespace in args.team_namespaces:

@@ -569,7 +569,11 @@ class KafkaAccess(pulumi.ComponentResource):
         # The resources are named (and used to be parented) as StrimziKafka's; the alias keeps
         # them across the split of a deployed single-stack environment (docs/migration.md).
         prefix = f"kafka-{cluster}"
-        moved = [pulumi.Alias(parent=pulumi.create_urn(prefix, "platform:kafka:StrimziKafka", parent=opts.parent if opts else None))]
+        moved = [
+            pulumi.Alias(
+                parent=pulumi.create_urn(prefix, "platform:kafka:StrimziKafka", parent=opts.parent if opts else None)
+            )
+        ]
         after_kafka = [args.kafka_resource] if args.kafka_resource else []
 
         def custom(kind: str, object_name: pulumi.Input[str], spec: dict[str, Any], **options: Any):

@@ -21,7 +21,7 @@ from typing import Any
 
 import pulumi
 
-from components.keyvault import CustomerManagedKey
+from components.keyvault import STORAGE_KEY_NAME, CustomerManagedKey
 from planning.layers import Unit, parse_stack
 
 CONTRACT_VERSION = 1
@@ -105,7 +105,6 @@ class FoundationOutputs:
             else {
                 "vaultUri": self.storage_key.vault_uri,
                 "keyId": self.storage_key.key_id,
-                "keyName": self.storage_key.key_name,
             },
             "identities": {
                 "clientIds": dict(self.identity_client_ids),
@@ -133,7 +132,9 @@ class FoundationOutputs:
             log_analytics_workspace_id=get("logAnalyticsWorkspaceId"),
             monitor_workspace_id=get("monitorWorkspaceId"),
             vnet_ids={region: get("vnetIds", region) for region in subnets},
-            subnet_ids={region: {key: get("subnetIds", region, key) for key in keys} for region, keys in subnets.items()},
+            subnet_ids={
+                region: {key: get("subnetIds", region, key) for key in keys} for region, keys in subnets.items()
+            },
             egress_ips={region: get("egressIps", region) for region in subnets},
             dns_zone_ids={zone: get("dnsZoneIds", zone) for zone in zones},
             registry_id=get("registryId"),
@@ -141,7 +142,8 @@ class FoundationOutputs:
             storage_key=CustomerManagedKey(
                 vault_uri=get("storageKey", "vaultUri"),
                 key_id=get("storageKey", "keyId"),
-                key_name=get("storageKey", "keyName"),
+                # A fixed name (components/keyvault.py), part of role assignment names: not an output.
+                key_name=STORAGE_KEY_NAME,
             )
             if storage_key
             else None,

@@ -22,7 +22,7 @@ plain typed arguments and can be read on its own.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import combinations
@@ -860,7 +860,11 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             pulumi.export(name, value)
         pulumi.export(
             "cluster",
-            {"name": cluster.name, "resourceGroup": cluster.resource_group_name, "oidcIssuerUrl": cluster.oidc_issuer_url},
+            {
+                "name": cluster.name,
+                "resourceGroup": cluster.resource_group_name,
+                "oidcIssuerUrl": cluster.oidc_issuer_url,
+            },
         )
     elif unit.layer == "tenants":
         data_outputs = DataOutputs.read(

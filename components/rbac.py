@@ -43,9 +43,7 @@ def assign_role(
         description=principal.apply(lambda key: f"{role} for {key} (managed by Pulumi)"),
         # The name is fixed by the grant, so a new principal (a replaced identity) needs the
         # old assignment gone first: Azure rejects a second one of the same name.
-        opts=pulumi.ResourceOptions(
-            parent=parent, depends_on=depends_on, delete_before_replace=True, aliases=aliases
-        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, delete_before_replace=True, aliases=aliases),
     )
 
 

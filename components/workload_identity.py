@@ -109,7 +109,9 @@ class WorkloadAccess(pulumi.ComponentResource):
         # split of a deployed single-stack environment (docs/migration.md).
         moved = [
             pulumi.Alias(
-                parent=pulumi.create_urn(name, "platform:identity:WorkloadIdentities", parent=opts.parent if opts else None)
+                parent=pulumi.create_urn(
+                    name, "platform:identity:WorkloadIdentities", parent=opts.parent if opts else None
+                )
             )
         ]
         for workload in args.workloads:

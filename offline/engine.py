@@ -276,7 +276,9 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         if request.urn == self.stack_urn:
             outputs = json_format.MessageToDict(request.outputs)
             self.secret_outputs = sorted(
-                name for name, value in outputs.items() if isinstance(value, dict) and value.get(_SECRET_SIG) == _SECRET_VALUE
+                name
+                for name, value in outputs.items()
+                if isinstance(value, dict) and value.get(_SECRET_SIG) == _SECRET_VALUE
             )
             self.stack_outputs = plain_value(outputs)
         return super().RegisterResourceOutputs(request)

@@ -8,6 +8,7 @@ not read each other, so with `workers` > 1 they run in separate processes.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan, preview_stack
+from offline.policy import Review, load_pack_config, load_packs, review_plan
 from planning.layers import UPSTREAM, Unit, environment_units
 from stackconfig.model import PlatformConfig
 from validation.loader import ConfigError, parse_platform_config
@@ -116,3 +118,57 @@ def preview_environment(
             pool.shutdown()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def union_plan(environment: EnvironmentPlan) -> Plan:
+    """The environment's units as one plan: what the stack-wide policy rules (disjoint address
+    ranges, private endpoints with their DNS, protected state) must see whole. URNs stay unique:
+    each names its unit's stack."""
+    plans = list(environment.plans.values())
+    union = Plan(
+        stack=environment.environment,
+        project=plans[0].project if plans else "",
+        preview=all(plan.preview for plan in plans),
+    )
+    for plan in plans:
+        union.resources += plan.resources
+        union.calls += plan.calls
+        union.diagnostics += plan.diagnostics
+    union.error = environment.error
+    union.seconds = environment.seconds
+    return union
+
+
+# The stack rule that holds federated credentials to the environment's own clusters sees each
+# issuer's source cluster only within one stack; across units it is told their issuers.
+ISSUER_POLICY = "federated-credential-trusted-issuer"
+
+
+def cluster_issuers(environment: EnvironmentPlan) -> list[str]:
+    """The OIDC issuers the cluster units export (what the tenants' credentials may trust)."""
+    return [
+        plan.outputs["oidcIssuerUrl"]
+        for stack, plan in environment.plans.items()
+        if ".cluster-" in stack and isinstance(plan.outputs.get("oidcIssuerUrl"), str)
+    ]
+
+
+def review_environment(environment: EnvironmentPlan, policy_environment: str) -> Review:
+    """The policy packs over the union of the units' plans, with the clusters' issuers trusted.
+
+    Resource rules judge each resource as its own stack's review would; stack rules see the
+    environment whole, as they saw the single stack."""
+    issuers = cluster_issuers(environment)
+    configs = []
+    for pack in load_packs():
+        config = load_pack_config(pack, policy_environment)
+        if ISSUER_POLICY in config.levels:
+            properties = dict(config.properties)
+            trusted = list(properties.get(ISSUER_POLICY, {}).get("trustedIssuers", []))
+            properties[ISSUER_POLICY] = {
+                **properties.get(ISSUER_POLICY, {}),
+                "trustedIssuers": trusted + [i for i in issuers if i not in trusted],
+            }
+            config = dataclasses.replace(config, properties=properties)
+        configs.append(config)
+    return review_plan(union_plan(environment), policy_environment, configs=configs)

@@ -19,6 +19,8 @@ class StackReport:
     review: Review | None  # None when the stack did not preview (or its policy config is wrong)
     capacity: str | None
     problem: str | None = None
+    # An environment previewed as units: each unit stack's resource count, in deploy order.
+    units: dict[str, int] | None = None
 
     @property
     def passed(self) -> bool:
@@ -56,6 +58,8 @@ def markdown(reports: list[StackReport]) -> str:
     for report in reports:
         plan, review = report.plan, report.review
         lines += [f"### {plan.stack}", ""]
+        if report.units:
+            lines += ["Stacks, in deploy order: " + ", ".join(f"`{s}` ({n})" for s, n in report.units.items()), ""]
         if not plan.ok or report.problem:
             lines += ["```", (report.problem or plan.error or "").strip(), "```", ""]
             continue

@@ -58,10 +58,9 @@ def parse_stack(stack: str) -> tuple[str, Unit | None]:
     layer, _, cluster = unit.partition("-")
     if layer not in LAYERS or (layer == "cluster") != bool(cluster):
         raise ValueError(
-            f"stack {stack}: {unit!r} is not a deployment unit "
-            f"(foundation, data, cluster-<key>, tenants, fleet)"
+            f"stack {stack}: {unit!r} is not a deployment unit (foundation, data, cluster-<key>, tenants, fleet)"
         )
-    return environment, Unit(layer, cluster)  # type: ignore[arg-type]
+    return environment, Unit(layer, cluster)
 
 
 def environment_units(clusters: Sequence[str], canaries: Sequence[str], fleet: bool) -> list[list[Unit]]:

@@ -22,11 +22,11 @@ sys.path.insert(0, str(ROOT))
 
 from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU  # noqa: E402
 from facts.vm_sizes import VM_SIZES  # noqa: E402
-from validation.stackfile import available_stacks, read_stack_config  # noqa: E402
 from planning import addressing  # noqa: E402
 from stackconfig import reference  # noqa: E402
 from stackconfig.model import ClusterConfig, PlatformConfig  # noqa: E402
 from validation.loader import ConfigError, parse_platform_config  # noqa: E402
+from validation.stackfile import available_stacks, read_stack_config  # noqa: E402
 
 ENVIRONMENT_ORDER = {"dev": 0, "staging": 1, "prod": 2}
 

@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Offline preview and policy review: run the Pulumi program under mocks, print what it would
-create, and evaluate the policy packs with the stack's environment's enforcement files.
+create, and evaluate the policy packs with the environment's enforcement files.
 
-    python scripts/preview.py --stack prod [--json out/prod.json] [--no-tree]
+An environment (`--stack prod`, its file stacks/Pulumi.prod.yaml) previews as the graph of its
+unit stacks in deploy order (prod.foundation, prod.data, prod.cluster-<key>..., prod.tenants,
+prod.fleet), each reading the ones before it; the packs then review the units' union.
+
+    python scripts/preview.py --stack prod [--json out/prod] [--no-tree]
+    python scripts/preview.py --stack prod --unit cluster-eus2   # one unit (and what it reads)
     python scripts/preview.py --stack dev --stack staging --stack prod --markdown out/review.md
     python scripts/preview.py --stack prod --capacity   # the capacity plan as tables
-    python scripts/preview.py --stack prod --no-policies
+    python scripts/preview.py --stack prod --workers 2  # a wave's units side by side
+    python scripts/preview.py --stack prod --single-stack  # the layout docs/migration.md moves from
 
 No Pulumi CLI, cloud credentials or network needed. Exit 0 when every stack previews and passes
 its mandatory policies, 1 when a stack's program fails (bad config included), a mandatory
@@ -15,27 +21,42 @@ policy is violated or a waiver has expired, 2 on usage errors.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.console import Console
 
-from offline.engine import PROJECT_ROOT, preview_stack
-from offline.policy import PolicyConfigError, review_plan
+from offline.engine import PROJECT_ROOT, Plan, preview_stack
+from offline.environment import preview_environment, review_environment, union_plan
+from offline.policy import PolicyConfigError, Review, review_plan
 from offline.render import capacity_table, headroom_table, print_error, print_plan, print_review
 from offline.report import StackReport, markdown
-from validation.stackfile import available_stacks, read_stack_config
 from planning.capacity import plan_capacity
+from planning.layers import UNIT_SEPARATOR, parse_stack
 from validation.loader import parse_platform_config
+from validation.stackfile import available_stacks, read_stack_config
 
 
 def main(argv: list[str] | None = None) -> int:
-    stacks = available_stacks(PROJECT_ROOT)
+    # Environments: their config files (unit stacks' own files hold only a secrets provider).
+    stacks = [stack for stack in available_stacks(PROJECT_ROOT) if UNIT_SEPARATOR not in stack]
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stack", "-s", action="append", choices=stacks, help="stack to preview (repeatable)")
+    parser.add_argument("--stack", "-s", action="append", choices=stacks, help="environment to preview (repeatable)")
+    parser.add_argument(
+        "--unit",
+        action="append",
+        metavar="UNIT",
+        help="preview only this unit (foundation, data, cluster-<key>, tenants, fleet) and what it reads",
+    )
+    parser.add_argument("--workers", type=int, default=1, help="processes for the units of one wave (default 1)")
+    parser.add_argument(
+        "--single-stack", action="store_true", help="the whole environment as one stack (the migration source)"
+    )
     parser.add_argument(
         "--json", metavar="PATH", help="write the captured plan as JSON (one stack: a file; several: a folder)"
     )
@@ -52,14 +73,32 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     selected = args.stack or ["dev"]
     reports: list[StackReport] = []
+    try:
+        only = [parse_stack(f"environment.{unit}")[1] for unit in args.unit or []]
+    except ValueError as error:
+        parser.error(str(error).replace("environment.", ""))
     for stack in selected:
-        plan = preview_stack(stack)
+        review_of: Callable[[str], Review]
+        if args.single_stack:
+            plan = preview_stack(stack)
+            units: dict[str, Plan] = {}
+            review_of = functools.partial(review_plan, plan)
+        else:
+            environment = preview_environment(stack, only=[unit for unit in only if unit], workers=args.workers)
+            plan, units = union_plan(environment), environment.plans
+            review_of = functools.partial(review_environment, environment)
         if not plan.ok:
             print_error(plan, console)
             failed = True
             reports.append(StackReport(plan, None, None))
             continue
-        print_plan(plan, console, tree=not args.no_tree)
+        for unit_plan in units.values() or [plan]:
+            print_plan(unit_plan, console, tree=not args.no_tree)
+        if units:
+            console.print(
+                f"[bold]{stack}:[/] {len(plan.resources)} resources in {len(units)} stacks  "
+                f"[dim]({plan.seconds:.2f}s)[/]"
+            )
         # The program accepted this config, so it parses here too.
         config = parse_platform_config(read_stack_config(PROJECT_ROOT, stack).values)
         capacity = plan_capacity(config)
@@ -70,21 +109,24 @@ def main(argv: list[str] | None = None) -> int:
         review, problem = None, None
         if not args.no_policies:
             try:
-                review = review_plan(plan, config.environment)
+                review = review_of(config.environment)
             except PolicyConfigError as error:
                 problem = f"the policy configuration of {config.environment} is invalid:\n{error}"
                 console.print(f"[bold red]error:[/] {problem}", highlight=False)
             else:
                 print_review(review, console)
             failed |= problem is not None or review is None or not review.passed
-        reports.append(StackReport(plan, review, capacity.summary(), problem))
+        reports.append(
+            StackReport(
+                plan, review, capacity.summary(), problem, {name: len(p.resources) for name, p in units.items()}
+            )
+        )
         if args.json:
-            target = Path(args.json)
-            if len(selected) > 1:
-                target = target / f"{stack}.json"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(plan.to_json(), indent=2, sort_keys=True))
-            console.print(f"[dim]plan written to {target}[/]")
+            for written in units.values() or [plan]:
+                target = Path(args.json) / f"{written.stack}.json"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(json.dumps(written.to_json(), indent=2, sort_keys=True))
+                console.print(f"[dim]plan written to {target}[/]")
     if args.markdown:
         target = Path(args.markdown)
         target.parent.mkdir(parents=True, exist_ok=True)

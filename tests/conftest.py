@@ -94,7 +94,7 @@ def plans(tmp_path_factory, worker_id) -> Mapping[str, Plan]:
 
 
 @pytest.fixture(scope="session")
-def unit_plans(tmp_path_factory, worker_id) -> Mapping[str, EnvironmentPlan]:
+def unit_plans(tmp_path_factory, worker_id) -> SessionUnitPlans:
     """Every environment previewed as the graph of its unit stacks, as `make preview` does."""
     return SessionUnitPlans(_shared_directory(tmp_path_factory, worker_id))
 

@@ -17,7 +17,8 @@ import yaml
 
 from components.outputs import CONTRACT_VERSION, VERSION_KEY
 from offline.engine import CapturedResource, preview_stack
-from offline.environment import preview_environment
+from offline.environment import preview_environment, review_environment
+from offline.policy import review_plan
 from planning.layers import (
     LAYERS,
     UPSTREAM,
@@ -172,7 +173,7 @@ def test_units_run_in_order_and_read_only_the_units_before_them(unit_plans, stac
         _, unit = parse_stack(unit_stack)
         assert unit is not None
         read = {call.resource_id for call in plan.calls if call.token == "pulumi:pulumi:StackReference"}
-        allowed = {s for s in order if parse_stack(s)[1].layer in UPSTREAM[unit.layer]}  # type: ignore[union-attr]
+        allowed = {s for s in order if parse_stack(s)[1].layer in UPSTREAM[unit.layer]}
         assert read <= allowed, (unit_stack, read - allowed)
         assert all(order.index(s) < order.index(unit_stack) for s in read)
     # The tenants read every cluster; a fleet reads them too.
@@ -250,3 +251,20 @@ def test_a_cluster_stack_exports_its_kubeconfig_as_a_secret(unit_plans):
     plan = unit_plans["prod"].plan(Unit("cluster", "eus2"))
     assert "kubeconfig" in plan.secret_outputs
     assert "kubelogin" in plan.outputs["kubeconfig"]
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_the_review_of_the_units_finds_what_the_single_stack_review_finds(plans, unit_plans, stack):
+    """Resource rules judge each unit's resources; the stack-wide rules (fleet owns upgrades,
+    credentials trust only the environment's clusters, address ranges, protected state) see the
+    units' union, so the split loses nothing the review caught (staging's audit findings)."""
+    environment = "prod" if stack.startswith("prod") else stack
+    single = review_plan(plans[stack], environment)
+    units = review_environment(unit_plans[stack], environment)
+
+    def found(review):
+        return sorted((v.pack, v.policy, v.resource_type, v.resource_name, v.level) for v in review.violations)
+
+    assert found(units) == found(single)
+    if stack == "staging":
+        assert found(single), "staging audits rather than denies: its review has findings to compare"

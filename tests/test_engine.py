@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from offline.engine import preview_stack, run_program
-from validation.stackfile import SECRET_PLACEHOLDER, StackConfig, read_stack_config
 from tests.conftest import ROOT, STACKS, second_preview
+from validation.stackfile import SECRET_PLACEHOLDER, StackConfig, read_stack_config
 
 FIXTURE = ROOT / "tests" / "fixtures" / "apply_program"
 
@@ -98,8 +98,8 @@ def test_a_program_error_is_reported_not_raised():
     assert plan.resources == []
 
 
-def test_cli_prints_a_tree_and_counts_and_writes_json(tmp_path):
-    out = tmp_path / "plan.json"
+def test_cli_prints_each_unit_as_a_tree_with_counts_and_writes_json(tmp_path):
+    out = tmp_path / "plans"
     result = subprocess.run(
         [sys.executable, "scripts/preview.py", "--stack", "staging", "--json", str(out)],
         cwd=ROOT,
@@ -107,14 +107,38 @@ def test_cli_prints_a_tree_and_counts_and_writes_json(tmp_path):
         text=True,
     )
     assert result.returncode == 0, result.stderr
-    assert "platform:index:Platform" in result.stdout and "└──" in result.stdout
+    units = ["staging.foundation", "staging.data", "staging.cluster-eus2", "staging.tenants"]
+    headers = [result.stdout.index(f"Previewing update ({unit})") for unit in units]
+    assert headers == sorted(headers), "units print in deploy order"
+    assert "platform:aks:Cluster" in result.stdout and "└──" in result.stdout
     # Whole names, not cropped at the width of a terminal that is not there.
     assert "azure-native:authorization:RoleAssignment  aks-eus2-control-plane-operates-kubelet" in result.stdout
     assert "azure-native:containerservice:ManagedCluster" in result.stdout and "total" in result.stdout
-    plan = json.loads(out.read_text())
-    assert plan["stack"] == "staging" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
+    assert "staging: " in result.stdout and "resources in 4 stacks" in result.stdout
+    plan = json.loads((out / "staging.cluster-eus2.json").read_text())
+    assert plan["stack"] == "staging.cluster-eus2" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
     assert len(plan["resources"]) == sum(plan["counts"].values())
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{unit}.json" for unit in units)
     assert "Traceback" not in result.stderr
+
+
+def test_cli_narrows_to_one_unit_and_what_it_reads():
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev", "--unit", "cluster-eus2", "--no-tree"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "(dev.foundation)" in result.stdout and "(dev.cluster-eus2)" in result.stdout
+    assert "(dev.tenants)" not in result.stdout and "(dev.data)" not in result.stdout
+    wrong = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev", "--unit", "clusters"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert wrong.returncode == 2 and "not a deployment unit" in wrong.stderr
 
 
 def test_the_alias_shortcut_changes_nothing_that_is_captured(plans):

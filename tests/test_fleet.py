@@ -6,10 +6,10 @@ import pytest
 
 from offline.engine import preview_stack
 from offline.inputs import input_problems
-from validation.stackfile import read_stack_config
 from planning.capacity import plan_capacity
 from tests.conftest import ROOT
 from validation.loader import parse_platform_config
+from validation.stackfile import read_stack_config
 
 FLEET = "azure-native:containerservice:Fleet"
 MEMBER = "azure-native:containerservice:FleetMember"

@@ -16,7 +16,6 @@ from facts.event_hubs import EVENT_HUBS_TIERS
 from offline.chartcheck import crd_problems, manifest_of
 from offline.mocks import OFFLINE_CA_CERTIFICATE, OFFLINE_TENANT_ID, offline_uuid
 from offline.reference import facts_table, reference_file
-from validation.stackfile import read_stack_config
 from planning import kafka as kafka_plan
 from planning.charts import STRIMZI
 from tests.conftest import ROOT, run_with
@@ -24,6 +23,7 @@ from tests.test_config_errors import expect_problem, set_in
 from tests.test_identity import ASSIGNMENT, CREDENTIAL, IDENTITY, role_of, stack_config
 from tests.test_private_data import endpoints_of, resource_id, zone_by_group_id
 from validation.loader import parse_platform_config
+from validation.stackfile import read_stack_config
 
 STRIMZI_CRDS = (
     "040-Crd-kafka",

@@ -20,12 +20,12 @@ from facts.gpu import GPU_VM_SIZES
 from offline import identities as bootstrap
 from offline.engine import CapturedResource, ResourceOptions
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
-from validation.stackfile import read_stack_config
 from planning import permissions
 from planning.cluster_traffic import component_namespaces
 from planning.permissions import AKS, check, deploy_operations, refresh_operations, view
 from tests.conftest import ROOT
 from validation.loader import parse_platform_config
+from validation.stackfile import read_stack_config
 
 SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
 # The stack each deployed environment is checked with (prod-scale deploys as prod).

@@ -12,7 +12,6 @@ import pulumi
 from pydantic import ValidationError
 
 from planning.layers import Unit, parse_stack
-
 from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
@@ -217,10 +216,7 @@ def environment_config(environment: str, own: Mapping[str, Any], project_dir: Pa
         problems.append(ConfigProblem(f"{NAMESPACE}:", f"{path.name} not found: every unit of {environment} reads it"))
         raise ConfigError(problems)
     document = read_stack_config(project_dir or Path.cwd(), environment)
-    problems += [
-        ConfigProblem(name, f"is a secret; {WHERE_SECRETS_BELONG}")
-        for name in document.secret_keys
-    ]
+    problems += [ConfigProblem(name, f"is a secret; {WHERE_SECRETS_BELONG}") for name in document.secret_keys]
     if problems:
         raise ConfigError(problems)
     return document.values
@@ -238,6 +234,8 @@ def load_environment() -> tuple[PlatformConfig, Unit | None]:
         return parse_platform_config(current_stack_config(), stack=stack, stack_file=stack_file_of(stack)), None
     raw = environment_config(environment, current_stack_config())
     return (
-        parse_platform_config(raw, stack=environment, stack_file=stack_file_of(environment), unit=unit, unit_stack=stack),
+        parse_platform_config(
+            raw, stack=environment, stack_file=stack_file_of(environment), unit=unit, unit_stack=stack
+        ),
         unit,
     )

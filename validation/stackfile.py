@@ -31,16 +31,17 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _project(project_dir: Path) -> dict[str, Any]:
-    return yaml.load((project_dir / "Pulumi.yaml").read_text(), Loader=_LOADER)
+    document: dict[str, Any] = yaml.load((project_dir / "Pulumi.yaml").read_text(), Loader=_LOADER)
+    return document
 
 
 def project_name(project_dir: Path) -> str:
-    return _project(project_dir)["name"]
+    return str(_project(project_dir)["name"])
 
 
 def stacks_dir(project_dir: Path) -> Path:
     """Where the stack files live (`stackConfigDir` in Pulumi.yaml, as the CLI reads it)."""
-    return project_dir / _project(project_dir).get("stackConfigDir", ".")
+    return project_dir / str(_project(project_dir).get("stackConfigDir", "."))
 
 
 def stack_file(project_dir: Path, stack: str) -> Path:

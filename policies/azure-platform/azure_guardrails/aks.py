@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Optional
 
 from guardrail import BuiltIn, lookup, resource_policy, stack_policy
 from pulumi_policy import Severity
@@ -236,14 +236,28 @@ def no_spot_training(args, report):
 # -- upgrades (stack-wide: ownership may sit with a Fleet) -------------------------------------------
 
 
+def _cluster_key(resource_id: Any) -> Optional[str]:
+    """`<resource group>/<name>` of a managed cluster's ID, lower case (ARM IDs ignore case)."""
+    parts = resource_id.split("/") if isinstance(resource_id, str) else []
+    lowered = [part.lower() for part in parts]
+    if "resourcegroups" in lowered and "managedclusters" in lowered:
+        return f"{lowered[lowered.index('resourcegroups') + 1]}/{lowered[lowered.index('managedclusters') + 1]}"
+    return None
+
+
 def upgrade_owner(args, report):
     fleet_members = {}
     fleets_with_auto_upgrade = set()
     for resource in args.resources:
         deps = resource.property_dependencies
         if resource.resource_type == FLEET_MEMBER:
+            fleets = [f.urn for f in deps.get("fleetName", [])]
             for cluster in deps.get("clusterResourceId", []):
-                fleet_members[cluster.urn] = [f.urn for f in deps.get("fleetName", [])]
+                fleet_members[cluster.urn] = fleets
+            # A member in another stack (the fleet's unit) names its cluster by ID.
+            key = _cluster_key(lookup(resource.props, "clusterResourceId"))
+            if key:
+                fleet_members[key] = fleets
         elif (
             resource.resource_type == FLEET_AUTO_UPGRADE
             and resource.props.get("disabled") is not True
@@ -255,7 +269,9 @@ def upgrade_owner(args, report):
             continue
         channel = lookup(resource.props, "autoUpgradeProfile.upgradeChannel")
         node_os = lookup(resource.props, "autoUpgradeProfile.nodeOSUpgradeChannel")
-        fleet_owned = any(f in fleets_with_auto_upgrade for f in fleet_members.get(resource.urn, []))
+        key = f"{lookup(resource.props, 'resourceGroupName', '')}/{lookup(resource.props, 'resourceName', '')}".lower()
+        members = fleet_members.get(resource.urn, []) + fleet_members.get(key, [])
+        fleet_owned = any(f in fleets_with_auto_upgrade for f in members)
         if channel not in SELF_UPGRADING_CHANNELS and not fleet_owned:
             report(
                 f"{resource.name}: upgradeChannel is {channel!r} and no Fleet auto-upgrade profile "
