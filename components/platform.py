@@ -65,7 +65,7 @@ from components.plan_access import PlanAccess, PlanAccessArgs
 from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
 from components.registry import ContainerRegistry, ContainerRegistryArgs
 from components.storage import PrivateStorage, PrivateStorageArgs
-from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
+from components.tenancy import ClusterAdmins, ClusterAdminsArgs, ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import (
     Grant,
     WorkloadAccess,
@@ -451,6 +451,17 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             provider=provider,
             opts=ctx.opts,
         ).kueue
+    ClusterAdmins(
+        f"admins-{key}",
+        ClusterAdminsArgs(
+            environment=config.environment,
+            cluster_key=key,
+            cluster_id=aks.cluster_id,
+            admin_group_object_ids=list(config.entra.admin_group_object_ids),
+            subscription_id=ctx.deployer.subscription_id,
+        ),
+        opts=ctx.opts,
+    )
     if config.entra.plan_identity is not None:
         PlanAccess(
             f"plan-access-{key}",

@@ -73,14 +73,86 @@ def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, s
 
 def group_grants(args: ClusterTenancyArgs) -> list[tuple[str, str, str]]:
     """(role, scope suffix below the cluster, group object ID) for every person-facing grant."""
-    grants = [(CLUSTER_ADMIN, "", group) for group in args.admin_group_object_ids]
+    return admin_grants(args.admin_group_object_ids) + team_grants(args)
+
+
+def admin_grants(admin_group_object_ids: list[str]) -> list[tuple[str, str, str]]:
+    """The platform admins: cluster admin and the credentials to reach the cluster. The cluster's
+    own unit grants these; the tenants' identity may not hand out cluster admin."""
+    return [(role, "", group) for group in admin_group_object_ids for role in (CLUSTER_ADMIN, CLUSTER_USER)]
+
+
+def team_grants(args: ClusterTenancyArgs) -> list[tuple[str, str, str]]:
+    """Each team's groups: writer or reader on its namespaces, and the cluster's credentials
+    (unless an admin grant gives them already)."""
+    grants = []
     for team in args.teams.values():
         for namespace in team.namespaces:
             grants += [(NAMESPACE_ROLES["writer"], f"/namespaces/{namespace}", g) for g in team.entra_group_object_ids]
             grants += [(NAMESPACE_ROLES["reader"], f"/namespaces/{namespace}", g) for g in team.reader_group_object_ids]
-    every_group = dict.fromkeys(group for _, _, group in grants)
-    grants += [(CLUSTER_USER, "", group) for group in every_group]
-    return grants
+    every_group = dict.fromkeys(group for _, _, group in grants if group not in args.admin_group_object_ids)
+    return grants + [(CLUSTER_USER, "", group) for group in every_group]
+
+
+def assign_group_grants(
+    name: str,
+    grants: list[tuple[str, str, str]],
+    *,
+    environment: str,
+    cluster_key: str,
+    cluster_id: pulumi.Input[str],
+    subscription_id: pulumi.Input[str],
+    parent: pulumi.Resource,
+    aliases: list[pulumi.Alias] | None = None,
+) -> None:
+    """Azure RBAC for Kubernetes: one role assignment per (role, scope below the cluster, group)."""
+    cluster_scope_key = f"{environment}/{cluster_key}/cluster"
+    for role, below, group in grants:
+        suffix = below.replace("/namespaces/", "-ns-")
+        assign_role(
+            f"{name}-{role.lower().replace(' ', '-')}{suffix}-{group}",
+            role=role,
+            scope=pulumi.Output.concat(cluster_id, below),
+            scope_key=cluster_scope_key + below,
+            principal_id=group,
+            principal_key=f"group/{group}",
+            principal_type=authorization.PrincipalType.GROUP,
+            subscription_id=subscription_id,
+            parent=parent,
+            aliases=aliases,
+        )
+
+
+@dataclass(frozen=True)
+class ClusterAdminsArgs:
+    environment: str
+    cluster_key: str
+    cluster_id: pulumi.Input[str]
+    admin_group_object_ids: list[str]
+    subscription_id: pulumi.Input[str]
+
+
+class ClusterAdmins(pulumi.ComponentResource):
+    """The platform admins' grants on one cluster (cluster admin, cluster user): part of the
+    cluster's own unit, so that only its identity may grant cluster admin."""
+
+    def __init__(self, name: str, args: ClusterAdminsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:tenancy:ClusterAdmins", name, None, opts)
+        # Named (and once parented) as the tenancy's; the alias keeps them across the split of
+        # a deployed single-stack environment (docs/migration.md).
+        prefix = f"tenancy-{args.cluster_key}"
+        former = pulumi.create_urn(prefix, "platform:tenancy:ClusterTenancy", parent=opts.parent if opts else None)
+        assign_group_grants(
+            prefix,
+            admin_grants(args.admin_group_object_ids),
+            environment=args.environment,
+            cluster_key=args.cluster_key,
+            cluster_id=args.cluster_id,
+            subscription_id=args.subscription_id,
+            parent=self,
+            aliases=[pulumi.Alias(parent=former)],
+        )
+        self.register_outputs({})
 
 
 class ClusterTenancy(pulumi.ComponentResource):
@@ -142,18 +214,13 @@ class ClusterTenancy(pulumi.ComponentResource):
                 ),
             )
 
-        cluster_scope_key = f"{args.environment}/{args.cluster_key}/cluster"
-        for role, below, group in group_grants(args):
-            suffix = below.replace("/namespaces/", "-ns-")
-            assign_role(
-                f"{name}-{role.lower().replace(' ', '-')}{suffix}-{group}",
-                role=role,
-                scope=pulumi.Output.concat(args.cluster_id, below),
-                scope_key=cluster_scope_key + below,
-                principal_id=group,
-                principal_key=f"group/{group}",
-                principal_type=authorization.PrincipalType.GROUP,
-                subscription_id=args.subscription_id,
-                parent=self,
-            )
+        assign_group_grants(
+            name,
+            team_grants(args),
+            environment=args.environment,
+            cluster_key=args.cluster_key,
+            cluster_id=args.cluster_id,
+            subscription_id=args.subscription_id,
+            parent=self,
+        )
         self.register_outputs({})

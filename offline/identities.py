@@ -24,6 +24,7 @@ import yaml
 
 from facts.azure_roles import role_by_id
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from planning.layers import LAYERS
 from planning.permissions import Backend, Condition, Grant, RoleDefinition
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -51,13 +52,11 @@ class Identities:
     features: list[str] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)
 
-    @property
-    def deployer(self) -> str:
-        return f"id-{PREFIX}-deploy-{self.environment}"
+    def deployer(self, layer: str) -> str:
+        return f"id-{PREFIX}-deploy-{self.environment}-{layer}"
 
-    @property
-    def planner(self) -> str:
-        return f"id-{PREFIX}-plan-{self.environment}"
+    def planner(self, layer: str) -> str:
+        return f"id-{PREFIX}-plan-{self.environment}-{layer}"
 
     def custom_role(self, name: str) -> CustomRole:
         return self.custom_roles[f"{name} ({PREFIX}-{self.environment})"]
@@ -128,15 +127,32 @@ def _option(call: list[str], name: str) -> str | None:
     return call[call.index(name) + 1] if name in call else None
 
 
+_PAIR = re.compile(
+    r"@Request\[Microsoft\.Authorization/roleAssignments:RoleDefinitionId\] ForAnyOfAnyValues:GuidEquals \{([^}]*)\}"
+    r" AND @Request\[Microsoft\.Authorization/roleAssignments:PrincipalType\] "
+    r"ForAnyOfAnyValues:StringEqualsIgnoreCase \{([^}]*)\}"
+)
+_BLOB_PATH = re.compile(r"@Resource\[Microsoft\.Storage/storageAccounts/blobServices/containers/blobs:path\] StringLike '([^']*)'")
+_BLOB_PREFIX = re.compile(
+    r"@Request\[Microsoft\.Storage/storageAccounts/blobServices/containers/blobs:prefix\] StringStartsWith '([^']*)'"
+)
+
+
 def parse_condition(text: str) -> Condition:
-    """The role definitions and principal types a delegation condition lets a write name."""
-    write = text.split(") AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})", 1)[0]
-    roles = re.search(r"roleAssignments:RoleDefinitionId\] ForAnyOfAnyValues:GuidEquals \{([^}]*)\}", write)
-    types = re.search(r"roleAssignments:PrincipalType\] ForAnyOfAnyValues:StringEqualsIgnoreCase \{([^}]*)\}", write)
-    return Condition(
-        role_definition_ids=frozenset(part.strip().lower() for part in roles.group(1).split(",")) if roles else None,
-        principal_types=frozenset(part.strip(" '").lower() for part in types.group(1).split(",")) if types else None,
-    )
+    """What a bootstrap condition admits: for a delegation, the (roles, principal types) pairs a
+    write may name; for a state blob role, the blob paths (StringLike, `*` any characters, as
+    fnmatch) and list prefixes."""
+    if "roleAssignments:" in text:
+        write = text.split("AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})", 1)[0]
+        pairs = tuple(
+            (
+                frozenset(part.strip().lower() for part in roles.split(",")),
+                frozenset(part.strip(" '").lower() for part in types.split(",")),
+            )
+            for roles, types in _PAIR.findall(write)
+        )
+        return Condition(role_pairs=pairs)
+    return Condition(blob_paths=frozenset(_BLOB_PATH.findall(text)), blob_prefixes=frozenset(_BLOB_PREFIX.findall(text)))
 
 
 def _definition(guid: str, document: dict[str, Any]) -> RoleDefinition:
@@ -195,10 +211,12 @@ def read_identities(
             )
         condition_text = _option(call, "--condition")
         condition = parse_condition(condition_text) if condition_text else None
-        if condition and condition.role_definition_ids:
+        if condition and condition.role_pairs:
             condition = Condition(
-                frozenset(role_ids.get(_custom_name(r), r) for r in condition.role_definition_ids),
-                condition.principal_types,
+                role_pairs=tuple(
+                    (frozenset(role_ids.get(_custom_name(r), r) for r in roles), types)
+                    for roles, types in condition.role_pairs
+                )
             )
         found.grants.setdefault(identity, []).append(
             Grant(definition, _option(call, "--scope") or "", condition, _option(call, "--description") or "")
@@ -222,12 +240,15 @@ def environment_identities(stack: str, environment: str, plan_identity: dict[str
 
 
 def backend(environment: str) -> Backend:
-    """The environment's state container and secrets key, as the bootstrap names them."""
+    """The environment's state container and its layers' secrets keys, as the bootstrap names them."""
     group = f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-{PREFIX}-delivery/providers"
     return Backend(
         state_container_id=f"{group}/Microsoft.Storage/storageAccounts/st{PREFIX}pulumistate"
         f"/blobServices/default/containers/pulumi-state-{environment}",
-        secrets_key_id=f"{group}/Microsoft.KeyVault/vaults/kv-{PREFIX}-state/keys/pulumi-state-{environment}",
+        secrets_key_ids={
+            layer: f"{group}/Microsoft.KeyVault/vaults/kv-{PREFIX}-state/keys/pulumi-state-{environment}-{layer}"
+            for layer in LAYERS
+        },
     )
 
 
@@ -259,16 +280,19 @@ def _symbolic(scope: str, environment: str) -> str:
 def markdown_table(identities: Identities) -> str:
     """The bootstrap's grants of one environment, for docs/deploying.md (`make docs`)."""
     lines = ["| identity | role | scope | why |", "|---|---|---|---|"]
-    for identity in (identities.deployer, identities.planner):
+    custom = {c.definition.id: c.name for c in identities.custom_roles.values()}
+    for identity in [who(layer) for layer in LAYERS for who in (identities.deployer, identities.planner)]:
         for grant in identities.grants.get(identity, []):
             role = grant.role.name
-            custom = {c.definition.id: c.name for c in identities.custom_roles.values()}
-            if grant.condition and grant.condition.role_definition_ids:
-                names = sorted(
-                    (known.name if (known := role_by_id(r)) else custom.get(r, r))
-                    for r in grant.condition.role_definition_ids
-                )
-                role += f" (only: {', '.join(names)}; to {', '.join(sorted(grant.condition.principal_types or []))})"
+            condition = grant.condition
+            if condition and condition.role_pairs:
+                role += " (only: " + "; ".join(
+                    ", ".join(sorted((known.name if (known := role_by_id(r)) else custom.get(r, r)) for r in roles))
+                    + f" to {', '.join(sorted(types))}"
+                    for roles, types in condition.role_pairs
+                ) + ")"
+            elif condition and condition.blob_paths is not None:
+                role += " (only: " + ", ".join(f"`{p}`" for p in sorted(condition.blob_paths)) + ")"
             why = grant.why.removesuffix(" (scripts/bootstrap)").split(": ", 1)[-1]
             lines.append(f"| `{identity}` | {role} | `{_symbolic(grant.scope, identities.environment)}` | {why} |")
     lines += ["", "| custom role | actions | data actions |", "|---|---|---|"]

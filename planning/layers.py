@@ -116,6 +116,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:aks:Cluster": "cluster",
     "platform:admission:ClusterAdmission": "cluster",
     "platform:identity:PlanAccess": "cluster",
+    "platform:tenancy:ClusterAdmins": "cluster",
     "platform:gpu:Stack": "cluster",
     "platform:kafka:StrimziKafka": "cluster",
     "platform:tenancy:ClusterTenancy": "tenants",
@@ -128,7 +129,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
 }
 
 # Components registered once per cluster, named `<kind>-<cluster>`.
-PER_CLUSTER_PREFIXES = ("aks-", "admission-", "plan-access-", "gpu-", "kafka-")
+PER_CLUSTER_PREFIXES = ("aks-", "admission-", "admins-", "plan-access-", "gpu-", "kafka-")
 
 
 class UnmappedResource(LookupError):

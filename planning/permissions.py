@@ -34,10 +34,12 @@ from typing import Any
 
 from facts.aks_rbac import data_action
 from facts.arm import UnknownArmType, arm_type, resource_id
+from planning.layers import parse_stack
 
 AKS = "Microsoft.ContainerService/managedClusters"
 USER_CREDENTIALS = f"{AKS}/listClusterUserCredential/action"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 # What an invoke needs: getClientConfig reads only the caller's own token.
 INVOKE_ACTIONS: dict[str, str | None] = {
     "azure-native:authorization:getClientConfig": None,
@@ -94,26 +96,41 @@ class RoleDefinition:
         return any(matches(p, action) for p in allowed) and not any(matches(p, action) for p in denied)
 
 
+BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
+# A blob operation's attributes, as a storage condition sees them
+# (learn.microsoft.com/azure/storage/blobs/storage-auth-abac-attributes): the blob's path
+# below its container, or for a list (`blobs/read` with suboperation Blob.List) its prefix.
+BLOB_PATH = "path"
+BLOB_PREFIX = "prefix"
+
+
 @dataclass(frozen=True)
 class Condition:
-    """A role-assignment delegation condition, as the attribute sets it allows.
+    """An ABAC condition on a role assignment, as the sets of attributes it admits.
 
-    Only the two shapes the bootstrap writes are modelled: which role definitions, and which
-    principal types, a `roleAssignments/write` or `/delete` may name.
+    The shapes the bootstrap writes: for role-assignment delegation, pairs of (role
+    definitions, principal types) a `roleAssignments/write` may name (a delete: the role);
+    for state blobs, the paths (`fnmatch` patterns, the condition's StringLike) a blob may
+    have and the prefixes (StringStartsWith) a list may ask for.
     """
 
-    role_definition_ids: frozenset[str] | None = None
-    principal_types: frozenset[str] | None = None
+    role_pairs: tuple[tuple[frozenset[str], frozenset[str]], ...] | None = None
+    blob_paths: frozenset[str] | None = None
+    blob_prefixes: frozenset[str] | None = None
 
     def admits(self, operation: Operation) -> bool:
-        if not operation.action.lower().startswith("microsoft.authorization/roleassignments/"):
-            return True
-        role = (operation.attribute("RoleDefinitionId") or "").lower()
-        if self.role_definition_ids is not None and role not in self.role_definition_ids:
-            return False
-        principal_type = operation.attribute("PrincipalType")
-        if self.principal_types is not None and operation.action.lower().endswith("/write"):
-            return principal_type is not None and principal_type.lower() in self.principal_types
+        action = operation.action.lower()
+        if action.startswith("microsoft.authorization/roleassignments/") and self.role_pairs is not None:
+            role = (operation.attribute("RoleDefinitionId") or "").lower()
+            principal_type = (operation.attribute("PrincipalType") or "").lower()
+            writes = action.endswith("/write")
+            return any(role in roles and (not writes or principal_type in types) for roles, types in self.role_pairs)
+        if action.startswith(BLOBS.lower() + "/"):
+            prefix = operation.attribute(BLOB_PREFIX)
+            if prefix is not None:
+                return self.blob_prefixes is None or any(prefix.startswith(p) for p in self.blob_prefixes)
+            path = operation.attribute(BLOB_PATH) or ""
+            return self.blob_paths is None or any(fnmatch.fnmatchcase(path, p) for p in self.blob_paths)
         return True
 
 
@@ -168,10 +185,35 @@ def check(identity: str, grants: Sequence[Grant], operations: Iterable[Operation
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Backend:
-    """The Pulumi state container and the secrets key of one environment (scripts/bootstrap)."""
+    """Where an environment's stacks keep their state and secrets (scripts/bootstrap): one
+    container, a path per stack inside it, and a secrets key per deployment layer."""
 
     state_container_id: str
-    secrets_key_id: str
+    # layer -> the Key Vault key its stacks' secrets are encrypted with
+    secrets_key_ids: Mapping[str, str]
+    project: str = "platform"
+
+    def key_of(self, stack: str) -> str:
+        _, unit = parse_stack(stack)
+        return self.secrets_key_ids[unit.layer if unit else "foundation"]
+
+    def own_paths(self, stack: str) -> list[str]:
+        """The blobs `pulumi up` of `stack` reads and writes, as the DIY backend lays them out
+        (pulumi/pulumi pkg/backend/diy/store.go: StackBasePath, HistoryDir, BackupDir;
+        lock.go: stackLockDir under `.pulumi/locks/<organization/project/stack>`)."""
+        return [
+            f".pulumi/stacks/{self.project}/{stack}.json",
+            f".pulumi/history/{self.project}/{stack}/{stack}-0.history.json",
+            f".pulumi/backups/{self.project}/{stack}/{stack}.0.json",
+            f".pulumi/locks/organization/{self.project}/{stack}/0.json",
+        ]
+
+    def lock_prefix(self, stack: str) -> str:
+        return f".pulumi/locks/organization/{self.project}/{stack}/"
+
+    def state_path(self, stack: str) -> str:
+        """What a `StackReference` to `stack` reads (pkg/backend/diy/state.go)."""
+        return f".pulumi/stacks/{self.project}/{stack}.json"
 
 
 @dataclass
@@ -184,18 +226,24 @@ class PlanView:
     clusters_by_provider: dict[str, str] = field(default_factory=dict)
     # Explicit azure-native providers (another subscription, e.g. the hub's) by URN.
     subscriptions_by_provider: dict[str, str] = field(default_factory=dict)
+    # The stack the plan is of (whose state `up` writes).
+    stack: str = ""
 
     def subscription_of(self, resource: Any) -> str:
         return self.subscriptions_by_provider.get(_provider_ref_urn(resource.provider), self.subscription)
 
 
-def view(plan: Any, subscription: str) -> PlanView:
-    """Index a captured plan: which cluster each Kubernetes provider reaches."""
-    cluster_ids = {
-        r.inputs.get("resourceName"): resource_id(r.type, r.name, r.inputs, subscription)
-        for r in plan.resources
-        if r.type == "azure-native:containerservice:ManagedCluster"
-    }
+def view(plan: Any, subscription: str, clusters: Mapping[str, str] | None = None) -> PlanView:
+    """Index a captured plan: which cluster each Kubernetes provider reaches. `clusters` (name
+    -> ID) adds the clusters of other stacks (the tenants' unit reaches every cluster's)."""
+    cluster_ids = dict(clusters or {})
+    cluster_ids.update(
+        {
+            r.inputs.get("resourceName"): resource_id(r.type, r.name, r.inputs, subscription)
+            for r in plan.resources
+            if r.type == "azure-native:containerservice:ManagedCluster"
+        }
+    )
     providers, subscriptions = {}, {}
     for r in plan.resources:
         if r.type == "pulumi:providers:azure-native" and r.inputs.get("subscriptionId"):
@@ -205,7 +253,7 @@ def view(plan: Any, subscription: str) -> PlanView:
             if cluster is None:
                 raise LookupError(f"Kubernetes provider {r.name} names no cluster of this plan (clusterIdentifier)")
             providers[r.urn] = cluster
-    return PlanView(plan.resources, plan.calls, subscription, providers, subscriptions)
+    return PlanView(plan.resources, plan.calls, subscription, providers, subscriptions, stack=plan.stack)
 
 
 def _arm_ids(value: Any) -> Iterator[str]:
@@ -351,15 +399,42 @@ def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
         yield Operation(action, at, f"invoke {call.token}")
 
 
-def backend_operations(backend: Backend, *, write: bool) -> Iterator[Operation]:
-    """Reading (and for `up`, writing) the state, and decrypting (encrypting) its secrets."""
-    blobs = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
+def backend_operations(backend: Backend, stack: str, *, write: bool) -> Iterator[Operation]:
+    """Reading (and for `up`, writing) the stack's state, and decrypting (encrypting) its secrets."""
+    container = backend.state_container_id
     verbs = ("read", "write", "delete") if write else ("read",)
-    for verb in verbs:
-        yield Operation(f"{blobs}/{verb}", backend.state_container_id, "the Pulumi state", data=True)
+    paths = backend.own_paths(stack) if write else [backend.state_path(stack)]
+    for path in paths:
+        for verb in verbs:
+            yield Operation(f"{BLOBS}/{verb}", container, "the Pulumi state", data=True, attributes=((BLOB_PATH, path),))
+    if write:
+        # Before taking its lock, `up` lists the stack's lock folder for other locks.
+        yield Operation(
+            f"{BLOBS}/read", container, "the Pulumi state", data=True, attributes=((BLOB_PREFIX, backend.lock_prefix(stack)),)
+        )
     keys = "Microsoft.KeyVault/vaults/keys"
     for verb in ("decrypt", "encrypt") if write else ("decrypt",):
-        yield Operation(f"{keys}/{verb}/action", backend.secrets_key_id, "the stack's secrets", data=True)
+        yield Operation(f"{keys}/{verb}/action", backend.key_of(stack), "the stack's secrets", data=True)
+
+
+def stack_reference_operations(backend: Backend, stack: str) -> Iterator[Operation]:
+    """A `StackReference` reads the producer's whole state and builds its secrets manager,
+    which decrypts with the producer's key even for plain outputs (pkg/backend/diy/state.go,
+    getSnapshotStackOutputs; pulumi/pulumi#21436)."""
+    needed_by = f"StackReference {stack}"
+    yield Operation(
+        f"{BLOBS}/read", backend.state_container_id, needed_by, data=True, attributes=((BLOB_PATH, backend.state_path(stack)),)
+    )
+    yield Operation("Microsoft.KeyVault/vaults/keys/decrypt/action", backend.key_of(stack), needed_by, data=True)
+
+
+def _calls(view_: PlanView, backend: Backend | None) -> Iterator[Operation]:
+    for call in view_.calls:
+        if call.token == STACK_REFERENCE:
+            if backend is not None:
+                yield from stack_reference_operations(backend, str(call.resource_id))
+            continue
+        yield from call_operations(view_, call)
 
 
 def deploy_operations(view_: PlanView, backend: Backend | None = None) -> list[Operation]:
@@ -368,10 +443,9 @@ def deploy_operations(view_: PlanView, backend: Backend | None = None) -> list[O
     for r in view_.resources:
         if r.custom and not r.type.startswith("pulumi:providers:"):
             operations.extend(resource_operations(view_, r, ("read", "write", "delete")))
-    for call in view_.calls:
-        operations.extend(call_operations(view_, call))
+    operations.extend(_calls(view_, backend))
     if backend is not None:
-        operations.extend(backend_operations(backend, write=True))
+        operations.extend(backend_operations(backend, view_.stack, write=True))
     return _unique(operations)
 
 
@@ -381,10 +455,9 @@ def refresh_operations(view_: PlanView, backend: Backend | None = None) -> list[
     for r in view_.resources:
         if r.custom and not r.type.startswith("pulumi:providers:"):
             operations.extend(resource_operations(view_, r, ("read",)))
-    for call in view_.calls:
-        operations.extend(call_operations(view_, call))
+    operations.extend(_calls(view_, backend))
     if backend is not None:
-        operations.extend(backend_operations(backend, write=False))
+        operations.extend(backend_operations(backend, view_.stack, write=False))
     return _unique(operations)
 
 

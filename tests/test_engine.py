@@ -116,7 +116,9 @@ def test_cli_prints_each_unit_as_a_tree_with_counts_and_writes_json(tmp_path):
     assert "azure-native:containerservice:ManagedCluster" in result.stdout and "total" in result.stdout
     assert "staging: " in result.stdout and "resources in 4 stacks" in result.stdout
     plan = json.loads((out / "staging.cluster-eus2.json").read_text())
-    assert plan["stack"] == "staging.cluster-eus2" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
+    assert (
+        plan["stack"] == "staging.cluster-eus2" and plan["counts"]["azure-native:containerservice:ManagedCluster"] == 1
+    )
     assert len(plan["resources"]) == sum(plan["counts"].values())
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{unit}.json" for unit in units)
     assert "Traceback" not in result.stderr
