@@ -471,12 +471,13 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 cluster_id=aks.cluster_id,
                 namespaces=component_namespaces(config, key),
                 plan_identity=config.entra.plan_identity,
+                tenants_namespaces=[kafka_plan.KAFKA_NAMESPACE] if _hosts_strimzi(config, key) else [],
                 subscription_id=ctx.deployer.subscription_id,
             ),
             opts=ctx.opts,
         )
     kafka = None
-    if config.kafka is not None and config.kafka.engine == "strimzi" and key in config.kafka_clusters():
+    if _hosts_strimzi(config, key):
         kafka = _strimzi(ctx, key, foundation, provider, pull_ready, traffic, admission)
     return ClusterOutputs(
         cluster_id=aks.cluster_id,
@@ -489,6 +490,10 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         name=aks.cluster_name,
         resource_group_name=aks.resource_group_name,
     )
+
+
+def _hosts_strimzi(config: PlatformConfig, key: str) -> bool:
+    return config.kafka is not None and config.kafka.engine == "strimzi" and key in config.kafka_clusters()
 
 
 def _kafka_clients(config: PlatformConfig, key: str, principal_ids: Mapping[str, pulumi.Input[str]]):
@@ -834,8 +839,7 @@ def _foundation_reference(config: PlatformConfig) -> FoundationOutputs:
 
 
 def _cluster_reference(config: PlatformConfig, key: str) -> ClusterOutputs:
-    hosts_kafka = config.kafka is not None and config.kafka.engine == "strimzi" and key in config.kafka_clusters()
-    outputs = ClusterOutputs.read(key, kafka=hosts_kafka)
+    outputs = ClusterOutputs.read(key, kafka=_hosts_strimzi(config, key))
     # Named as the cluster unit's own provider (and as the single stack's), so resources moved
     # here with `pulumi state move` keep theirs (docs/migration.md).
     provider = kubernetes.Provider(

@@ -233,23 +233,25 @@ class PlanView:
         return self.subscriptions_by_provider.get(_provider_ref_urn(resource.provider), self.subscription)
 
 
+def cluster_ids(resources: Iterable[Any], subscription: str) -> dict[str, str]:
+    """The managed clusters among `resources`, name -> resource ID."""
+    return {
+        r.inputs.get("resourceName"): resource_id(r.type, r.name, r.inputs, subscription)
+        for r in resources
+        if r.type == "azure-native:containerservice:ManagedCluster"
+    }
+
+
 def view(plan: Any, subscription: str, clusters: Mapping[str, str] | None = None) -> PlanView:
     """Index a captured plan: which cluster each Kubernetes provider reaches. `clusters` (name
     -> ID) adds the clusters of other stacks (the tenants' unit reaches every cluster's)."""
-    cluster_ids = dict(clusters or {})
-    cluster_ids.update(
-        {
-            r.inputs.get("resourceName"): resource_id(r.type, r.name, r.inputs, subscription)
-            for r in plan.resources
-            if r.type == "azure-native:containerservice:ManagedCluster"
-        }
-    )
+    known = {**(clusters or {}), **cluster_ids(plan.resources, subscription)}
     providers, subscriptions = {}, {}
     for r in plan.resources:
         if r.type == "pulumi:providers:azure-native" and r.inputs.get("subscriptionId"):
             subscriptions[r.urn] = r.inputs["subscriptionId"]
         if r.type == "pulumi:providers:kubernetes":
-            cluster = cluster_ids.get(r.inputs.get("clusterIdentifier"))
+            cluster = known.get(r.inputs.get("clusterIdentifier"))
             if cluster is None:
                 raise LookupError(f"Kubernetes provider {r.name} names no cluster of this plan (clusterIdentifier)")
             providers[r.urn] = cluster
@@ -406,11 +408,17 @@ def backend_operations(backend: Backend, stack: str, *, write: bool) -> Iterator
     paths = backend.own_paths(stack) if write else [backend.state_path(stack)]
     for path in paths:
         for verb in verbs:
-            yield Operation(f"{BLOBS}/{verb}", container, "the Pulumi state", data=True, attributes=((BLOB_PATH, path),))
+            yield Operation(
+                f"{BLOBS}/{verb}", container, "the Pulumi state", data=True, attributes=((BLOB_PATH, path),)
+            )
     if write:
         # Before taking its lock, `up` lists the stack's lock folder for other locks.
         yield Operation(
-            f"{BLOBS}/read", container, "the Pulumi state", data=True, attributes=((BLOB_PREFIX, backend.lock_prefix(stack)),)
+            f"{BLOBS}/read",
+            container,
+            "the Pulumi state",
+            data=True,
+            attributes=((BLOB_PREFIX, backend.lock_prefix(stack)),),
         )
     keys = "Microsoft.KeyVault/vaults/keys"
     for verb in ("decrypt", "encrypt") if write else ("decrypt",):
@@ -423,7 +431,11 @@ def stack_reference_operations(backend: Backend, stack: str) -> Iterator[Operati
     getSnapshotStackOutputs; pulumi/pulumi#21436)."""
     needed_by = f"StackReference {stack}"
     yield Operation(
-        f"{BLOBS}/read", backend.state_container_id, needed_by, data=True, attributes=((BLOB_PATH, backend.state_path(stack)),)
+        f"{BLOBS}/read",
+        backend.state_container_id,
+        needed_by,
+        data=True,
+        attributes=((BLOB_PATH, backend.state_path(stack)),),
     )
     yield Operation("Microsoft.KeyVault/vaults/keys/decrypt/action", backend.key_of(stack), needed_by, data=True)
 

@@ -108,17 +108,24 @@ CapacityReservationGroupId = Annotated[
 
 
 class PlanIdentityConfig(Model):
-    """The read-only identity previews and the drift check run as (scripts/bootstrap prints both IDs).
+    """The read-only identities previews and the drift check run as (scripts/bootstrap prints the IDs).
 
-    It reads every kind the program manages through a custom role on the subscription, but no
-    Secrets; the program grants it the Secrets a preview or refresh does read (Helm's release
-    records, Kafka's CA certificates) in exactly the namespaces that hold them.
+    Each layer has one; those of the cluster and tenants layers read every kind the program
+    manages through a custom role on the subscription, but no Secrets. The program grants them
+    the Secrets their previews do read (Helm's release records, Kafka's CA certificates and
+    MirrorMaker's copies) in exactly the namespaces that hold them.
     """
 
     principal_object_id: Uuid = Field(
-        description="Object ID of the read-only plan identity `id-<prefix>-plan-<env>` (printed by "
-        "`scripts/bootstrap`); with it, the program grants that identity the Secrets previews "
-        "read, on exactly the namespaces that hold them."
+        description="Object ID of the cluster layer's plan identity `id-<prefix>-plan-<env>-cluster` "
+        "(printed by `scripts/bootstrap`); the program grants it the Secrets previews of a cluster "
+        "read, on exactly the platform namespaces that hold them."
+    )
+    tenants_principal_object_id: Uuid | None = Field(
+        default=None,
+        description="Object ID of the tenants layer's plan identity `id-<prefix>-plan-<env>-tenants`; "
+        "with Strimzi, previews of the tenants' stack read Kafka's CA certificates in the `kafka` "
+        "namespace, and the program grants it those Secrets there (required with `kafka.engine: strimzi`).",
     )
     secret_reader_role_id: Uuid = Field(
         description="Name (GUID) of the custom role \"Platform preview secret reader (<prefix>-<env>)\" the "

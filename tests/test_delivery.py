@@ -29,6 +29,7 @@ DEPLOYED = ("dev", "staging", "prod")
 PACKS = ("azure-platform", "kubernetes-platform")
 
 sys.path.insert(0, str(ROOT))
+from planning.layers import LAYERS, UPSTREAM  # noqa: E402
 from planning.roles import BUILT_IN_ROLES  # noqa: E402
 from tests.support.fake_az import (  # noqa: E402
     BOOTSTRAP,
@@ -515,7 +516,9 @@ def test_bootstrap_state_backend_is_private_keyless_and_recoverable(dry_run):
     assert option(vault, "--public-network-access") == "Disabled"
     assert int(option(vault, "--retention-days")) >= 7
     keys = named(dry_run, "rest", "--method", "put")
-    assert {option(call, "--url").split("/keys/")[1].split("?")[0] for call in keys} == containers
+    assert {option(call, "--url").split("/keys/")[1].split("?")[0] for call in keys} == {
+        f"pulumi-state-{env}-{layer}" for env in DEPLOYED for layer in LAYERS
+    }
     assert all('"kty":"RSA"' in option(call, "--body") for call in keys)
     (lock,) = named(dry_run, "lock", "create")
     assert option(lock, "--lock-type") == "CanNotDelete"
@@ -525,7 +528,9 @@ def test_bootstrap_makes_identities_that_trust_no_federated_credential(dry_run):
     """CI signs in as the runners' managed identities; a federated credential would be a second
     way in (any job of the GitHub environment, with a token that cannot be renewed)."""
     created = {option(call, "--name") for call in named(dry_run, "identity", "create")}
-    assert created == {f"id-ailab-{kind}-{env}" for kind in ("deploy", "plan") for env in DEPLOYED}
+    assert created == {
+        f"id-ailab-{kind}-{env}-{layer}" for kind in ("deploy", "plan") for env in DEPLOYED for layer in LAYERS
+    }
     assert named(dry_run, "identity", "federated-credential") == []
 
 
@@ -548,10 +553,32 @@ def program_roles() -> set[str]:
     return names
 
 
-def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
-    """On the subscription: every role the program names but Contributor, plus the preview
-    secret reader; on the hub's zones: Private DNS Zone Contributor; Contributor only on the
-    capacity reservation scopes given. Always to service principals and groups only."""
+def _delegated(text: str) -> tuple[set[str], dict[str, set[str]]]:
+    """The roles a delegation condition names, and for each the principal types it may go to."""
+    write, delete = text.split(") AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})")
+    assert "ActionMatches{'Microsoft.Authorization/roleAssignments/write'}" in write
+    types: dict[str, set[str]] = {}
+    for roles, kinds in re.findall(
+        r"RoleDefinitionId\] ForAnyOfAnyValues:GuidEquals \{([^}]*)\} AND @Request\[Microsoft\.Authorization/"
+        r"roleAssignments:PrincipalType\] ForAnyOfAnyValues:StringEqualsIgnoreCase \{([^}]*)\}",
+        write,
+    ):
+        for role in roles.split(", "):
+            types.setdefault(role, set()).update(kind.strip("'") for kind in kinds.split(", "))
+    assert set(types) == {
+        role
+        for roles in re.findall(r"@Resource\[[^]]*RoleDefinitionId\] ForAnyOfAnyValues:GuidEquals \{([^}]*)\}", delete)
+        for role in roles.split(", ")
+    }
+    return set(types), types
+
+
+def test_bootstrap_lets_each_layer_assign_exactly_its_programs_roles(dry_run):
+    """On the subscription: together, every role the program names but Contributor, plus the
+    preview secret reader; each layer only its own, each only to the principal types it goes
+    to (groups for people, service principals for identities), cluster admin only by the cluster
+    layer. On the hub's zones: Private DNS Zone Contributor; Contributor only on the capacity
+    reservation scopes given."""
     program = {BUILT_IN_ROLES[name] for name in program_roles()}
     assert program, "no roles found in components/"
     _, zones, _ = hub()
@@ -559,35 +586,47 @@ def test_bootstrap_lets_deployers_assign_exactly_the_programs_roles(dry_run):
         grant for grant in grants(dry_run) if grant["role"] == ROLE["Role Based Access Control Administrator"]
     ]
     assert delegations
+    on_subscription: dict[str, set[str]] = {}
     for grant in delegations:
         text = grant["condition"]
         assert text, "Role Based Access Control Administrator without a condition"
-        write, delete = text.split(") AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'})")
-        assert "ActionMatches{'Microsoft.Authorization/roleAssignments/write'}" in write
-        for half, source in ((write, "@Request"), (delete, "@Resource")):
-            assert (
-                f"{source}[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals"
-                in half
-            )
-            assert (
-                f"{source}[Microsoft.Authorization/roleAssignments:PrincipalType] "
-                "ForAnyOfAnyValues:StringEqualsIgnoreCase {'ServicePrincipal', 'Group'}"
-            ) in half
-        roles = set(GUID.findall(write))
-        assert roles == set(GUID.findall(delete))
+        roles, types = _delegated(text)
+        assert all(kinds <= {"ServicePrincipal", "Group"} for kinds in types.values())
+        layer = re.fullmatch(r"<principal id of id-ailab-deploy-\w+-(\w+)>", grant["assignee-object-id"]).group(1)
         if grant["scope"] == zones:
-            assert roles == {ROLE["Private DNS Zone Contributor"]}
+            assert (layer, roles) == ("cluster", {ROLE["Private DNS Zone Contributor"]})
         else:
             assert grant["scope"].startswith("/subscriptions/") and grant["scope"].count("/") == 2
-            assert roles == program - {ROLE["Contributor"]}
-            assert "<name of Platform preview secret reader (ailab-" in write
+            on_subscription.setdefault(layer, set()).update(roles)
+            for person_role in ("Azure Kubernetes Service RBAC Writer", "Azure Kubernetes Service RBAC Cluster Admin"):
+                assert types.get(ROLE[person_role], {"Group"}) == {"Group"}, (layer, person_role)
         for forbidden in (
             "Owner",
             "User Access Administrator",
             "Role Based Access Control Administrator",
             "Contributor",
         ):
-            assert ROLE[forbidden] not in text, f"deployers could assign {forbidden} at {grant['scope']}"
+            assert ROLE[forbidden] not in text, f"{layer} could assign {forbidden} at {grant['scope']}"
+    every = set().union(*on_subscription.values())
+    assert {r for r in every if not r.startswith("<")} == program - {ROLE["Contributor"]}
+    assert {r for r in on_subscription["cluster"] if r.startswith("<name of Platform preview secret reader")}
+    holders = {
+        layer
+        for layer, roles in on_subscription.items()
+        if ROLE["Azure Kubernetes Service RBAC Cluster Admin"] in roles
+    }
+    assert holders == {"cluster"}
+
+
+def test_bootstrap_layers_and_what_they_read_are_the_programs(dry_run):
+    """The bootstrap's `layers` and `upstream` (which states and keys each layer may read) are
+    planning/layers.py's."""
+    text = BOOTSTRAP.read_text()
+    assert re.search(r"^layers=\(([^)]*)\)", text, re.M).group(1).split() == list(LAYERS)
+    declared = dict(
+        re.findall(r'\[(\w+)\]="([\w ]*)"', re.search(r"^declare -A upstream=\((.*)\)$", text, re.M).group(1))
+    )
+    assert {layer: tuple(value.split()) for layer, value in declared.items()} == dict(UPSTREAM)
 
 
 def test_bootstrap_delegates_contributor_only_on_the_capacity_reservations_it_is_given(tmp_path: Path):
@@ -602,51 +641,74 @@ def test_bootstrap_delegates_contributor_only_on_the_capacity_reservations_it_is
         if grant["condition"] and ROLE["Contributor"] in grant["condition"]
     ]
     assert [(g["assignee-object-id"], g["scope"]) for g in contributor] == [
-        ("<principal id of id-ailab-deploy-prod>", reservation)
+        ("<principal id of id-ailab-deploy-prod-cluster>", reservation)
     ]
     assert set(GUID.findall(contributor[0]["condition"] or "")) == {ROLE["Contributor"]}
 
 
-def test_bootstrap_grants_each_identity_only_its_environment(dry_run):
+def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
     vnet, zones, peered = hub()
     state = f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-ailab-delivery/providers"
     container = (
         state + "/Microsoft.Storage/storageAccounts/stailabpulumistate/blobServices/default/containers/pulumi-state-{}"
     )
-    key = state + "/Microsoft.KeyVault/vaults/kv-ailab-state/keys/pulumi-state-{}"
+    key = state + "/Microsoft.KeyVault/vaults/kv-ailab-state/keys/pulumi-state-{}-{}"
     by_identity: dict[str, set[tuple[str, str]]] = {}
     for grant in grants(dry_run):
-        match = re.fullmatch(r"<principal id of (id-ailab-\w+-\w+)>", grant["assignee-object-id"] or "")
+        match = re.fullmatch(r"<principal id of (id-ailab-\w+-\w+-\w+)>", grant["assignee-object-id"] or "")
         if match:
             assert grant["assignee-principal-type"] == "ServicePrincipal"
             by_identity.setdefault(match.group(1), set()).add((grant["role"], grant["scope"]))
+    joiner = "<name of Platform private DNS zone joiner (ailab)>"
     for env in DEPLOYED:
         subscription = f"/subscriptions/{SUBSCRIPTIONS[env]}"
-        deploy = {
-            (ROLE["Contributor"], subscription),
-            (ROLE["Role Based Access Control Administrator"], subscription),
-            (ROLE["Locks Contributor"], subscription),
-            (f"<name of Platform policy assigner (ailab-{env})>", subscription),
-            (ROLE["Azure Kubernetes Service RBAC Cluster Admin"], subscription),
+        rbac, contributor = ROLE["Role Based Access Control Administrator"], ROLE["Contributor"]
+        states = {
             (ROLE["Storage Blob Data Contributor"], container.format(env)),
-            (ROLE["Key Vault Crypto User"], key.format(env)),
+            (ROLE["Storage Blob Data Reader"], container.format(env)),
+        }
+        deploy = {
+            "foundation": {
+                (contributor, subscription),
+                (rbac, subscription),
+                (ROLE["Locks Contributor"], subscription),
+            },
+            "data": {(contributor, subscription), (rbac, subscription), (ROLE["Locks Contributor"], subscription)},
+            "cluster": {
+                (contributor, subscription),
+                (rbac, subscription),
+                (f"<name of Platform policy assigner (ailab-{env})>", subscription),
+                (ROLE["Azure Kubernetes Service RBAC Cluster Admin"], subscription),
+            },
+            "tenants": {(f"<name of Platform tenant writer (ailab-{env})>", subscription), (rbac, subscription)},
+            "fleet": {(contributor, subscription)},
         }
         plan = {
-            (ROLE["Reader"], subscription),
-            (f"<name of Platform in-cluster reader (ailab-{env})>", subscription),
-            (ROLE["Storage Blob Data Reader"], container.format(env)),
-            (ROLE["Key Vault Crypto User"], key.format(env)),
+            layer: {(ROLE["Reader"], subscription), (ROLE["Storage Blob Data Reader"], container.format(env))}
+            for layer in LAYERS
         }
-        if env in peered:
-            deploy |= {
-                (ROLE["Network Contributor"], vnet),
-                (ROLE["Private DNS Zone Contributor"], zones),
-                (ROLE["Role Based Access Control Administrator"], zones),
+        for layer in ("cluster", "tenants"):
+            plan[layer].add((f"<name of Platform in-cluster reader (ailab-{env})>", subscription))
+        for layer in LAYERS:
+            deploy[layer] |= states | {
+                (ROLE["Key Vault Crypto User"], key.format(env, other)) for other in (layer, *UPSTREAM[layer])
             }
-            plan |= {(ROLE["Reader"], vnet), (ROLE["Reader"], zones)}
-        assert by_identity[f"id-ailab-deploy-{env}"] == deploy, env
-        assert by_identity[f"id-ailab-plan-{env}"] == plan, env
-    assert set(by_identity) == {f"id-ailab-{kind}-{env}" for kind in ("deploy", "plan") for env in DEPLOYED}
+            plan[layer] |= {
+                (ROLE["Key Vault Crypto User"], key.format(env, other)) for other in (layer, *UPSTREAM[layer])
+            }
+        if env in peered:
+            deploy["foundation"] |= {(ROLE["Network Contributor"], vnet), (ROLE["Private DNS Zone Contributor"], zones)}
+            deploy["data"] |= {(joiner, zones)}
+            deploy["cluster"] |= {(joiner, zones), (rbac, zones)}
+            plan["foundation"] |= {(ROLE["Reader"], vnet), (ROLE["Reader"], zones)}
+            plan["data"] |= {(ROLE["Reader"], zones)}
+            plan["cluster"] |= {(ROLE["Reader"], zones)}
+        for layer in LAYERS:
+            assert by_identity[f"id-ailab-deploy-{env}-{layer}"] == deploy[layer], (env, layer)
+            assert by_identity[f"id-ailab-plan-{env}-{layer}"] == plan[layer], (env, layer)
+    assert set(by_identity) == {
+        f"id-ailab-{kind}-{env}-{layer}" for kind in ("deploy", "plan") for env in DEPLOYED for layer in LAYERS
+    }
 
     custom = {
         json.loads(option(call, "--role-definition"))["Name"]: json.loads(option(call, "--role-definition"))
@@ -662,8 +724,14 @@ def test_bootstrap_grants_each_identity_only_its_environment(dry_run):
     assert custom["Platform policy assigner (ailab-prod)"]["Actions"] == [
         f"Microsoft.Authorization/policyAssignments/{verb}" for verb in ("read", "write", "delete")
     ]
-    for definition in custom.values():
-        assert definition["AssignableScopes"] in ([f"/subscriptions/{SUBSCRIPTIONS[env]}"] for env in DEPLOYED)
+    assert custom["Platform private DNS zone joiner (ailab)"]["Actions"] == [
+        "Microsoft.Network/privateDnsZones/read",
+        "Microsoft.Network/privateDnsZones/join/action",
+    ]
+    assert custom["Platform private DNS zone joiner (ailab)"]["AssignableScopes"] == [zones]
+    for name, definition in custom.items():
+        if "joiner" not in name:
+            assert definition["AssignableScopes"] in ([f"/subscriptions/{SUBSCRIPTIONS[env]}"] for env in DEPLOYED)
 
     admins = [grant for grant in grants(dry_run) if grant["assignee-object-id"] == ADMINS]
     assert {grant["role"] for grant in admins} == {ROLE["Storage Blob Data Contributor"], ROLE["Key Vault Crypto User"]}
@@ -787,10 +855,15 @@ def test_bootstrap_retries_a_grant_until_a_new_identity_has_replicated(first_run
 def test_bootstrap_replaces_a_delegation_whose_condition_changed(first_run, tmp_path: Path):
     fake = after_first_run(first_run, tmp_path)
     stale = sorted(fake.state.glob("*.condition"))
-    assert len(stale) == 2  # on prod's subscription and on the hub's zones
+    # Each layer's delegation and state conditions, the cluster's on the hub's zones.
+    assert len(stale) > 2
     acr_pull = ROLE["AcrPull"]
     (subscription_wide,) = [path for path in stale if acr_pull in path.read_text()]
-    subscription_wide.write_text(subscription_wide.read_text().replace(f"{acr_pull}, ", ""))
+    edited = re.sub(
+        rf"(, )?{acr_pull}(, )?", lambda m: ", " if m.group(1) and m.group(2) else "", subscription_wide.read_text()
+    )
+    assert acr_pull not in edited
+    subscription_wide.write_text(edited)
     result = fake.run(bootstrap_args(envs=FIRST_RUN_ENVS))
     assert result.returncode == 0, result.stderr
     changed = mutations(fake.calls())

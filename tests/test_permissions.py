@@ -1,5 +1,8 @@
-"""Every write `pulumi up` makes, and every read a preview or drift check makes, is permitted to
-the identity that makes it, as scripts/bootstrap grants it (planning/permissions.py)."""
+"""Every write `pulumi up` of a unit makes, and every read its preview or drift check makes, is
+permitted to that unit's layer identity as scripts/bootstrap grants it (planning/permissions.py);
+and each layer's identities hold no more than their units need: only the cluster layer holds
+cluster admin, only the foundation writes into the hub, each layer writes only its own state
+and reads only the states and keys of the units it references."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import dataclasses
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,11 +22,13 @@ from facts.azure_roles import SOURCE as ROLES_FILE
 from facts.azure_roles import built_in_roles
 from facts.gpu import GPU_VM_SIZES
 from offline import identities as bootstrap
-from offline.engine import CapturedResource, ResourceOptions
+from offline.engine import CapturedResource, Plan, ResourceOptions
+from offline.environment import EnvironmentPlan, union_plan
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from planning import permissions
 from planning.cluster_traffic import component_namespaces
-from planning.permissions import AKS, check, deploy_operations, refresh_operations, view
+from planning.layers import LAYERS, UPSTREAM, Unit, parse_stack
+from planning.permissions import AKS, BLOB_PATH, BLOBS, Operation, check, deploy_operations, refresh_operations, view
 from tests.conftest import ROOT
 from validation.loader import parse_platform_config
 from validation.stackfile import read_stack_config
@@ -30,6 +36,7 @@ from validation.stackfile import read_stack_config
 SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
 # The stack each deployed environment is checked with (prod-scale deploys as prod).
 ALL = ("dev", "staging", "prod", "prod-scale")
+HUB = "0b1f6471-1bf0-4dda-aec3-111122223333"
 
 
 def stack_config(stack: str) -> dict:
@@ -45,13 +52,62 @@ def identities() -> dict[str, bootstrap.Identities]:
     return {stack: bootstrap.stack_identities(stack) for stack in ALL}
 
 
-def deployer_grants(ids: bootstrap.Identities):
-    return ids.grants[ids.deployer]
+def units(environment: EnvironmentPlan) -> Iterator[tuple[Unit, Plan]]:
+    for stack, plan in environment.plans.items():
+        _, unit = parse_stack(stack)
+        assert unit is not None
+        yield unit, plan
 
 
-def planner_grants(stack: str, plan, ids: bootstrap.Identities):
-    principal = plan_identity(stack)["principalObjectId"]
-    return ids.grants[ids.planner] + bootstrap.program_grants(plan, OFFLINE_SUBSCRIPTION_ID, principal, ids)
+def unit_view(environment: EnvironmentPlan, plan: Plan) -> permissions.PlanView:
+    """A unit's plan, its Kubernetes providers resolved against every cluster of the environment."""
+    return view(
+        plan, OFFLINE_SUBSCRIPTION_ID, clusters=permissions.cluster_ids(environment.resources, OFFLINE_SUBSCRIPTION_ID)
+    )
+
+
+def as_deployed(plan: Plan, environment: str) -> Plan:
+    """prod-scale is prod's config at fleet scale: its units deploy as prod's stacks."""
+    prefix = plan.stack.split(".", 1)[0]
+    if prefix == environment:
+        return plan
+
+    def rename(stack: str) -> str:
+        return environment + stack.removeprefix(prefix)
+
+    calls = [
+        dataclasses.replace(call, resource_id=rename(str(call.resource_id)))
+        if call.token == permissions.STACK_REFERENCE
+        else call
+        for call in plan.calls
+    ]
+    return dataclasses.replace(plan, stack=rename(plan.stack), calls=calls)
+
+
+def deploy_ops(environment: EnvironmentPlan, plan: Plan, ids: bootstrap.Identities) -> list[Operation]:
+    deployed = as_deployed(plan, ids.environment)
+    return deploy_operations(unit_view(environment, deployed), bootstrap.backend(ids.environment))
+
+
+def refresh_ops(environment: EnvironmentPlan, plan: Plan, ids: bootstrap.Identities) -> list[Operation]:
+    deployed = as_deployed(plan, ids.environment)
+    return refresh_operations(unit_view(environment, deployed), bootstrap.backend(ids.environment))
+
+
+def deployer_grants(ids: bootstrap.Identities, layer: str):
+    return ids.grants[ids.deployer(layer)]
+
+
+# The plan identities the program grants Secret reads to (components/plan_access.py).
+PROGRAM_GRANTED = {"cluster": "principalObjectId", "tenants": "tenantsPrincipalObjectId"}
+
+
+def planner_grants(stack: str, environment: EnvironmentPlan, layer: str, ids: bootstrap.Identities):
+    grants = list(ids.grants[ids.planner(layer)])
+    if layer in PROGRAM_GRANTED:
+        principal = plan_identity(stack)[PROGRAM_GRANTED[layer]]
+        grants += bootstrap.program_grants(union_plan(environment), OFFLINE_SUBSCRIPTION_ID, principal, ids)
+    return grants
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,66 +154,89 @@ def test_custom_resources_and_admission_policies_are_custom_resources_to_azure_r
 
 
 # ---------------------------------------------------------------------------------------------
-# The deploy identity
+# The deploy identities
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("stack", ALL)
-def test_every_write_of_the_stack_is_permitted_to_its_deploy_identity(plans, identities, stack):
-    ids = identities[stack]
-    operations = deploy_operations(view(plans[stack], OFFLINE_SUBSCRIPTION_ID), bootstrap.backend(ids.environment))
-    assert len(operations) > 300
-    denied = check(ids.deployer, deployer_grants(ids), operations)
-    assert not denied, "\n".join(map(str, denied))
+def test_every_write_of_each_unit_is_permitted_to_its_layers_deploy_identity(unit_plans, identities, stack):
+    ids, environment = identities[stack], unit_plans[stack]
+    for unit, plan in units(environment):
+        operations = deploy_ops(environment, plan, ids)
+        assert len(operations) > 10, plan.stack
+        denied = check(ids.deployer(unit.layer), deployer_grants(ids, unit.layer), operations)
+        assert not denied, "\n".join(map(str, denied))
 
 
 @pytest.mark.parametrize(
-    "without, denied_action, needed_by",
+    "unit, without, denied_action, needed_by",
     [
         (
+            Unit("cluster", "eus2"),
             "assigns the pod security initiative",
             "Microsoft.Authorization/policyAssignments/write",
             "azure-native:authorization:PolicyAssignment",
         ),
         (
+            Unit("data"),
             "locks prod's stateful resources",
             "Microsoft.Authorization/locks/write",
             "azure-native:authorization:ManagementLockByScope",
         ),
         (
-            "assigns the program's roles",
+            Unit("tenants"),
+            "assigns the tenants layer's roles",
             "Microsoft.Authorization/roleAssignments/write",
             "azure-native:authorization:RoleAssignment",
         ),
-        ("manages the in-cluster resources", f"{AKS}/namespaces/write", "kubernetes:core/v1:Namespace"),
+        (Unit("tenants"), "the teams' in-cluster objects", f"{AKS}/namespaces/write", "kubernetes:core/v1:Namespace"),
         (
+            Unit("cluster", "scus"),
+            "manages the in-cluster platform",
+            f"{AKS}/namespaces/write",
+            "kubernetes:core/v1:Namespace",
+        ),
+        (
+            Unit("foundation"),
             "peers prod with the hub",
             "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write",
             "azure-native:network:VirtualNetworkPeering",
         ),
         (
+            Unit("foundation"),
             "links and records in the hub's privatelink zones",
             "Microsoft.Network/privateDnsZones/join/action",
             "azure-native:network:PrivateDnsZoneGroup",
         ),
         (
-            "writes prod's state",
-            "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write",
+            Unit("data"),
+            "registers prod's storage and Event Hubs endpoints",
+            "Microsoft.Network/privateDnsZones/join/action",
+            "azure-native:network:PrivateDnsZoneGroup",
+        ),
+        (
+            Unit("cluster", "eus2"),
+            "writes the prod cluster state",
+            f"{BLOBS}/write",
             "the Pulumi state",
+        ),
+        (
+            Unit("tenants"),
+            "decrypts the prod cluster outputs",
+            "Microsoft.KeyVault/vaults/keys/decrypt/action",
+            "StackReference prod.cluster-eus2",
         ),
     ],
 )
 def test_a_dropped_grant_names_the_identity_the_operation_and_the_resource(
-    plans, identities, without, denied_action, needed_by
+    unit_plans, identities, unit, without, denied_action, needed_by
 ):
-    ids = identities["prod"]
-    grants = [grant for grant in deployer_grants(ids) if without not in grant.why]
-    assert len(grants) == len(deployer_grants(ids)) - 1, without
-    denied = check(
-        ids.deployer, grants, deploy_operations(view(plans["prod"], OFFLINE_SUBSCRIPTION_ID), bootstrap.backend("prod"))
-    )
+    ids, environment = identities["prod"], unit_plans["prod"]
+    grants = [grant for grant in deployer_grants(ids, unit.layer) if without not in grant.why]
+    assert len(grants) == len(deployer_grants(ids, unit.layer)) - 1, without
+    denied = check(ids.deployer(unit.layer), grants, deploy_ops(environment, environment.plan(unit), ids))
     messages = [str(denial) for denial in denied]
-    assert any(m.startswith(f"id-ailab-deploy-prod may not {denied_action} ") and needed_by in m for m in messages), (
-        messages[:5]
-    )
+    assert any(
+        m.startswith(f"id-ailab-deploy-prod-{unit.layer} may not {denied_action} ") and needed_by in m for m in messages
+    ), messages[:5]
 
 
 def _resource(token: str, name: str, inputs: dict, provider: str = "") -> CapturedResource:
@@ -177,8 +256,12 @@ def _resource(token: str, name: str, inputs: dict, provider: str = "") -> Captur
     )
 
 
+def _with(plan: Plan, *extra: CapturedResource) -> Plan:
+    return dataclasses.replace(plan, resources=[*plan.resources, *extra])
+
+
 def test_a_resource_type_no_granted_role_permits_fails_naming_type_operation_and_identity(
-    plans, identities, monkeypatch
+    unit_plans, identities, monkeypatch
 ):
     """A policy exemption on a cluster: Contributor may not write Microsoft.Authorization, and the
     policy assigner role writes assignments only."""
@@ -187,128 +270,303 @@ def test_a_resource_type_no_granted_role_permits_fails_naming_type_operation_and
         "azure-native:authorization:PolicyExemption",
         arm_facts.ExtensionType("scope", "Microsoft.Authorization/policyExemptions", "policyExemptionName"),
     )
-    plan = plans["prod"]
+    environment = unit_plans["prod"]
+    plan = environment.plan(Unit("cluster", "eus2"))
     cluster = next(r for r in plan.resources if r.type == "azure-native:containerservice:ManagedCluster")
     scope = arm_facts.resource_id(cluster.type, cluster.name, cluster.inputs, OFFLINE_SUBSCRIPTION_ID)
     extra = _resource(
         "azure-native:authorization:PolicyExemption", "exempt-kafka", {"scope": scope, "policyExemptionName": "kafka"}
     )
-    changed = dataclasses.replace(plan, resources=[*plan.resources, extra])
     ids = identities["prod"]
-    denied = check(ids.deployer, deployer_grants(ids), deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID)))
+    denied = check(
+        ids.deployer("cluster"), deployer_grants(ids, "cluster"), deploy_ops(environment, _with(plan, extra), ids)
+    )
     assert [str(d) for d in denied if d.operation.action.endswith("/write")] == [
-        f"id-ailab-deploy-prod may not Microsoft.Authorization/policyExemptions/write (action) at "
+        f"id-ailab-deploy-prod-cluster may not Microsoft.Authorization/policyExemptions/write (action) at "
         f"{scope}/providers/Microsoft.Authorization/policyExemptions/kafka, which "
         "azure-native:authorization:PolicyExemption exempt-kafka needs"
     ]
 
 
-def test_a_resource_type_the_model_does_not_know_fails_naming_it(plans):
-    plan = plans["dev"]
+def test_a_resource_type_the_model_does_not_know_fails_naming_it(unit_plans):
+    plan = unit_plans["dev"].plan(Unit("foundation"))
     extra = _resource("azure-native:authorization:PolicyDefinition", "custom-policy", {"policyDefinitionName": "x"})
-    changed = dataclasses.replace(plan, resources=[*plan.resources, extra])
     with pytest.raises(arm_facts.UnknownArmType, match="azure-native:authorization:PolicyDefinition"):
-        deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID))
+        deploy_operations(view(_with(plan, extra), OFFLINE_SUBSCRIPTION_ID))
+
+
+def _assignment_like(plan: Plan, name_suffix: str, name: str, **changes: str) -> CapturedResource:
+    model = next(r for r in plan.resources if r.name.endswith(name_suffix))
+    inputs = {**model.inputs, "roleAssignmentName": name, **changes}
+    return _resource(model.type, name, inputs)
+
+
+def _role(name: str) -> str:
+    return f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}/providers/Microsoft.Authorization/roleDefinitions/{built_in_roles()[name].id}"
 
 
 @pytest.mark.parametrize(
     "role", ["Owner", "User Access Administrator", "Contributor", "Role Based Access Control Administrator"]
 )
-def test_a_privileged_role_assignment_is_refused_by_the_delegation_condition(plans, identities, role):
-    plan = plans["prod"]
-    kubelet_grant = next(r for r in plan.resources if r.name.endswith("-kubelet-pulls"))
-    role_id = built_in_roles()[role].id
-    inputs = {
-        **kubelet_grant.inputs,
-        "roleDefinitionId": f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}"
-        f"/providers/Microsoft.Authorization/roleDefinitions/{role_id}",
-        "roleAssignmentName": "escalation",
-    }
-    changed = dataclasses.replace(
-        plan, resources=[*plan.resources, _resource(kubelet_grant.type, "escalation", inputs)]
-    )
+def test_a_privileged_role_assignment_is_refused_by_the_delegation_condition(unit_plans, identities, role):
+    environment = unit_plans["prod"]
+    plan = environment.plan(Unit("cluster", "eus2"))
+    extra = _assignment_like(plan, "-kubelet-pulls", "escalation", roleDefinitionId=_role(role))
     ids = identities["prod"]
-    denied = check(ids.deployer, deployer_grants(ids), deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID)))
+    denied = check(
+        ids.deployer("cluster"), deployer_grants(ids, "cluster"), deploy_ops(environment, _with(plan, extra), ids)
+    )
     assert {(d.operation.action, d.operation.needed_by) for d in denied} == {
-        (f"Microsoft.Authorization/roleAssignments/{verb}", f"{kubelet_grant.type} escalation")
-        for verb in ("write", "delete")
+        (f"Microsoft.Authorization/roleAssignments/{verb}", f"{extra.type} escalation") for verb in ("write", "delete")
     }
 
 
-def test_role_assignments_to_users_are_refused_by_the_delegation_condition(plans, identities):
-    plan = plans["prod"]
-    grant = next(r for r in plan.resources if r.name.endswith("-kubelet-pulls"))
-    changed = dataclasses.replace(
+def test_role_assignments_to_users_are_refused_by_the_delegation_condition(unit_plans, identities):
+    environment = unit_plans["prod"]
+    plan = environment.plan(Unit("cluster", "eus2"))
+    extra = _assignment_like(plan, "-kubelet-pulls", "to-user", principalType="User")
+    ids = identities["prod"]
+    denied = check(
+        ids.deployer("cluster"), deployer_grants(ids, "cluster"), deploy_ops(environment, _with(plan, extra), ids)
+    )
+    assert {(d.operation.action, d.operation.needed_by) for d in denied} == {
+        ("Microsoft.Authorization/roleAssignments/write", f"{extra.type} to-user")
+    }
+
+
+@pytest.mark.parametrize(
+    "role, principal_type",
+    [
+        ("Azure Kubernetes Service RBAC Cluster Admin", "Group"),
+        ("Azure Kubernetes Service RBAC Writer", "ServicePrincipal"),
+        ("Storage Blob Data Contributor", "Group"),
+    ],
+)
+def test_the_tenants_may_not_hand_out_cluster_admin_nor_a_role_to_the_wrong_kind_of_principal(
+    unit_plans, identities, role, principal_type
+):
+    """Teams' groups get namespace roles, workloads get data roles: each only to its own kind of
+    principal, and cluster admin to nobody (the cluster's unit grants the platform admins)."""
+    environment = unit_plans["prod"]
+    plan = environment.plan(Unit("tenants"))
+    extra = _assignment_like(
         plan,
-        resources=[
-            *plan.resources,
-            _resource(
-                grant.type, "to-user", {**grant.inputs, "principalType": "User", "roleAssignmentName": "to-user"}
-            ),
-        ],
+        next(r.name for r in plan.resources if r.type.endswith("RoleAssignment"))[-12:],
+        "widen",
+        roleDefinitionId=_role(role),
+        principalType=principal_type,
     )
     ids = identities["prod"]
-    denied = check(ids.deployer, deployer_grants(ids), deploy_operations(view(changed, OFFLINE_SUBSCRIPTION_ID)))
-    assert {(d.operation.action, d.operation.needed_by) for d in denied} == {
-        ("Microsoft.Authorization/roleAssignments/write", f"{grant.type} to-user")
+    denied = check(
+        ids.deployer("tenants"), deployer_grants(ids, "tenants"), deploy_ops(environment, _with(plan, extra), ids)
+    )
+    assert ("Microsoft.Authorization/roleAssignments/write", f"{extra.type} widen") in {
+        (d.operation.action, d.operation.needed_by) for d in denied
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# The plan identity
-# ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("stack", ALL)
-def test_every_read_of_previews_and_drift_checks_is_permitted_to_the_plan_identity(plans, identities, stack):
-    ids, plan = identities[stack], plans[stack]
-    operations = refresh_operations(view(plan, OFFLINE_SUBSCRIPTION_ID), bootstrap.backend(ids.environment))
-    denied = check(ids.planner, planner_grants(stack, plan, ids), operations)
-    assert not denied, "\n".join(map(str, denied))
+def _every_identity(ids: bootstrap.Identities) -> Iterator[tuple[str, str]]:
+    for layer in LAYERS:
+        yield layer, ids.deployer(layer)
+        yield layer, ids.planner(layer)
 
 
 @pytest.mark.parametrize("stack", ALL)
-def test_the_plan_identity_can_change_nothing(plans, identities, stack):
-    ids, plan = identities[stack], plans[stack]
-    writes = [
-        op
-        for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID), bootstrap.backend(ids.environment))
-        # Credentials and the key's encrypt/decrypt change nothing in the state or in Azure.
-        if not op.action.lower().endswith("/read")
-        and op.action != permissions.USER_CREDENTIALS
-        and not op.action.endswith(("keys/decrypt/action", "keys/encrypt/action"))
+def test_no_layer_but_the_cluster_holds_cluster_admin(identities, stack):
+    ids = identities[stack]
+    # What only cluster admin may do in a cluster: bind cluster roles, write webhooks.
+    admin_only = [
+        data_action("rbac.authorization.k8s.io", "clusterrolebindings", "write"),
+        data_action("apps", "daemonsets", "write"),
     ]
-    grants = planner_grants(stack, plan, ids)
-    allowed = [op for op in writes if not check(ids.planner, grants, [op])]
-    assert writes and allowed == []
+    holders = {
+        identity
+        for _, identity in _every_identity(ids)
+        for grant in ids.grants.get(identity, [])
+        for action in admin_only
+        if grant.role.allows(action, data=True)
+    }
+    assert holders == {ids.deployer("cluster")}
+
+
+def test_the_tenants_in_cluster_role_is_exactly_what_the_tenants_write(unit_plans, identities):
+    """scripts/bootstrap's `tenant_kinds`: every in-cluster action the tenants' units take, no
+    more (no wildcard, nothing cluster-scoped but namespaces and custom resources)."""
+    needed = set()
+    for stack in ALL:
+        environment = unit_plans[stack]
+        plan = environment.plan(Unit("tenants"))
+        needed |= {
+            op.action
+            for op in deploy_ops(environment, plan, identities[stack])
+            if op.data and op.action.startswith(AKS)
+        }
+    role = identities["prod"].custom_role("Platform tenant writer").definition
+    assert set(role.data_actions) == needed
+    assert not any("*" in action for action in role.data_actions + role.actions)
+
+
+def _hub_operations() -> list[Operation]:
+    zones = f"/subscriptions/{HUB}/resourceGroups/rg-hub-dns/providers/Microsoft.Network/privateDnsZones"
+    vnet = f"/subscriptions/{HUB}/resourceGroups/rg-hub-eus2/providers/Microsoft.Network/virtualNetworks/vnet-hub-eus2"
+    zone = f"{zones}/privatelink.blob.core.windows.net"
+    return [
+        Operation(
+            "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write", f"{vnet}/virtualNetworkPeerings/x", "hub"
+        ),
+        Operation(
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/write", f"{zone}/virtualNetworkLinks/x", "hub"
+        ),
+        Operation("Microsoft.Network/privateDnsZones/A/write", f"{zone}/A/x", "hub"),
+        Operation("Microsoft.Network/privateDnsZones/write", zone, "hub"),
+    ]
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_only_the_foundation_writes_into_the_hub(identities, stack):
+    """Peerings, zone links, records and zones in the hub: the foundation's deploy identity only.
+    The data and cluster layers may join the hub's zones (join only: an endpoint's records, a
+    private cluster's API server zone), and the cluster layer may let a cluster's own identity
+    write its API server record (a delegation limited to Private DNS Zone Contributor)."""
+    ids = identities[stack]
+    for layer, identity in _every_identity(ids):
+        allowed = [op.action for op in _hub_operations() if not check(identity, ids.grants.get(identity, []), [op])]
+        expected = [op.action for op in _hub_operations()] if identity == ids.deployer("foundation") else []
+        assert allowed == expected, identity
+    join = Operation(
+        "Microsoft.Network/privateDnsZones/join/action",
+        f"/subscriptions/{HUB}/resourceGroups/rg-hub-dns/providers/Microsoft.Network/privateDnsZones/z",
+        "hub",
+    )
+    joiners = {
+        identity for _, identity in _every_identity(ids) if not check(identity, ids.grants.get(identity, []), [join])
+    }
+    assert joiners == {ids.deployer("foundation"), ids.deployer("data"), ids.deployer("cluster")}
+
+
+def _state_ops(backend: permissions.Backend, stack: str) -> dict[str, list[Operation]]:
+    write = [
+        Operation(f"{BLOBS}/write", backend.state_container_id, "state", data=True, attributes=((BLOB_PATH, path),))
+        for path in backend.own_paths(stack)
+    ]
+    read = [
+        Operation(
+            f"{BLOBS}/read",
+            backend.state_container_id,
+            "state",
+            data=True,
+            attributes=((BLOB_PATH, backend.state_path(stack)),),
+        )
+    ]
+    decrypt = [Operation("Microsoft.KeyVault/vaults/keys/decrypt/action", backend.key_of(stack), "secrets", data=True)]
+    return {"write": write, "read": read, "decrypt": decrypt}
+
+
+def test_each_layer_writes_only_its_own_state_and_reads_only_the_states_it_references(identities):
+    ids = identities["prod"]
+    backend = bootstrap.backend("prod")
+    stacks = {
+        "foundation": "prod.foundation",
+        "data": "prod.data",
+        "cluster": "prod.cluster-eus2",
+        "tenants": "prod.tenants",
+        "fleet": "prod.fleet",
+    }
+    for layer in LAYERS:
+        for identity in (ids.deployer(layer), ids.planner(layer)):
+            grants = ids.grants[identity]
+            for other, stack in stacks.items():
+                ops = _state_ops(backend, stack)
+                may_write = identity == ids.deployer(layer) and other == layer
+                may_read = other == layer or other in UPSTREAM[layer]  # type: ignore[index]
+                assert (not check(identity, grants, ops["write"])) == may_write, (identity, stack)
+                assert (not check(identity, grants, ops["read"])) == may_read, (identity, stack)
+                assert (not check(identity, grants, ops["decrypt"])) == may_read, (identity, stack)
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan identities
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("stack", ALL)
+def test_every_read_of_previews_and_drift_checks_is_permitted_to_the_layers_plan_identity(
+    unit_plans, identities, stack
+):
+    ids, environment = identities[stack], unit_plans[stack]
+    for unit, plan in units(environment):
+        denied = check(
+            ids.planner(unit.layer),
+            planner_grants(stack, environment, unit.layer, ids),
+            refresh_ops(environment, plan, ids),
+        )
+        assert not denied, "\n".join(map(str, denied))
 
 
 @pytest.mark.parametrize("stack", ALL)
-def test_the_plan_identity_reads_secrets_only_in_the_namespaces_whose_secrets_previews_read(plans, identities, stack):
-    ids, plan = identities[stack], plans[stack]
+def test_the_plan_identities_can_change_nothing(unit_plans, identities, stack):
+    ids, environment = identities[stack], unit_plans[stack]
+    for unit, plan in units(environment):
+        writes = [
+            op
+            for op in deploy_ops(environment, plan, ids)
+            # Credentials and the key's encrypt/decrypt change nothing in the state or in Azure.
+            if not op.action.lower().endswith("/read")
+            and op.action != permissions.USER_CREDENTIALS
+            and not op.action.endswith(("keys/decrypt/action", "keys/encrypt/action"))
+        ]
+        grants = planner_grants(stack, environment, unit.layer, ids)
+        allowed = [op for op in writes if not check(ids.planner(unit.layer), grants, [op])]
+        assert writes and allowed == [], plan.stack
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_the_plan_identities_read_secrets_only_in_the_namespaces_whose_secrets_previews_read(
+    unit_plans, identities, stack
+):
+    ids, environment = identities[stack], unit_plans[stack]
     secrets = data_action("", "secrets", "read")
-    for grant in ids.grants[ids.planner]:
-        assert not grant.role.allows(secrets, data=True), f"{grant.role.name} reads every Secret at {grant.scope}"
+    for _, identity in _every_identity(ids):
+        for grant in ids.grants.get(identity, []):
+            if identity.startswith("id-ailab-plan-"):
+                assert not grant.role.allows(secrets, data=True), (
+                    f"{grant.role.name} reads every Secret at {grant.scope}"
+                )
     config = parse_platform_config(read_stack_config(ROOT, stack).values)
-    program = bootstrap.program_grants(plan, OFFLINE_SUBSCRIPTION_ID, plan_identity(stack)["principalObjectId"], ids)
-    scopes = sorted(grant.scope.rsplit("/managedClusters/", 1)[1] for grant in program)
-    expected = sorted(
+    union = union_plan(environment)
+    cluster_plan = bootstrap.program_grants(
+        union, OFFLINE_SUBSCRIPTION_ID, plan_identity(stack)["principalObjectId"], ids
+    )
+    scopes = sorted(grant.scope.rsplit("/managedClusters/", 1)[1] for grant in cluster_plan)
+    assert scopes == sorted(
         f"aks-{config.prefix}-{config.environment}-{key}/namespaces/{ns}"
         for key in config.clusters
         for ns in component_namespaces(config, key)
     )
-    assert scopes == expected
-    assert all(grant.role.data_actions == (secrets,) for grant in program)
-    # And each of those namespaces is one a preview or refresh reads Secrets in.
-    reads = {op.scope for op in refresh_operations(view(plan, OFFLINE_SUBSCRIPTION_ID)) if op.action == secrets}
-    assert {grant.scope for grant in program} == reads
+    assert all(grant.role.data_actions == (secrets,) for grant in cluster_plan)
+    # Each of those namespaces is one a cluster unit's preview or refresh reads Secrets in, and
+    # the tenants' plan identity gets exactly the namespaces its unit reads Secrets in.
+    for layer, key in (("cluster", "principalObjectId"), ("tenants", "tenantsPrincipalObjectId")):
+        granted = {
+            g.scope for g in bootstrap.program_grants(union, OFFLINE_SUBSCRIPTION_ID, plan_identity(stack)[key], ids)
+        }
+        reads = {
+            op.scope
+            for unit, plan in units(environment)
+            if unit.layer == layer
+            for op in refresh_ops(environment, plan, ids)
+            if op.action == secrets
+        }
+        assert granted == reads, (layer, granted ^ reads)
 
 
-def test_the_plan_identitys_in_cluster_role_is_exactly_what_the_stacks_read(plans, identities):
-    """scripts/bootstrap's `plan_reads` equals the non-Secret reads of every stack's refresh."""
+def test_the_plan_identitys_in_cluster_role_is_exactly_what_the_units_read(unit_plans, identities):
+    """scripts/bootstrap's `plan_reads` equals the non-Secret in-cluster reads of every unit's refresh."""
     needed = set()
     for stack in ALL:
-        for op in refresh_operations(view(plans[stack], OFFLINE_SUBSCRIPTION_ID)):
-            if op.data and op.action != data_action("", "secrets", "read"):
-                needed.add(op.action)
+        environment = unit_plans[stack]
+        for _, plan in units(environment):
+            for op in refresh_ops(environment, plan, identities[stack]):
+                if op.data and op.action.startswith(AKS) and op.action != data_action("", "secrets", "read"):
+                    needed.add(op.action)
     granted = set(identities["prod"].custom_role("Platform in-cluster reader").definition.data_actions)
     assert granted == needed
 
@@ -352,7 +610,7 @@ def test_the_permissions_table_in_the_docs_is_generated_from_the_model(identitie
     assert table in page, "docs/deploying.md is out of date: run `make docs`"
 
 
-def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_identity(plans, identities):
+def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_identity(unit_plans, identities):
     """The mechanism that lets a read-only identity preview new and changed Kubernetes objects.
 
     pulumi-kubernetes previews a create with a server-side dry-run POST and an update with a GET
@@ -361,36 +619,41 @@ def test_previews_of_in_cluster_changes_fall_back_to_client_side_for_the_plan_id
     provider previews the inputs client-side instead of failing: provider/pkg/provider/provider.go
     at v4.32.0, Create `if apierrors.IsForbidden(awaitErr)` and Update `if req.GetPreview() &&
     apierrors.IsForbidden(awaitErr)` (pulumi-kubernetes #2419, #2522). So: the pinned provider is
-    at least that version, it applies server-side, and the plan identity is refused every
-    in-cluster write (a clean 403) while it may read every kind it refreshes.
+    at least that version, it applies server-side, and the plan identities are refused every
+    in-cluster write (a clean 403) while they may read every kind they refresh.
     """
     pins = dict(line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line)
     assert tuple(int(part) for part in pins["pulumi-kubernetes"].split(".")) >= (4, 32, 0)
-    ids = identities["prod"]
-    plan = plans["prod"]
-    for provider in plan.of_type("pulumi:providers:kubernetes"):
-        assert provider.inputs.get("enableServerSideApply") in (True, "true")
-    grants = planner_grants("prod", plan, ids)
-    in_cluster = [
-        op
-        for op in deploy_operations(view(plan, OFFLINE_SUBSCRIPTION_ID))
-        if op.data and op.action.startswith(AKS) and not op.action.endswith("/read")
-    ]
-    assert in_cluster and all(check(ids.planner, grants, [op]) for op in in_cluster)
+    ids, environment = identities["prod"], unit_plans["prod"]
+    for unit in (Unit("cluster", "eus2"), Unit("tenants")):
+        plan = environment.plan(unit)
+        for provider in plan.of_type("pulumi:providers:kubernetes"):
+            assert provider.inputs.get("enableServerSideApply") in (True, "true")
+        grants = planner_grants("prod", environment, unit.layer, ids)
+        in_cluster = [
+            op
+            for op in deploy_ops(environment, plan, ids)
+            if op.data and op.action.startswith(AKS) and not op.action.endswith("/read")
+        ]
+        assert in_cluster and all(check(ids.planner(unit.layer), grants, [op]) for op in in_cluster)
 
 
-def test_linked_access_checks_are_part_of_the_model(plans):
+def test_linked_access_checks_are_part_of_the_model(unit_plans, identities):
     """ARM checks the resources a request references (join, assign, peer, approval); the spoke's
     peering needs peer/action on the hub's VNet, which only the hub grant gives."""
-    ops = deploy_operations(view(plans["prod"], OFFLINE_SUBSCRIPTION_ID))
+    environment, ids = unit_plans["prod"], identities["prod"]
+    ops = [
+        op
+        for unit in (Unit("foundation"), Unit("cluster", "eus2"))
+        for op in deploy_ops(environment, environment.plan(unit), ids)
+    ]
     linked = {(op.action, op.scope.split("/")[2], op.needed_by.split(" ")[0]) for op in ops}
-    hub = "0b1f6471-1bf0-4dda-aec3-111122223333"
     assert (
         "Microsoft.Network/virtualNetworks/peer/action",
-        hub,
+        HUB,
         "azure-native:network:VirtualNetworkPeering",
     ) in linked
-    assert ("Microsoft.Network/privateDnsZones/join/action", hub, "azure-native:network:PrivateDnsZoneGroup") in linked
+    assert ("Microsoft.Network/privateDnsZones/join/action", HUB, "azure-native:network:PrivateDnsZoneGroup") in linked
     assert (
         "Microsoft.Network/virtualNetworks/subnets/join/action",
         OFFLINE_SUBSCRIPTION_ID,

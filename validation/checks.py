@@ -586,6 +586,14 @@ def check_identity(config: PlatformConfig) -> Iterator[ConfigProblem]:
             "is empty, but local accounts are disabled on "
             f"{', '.join(without_local)}: nobody could administer the cluster",
         )
+    plan = config.entra.plan_identity
+    strimzi = config.kafka is not None and config.kafka.engine == "strimzi"
+    if plan is not None and strimzi and plan.tenants_principal_object_id is None:
+        yield ConfigProblem(
+            key("entra", "planIdentity", "tenantsPrincipalObjectId"),
+            "is required with kafka.engine strimzi: previews of the tenants' stack read Kafka's CA "
+            "certificates, which its plan identity may read only where the program grants it",
+        )
 
 
 def check_upgrades(config: PlatformConfig) -> Iterator[ConfigProblem]:
