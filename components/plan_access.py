@@ -47,13 +47,13 @@ class PlanAccess(pulumi.ComponentResource):
                 parent=self,
             )
         tenants = identity.tenants_principal_object_id
-        for namespace in args.tenants_namespaces if tenants else []:
+        for namespace in args.tenants_namespaces if tenants is not None else []:
             assign_role(
                 f"{name}-tenants-secrets-{namespace}",
                 role=identity.secret_reader_role_id,
                 scope=pulumi.Output.concat(args.cluster_id, "/namespaces/", namespace),
                 scope_key=f"{args.environment}/{args.cluster_key}/namespaces/{namespace}",
-                principal_id=tenants,
+                principal_id=str(tenants),
                 principal_key=f"{args.environment}/plan-tenants",
                 subscription_id=args.subscription_id,
                 parent=self,

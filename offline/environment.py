@@ -9,6 +9,7 @@ not read each other, so with `workers` > 1 they run in separate processes.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -17,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan, preview_stack
-from offline.policy import Review, load_pack_config, load_packs, review_plan
-from planning.layers import UPSTREAM, Unit, environment_units
+from offline.policy import Pack, Review, load_pack_config, load_packs, parse_pack_config, review_plan
+from planning.layers import UPSTREAM, Unit, environment_units, parse_stack
 from stackconfig.model import PlatformConfig
 from validation.loader import ConfigError, parse_platform_config
 from validation.stackfile import read_stack_config
@@ -142,6 +143,40 @@ def union_plan(environment: EnvironmentPlan) -> Plan:
 # The stack rule that holds federated credentials to the environment's own clusters sees each
 # issuer's source cluster only within one stack; across units it is told their issuers.
 ISSUER_POLICY = "federated-credential-trusted-issuer"
+
+# Stack rules that judge a unit by resources of another unit, and so misjudge it when the packs
+# run on that unit's stack alone (`pulumi preview -s prod.tenants --policy-pack ...`): the
+# per-stack run turns them off for those layers, and the review of the environment's union (make
+# review, which gates every deploy) judges them with everything in view. tests hold that each
+# entry is needed and that nothing else differs.
+UNIT_BLIND_RULES: dict[str, tuple[str, str]] = {
+    ISSUER_POLICY: ("tenants", "the issuers are the clusters' (their units' outputs)"),
+    "k8s-fqdn-policies-need-acns": ("tenants", "whether ACNS is on is the cluster's (its unit)"),
+    "k8s-namespace-pod-security": ("tenants", "a training namespace's admission policy is the cluster's (its unit)"),
+    "aks-upgrade-owner": ("cluster", "the Fleet that owns upgrades is the fleet unit's, deployed after the clusters"),
+}
+
+
+def unit_pack_document(pack: Pack, policy_environment: str, layer: str) -> dict[str, Any]:
+    """The `--policy-pack-config` document of `pack` for a stack of `layer`: the environment's,
+    with the rules that stack cannot judge alone turned off (UNIT_BLIND_RULES)."""
+    document: dict[str, Any] = json.loads(pack.config_file(policy_environment).read_text())
+    for policy, (blind_layer, _) in UNIT_BLIND_RULES.items():
+        if blind_layer == layer and policy in pack.policy_names:
+            current = document.get(policy)
+            document[policy] = {**current, "enforcementLevel": "disabled"} if isinstance(current, dict) else "disabled"
+    return document
+
+
+def review_unit(plan: Plan, policy_environment: str) -> Review:
+    """The packs on one unit's stack alone, configured as its real `pulumi preview` is."""
+    _, unit = parse_stack(plan.stack)
+    layer = unit.layer if unit else "foundation"
+    configs = [
+        parse_pack_config(pack, unit_pack_document(pack, policy_environment, layer), f"{pack.name} for {layer}")
+        for pack in load_packs()
+    ]
+    return review_plan(plan, policy_environment, configs=configs)
 
 
 def cluster_issuers(environment: EnvironmentPlan) -> list[str]:

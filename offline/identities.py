@@ -132,7 +132,9 @@ _PAIR = re.compile(
     r" AND @Request\[Microsoft\.Authorization/roleAssignments:PrincipalType\] "
     r"ForAnyOfAnyValues:StringEqualsIgnoreCase \{([^}]*)\}"
 )
-_BLOB_PATH = re.compile(r"@Resource\[Microsoft\.Storage/storageAccounts/blobServices/containers/blobs:path\] StringLike '([^']*)'")
+_BLOB_PATH = re.compile(
+    r"@Resource\[Microsoft\.Storage/storageAccounts/blobServices/containers/blobs:path\] StringLike '([^']*)'"
+)
 _BLOB_PREFIX = re.compile(
     r"@Request\[Microsoft\.Storage/storageAccounts/blobServices/containers/blobs:prefix\] StringStartsWith '([^']*)'"
 )
@@ -152,7 +154,9 @@ def parse_condition(text: str) -> Condition:
             for roles, types in _PAIR.findall(write)
         )
         return Condition(role_pairs=pairs)
-    return Condition(blob_paths=frozenset(_BLOB_PATH.findall(text)), blob_prefixes=frozenset(_BLOB_PREFIX.findall(text)))
+    return Condition(
+        blob_paths=frozenset(_BLOB_PATH.findall(text)), blob_prefixes=frozenset(_BLOB_PREFIX.findall(text))
+    )
 
 
 def _definition(guid: str, document: dict[str, Any]) -> RoleDefinition:
@@ -286,11 +290,15 @@ def markdown_table(identities: Identities) -> str:
             role = grant.role.name
             condition = grant.condition
             if condition and condition.role_pairs:
-                role += " (only: " + "; ".join(
-                    ", ".join(sorted((known.name if (known := role_by_id(r)) else custom.get(r, r)) for r in roles))
-                    + f" to {', '.join(sorted(types))}"
-                    for roles, types in condition.role_pairs
-                ) + ")"
+                role += (
+                    " (only: "
+                    + "; ".join(
+                        ", ".join(sorted((known.name if (known := role_by_id(r)) else custom.get(r, r)) for r in roles))
+                        + f" to {', '.join(sorted(types))}"
+                        for roles, types in condition.role_pairs
+                    )
+                    + ")"
+                )
             elif condition and condition.blob_paths is not None:
                 role += " (only: " + ", ".join(f"`{p}`" for p in sorted(condition.blob_paths)) + ")"
             why = grant.why.removesuffix(" (scripts/bootstrap)").split(": ", 1)[-1]

@@ -58,12 +58,32 @@ GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 # ---------------------------------------------------------------------------------------------
 # Workflows as data
 # ---------------------------------------------------------------------------------------------
-def reusable_run(stack: str, command: str, variables: dict[str, str] | None = None) -> dict[str, Any]:
-    """The shared Pulumi job as it runs for `stack` and `command` (its expressions evaluated)."""
+RUNNER_TEMP = "/runner/temp"
+
+
+def reusable_run(
+    environment: str, layer: str, command: str, variables: dict[str, str] | None = None, cluster: str = ""
+) -> dict[str, Any]:
+    """The shared Pulumi job as it runs for one unit and `command` (its expressions evaluated:
+    the job's env first, which its steps then read)."""
     workflow = load("pulumi.yml")
-    inputs = {"stack": stack, "command": command, "refresh": False, "expect-no-changes": False}
+    inputs = {
+        "environment": environment,
+        "layer": layer,
+        "cluster": cluster,
+        "command": command,
+        "refresh": False,
+        "expect-no-changes": False,
+    }
     job = workflow["jobs"]["pulumi"]
-    return render(job, {"inputs": inputs, "env": workflow["env"], "vars": variables or {}})
+    context = {"inputs": inputs, "env": workflow["env"], "vars": variables or {}, "runner": {"temp": RUNNER_TEMP}}
+    env = render(job["env"], context)
+    return render({**job, "env": env}, {**context, "env": {**workflow["env"], **env}})
+
+
+# One unit of each layer of each deployed environment, as the workflows name them.
+def every_unit() -> list[tuple[str, str, str]]:
+    return [(env, layer, "eus2" if layer == "cluster" else "") for env in DEPLOYED for layer in LAYERS]
 
 
 def calls_of(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -167,38 +187,75 @@ def test_actions_are_pinned_to_a_release():
                 if "uses" in step:
                     assert re.fullmatch(r"[\w.-]+/[\w.-]+@(v\d+|[0-9a-f]{40})", step["uses"]), f"{name}: {step['uses']}"
             if "uses" in job:
-                assert job["uses"] == REUSABLE, f"{name}: {job['uses']}"
+                # Only the repository's own reusable workflows: one Pulumi run, one environment.
+                assert job["uses"] in (REUSABLE, "./.github/workflows/environment.yml"), f"{name}: {job['uses']}"
 
 
-def test_the_shared_pulumi_job_pairs_identity_and_runner_with_the_command():
-    for stack in DEPLOYED:
-        deploy = reusable_run(stack, "up")
-        assert deploy["environment"] == stack
-        assert deploy["runs-on"] == ["self-hosted", f"platform-{stack}"]
-        preview = reusable_run(stack, "preview")
-        assert preview["environment"] == f"{stack}-preview"
-        assert preview["runs-on"] == ["self-hosted", f"platform-{stack}-plan"]
+def test_the_shared_pulumi_job_pairs_identity_and_runner_with_the_command_and_layer():
+    for env, layer, cluster in every_unit():
+        deploy = reusable_run(env, layer, "up", cluster=cluster)
+        assert deploy["environment"] == f"{env}-{layer}"
+        assert deploy["runs-on"] == ["self-hosted", f"platform-{env}-{layer}"]
+        preview = reusable_run(env, layer, "preview", cluster=cluster)
+        assert preview["environment"] == f"{env}-{layer}-preview"
+        assert preview["runs-on"] == ["self-hosted", f"platform-{env}-{layer}-plan"]
         for job in (deploy, preview):
             assert job["permissions"] == {"contents": "read"}
             assert "make install" in "\n".join(step.get("run", "") for step in job["steps"])
             assert "--kubelogin-version" in "\n".join(step.get("run", "") for step in job["steps"])
             assert step_uses(job, "pulumi/actions")
+            assert job["env"]["STACK"] == (f"{env}.cluster-{cluster}" if cluster else f"{env}.{layer}")
 
 
-def test_every_pulumi_run_applies_both_policy_packs_with_the_stacks_config():
-    for stack in DEPLOYED:
+def test_the_shared_pulumi_job_refuses_a_unit_that_is_not_one():
+    """The first step checks the inputs: the layer, and a cluster key exactly for the cluster layer."""
+    (check,) = [
+        step for step in load("pulumi.yml")["jobs"]["pulumi"]["steps"] if step.get("name", "").startswith("Check")
+    ]
+    script = check["run"]
+    runs = []
+    for layer, cluster in (("cluster", ""), ("tenants", "eus2"), ("network", ""), ("cluster", "eus2"), ("fleet", "")):
+        env = {
+            **os.environ,
+            "ENVIRONMENT": "prod",
+            "LAYER": layer,
+            "CLUSTER": cluster,
+            "COMMAND": "up",
+            "ARM_CLIENT_ID": "c",
+            "ARM_TENANT_ID": "t",
+            "ARM_SUBSCRIPTION_ID": "s",
+            "STATE_ACCOUNT": "a",
+            "GITHUB_ENV": "/dev/null",
+            "RUNNER_TEMP": "/tmp",
+        }
+        result = subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+        runs.append(result.returncode)
+    assert runs == [1, 1, 1, 0, 0]
+
+
+def test_every_pulumi_run_applies_both_policy_packs_with_its_units_config():
+    """Each pack with the environment's enforcement, made per unit by scripts/policy_config.py
+    (the stack rules a unit cannot judge alone off), in pack order."""
+    for env, layer, cluster in every_unit():
         for command in ("preview", "up"):
-            (pulumi,) = step_uses(reusable_run(stack, command), "pulumi/actions")
+            job = reusable_run(env, layer, command, cluster=cluster)
+            (pulumi,) = step_uses(job, "pulumi/actions")
             inputs = pulumi["with"]
-            assert inputs["command"] == command and inputs["stack-name"] == stack
-            assert inputs["cloud-url"].startswith(f"azblob://pulumi-state-{stack}?storage_account=")
+            assert inputs["command"] == command and inputs["stack-name"] == job["env"]["STACK"]
+            assert inputs["cloud-url"].startswith(f"azblob://pulumi-state-{env}?storage_account=")
             packs = inputs["policyPacks"].split()
             configs = inputs["policyPackConfigs"].split()
             assert packs == [f"policies/{pack}" for pack in PACKS]
             # The n-th config belongs to the n-th pack (pulumi's --policy-pack-config order).
-            assert configs == [f"policies/{pack}/config/{stack}.json" for pack in PACKS]
-            for path in packs + configs:
+            assert configs == [f"{RUNNER_TEMP}/policy/{pack}.json" for pack in PACKS]
+            for path in packs:
                 assert (ROOT / path).exists(), f"{path} does not exist"
+            run = "\n".join(step.get("run", "") for step in job["steps"])
+            assert (
+                'scripts/policy_config.py --environment "$ENVIRONMENT" --layer "$LAYER" --out "$RUNNER_TEMP/policy"'
+                in run
+            )
+            assert (job["env"]["ENVIRONMENT"], job["env"]["LAYER"]) == (env, layer)
 
 
 # How each consumer in a Pulumi run signs in, and whether its tokens renew for as long as the
@@ -239,9 +296,9 @@ def consumers(job: dict[str, Any]) -> dict[str, str]:
 
 
 def test_no_consumer_of_a_pulumi_run_depends_on_a_one_shot_login():
-    for stack in DEPLOYED:
+    for stack, layer, cluster in every_unit():
         for command in ("preview", "up"):
-            job = reusable_run(stack, command, {"AZURE_CLIENT_ID": "<the runner identity's client id>"})
+            job = reusable_run(stack, layer, command, {"AZURE_CLIENT_ID": "<the runner identity's client id>"}, cluster)
             assert consumers(job) == {
                 "azure-native": "msi",
                 "state and secrets": "msi",
@@ -260,7 +317,7 @@ def test_a_several_hour_prod_run_is_not_cut_short():
     credential in it expires: none is a token with a fixed lifetime (above)."""
     kafka_wait_minutes = 45
     for command in ("preview", "up"):
-        job = reusable_run("prod", command)
+        job = reusable_run("prod", "cluster", command, cluster="eus2")
         assert job["timeout-minutes"] >= 4 * 60 + 2 * kafka_wait_minutes
 
 
@@ -280,7 +337,7 @@ def test_the_pulumi_cli_is_the_sdks_version():
     pinned = re.search(r"^pulumi==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M)
     assert pinned, "requirements.txt pins pulumi"
     assert load("pulumi.yml")["env"]["PULUMI_VERSION"] == pinned.group(1)
-    (pulumi,) = step_uses(reusable_run("dev", "up"), "pulumi/actions")
+    (pulumi,) = step_uses(reusable_run("dev", "foundation", "up"), "pulumi/actions")
     assert pulumi["with"]["pulumi-version"] == pinned.group(1)
 
 
@@ -288,22 +345,76 @@ def test_pushes_to_main_deploy_dev_then_staging_then_prod():
     workflow = load("deploy.yml")
     assert workflow["on"]["push"] == {"branches": ["main"]}
     assert workflow["concurrency"] == {"group": "deploy", "cancel-in-progress": False}
-    calls = calls_of(workflow)
-    deploys = {job["with"]["stack"]: name for name, job in calls.items() if job["with"]["command"] == "up"}
-    previews = {job["with"]["stack"]: name for name, job in calls.items() if job["with"]["command"] == "preview"}
-    assert set(deploys) == set(DEPLOYED) == set(previews)
+    environments = {
+        job["with"]["environment"]: name
+        for name, job in workflow["jobs"].items()
+        if job.get("uses") == "./.github/workflows/environment.yml"
+    }
+    assert list(environments) == list(DEPLOYED)
     for earlier, later in itertools.pairwise(DEPLOYED):
-        assert deploys[earlier] in needs_of(workflow["jobs"][deploys[later]]), f"{later} does not wait for {earlier}"
-    for stack in DEPLOYED:
-        job = workflow["jobs"][deploys[stack]]
-        assert previews[stack] in ancestors(workflow, deploys[stack]), f"{stack} deploys without a preview first"
-        assert job["permissions"] == {"contents": "read"}
-        assert "if" not in job
-        # The job the shared workflow runs for it: the environment and its deploy runners.
-        rendered = reusable_run(job["with"]["stack"], job["with"]["command"])
-        assert rendered["environment"] == stack
-        assert rendered["runs-on"] == ["self-hosted", f"platform-{stack}"]
-    assert "review" in ancestors(workflow, deploys["dev"])
+        assert environments[earlier] in needs_of(workflow["jobs"][environments[later]]), f"{later} before {earlier}"
+    for name in environments.values():
+        assert workflow["jobs"][name]["permissions"] == {"contents": "read"} and "if" not in workflow["jobs"][name]
+    assert "review" in ancestors(workflow, environments["dev"])
+
+
+def _unit_jobs(workflow: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """(command, wave) -> job name, where wave is a layer or `canary`/`clusters`."""
+    jobs = {}
+    for name, job in calls_of(workflow).items():
+        wave = name.split("-", 1)[1]
+        jobs[(job["with"]["command"], wave)] = name
+        assert job["with"]["layer"] == ("cluster" if wave in ("canary", "clusters") else wave)
+    return jobs
+
+
+def test_an_environment_deploys_its_units_in_order_canary_clusters_first():
+    """foundation, data, the canary wave, the other clusters, tenants, fleet: each unit previewed
+    with its plan identity before its deploy, and each deploy after every unit it reads."""
+    workflow = load("environment.yml")
+    jobs = _unit_jobs(workflow)
+    order = ["foundation", "data", "canary", "clusters", "tenants", "fleet"]
+    assert set(jobs) == {(command, wave) for command in ("preview", "up") for wave in order}
+    for wave in order:
+        assert jobs[("preview", wave)] in ancestors(workflow, jobs[("up", wave)])
+    for earlier, later in itertools.pairwise(order):
+        assert jobs[("up", earlier)] in ancestors(workflow, jobs[("preview", later)]), f"{later} before {earlier}"
+    # The cluster waves are matrices over the units job's lists; fleet only with a fleet.
+    for wave, output in (("canary", "canary"), ("clusters", "rest")):
+        for command in ("preview", "up"):
+            job = workflow["jobs"][jobs[(command, wave)]]
+            assert job["strategy"]["matrix"]["cluster"] == f"${{{{ fromJSON(needs.units.outputs.{output}) }}}}"
+            assert job["with"]["cluster"] == "${{ matrix.cluster }}"
+    assert workflow["jobs"][jobs[("up", "canary")]]["strategy"]["fail-fast"] is True
+
+
+@pytest.mark.parametrize(
+    "outputs, status, runs",
+    [
+        # prod: a canary wave, the rest, a fleet.
+        (
+            {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"},
+            "success",
+            {"canary", "clusters", "tenants", "fleet"},
+        ),
+        # dev: no canary (skipped, which must not skip what follows), no fleet.
+        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false"}, "success", {"clusters", "tenants"}),
+        # a failed canary: nothing after it.
+        ({"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"}, "failure", set()),
+    ],
+)
+def test_which_waves_run(outputs, status, runs):
+    workflow = load("environment.yml")
+    jobs = _unit_jobs(workflow)
+    context = {"needs": {"units": {"outputs": outputs}}, "status": status}
+    ran = {
+        wave
+        for (command, wave), name in jobs.items()
+        if command == "up"
+        and wave not in ("foundation", "data")
+        and condition(workflow["jobs"][name].get("if", "${{ success() }}"), context)
+    }
+    assert ran == runs
 
 
 def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
@@ -340,7 +451,16 @@ def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
             assert condition(job["if"], branch), f"{name} never runs"
             assert not condition(job["if"], unconfigured), f"{name} runs before Azure is set up"
             assert job["with"]["command"] == "preview"
-            assert job["strategy"]["matrix"]["stack"] == list(DEPLOYED)
+            assert_every_unit(jobs, job)
+
+
+def assert_every_unit(jobs: dict[str, Any], job: dict[str, Any]) -> None:
+    """A matrix over scripts/units.py's list of every unit of dev, staging and prod."""
+    assert job["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.units.outputs.units) }}"}
+    assert job["with"]["environment"] == "${{ matrix.environment }}"
+    assert job["with"]["layer"] == "${{ matrix.layer }}" and job["with"]["cluster"] == "${{ matrix.cluster }}"
+    run = "\n".join(step.get("run", "") for step in jobs["units"]["steps"])
+    assert "scripts/units.py --environment dev --environment staging --environment prod --github" in run
 
 
 def test_the_comment_workflow_writes_only_what_it_validated():
@@ -368,29 +488,66 @@ def test_drift_runs_nightly_with_refresh_and_expect_no_changes():
     minute, hour, day, month, weekday = schedule["cron"].split()
     assert (day, month, weekday) == ("*", "*", "*") and minute.isdigit() and hour.isdigit()
     (name, job) = next(iter(calls_of(workflow).items()))
-    assert job["strategy"]["matrix"]["stack"] == list(DEPLOYED)
-    assert job["with"] == {
-        "stack": "${{ matrix.stack }}",
+    assert_every_unit(workflow["jobs"], job)
+    assert {key: job["with"][key] for key in ("command", "refresh", "expect-no-changes")} == {
         "command": "preview",
         "refresh": True,
         "expect-no-changes": True,
     }
-    for stack in DEPLOYED:
-        rendered = reusable_run(stack, "preview")
-        assert rendered["environment"] == f"{stack}-preview"  # read-only identity, no approval
+    for env, layer, cluster in every_unit():
+        rendered = reusable_run(env, layer, "preview", cluster=cluster)
+        assert rendered["environment"] == f"{env}-{layer}-preview"  # read-only identity, no approval
     report = workflow["jobs"]["report"]
     assert name in needs_of(report) and "failure" in report["if"]
     assert report["permissions"] == {"issues": "write"}
 
 
-def test_every_deployed_stack_has_a_stack_file_and_prod_scale_is_never_deployed():
+def test_every_deployed_environment_has_a_stack_file_and_prod_scale_is_never_deployed():
     for name, workflow in all_workflows().items():
-        for job_name, job in calls_of(workflow).items():
-            stacks = job.get("strategy", {}).get("matrix", {}).get("stack") or [job["with"]["stack"]]
-            for stack in stacks:
-                assert stack in DEPLOYED, f"{name}/{job_name} runs {stack}"
-                assert (ROOT / "stacks" / f"Pulumi.{stack}.yaml").exists()
+        for job_name, job in workflow["jobs"].items():
+            environment = job.get("with", {}).get("environment")
+            if environment and "${{" not in environment:
+                assert environment in DEPLOYED, f"{name}/{job_name} runs {environment}"
+                assert (ROOT / "stacks" / f"Pulumi.{environment}.yaml").exists()
+            run = "\n".join(step.get("run", "") for step in job.get("steps", []))
+            assert "prod-scale" not in run, f"{name}/{job_name} runs prod-scale"
     assert (ROOT / "stacks" / "Pulumi.prod-scale.yaml").exists()
+
+
+def test_the_units_script_lists_each_environments_waves_as_the_workflows_read_them():
+    result = subprocess.run(
+        [sys.executable, "scripts/units.py", "--environment", "prod", "--github"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    outputs = dict(line.split("=", 1) for line in result.stdout.splitlines())
+    assert (json.loads(outputs["canary"]), json.loads(outputs["rest"]), outputs["fleet"]) == (
+        ["eus2"],
+        ["scus"],
+        "true",
+    )
+    assert [unit["stack"] for unit in json.loads(outputs["units"])] == [
+        "prod.foundation",
+        "prod.data",
+        "prod.cluster-eus2",
+        "prod.cluster-scus",
+        "prod.tenants",
+        "prod.fleet",
+    ]
+    every = subprocess.run(
+        [sys.executable, "scripts/units.py", "--environment", "dev", "--environment", "staging", "--github"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    (line,) = every.stdout.splitlines()
+    units = json.loads(line.removeprefix("units="))
+    assert {(u["environment"], u["layer"], u["cluster"]) for u in units} >= {
+        ("dev", "tenants", ""),
+        ("staging", "cluster", "eus2"),
+    }
 
 
 # ---------------------------------------------------------------------------------------------

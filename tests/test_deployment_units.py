@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +19,7 @@ import yaml
 
 from components.outputs import CONTRACT_VERSION, VERSION_KEY
 from offline.engine import CapturedResource, preview_stack
-from offline.environment import preview_environment, review_environment
+from offline.environment import ISSUER_POLICY, UNIT_BLIND_RULES, preview_environment, review_environment, review_unit
 from offline.policy import review_plan
 from planning.layers import (
     LAYERS,
@@ -268,3 +270,51 @@ def test_the_review_of_the_units_finds_what_the_single_stack_review_finds(plans,
     assert found(units) == found(single)
     if stack == "staging":
         assert found(single), "staging audits rather than denies: its review has findings to compare"
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_each_unit_reviewed_alone_as_ci_runs_it_finds_nothing_the_union_does_not(unit_plans, stack):
+    """A real `pulumi preview -s <unit> --policy-pack ...` sees one unit; with its generated
+    config (scripts/policy_config.py) it reports only what the environment's review reports."""
+    environment = unit_plans[stack]
+    union = {(v.policy, v.resource_name) for v in review_environment(environment, stack).violations}
+    for unit_stack, plan in environment.plans.items():
+        alone = {(v.policy, v.resource_name) for v in review_unit(plan, stack).violations}
+        assert alone <= union, (unit_stack, sorted(alone - union)[:5])
+
+
+def test_every_rule_turned_off_for_a_unit_would_misjudge_it(unit_plans):
+    """UNIT_BLIND_RULES holds no more than it must: each rule, left on, reports a resource of
+    prod or staging that the union's review finds fine."""
+    misjudged = set()
+    for stack in ("staging", "prod"):
+        environment = unit_plans[stack]
+        union = {(v.policy, v.resource_name) for v in review_environment(environment, stack).violations}
+        for plan in environment.plans.values():
+            alone = review_plan(plan, stack)
+            misjudged |= {v.policy for v in alone.violations if (v.policy, v.resource_name) not in union}
+    assert misjudged == set(UNIT_BLIND_RULES)
+
+
+def test_the_policy_config_script_writes_each_packs_file_for_a_unit(tmp_path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "scripts/policy_config.py",
+            "--environment",
+            "prod",
+            "--layer",
+            "tenants",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    paths = result.stdout.split()
+    assert [Path(p).name for p in paths] == ["azure-platform.json", "kubernetes-platform.json"]
+    azure = json.loads(Path(paths[0]).read_text())
+    assert azure[ISSUER_POLICY] == "disabled" and azure["all"] == "mandatory"
+    assert "aks-upgrade-owner" not in azure  # a cluster unit's blind rule, not the tenants'

@@ -429,7 +429,7 @@ def test_only_the_foundation_writes_into_the_hub(identities, stack):
     private cluster's API server zone), and the cluster layer may let a cluster's own identity
     write its API server record (a delegation limited to Private DNS Zone Contributor)."""
     ids = identities[stack]
-    for layer, identity in _every_identity(ids):
+    for _, identity in _every_identity(ids):
         allowed = [op.action for op in _hub_operations() if not check(identity, ids.grants.get(identity, []), [op])]
         expected = [op.action for op in _hub_operations()] if identity == ids.deployer("foundation") else []
         assert allowed == expected, identity
@@ -478,7 +478,7 @@ def test_each_layer_writes_only_its_own_state_and_reads_only_the_states_it_refer
             for other, stack in stacks.items():
                 ops = _state_ops(backend, stack)
                 may_write = identity == ids.deployer(layer) and other == layer
-                may_read = other == layer or other in UPSTREAM[layer]  # type: ignore[index]
+                may_read = other == layer or other in UPSTREAM[layer]
                 assert (not check(identity, grants, ops["write"])) == may_write, (identity, stack)
                 assert (not check(identity, grants, ops["read"])) == may_read, (identity, stack)
                 assert (not check(identity, grants, ops["decrypt"])) == may_read, (identity, stack)

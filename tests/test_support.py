@@ -24,6 +24,9 @@ CONTEXT = {"github": {"event_name": "push", "ref": "refs/heads/main"}, "inputs":
         ("!(github.ref == 'refs/heads/main')", False),
         ("format('{0}-{1}', inputs.stack, 'plan')", "prod-plan"),
         ("github.missing.deeper", ""),
+        ("fromJSON('[\"eus2\"]')", ["eus2"]),
+        ("!cancelled() && !failure() && inputs.stack != ''", True),
+        ("always()", True),
     ],
 )
 def test_github_expressions_evaluate_as_github_does(text, expected):
@@ -34,6 +37,14 @@ def test_render_keeps_a_whole_expressions_type_and_interpolates_the_rest():
     assert render("${{ github.event_name == 'push' }}", CONTEXT) is True
     assert render({"name": "deploy ${{ inputs.stack }}"}, CONTEXT) == {"name": "deploy prod"}
     assert condition("${{ inputs.stack == 'prod' }}", CONTEXT) and not condition("inputs.stack == 'dev'", CONTEXT)
+
+
+def test_status_functions_read_the_ancestors_status():
+    failed = {**CONTEXT, "status": "failure"}
+    assert not Expression("!cancelled() && !failure()", failed).evaluate()
+    assert Expression("failure()", failed).evaluate() and not Expression("success()", failed).evaluate()
+    with pytest.raises(AssertionError, match="no function"):
+        Expression("hashFiles('x')", CONTEXT).evaluate()
 
 
 def test_an_unreadable_expression_fails_loudly():

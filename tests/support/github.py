@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ def all_workflows() -> dict[str, dict[str, Any]]:
 
 class Expression:
     """The few GitHub expressions the workflows use: contexts, 'strings', ==, !=, &&, ||, (),
-    format(). `&&` and `||` return operands, as GitHub's do."""
+    format(), fromJSON(), and the status functions (cancelled(), failure(), success(),
+    always()), which read the context's `status` ("success", "failure" or "cancelled" for the
+    job's ancestors). `&&` and `||` return operands, as GitHub's do."""
 
     TOKEN = re.compile(r"\s*(?:('[^']*')|(==|!=|&&|\|\||[(),!])|([A-Za-z_][A-Za-z0-9_.-]*))")
 
@@ -83,17 +86,31 @@ class Expression:
         kind, text = self.tokens.pop(0)
         if kind == "str":
             return text
-        if text == "format":
-            assert self._take("op", "(")
-            arguments = [self._or()]
-            while self._take("op", ","):
+        if self.tokens and self.tokens[0] == ("op", "(") and kind == "name":
+            self._take("op", "(")
+            arguments = []
+            if not self._take("op", ")"):
                 arguments.append(self._or())
-            assert self._take("op", ")")
-            return re.sub(r"\{(\d+)\}", lambda m: str(arguments[1 + int(m.group(1))]), arguments[0])
+                while self._take("op", ","):
+                    arguments.append(self._or())
+                assert self._take("op", ")")
+            return self._call(text, arguments)
         value = self.context
         for part in text.split("."):
             value = value.get(part, "") if isinstance(value, dict) else ""
         return value
+
+    def _call(self, name: str, arguments: list[Any]) -> Any:
+        status = self.context.get("status", "success")
+        if name == "format":
+            return re.sub(r"\{(\d+)\}", lambda m: str(arguments[1 + int(m.group(1))]), arguments[0])
+        if name == "fromJSON":
+            return json.loads(arguments[0])
+        if name in ("success", "failure", "cancelled"):
+            return status == name
+        if name == "always":
+            return True
+        raise AssertionError(f"no function {name}() in this evaluator")
 
 
 def render(value: Any, context: dict[str, Any]) -> Any:
