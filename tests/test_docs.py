@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from planning.layers import LAYERS
 from scripts import docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,3 +84,15 @@ def test_every_page_a_file_names_in_plain_text_exists():
         if not (ROOT / named).exists()
     )
     assert missing == []
+
+
+def test_the_readmes_architecture_shows_each_layer_what_it_owns_who_deploys_it_and_the_order():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if re.match(r"\| \d \| `<env>\.", line)]
+    stacks = [re.search(r"`<env>\.([a-z]+)", row).group(1) for row in rows]
+    assert stacks == list(LAYERS), "one row per layer, in deploy order"
+    for number, row in enumerate(rows, 1):
+        order, _, owns, deployed_by = [cell.strip() for cell in row.strip("|").split("|")]
+        assert order == str(number) and owns and "identity" in deployed_by, row
+    assert "docs/migration.md" in section
