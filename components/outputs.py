@@ -37,30 +37,37 @@ def _checked(reference: pulumi.StackReference, stack: str) -> pulumi.Output[Any]
         if version != CONTRACT_VERSION:
             raise ContractMismatch(
                 f"stack {stack} exports output contract {version!r}, this program reads {CONTRACT_VERSION}: "
-                f"deploy {stack} from this commit first (docs/deploying.md, 'Order')"
+                f"deploy {stack} from this commit first (units deploy in order: docs/deploying.md)"
             )
         return version
 
     return reference.require_output(VERSION_KEY).apply(check)
 
 
-def _field(reference: pulumi.StackReference, version: pulumi.Output[Any], name: str, *path: str) -> pulumi.Output[Any]:
-    """One value of a producer's outputs, read once its contract version checked out."""
+class _Producer:
+    """One upstream stack of this stack's environment (`prod-scale.cluster-eus2` reads
+    `prod-scale.foundation`): each output read once and checked against the contract version,
+    then a field picked from it (lifting a large map once per field would be quadratic in the
+    size of a fleet)."""
 
-    def pick(values: list[Any]) -> Any:
-        value = values[1]
-        for part in path:
-            value = value[part]
-        return value
+    def __init__(self, unit: Unit):
+        self.stack = unit.stack(parse_stack(pulumi.get_stack())[0])
+        self.reference = pulumi.StackReference(self.stack)
+        self.version = _checked(self.reference, self.stack)
+        self.outputs: dict[str, pulumi.Output[Any]] = {}
 
-    return pulumi.Output.all(version, reference.require_output(name)).apply(pick)
+    def get(self, name: str, *path: str) -> pulumi.Output[Any]:
+        if name not in self.outputs:
+            self.outputs[name] = pulumi.Output.all(self.version, self.reference.require_output(name)).apply(
+                lambda values: values[1]
+            )
+        return self.outputs[name].apply(lambda value: _pick(value, path))
 
 
-def _reference(unit: Unit) -> tuple[pulumi.StackReference, pulumi.Output[Any], str]:
-    """A unit of this stack's environment: `prod-scale.cluster-eus2` reads `prod-scale.foundation`."""
-    stack = unit.stack(parse_stack(pulumi.get_stack())[0])
-    reference = pulumi.StackReference(stack)
-    return reference, _checked(reference, stack), stack
+def _pick(value: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
 
 
 @dataclass(frozen=True)
@@ -122,11 +129,9 @@ class FoundationOutputs:
         workloads: Sequence[str],
         storage_key: bool,
     ) -> FoundationOutputs:
-        """The foundation's outputs; `subnets` (region -> keys), `zones`, `workloads` from config."""
-        ref, version, _ = _reference(Unit("foundation"))
-
-        def get(name: str, *path: str) -> pulumi.Output[Any]:
-            return _field(ref, version, name, *path)
+        """The foundation's outputs a unit uses: `subnets` (region -> keys: the regions it builds
+        in), `zones`, `workloads`, from config."""
+        get = _Producer(Unit("foundation")).get
 
         return FoundationOutputs(
             log_analytics_workspace_id=get("logAnalyticsWorkspaceId"),
@@ -171,13 +176,13 @@ class DataOutputs:
 
     @staticmethod
     def read(*, containers: Mapping[str, Sequence[str]], event_hubs: bool) -> DataOutputs:
-        ref, version, _ = _reference(Unit("data"))
+        get = _Producer(Unit("data")).get
         return DataOutputs(
             container_ids={
-                account: {name: _field(ref, version, "containerIds", account, name) for name in names}
+                account: {name: get("containerIds", account, name) for name in names}
                 for account, names in containers.items()
             },
-            event_hubs_namespace=_field(ref, version, "eventHubsNamespace") if event_hubs else None,
+            event_hubs_namespace=get("eventHubsNamespace") if event_hubs else None,
         )
 
 
@@ -210,10 +215,10 @@ class ClusterOutputs:
 
     @staticmethod
     def read(cluster: str, *, kafka: bool) -> ClusterOutputs:
-        ref, version, _ = _reference(Unit("cluster", cluster))
+        get = _Producer(Unit("cluster", cluster)).get
         return ClusterOutputs(
-            cluster_id=_field(ref, version, "clusterId"),
-            oidc_issuer_url=_field(ref, version, "oidcIssuerUrl"),
-            kubeconfig=pulumi.Output.secret(_field(ref, version, "kubeconfig")),
-            kafka_id=_field(ref, version, "kafkaId") if kafka else None,
+            cluster_id=get("clusterId"),
+            oidc_issuer_url=get("oidcIssuerUrl"),
+            kubeconfig=pulumi.Output.secret(get("kubeconfig")),
+            kafka_id=get("kafkaId") if kafka else None,
         )

@@ -829,9 +829,11 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> Priva
     )
 
 
-def _foundation_reference(config: PlatformConfig) -> FoundationOutputs:
+def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> FoundationOutputs:
+    """The foundation's outputs, with the networks of `regions` only (those the unit builds in)."""
+    keys = subnet_keys(config)
     return FoundationOutputs.read(
-        subnets=subnet_keys(config),
+        subnets={region: keys[region] for region in regions},
         zones=private_dns_zones(config),
         workloads=identity_workloads(config),
         storage_key=config.storage.customer_managed_key,
@@ -866,11 +868,12 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         # Client IDs of the workload identities, for pods outside the platform's service accounts.
         pulumi.export("workloadIdentities", foundation.identity_client_ids)
     elif unit.layer == "data":
-        data = build_data(ctx, _foundation_reference(config))
+        data = build_data(ctx, _foundation_reference(config, [config.primary_region]))
         for name, value in data.to_exports().items():
             pulumi.export(name, value)
     elif unit.layer == "cluster":
-        cluster = build_cluster(ctx, unit.cluster, _foundation_reference(config))
+        region = config.clusters[unit.cluster].region
+        cluster = build_cluster(ctx, unit.cluster, _foundation_reference(config, [region]))
         for name, value in cluster.to_exports().items():
             pulumi.export(name, value)
         pulumi.export(
@@ -887,7 +890,7 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             event_hubs=config.kafka is not None and config.kafka.engine == "eventhubs",
         )
         clusters = {key: _cluster_reference(config, key) for key in config.clusters}
-        connections = build_tenants(ctx, _foundation_reference(config), data_outputs, clusters)
+        connections = build_tenants(ctx, _foundation_reference(config, []), data_outputs, clusters)
         # Per Kafka client: bootstrap servers per cluster, security protocol, SASL mechanism,
         # token scope, topics. No secret: clients sign in with their workload identity.
         pulumi.export("kafkaClients", connections)

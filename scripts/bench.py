@@ -2,11 +2,14 @@
 """Offline preview wall times against the floor, as whole processes (median of N runs).
 
 The floor is a bare interpreter that imports exactly the SDK modules a preview loads
-(read from a real preview, so it follows the program as it grows). Measured: every stack
-(dev, staging, prod, the 7,600-GPU-node prod-scale fleet) and a synthetic fleet of 50
-clusters, with the time per registered resource. Goals (docs/performance.md): prod within 1.5x the
-floor; prod-scale within 2x prod; cost that follows pools and clusters, not nodes. Then, once
-each, `make lint` and the test suite as `make test` runs it (goal: under 3 minutes on 2 cores).
+(read from a real preview, so it follows the program as it grows). Measured: every environment
+(dev, staging, prod, the 7,600-GPU-node prod-scale fleet) and a synthetic fleet of 50 clusters,
+each previewed whole as the graph of its unit stacks (`make preview`), sequentially and with
+both cores (`--workers 2`: a wave's units side by side), with the time per registered resource;
+then the largest single unit stack of each, which bounds one CI job. Goals (docs/performance.md):
+prod within 1.5x the floor; prod-scale within 2x prod; cost that follows pools and clusters, not
+nodes. Then, once each, `make lint` and the test suite as `make test` runs it (goal: under 3
+minutes on 2 cores).
 
     python scripts/bench.py [--runs 5] [--stack prod ...] [--synthetic-clusters 50] [--no-tests]
 """
@@ -30,11 +33,12 @@ SDK_PREFIXES = ("pulumi", "pulumi_azure_native", "pulumi_kubernetes", "pulumi_po
 LIST_SDK_MODULES = f"""
 import json, sys
 sys.path.insert(0, {str(ROOT)!r})
-from offline.engine import preview_stack
-plan = preview_stack(sys.argv[1])
-assert plan.ok, plan.error
+from offline.environment import preview_environment
+environment = preview_environment(sys.argv[1])
+assert environment.ok, environment.error
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {SDK_PREFIXES!r})))
 """
+WORKERS = 2
 
 
 # Regions with availability zones (facts/azure_regions.py): every pool spreads over zones.
@@ -103,37 +107,54 @@ def synthetic_fleet(clusters: int) -> dict:
     return values
 
 
-def preview_synthetic(clusters: int):
-    from offline.engine import run_program
-    from validation.stackfile import StackConfig, as_cli_string, read_stack_config
+def synthetic_project(clusters: int) -> tuple[Path, str]:
+    """A project folder whose environment file is the synthetic fleet's (the program and its
+    packages are the repository's): every unit reads that file, as they read stacks/."""
+    import shutil
+    import tempfile
 
-    values = synthetic_fleet(clusters)
-    encoded = {k: as_cli_string(v) for k, v in values.items()}
-    base = read_stack_config(ROOT, "prod")
-    # A variant of prod, as its name says (the environment must match the stack).
-    plan = run_program(StackConfig(base.project, f"prod-synthetic-{clusters}", encoded, []), ROOT)
-    if not plan.ok:
-        raise SystemExit(plan.error)
-    return plan
+    import yaml
+
+    name = f"prod-synthetic-{clusters}"  # a variant of prod, as its name says
+    project = Path(tempfile.mkdtemp(prefix="bench-"))
+    shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
+    shutil.copy(ROOT / "__main__.py", project / "__main__.py")
+    (project / "stacks").mkdir()
+    (project / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": synthetic_fleet(clusters)}))
+    return project, name
+
+
+def preview_synthetic(clusters: int, workers: int = 1):
+    from offline.environment import preview_environment
+
+    project, name = synthetic_project(clusters)
+    environment = preview_environment(name, project, workers=workers)
+    if not environment.ok:
+        raise SystemExit(environment.error)
+    return environment
+
+
+def preview_named(name: str):
+    """An environment previewed as its unit stacks, in this process."""
+    from offline.environment import preview_environment
+
+    if name.startswith("synthetic-"):
+        return preview_synthetic(int(name.split("-")[1]))
+    environment = preview_environment(name)
+    assert environment.ok, environment.error
+    return environment
 
 
 def resource_count(name: str) -> int:
-    from offline.engine import preview_stack
-
-    if name.startswith("synthetic-"):
-        return len(preview_synthetic(int(name.split("-")[1])).resources)
-    plan = preview_stack(name)
-    assert plan.ok, plan.error
-    return len(plan.resources)
+    return len(preview_named(name).resources)
 
 
 def policy_review_seconds(runs: int) -> tuple[float, int]:
-    """Median in-process time of evaluating both packs against prod's plan, and the policy count."""
-    from offline.engine import preview_stack
-    from offline.policy import review_plan
+    """Median in-process time of evaluating both packs against prod's units' union, and the policy count."""
+    from offline.environment import review_environment
 
-    plan = preview_stack("prod")
-    reviews = [review_plan(plan, "prod") for _ in range(runs)]
+    environment = preview_named("prod")
+    reviews = [review_environment(environment, "prod") for _ in range(runs)]
     return statistics.median(r.seconds for r in reviews), sum(len(c.pack.policies) for c in reviews[0].configs)
 
 
@@ -193,9 +214,10 @@ def main() -> int:
     parser.add_argument("--no-tests", action="store_true", help="skip timing make lint and the test suite")
     parser.add_argument("--tests-only", action="store_true", help="time only make lint and the test suite")
     parser.add_argument("--preview-synthetic", type=int, help=argparse.SUPPRESS)  # the timed child process
+    parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.preview_synthetic:
-        preview_synthetic(args.preview_synthetic)
+        preview_synthetic(args.preview_synthetic, args.workers)
         return 0
     if args.tests_only:
         lint, seconds, summary = test_suite_seconds()
@@ -208,18 +230,23 @@ def main() -> int:
     commands = {"floor": [sys.executable, "-c", floor_code]}
     for stack in stacks:
         commands[stack] = [sys.executable, "scripts/preview.py", "--stack", stack, "--no-tree", "--no-policies"]
+        if stack in ("prod", "prod-scale"):
+            commands[f"{stack} x{WORKERS}"] = [*commands[stack], "--workers", str(WORKERS)]
     if "prod" in stacks:
         # What `make preview STACK=prod` runs: the preview plus both policy packs.
         commands["prod + policies"] = [sys.executable, "scripts/preview.py", "--stack", "prod", "--no-tree"]
     if args.synthetic_clusters:
         name = f"synthetic-{args.synthetic_clusters}"
         commands[name] = [sys.executable, "scripts/bench.py", "--preview-synthetic", str(args.synthetic_clusters)]
+        commands[f"{name} x{WORKERS}"] = [*commands[name], "--workers", str(WORKERS)]
     results = measure(commands, args.runs)
     # Counted after timing: a preview in this process would raise every child's peak RSS.
-    counts = {name: resource_count(name.split(" ")[0]) for name in commands if name != "floor"}
+    environments = {name.split(" ")[0]: preview_named(name.split(" ")[0]) for name in commands if name != "floor"}
+    counts = {name: len(environments[name.split(" ")[0]].resources) for name in commands if name != "floor"}
     floor, floor_mem = results.pop("floor")
 
-    print(f"offline preview, whole process, median of {args.runs} interleaved runs ({os.cpu_count()} cores)")
+    print(f"offline preview of each environment as its unit stacks, whole process, median of {args.runs}")
+    print(f"interleaved runs ({os.cpu_count()} cores; x{WORKERS}: a wave's units in {WORKERS} processes)")
     print(f"{'what':<34}{'resources':>10}{'seconds':>9}{'x floor':>9}{'ms/resource':>13}{'peak MiB':>10}")
     print(
         f"{'floor (' + str(len(modules)) + ' SDK modules imported)':<34}{'':>10}{floor:>9.2f}{1:>9.2f}{'':>13}{floor_mem:>10}"
@@ -228,6 +255,13 @@ def main() -> int:
         per_resource = (seconds - floor) / counts[name] * 1000
         print(
             f"{'preview ' + name:<34}{counts[name]:>10}{seconds:>9.2f}{seconds / floor:>9.2f}{per_resource:>13.1f}{memory:>10}"
+        )
+    print("largest single unit stack (in-process seconds of one run; a CI job adds the floor):")
+    for name, environment in environments.items():
+        stack, plan = max(environment.plans.items(), key=lambda item: item[1].seconds)
+        print(
+            f"  {name:<20} {len(environment.plans):>3} stacks; largest {stack} "
+            f"({len(plan.resources)} resources) {plan.seconds:.2f}s"
         )
     if "prod" in results:
         ratio = results["prod"][0] / floor
