@@ -894,8 +894,10 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         # Per Kafka client: bootstrap servers per cluster, security protocol, SASL mechanism,
         # token scope, topics. No secret: clients sign in with their workload identity.
         pulumi.export("kafkaClients", connections)
-        # What the golden workloads (examples/) are filled in with.
+        # What the golden workloads (examples/) are filled in with (scripts/workloads.py reads
+        # this stack's outputs alone).
         pulumi.export("workloadContext", workload_context(config))
+        pulumi.export("registryLoginServer", ctx.naming.registry_login_server())
     else:
         clusters = {key: ClusterOutputs.read(key, kafka=False) for key in config.clusters}
         fleet = build_fleet(ctx, clusters)

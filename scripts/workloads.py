@@ -1,11 +1,11 @@
 """Fill a golden workload (examples/) for one cluster of a stack, and print it for kubectl.
 
-    pulumi stack output --json -s prod > outputs.json
+    pulumi stack output --json -s prod.tenants > outputs.json
     python scripts/workloads.py examples/training-infiniband.yaml --outputs outputs.json --cluster eus2 \\
         --set NODES=16 | kubectl apply -f -
 
-Without --outputs it previews the stack offline (`--stack`, default dev) and fills the
-template from that preview, which is how a pull request shows what a team would submit. A
+Without --outputs it previews the environment's tenants stack offline (`--stack`, default dev,
+with the units it reads) and fills the template from that preview, which is how a pull request shows what a team would submit. A
 template that needs something the stack does not have (an InfiniBand pool, a sandbox, a
 workload identity) is refused with the placeholders it could not fill.
 """
@@ -28,7 +28,7 @@ from planning.workloads import NotApplicable, render, template_variables  # noqa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("template", type=Path)
-    parser.add_argument("--outputs", type=Path, help="`pulumi stack output --json` of the stack")
+    parser.add_argument("--outputs", type=Path, help="`pulumi stack output --json` of the <env>.tenants stack")
     parser.add_argument("--stack", default="dev", help="previewed offline when --outputs is not given")
     parser.add_argument("--cluster", help="cluster key (default: the stack's first)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a placeholder")
@@ -37,13 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.outputs:
         outputs = json.loads(args.outputs.read_text())
     else:
-        from offline.engine import preview_stack
+        from offline.environment import preview_environment
+        from planning.layers import Unit
 
-        plan = preview_stack(args.stack)
-        if not plan.ok:
-            print(plan.error, file=sys.stderr)
+        environment = preview_environment(args.stack, only=[Unit("tenants")])
+        if not environment.ok:
+            print(environment.error, file=sys.stderr)
             return 1
-        outputs = plan.outputs
+        outputs = environment.plan(Unit("tenants")).outputs
     clusters = list(outputs["workloadContext"]["clusters"])
     cluster = args.cluster or clusters[0]
     if cluster not in clusters:

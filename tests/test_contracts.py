@@ -564,11 +564,15 @@ def test_every_rendered_golden_manifest_is_valid_for_its_clusters_kubernetes_ver
     assert checked >= 5
 
 
-def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(plans, tmp_path, capsys):
+def test_the_render_script_fills_a_template_from_the_tenants_stacks_outputs_or_says_why_not(
+    unit_plans, tmp_path, capsys
+):
+    """`pulumi stack output --json -s prod.tenants` is all the script needs."""
+    from planning.layers import Unit
     from scripts.workloads import main
 
     outputs = tmp_path / "outputs.json"
-    outputs.write_text(json.dumps(plans["prod"].outputs))
+    outputs.write_text(json.dumps(unit_plans["prod"].plan(Unit("tenants")).outputs))
     assert (
         main(
             [
@@ -586,7 +590,7 @@ def test_the_render_script_fills_a_template_from_stack_outputs_or_says_why_not(p
     job = next(d for d in yaml.safe_load_all(capsys.readouterr().out) if d["kind"] == "Job")
     assert job["spec"]["parallelism"] == 16
     assert job["spec"]["template"]["spec"]["nodeSelector"]["platform.ai/gpu-pool"] == "h100"
-    outputs.write_text(json.dumps(plans["dev"].outputs))
+    outputs.write_text(json.dumps(unit_plans["dev"].plan(Unit("tenants")).outputs))
     assert main([str(ROOT / "examples" / "training-infiniband.yaml"), "--outputs", str(outputs)]) == 3
     assert "TRAINING_POOL" in capsys.readouterr().err
 
