@@ -158,8 +158,10 @@ class Denial:
 
     def __str__(self) -> str:
         kind = "data action" if self.operation.data else "action"
+        blob = self.operation.attribute(BLOB_PATH) or self.operation.attribute(BLOB_PREFIX)
+        what = f" ({'blob' if self.operation.attribute(BLOB_PATH) else 'list of'} {blob})" if blob else ""
         return (
-            f"{self.identity} may not {self.operation.action} ({kind}) at {self.operation.scope}, "
+            f"{self.identity} may not {self.operation.action} ({kind}) at {self.operation.scope}{what}, "
             f"which {self.operation.needed_by} needs"
         )
 
@@ -200,16 +202,24 @@ class Backend:
     def own_paths(self, stack: str) -> list[str]:
         """The blobs `pulumi up` of `stack` reads and writes, as the DIY backend lays them out
         (pulumi/pulumi pkg/backend/diy/store.go: StackBasePath, HistoryDir, BackupDir;
-        lock.go: stackLockDir under `.pulumi/locks/<organization/project/stack>`)."""
+        stack_tags.go: `<stack>.pulumi-tags`, read before every update and preview (state.go,
+        getTarget); lock.go: stackLockDir under `.pulumi/locks/<organization/project/stack>`)."""
         return [
             f".pulumi/stacks/{self.project}/{stack}.json",
+            self.tags_path(stack),
             f".pulumi/history/{self.project}/{stack}/{stack}-0.history.json",
             f".pulumi/backups/{self.project}/{stack}/{stack}.0.json",
             f".pulumi/locks/organization/{self.project}/{stack}/0.json",
         ]
 
-    def lock_prefix(self, stack: str) -> str:
-        return f".pulumi/locks/organization/{self.project}/{stack}/"
+    def tags_path(self, stack: str) -> str:
+        return f".pulumi/stacks/{self.project}/{stack}.pulumi-tags"
+
+    def list_prefixes(self, stack: str) -> list[str]:
+        """What `up` lists: its lock folder (lock.go, checkForLock) and, through the Automation
+        API that pulumi/actions drives, its history (`stack.up` ends with `info()`, which is
+        `pulumi stack history`: state.go getHistory lists HistoryDir)."""
+        return [f".pulumi/locks/organization/{self.project}/{stack}/", f".pulumi/history/{self.project}/{stack}/"]
 
     def state_path(self, stack: str) -> str:
         """What a `StackReference` to `stack` reads (pkg/backend/diy/state.go)."""
@@ -405,21 +415,15 @@ def backend_operations(backend: Backend, stack: str, *, write: bool) -> Iterator
     """Reading (and for `up`, writing) the stack's state, and decrypting (encrypting) its secrets."""
     container = backend.state_container_id
     verbs = ("read", "write", "delete") if write else ("read",)
-    paths = backend.own_paths(stack) if write else [backend.state_path(stack)]
+    # A preview reads the state file and the stack's tags (state.go, getTarget).
+    paths = backend.own_paths(stack) if write else [backend.state_path(stack), backend.tags_path(stack)]
     for path in paths:
         for verb in verbs:
             yield Operation(
                 f"{BLOBS}/{verb}", container, "the Pulumi state", data=True, attributes=((BLOB_PATH, path),)
             )
-    if write:
-        # Before taking its lock, `up` lists the stack's lock folder for other locks.
-        yield Operation(
-            f"{BLOBS}/read",
-            container,
-            "the Pulumi state",
-            data=True,
-            attributes=((BLOB_PREFIX, backend.lock_prefix(stack)),),
-        )
+    for prefix in backend.list_prefixes(stack) if write else []:
+        yield Operation(f"{BLOBS}/read", container, "the Pulumi state", data=True, attributes=((BLOB_PREFIX, prefix),))
     keys = "Microsoft.KeyVault/vaults/keys"
     for verb in ("decrypt", "encrypt") if write else ("decrypt",):
         yield Operation(f"{keys}/{verb}/action", backend.key_of(stack), "the stack's secrets", data=True)

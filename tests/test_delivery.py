@@ -41,7 +41,7 @@ from tests.support.fake_az import (  # noqa: E402
     named,
     option,
 )
-from tests.support.github import WORKFLOWS, all_workflows, condition, load, render  # noqa: E402
+from tests.support.github import WORKFLOWS, all_workflows, condition, job_results, load, render  # noqa: E402
 
 ROLE = dict(BUILT_IN_ROLES)
 ROLE.update(
@@ -389,32 +389,29 @@ def test_an_environment_deploys_its_units_in_order_canary_clusters_first():
 
 
 @pytest.mark.parametrize(
-    "outputs, status, runs",
+    "outputs, failing, deployed",
     [
         # prod: a canary wave, the rest, a fleet.
         (
             {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"},
-            "success",
-            {"canary", "clusters", "tenants", "fleet"},
+            set(),
+            {"foundation", "data", "canary", "clusters", "tenants", "fleet"},
         ),
-        # dev: no canary (skipped, which must not skip what follows), no fleet.
-        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false"}, "success", {"clusters", "tenants"}),
-        # a failed canary: nothing after it.
-        ({"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"}, "failure", set()),
+        # dev: no canary wave (skipped, which must not skip what follows), no fleet.
+        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false"}, set(), {"foundation", "data", "clusters", "tenants"}),
+        # A failed canary: nothing after it.
+        ({"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"}, {"up-canary"}, {"foundation", "data"}),
+        # A failed data unit in dev: no cluster, no tenants.
+        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false"}, {"up-data"}, {"foundation"}),
     ],
 )
-def test_which_waves_run(outputs, status, runs):
+def test_which_units_deploy_as_github_schedules_the_jobs(outputs, failing, deployed):
+    """tests/support/github.py's `job_results` applies GitHub's rule that a job without a status
+    function is skipped when any job before it was skipped or failed (actions/runner#2205)."""
     workflow = load("environment.yml")
-    jobs = _unit_jobs(workflow)
-    context = {"needs": {"units": {"outputs": outputs}}, "status": status}
-    ran = {
-        wave
-        for (command, wave), name in jobs.items()
-        if command == "up"
-        and wave not in ("foundation", "data")
-        and condition(workflow["jobs"][name].get("if", "${{ success() }}"), context)
-    }
-    assert ran == runs
+    results = job_results(workflow, {"needs": {"units": {"outputs": outputs}}}, failing)
+    ran = {name.split("-", 1)[1] for name, result in results.items() if name.startswith("up-") and result == "success"}
+    assert ran == deployed, results
 
 
 def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():

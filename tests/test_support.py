@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_az import FakeAzure, named, option
-from tests.support.github import Expression, condition, render
+from tests.support.github import Expression, condition, job_results, render
 from tests.support.plan_edits import DELETE, changed, set_path, wire_inputs, without
 
 CONTEXT = {"github": {"event_name": "push", "ref": "refs/heads/main"}, "inputs": {"stack": "prod"}}
@@ -106,3 +106,25 @@ def test_a_changed_plan_changes_one_resource_and_leaves_the_original(plans):
     assert len(without(plan, cluster.name).resources) == len(plan.resources) - 1
     with pytest.raises(AssertionError, match="no resource named"):
         changed(plan, "no-such-resource", path="x", value=1)
+
+
+def test_job_results_skip_what_follows_a_skipped_job_unless_it_says_otherwise():
+    workflow = {
+        "jobs": {
+            "first": {},
+            "maybe": {"needs": "first", "if": "inputs.stack == 'dev'"},
+            "plain": {"needs": "maybe"},
+            "guarded": {"needs": "maybe", "if": "${{ !cancelled() && !failure() }}"},
+            "after": {"needs": "guarded"},
+        }
+    }
+    results = job_results(workflow, CONTEXT)
+    assert results == {
+        "first": "success",
+        "maybe": "skipped",
+        "plain": "skipped",
+        "guarded": "success",
+        "after": "skipped",  # an ancestor was skipped: success() is false
+    }
+    failed = job_results(workflow, {"inputs": {"stack": "dev"}}, failing={"first"})
+    assert failed["maybe"] == "skipped" and failed["guarded"] == "skipped"

@@ -107,7 +107,8 @@ class Expression:
         if name == "fromJSON":
             return json.loads(arguments[0])
         if name in ("success", "failure", "cancelled"):
-            return status == name
+            # Either the one status of every earlier job, or each function's value.
+            return status[name] if isinstance(status, dict) else status == name
         if name == "always":
             return True
         raise AssertionError(f"no function {name}() in this evaluator")
@@ -132,3 +133,47 @@ def condition(text: str, context: dict[str, Any]) -> bool:
     """A job's `if:` (which may omit the ${{ }})."""
     inner = re.fullmatch(r"\s*\$\{\{(.*)\}\}\s*", text, re.S)
     return bool(Expression(inner.group(1) if inner else text, context).evaluate())
+
+
+STATUS_FUNCTIONS = re.compile(r"\b(success|failure|cancelled|always)\(\)")
+
+
+def job_results(workflow: dict[str, Any], context: dict[str, Any], failing: set[str] = frozenset()) -> dict[str, str]:
+    """Each job's result as GitHub schedules them: in `needs` order, a job runs when its `if`
+    holds, where an `if` without a status function means `success() && ...` and success() is
+    true only when every job before it (transitively) succeeded, so a skipped one skips it;
+    failure() is true when one before it failed. Jobs in `failing` fail when they run."""
+    jobs = workflow["jobs"]
+    results: dict[str, str] = {}
+
+    def ancestors(name: str) -> set[str]:
+        found: set[str] = set()
+        pending = [jobs[name].get("needs", [])]
+        while pending:
+            needs = pending.pop()
+            for need in [needs] if isinstance(needs, str) else needs:
+                if need not in found:
+                    found.add(need)
+                    pending.append(jobs[need].get("needs", []))
+        return found
+
+    def result(name: str) -> str:
+        if name not in results:
+            before = [result(other) for other in sorted(ancestors(name))]
+            status = {
+                "success": all(r == "success" for r in before),
+                "failure": any(r == "failure" for r in before),
+                "cancelled": False,
+            }
+            text = str(jobs[name].get("if", "success()"))
+            inner = re.fullmatch(r"\s*\$\{\{(.*)\}\}\s*", text, re.S)
+            text = inner.group(1) if inner else text
+            if not STATUS_FUNCTIONS.search(text):
+                text = f"success() && ({text})"
+            runs = bool(Expression(text, {**context, "status": status}).evaluate())
+            results[name] = ("failure" if name in failing else "success") if runs else "skipped"
+        return results[name]
+
+    for name in jobs:
+        result(name)
+    return results
