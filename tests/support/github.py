@@ -138,7 +138,9 @@ def condition(text: str, context: dict[str, Any]) -> bool:
 STATUS_FUNCTIONS = re.compile(r"\b(success|failure|cancelled|always)\(\)")
 
 
-def job_results(workflow: dict[str, Any], context: dict[str, Any], failing: set[str] = frozenset()) -> dict[str, str]:
+def job_results(
+    workflow: dict[str, Any], context: dict[str, Any], failing: frozenset[str] | set[str] = frozenset()
+) -> dict[str, str]:
     """Each job's result as GitHub schedules them: in `needs` order, a job runs when its `if`
     holds, where an `if` without a status function means `success() && ...` and success() is
     true only when every job before it (transitively) succeeded, so a skipped one skips it;
