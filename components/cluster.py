@@ -456,7 +456,11 @@ class AksCluster(pulumi.ComponentResource):
             # mode) does not replace every in-cluster resource; policies read it too.
             cluster_identifier=naming.cluster(key),
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self),
+            # At the stack's root, where the tenants unit declares its provider for this cluster
+            # too: `pulumi state move` copies providers with their parent, so one under this
+            # component would point at a parent the destination does not have (docs/migration.md).
+            # The alias keeps it where it was a child of the cluster.
+            opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=self)]),
         )
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id

@@ -231,12 +231,18 @@ class Context:
     def subscription_provider(self, subscription: str, former_name: str | None = None) -> pulumi_azure_native.Provider:
         """A provider for another subscription (the hub's connectivity subscription), made once."""
         if subscription not in self.providers:
+            # At the stack's root, in every layout: `pulumi state move` copies providers with their
+            # parent (docs/migration.md). The aliases keep it where it was the Platform's child,
+            # under its former name too.
+            aliases = []
+            if self.parent is not None:
+                aliases.append(pulumi.Alias(parent=self.parent))
+                if former_name:
+                    aliases.append(pulumi.Alias(name=former_name, parent=self.parent))
             self.providers[subscription] = pulumi_azure_native.Provider(
                 f"subscription-{subscription}",
                 subscription_id=subscription,
-                opts=pulumi.ResourceOptions(
-                    parent=self.parent, aliases=[pulumi.Alias(name=former_name)] if former_name else None
-                ),
+                opts=pulumi.ResourceOptions(aliases=aliases or None),
             )
         return self.providers[subscription]
 

@@ -318,3 +318,23 @@ def test_the_policy_config_script_writes_each_packs_file_for_a_unit(tmp_path):
     azure = json.loads(Path(paths[0]).read_text())
     assert azure[ISSUER_POLICY] == "disabled" and azure["all"] == "mandatory"
     assert "aks-upgrade-owner" not in azure  # a cluster unit's blind rule, not the tenants'
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_providers_sit_at_the_stacks_root_in_both_layouts(plans, unit_plans, stack):
+    """`pulumi state move` copies providers with their parent: a provider under a component
+    that moves (or stays) would name a parent the destination lacks. At the root, the copy is
+    what the unit's program declares (docs/migration.md)."""
+    checked = 0
+    for plan in [plans[stack], *unit_plans[stack].plans.values()]:
+        for provider in [r for r in plan.resources if r.type.startswith("pulumi:providers:")]:
+            checked += 1
+            assert provider.parent is None or provider.parent.endswith(f"pulumi:pulumi:Stack::platform-{plan.stack}"), (
+                plan.stack,
+                provider.name,
+                provider.parent,
+            )
+    assert checked > 2
+    # In the single stack, each keeps its former place through an alias (no replacement).
+    single = {r.name: r for r in plans[stack].resources if r.type == "pulumi:providers:kubernetes"}
+    assert single and all(any('"parentUrn"' in alias for alias in r.aliases) for r in single.values())
