@@ -246,18 +246,21 @@ class Context:
             )
         return self.providers[subscription]
 
-    def data_plane(self, foundation: FoundationOutputs) -> DataPlaneSettings:
+    def data_plane(
+        self,
+        subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
+        zone_ids: Mapping[str, pulumi.Input[str]],
+        log_analytics_workspace_id: pulumi.Input[str],
+    ) -> DataPlaneSettings:
         """Where the private data-plane services of the primary region go."""
         config, region = self.config, self.config.primary_region
         return DataPlaneSettings(
             naming=self.naming,
             region=region,
             endpoints=PrivateEndpoints(
-                region=region,
-                subnet_id=foundation.subnet_ids[region][PRIVATE_ENDPOINT_SUBNET],
-                zone_ids=foundation.dns_zone_ids,
+                region=region, subnet_id=subnet_ids[region][PRIVATE_ENDPOINT_SUBNET], zone_ids=zone_ids
             ),
-            log_analytics_workspace_id=foundation.log_analytics_workspace_id,
+            log_analytics_workspace_id=log_analytics_workspace_id,
             protect=config.protect,
             lock=config.lock_stateful_resources,
             tags=self.tags,
@@ -280,23 +283,8 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
     networks = _networks(ctx, observability.log_analytics_workspace_id)
     dns = _private_dns(ctx, networks)
     region = config.primary_region
-    # The services below need only the endpoint subnet and zones of what is being built.
-    partial = FoundationOutputs(
-        log_analytics_workspace_id=observability.log_analytics_workspace_id,
-        monitor_workspace_id=observability.monitor_workspace_id,
-        vnet_ids={r: n.vnet_id for r, n in networks.items()},
-        subnet_ids={r: n.subnet_ids for r, n in networks.items()},
-        egress_ips={r: n.egress_ips for r, n in networks.items()},
-        dns_zone_ids=dns.zone_ids,
-        registry_id="",
-        key_vault_id="",
-        storage_key=None,
-        identity_client_ids={},
-        identity_principal_ids={},
-        identity_names={},
-        identity_resource_group="",
-    )
-    service = ctx.data_plane(partial)
+    subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
+    service = ctx.data_plane(subnet_ids, dns.zone_ids, observability.log_analytics_workspace_id)
     vault = KeyVault(
         "keyvault",
         KeyVaultArgs(
@@ -324,12 +312,12 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         opts=ctx.opts,
     )
     return FoundationOutputs(
-        log_analytics_workspace_id=partial.log_analytics_workspace_id,
-        monitor_workspace_id=partial.monitor_workspace_id,
-        vnet_ids=partial.vnet_ids,
-        subnet_ids=partial.subnet_ids,
-        egress_ips=partial.egress_ips,
-        dns_zone_ids=partial.dns_zone_ids,
+        log_analytics_workspace_id=observability.log_analytics_workspace_id,
+        monitor_workspace_id=observability.monitor_workspace_id,
+        vnet_ids={r: n.vnet_id for r, n in networks.items()},
+        subnet_ids=subnet_ids,
+        egress_ips={r: n.egress_ips for r, n in networks.items()},
+        dns_zone_ids=dns.zone_ids,
         registry_id=registry.registry_id,
         key_vault_id=vault.vault_id,
         storage_key=vault.storage_key,
@@ -344,7 +332,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
 
 def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
     config = ctx.config
-    service = ctx.data_plane(foundation)
+    service = ctx.data_plane(foundation.subnet_ids, foundation.dns_zone_ids, foundation.log_analytics_workspace_id)
     storage = PrivateStorage(
         "storage",
         PrivateStorageArgs(

@@ -192,7 +192,8 @@ def test_suite_seconds() -> tuple[float, float, str]:
     environment = {**os.environ, "SHARED_DIR": os.environ.get("SHARED_DIR", "../shared")}
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        # pytest.ini already asks for -q; a second -q would drop the summary line read below.
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -241,6 +242,7 @@ def main() -> int:
         commands[f"{name} x{WORKERS}"] = [*commands[name], "--workers", str(WORKERS)]
     results = measure(commands, args.runs)
     # Counted after timing: a preview in this process would raise every child's peak RSS.
+    preview_named("dev")  # warm: the first preview in a process also imports the components
     environments = {name.split(" ")[0]: preview_named(name.split(" ")[0]) for name in commands if name != "floor"}
     counts = {name: len(environments[name.split(" ")[0]].resources) for name in commands if name != "floor"}
     floor, floor_mem = results.pop("floor")
