@@ -240,6 +240,16 @@ def test_a_unit_stack_that_sets_platform_keys_or_names_no_cluster_of_the_environ
     assert "a fleet needs two or more clusters" in (plan.error or "")
 
 
+def test_provider_settings_in_the_environments_file_are_refused_where_no_provider_would_read_them(tmp_path):
+    def locate(document: dict[str, Any]) -> None:
+        document["config"]["azure-native:location"] = "eastus2"
+
+    project = _environment_project(tmp_path, "dev", locate)
+    plan = preview_stack("dev.foundation", project)
+    assert not plan.ok and plan.resources == []
+    assert "azure-native:location: configures a provider" in plan.error and "each unit's stack file" in plan.error
+
+
 def test_a_consumer_refuses_a_producer_of_another_contract_version(unit_plans):
     foundation = dict(unit_plans["dev"].plan(Unit("foundation")).outputs)
     assert foundation[VERSION_KEY] == CONTRACT_VERSION

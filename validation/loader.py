@@ -217,6 +217,15 @@ def environment_config(environment: str, own: Mapping[str, Any], project_dir: Pa
         raise ConfigError(problems)
     document = read_stack_config(project_dir or Path.cwd(), environment)
     problems += [ConfigProblem(name, f"is a secret; {WHERE_SECRETS_BELONG}") for name in document.secret_keys]
+    # Providers read their settings from the stack being deployed, never from this file.
+    problems += [
+        ConfigProblem(
+            name,
+            f"configures a provider, which reads only its own stack's file: set it in each unit's stack file, not {path.name}",
+        )
+        for name in document.values
+        if ":" in name and name.split(":", 1)[0] in KNOWN_NAMESPACES and not name.startswith(f"{NAMESPACE}:")
+    ]
     if problems:
         raise ConfigError(problems)
     return document.values
