@@ -92,8 +92,14 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
             reports.append(StackReport(plan, None, None))
             continue
+        selected = {unit.stack(stack) for unit in only if unit}
         for unit_plan in units.values() or [plan]:
+            if selected and unit_plan.stack not in selected:
+                continue  # previewed only for the outputs the selected units read
             print_plan(unit_plan, console, tree=not args.no_tree)
+        if selected:
+            upstream = [name for name in units if name not in selected]
+            console.print(f"[dim]read from: {', '.join(upstream) or 'nothing'}[/]")
         if units:
             console.print(
                 f"[bold]{stack}:[/] {len(plan.resources)} resources in {len(units)} stacks  "

@@ -132,7 +132,8 @@ def test_cli_narrows_to_one_unit_and_what_it_reads():
         text=True,
     )
     assert result.returncode == 0, result.stderr
-    assert "(dev.foundation)" in result.stdout and "(dev.cluster-eus2)" in result.stdout
+    assert "(dev.cluster-eus2)" in result.stdout and "read from: dev.foundation" in result.stdout
+    assert "(dev.foundation)" not in result.stdout, "the units it reads are previewed, not printed"
     assert "(dev.tenants)" not in result.stdout and "(dev.data)" not in result.stdout
     wrong = subprocess.run(
         [sys.executable, "scripts/preview.py", "--stack", "dev", "--unit", "clusters"],
