@@ -68,7 +68,15 @@ def _crd_schemas(crd_file: Path) -> dict[tuple[str, str], dict[str, Any]]:
         for version in spec["versions"]:
             if version.get("served"):
                 api_version = f"{spec['group']}/{version['name']}"
-                schemas[(api_version, spec["names"]["kind"])] = _strict(version["schema"]["openAPIV3Schema"])
+                schema = _strict(version["schema"]["openAPIV3Schema"])
+                # apiVersion, kind and metadata are implied at the root of every structural schema
+                # (kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions,
+                # "Specifying a structural schema"); some CRDs (Flink's) leave them out.
+                root = schema.setdefault("properties", {})
+                root.setdefault("apiVersion", {"type": "string"})
+                root.setdefault("kind", {"type": "string"})
+                root.setdefault("metadata", {"type": "object"})
+                schemas[(api_version, spec["names"]["kind"])] = schema
     return schemas
 
 
