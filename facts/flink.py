@@ -65,9 +65,13 @@ FLINK_OPTIONS: dict[str, FlinkOption] = {
         FlinkOption("execution.checkpointing.timeout", "Duration"),
         FlinkOption("execution.checkpointing.min-pause", "Duration"),
         FlinkOption("execution.checkpointing.storage", "String", ("state.checkpoint-storage",)),
-        FlinkOption("execution.checkpointing.dir", "String", ("state.checkpoints.dir", "state.backend.fs.checkpointdir")),
         FlinkOption(
-            "execution.checkpointing.savepoint-dir", "String", ("state.savepoints.dir", "savepoints.state.backend.fs.dir")
+            "execution.checkpointing.dir", "String", ("state.checkpoints.dir", "state.backend.fs.checkpointdir")
+        ),
+        FlinkOption(
+            "execution.checkpointing.savepoint-dir",
+            "String",
+            ("state.savepoints.dir", "savepoints.state.backend.fs.dir"),
         ),
         FlinkOption("execution.checkpointing.incremental", "Boolean", ("state.backend.incremental",)),
         FlinkOption("execution.checkpointing.num-retained", "Integer", ("state.checkpoints.num-retained",)),
