@@ -33,7 +33,7 @@ def test_the_pinned_operator_knows_the_pinned_flink_and_its_upgrade_modes():
     versions = spec["flinkVersion"]["enum"]
     assert flink.FLINK_CRD_VERSION in versions
     assert versions[-1] == flink.FLINK_CRD_VERSION, "the newest Flink this operator knows"
-    assert flink.FLINK_CRD_VERSION == "v" + "_".join(flink.FLINK_VERSION.split(".")[:2])
+    assert "v" + "_".join(flink.FLINK_VERSION.split(".")[:2]) == flink.FLINK_CRD_VERSION
     assert tuple(sorted(spec["job"]["properties"]["upgradeMode"]["enum"])) == flink.UPGRADE_MODES
 
 
