@@ -35,7 +35,7 @@ import pulumi_kubernetes as kubernetes
 
 from components.charts import helm_release
 from components.isolation import isolate
-from components.tenancy import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
+from facts.workload_identity import CLIENT_ID_ANNOTATION, FEDERATED_TOKEN_FILE, TENANT_ID_ANNOTATION, USE_LABEL
 from planning import kafka as kafka_plan
 from planning.charts import STRIMZI, SYSTEM_POOL_TOLERATION
 from planning.gpu import toleration
@@ -50,8 +50,6 @@ API_VERSION = "kafka.strimzi.io/v1"
 STORAGE_CLASS = "kafka-premium-retain"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 CLUSTER_LABEL = "strimzi.io/cluster"
-# Where AKS's workload identity webhook mounts the federated token in a pod.
-FEDERATED_TOKEN_FILE = "/var/run/secrets/azure/tokens/azure-identity-token"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
 INTERNAL_LB_SUBNET = "service.beta.kubernetes.io/azure-load-balancer-internal-subnet"
@@ -769,7 +767,7 @@ class KafkaMirror(pulumi.ComponentResource):
             "template": {
                 "pod": {
                     **kafka_scheduling(cluster),
-                    "metadata": {"labels": {"azure.workload.identity/use": "true"}},
+                    "metadata": {"labels": {USE_LABEL: "true"}},
                 },
                 "serviceAccount": {
                     "metadata": {

@@ -26,6 +26,7 @@ from pulumi_azure_native import authorization
 
 from components.isolation import isolate
 from components.rbac import assign_role
+from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning.naming import WORKLOAD_LABEL
 from planning.network_policy import NamespaceTraffic
 from planning.pod_security import BASELINE, pod_security_labels, training_namespace_labels
@@ -33,8 +34,6 @@ from planning.queues import TEAM_LABEL
 from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL
 from stackconfig.model import TeamConfig
 
-CLIENT_ID_ANNOTATION = "azure.workload.identity/client-id"
-TENANT_ID_ANNOTATION = "azure.workload.identity/tenant-id"
 CLUSTER_ADMIN = "Azure Kubernetes Service RBAC Cluster Admin"
 CLUSTER_USER = "Azure Kubernetes Service Cluster User Role"
 NAMESPACE_ROLES = {"writer": "Azure Kubernetes Service RBAC Writer", "reader": "Azure Kubernetes Service RBAC Reader"}

@@ -13,11 +13,11 @@ from typing import Any
 from components.platform import STORAGE_ROLES
 from contracts.cluster import FEDERATED_CREDENTIAL, IDENTITY, ROLE_ASSIGNMENT, SERVICE_ACCOUNT, ClusterView
 from facts.azure_roles import role_id
+from facts.workload_identity import CLIENT_ID_ANNOTATION as CLIENT_ID
+from facts.workload_identity import USE_LABEL
 from planning.kafka import EVENT_HUBS_ROLES, TOPIC_OPERATIONS
 from planning.naming import WORKLOAD_LABEL
 
-USE_LABEL = "azure.workload.identity/use"
-CLIENT_ID = "azure.workload.identity/client-id"
 AUDIENCE = "api://AzureADTokenExchange"
 
 

@@ -87,6 +87,9 @@ FLINK_OPTIONS: dict[str, FlinkOption] = {
         FlinkOption("restart-strategy.exponential-delay.backoff-multiplier", "Double"),
         FlinkOption("restart-strategy.exponential-delay.reset-backoff-threshold", "Duration"),
         FlinkOption("restart-strategy.exponential-delay.jitter-factor", "Double"),
+        # Schemes Flink hands to Hadoop's own file systems when no plugin serves them
+        # (core FileSystem: abfs and abfss are "directly supported", so only if listed here).
+        FlinkOption("fs.allowed-fallback-filesystems", "String"),
         FlinkOption("metrics.reporter.prom.factory.class", "String"),
         FlinkOption("metrics.reporter.prom.port", "String"),
         # The operator's own options, read from the same flinkConfiguration.
@@ -96,6 +99,23 @@ FLINK_OPTIONS: dict[str, FlinkOption] = {
         FlinkOption("kubernetes.operator.job.upgrade.last-state-fallback.enabled", "Boolean"),
     )
 }
+
+
+# Flink copies keys with this prefix, without it, into Hadoop's configuration (HadoopUtils,
+# FLINK_CONFIG_PREFIXES).
+FLINK_HADOOP_PREFIX = "flink.hadoop."
+
+# Hadoop 3.4.1's ABFS with workload identity (HADOOP-18610; hadoop-azure's abfs page, r3.4.1,
+# "Azure Workload Identity"): the provider re-reads the projected token file on every refresh.
+ABFS_WORKLOAD_IDENTITY_PROVIDER = "org.apache.hadoop.fs.azurebfs.oauth2.WorkloadIdentityTokenProvider"
+ABFS_MIN_HADOOP = "3.4.1"
+ABFS_KEYS = (
+    "fs.azure.account.auth.type",
+    "fs.azure.account.oauth.provider.type",
+    "fs.azure.account.oauth2.msi.tenant",
+    "fs.azure.account.oauth2.client.id",
+    "fs.azure.account.oauth2.token.file",
+)
 
 
 def deprecated_key(key: str) -> str | None:
