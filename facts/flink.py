@@ -77,6 +77,7 @@ FLINK_OPTIONS: dict[str, FlinkOption] = {
         FlinkOption("execution.checkpointing.num-retained", "Integer", ("state.checkpoints.num-retained",)),
         # DELETE_ON_CANCELLATION | RETAIN_ON_CANCELLATION | NO_EXTERNALIZED_CHECKPOINTS (default)
         FlinkOption("execution.checkpointing.externalized-checkpoint-retention", "Enum"),
+        FlinkOption("taskmanager.numberOfTaskSlots", "Integer"),  # TaskManagerOptions, default 1
         FlinkOption("state.backend.type", "String", ("state.backend",)),  # hashmap (default) | rocksdb
         FlinkOption("state.backend.rocksdb.localdir", "String"),
         FlinkOption("high-availability.type", "String", ("high-availability", "recovery.mode")),  # NONE | kubernetes
