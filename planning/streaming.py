@@ -112,26 +112,19 @@ def flink_configuration(job: FlinkJob) -> dict[str, str]:
 
 def flink_deployment(job: FlinkJob) -> dict[str, Any]:
     """The job's FlinkDeployment (flink.apache.org/v1beta1, native, application mode)."""
-    pod_template = {
-        "metadata": {"labels": {USE_LABEL: "true"}},
-        "spec": {
-            "containers": [
-                {
-                    "name": "flink-main-container",
-                    "volumeMounts": [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}],
-                }
-            ],
-            "volumes": [{"name": "rocksdb", "emptyDir": {}}],
-        },
+    pod_spec: dict[str, Any] = {
+        "containers": [
+            {"name": "flink-main-container", "volumeMounts": [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}]}
+        ],
+        "volumes": [{"name": "rocksdb", "emptyDir": {}}],
     }
-    task_manager_template = {
-        **pod_template,
-        "spec": {
-            **pod_template["spec"],
-            **({"nodeSelector": dict(job.node_selector)} if job.node_selector else {}),
-            **({"tolerations": [dict(t) for t in job.tolerations]} if job.tolerations else {}),
-        },
-    }
+    pod_template: dict[str, Any] = {"metadata": {"labels": {USE_LABEL: "true"}}, "spec": pod_spec}
+    task_manager_spec: dict[str, Any] = dict(pod_spec)
+    if job.node_selector:
+        task_manager_spec["nodeSelector"] = dict(job.node_selector)
+    if job.tolerations:
+        task_manager_spec["tolerations"] = [dict(t) for t in job.tolerations]
+    task_manager_template = {**pod_template, "spec": task_manager_spec}
     return {
         "apiVersion": flink.API_VERSION,
         "kind": "FlinkDeployment",
