@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as kubernetes
 
+from components.aliases import moved_from
 from components.charts import helm_release
 from components.isolation import isolate
 from planning.capacity import PoolCapacity
@@ -154,9 +155,7 @@ class TeamQueues(pulumi.ComponentResource):
         # Named (and once parented) as the GPU stack's; the alias keeps them across the split
         # of a deployed single-stack environment (docs/migration.md).
         prefix = f"gpu-{args.cluster_key}"
-        moved = [
-            pulumi.Alias(parent=pulumi.create_urn(prefix, "platform:gpu:Stack", parent=opts.parent if opts else None))
-        ]
+        moved = moved_from(prefix, "platform:gpu:Stack", opts)
         for manifest in queue_manifests(args.gpu_pools, args.teams):
             depends_on = [args.kueue] if args.kueue else []
             if manifest.namespace in args.team_namespaces:

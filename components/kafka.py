@@ -33,6 +33,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as kubernetes
 
+from components.aliases import moved_from
 from components.charts import helm_release
 from components.isolation import isolate
 from facts.workload_identity import CLIENT_ID_ANNOTATION, FEDERATED_TOKEN_FILE, TENANT_ID_ANNOTATION, USE_LABEL
@@ -567,11 +568,7 @@ class KafkaAccess(pulumi.ComponentResource):
         # The resources are named (and used to be parented) as StrimziKafka's; the alias keeps
         # them across the split of a deployed single-stack environment (docs/migration.md).
         prefix = f"kafka-{cluster}"
-        moved = [
-            pulumi.Alias(
-                parent=pulumi.create_urn(prefix, "platform:kafka:StrimziKafka", parent=opts.parent if opts else None)
-            )
-        ]
+        moved = moved_from(prefix, "platform:kafka:StrimziKafka", opts)
         after_kafka = [args.kafka_resource] if args.kafka_resource else []
 
         def custom(kind: str, object_name: pulumi.Input[str], spec: dict[str, Any], **options: Any):

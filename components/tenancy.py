@@ -24,6 +24,7 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
+from components.aliases import former_parent, moved_from
 from components.isolation import isolate
 from components.rbac import assign_role
 from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
@@ -140,7 +141,6 @@ class ClusterAdmins(pulumi.ComponentResource):
         # Named (and once parented) as the tenancy's; the alias keeps them across the split of
         # a deployed single-stack environment (docs/migration.md).
         prefix = f"tenancy-{args.cluster_key}"
-        former = pulumi.create_urn(prefix, "platform:tenancy:ClusterTenancy", parent=opts.parent if opts else None)
         assign_group_grants(
             prefix,
             admin_grants(args.admin_group_object_ids),
@@ -149,7 +149,7 @@ class ClusterAdmins(pulumi.ComponentResource):
             cluster_id=args.cluster_id,
             subscription_id=args.subscription_id,
             parent=self,
-            aliases=[pulumi.Alias(parent=former)],
+            aliases=moved_from(prefix, "platform:tenancy:ClusterTenancy", opts),
         )
         self.register_outputs({})
 
@@ -169,9 +169,7 @@ class ClusterTenancy(pulumi.ComponentResource):
         super().__init__("platform:tenancy:ClusterTenancy", name, None, opts)
         # Team namespaces used to belong to the GPU stack; the alias keeps them (and everything
         # running in them) across that move instead of deleting and recreating them.
-        former_parent = pulumi.create_urn(
-            f"gpu-{args.cluster_key}", "platform:gpu:Stack", parent=opts.parent if opts else None
-        )
+        former = former_parent(f"gpu-{args.cluster_key}", "platform:gpu:Stack", opts)
         self.namespaces = {
             namespace: kubernetes.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
@@ -181,7 +179,7 @@ class ClusterTenancy(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
-                    aliases=[pulumi.Alias(name=f"gpu-{args.cluster_key}-ns-{namespace}", parent=former_parent)],
+                    aliases=[pulumi.Alias(name=f"gpu-{args.cluster_key}-ns-{namespace}", parent=former)],
                 ),
             )
             for team, spec in args.teams.items()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import managedidentity
 
+from components.aliases import moved_from
 from components.groups import resource_group
 from components.rbac import assign_role
 from planning.naming import Naming
@@ -107,13 +108,7 @@ class WorkloadAccess(pulumi.ComponentResource):
         naming = args.naming
         # Named (and once parented) as WorkloadIdentities'; the alias keeps them across the
         # split of a deployed single-stack environment (docs/migration.md).
-        moved = [
-            pulumi.Alias(
-                parent=pulumi.create_urn(
-                    name, "platform:identity:WorkloadIdentities", parent=opts.parent if opts else None
-                )
-            )
-        ]
+        moved = moved_from(name, "platform:identity:WorkloadIdentities", opts)
         for workload in args.workloads:
             prefix = f"{name}-{workload.name}"
             previous: pulumi.Resource | None = None

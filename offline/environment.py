@@ -50,7 +50,7 @@ class EnvironmentPlan:
         return self.plans[unit.stack(self.environment)]
 
 
-def environment_config(environment: str, project_dir: Path = PROJECT_ROOT) -> PlatformConfig:
+def parsed_environment(environment: str, project_dir: Path = PROJECT_ROOT) -> PlatformConfig:
     """The environment's validated config (raises ConfigError)."""
     return parse_platform_config(read_stack_config(project_dir, environment).values, stack=environment)
 
@@ -92,7 +92,7 @@ def preview_environment(
     started = time.perf_counter()
     result = EnvironmentPlan(environment)
     try:
-        config = environment_config(environment, project_dir)
+        config = parsed_environment(environment, project_dir)
     except ConfigError:
         stack = Unit("foundation").stack(environment)
         result.plans[stack] = preview_stack(stack, project_dir, cloud=cloud)

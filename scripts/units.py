@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from offline.environment import environment_config, waves
+from offline.environment import parsed_environment, waves
 from validation.loader import ConfigError
 
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     units = []
     for environment in args.environment:
         try:
-            config = environment_config(environment)
+            config = parsed_environment(environment)
         except ConfigError as error:
             print(error, file=sys.stderr)
             return 1
