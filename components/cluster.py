@@ -111,8 +111,9 @@ class AksClusterArgs:
     registry_id: pulumi.Input[str]
     # A fleet owns this cluster's Kubernetes version (platform:fleet).
     fleet_managed: bool = False
-    # The dedicated Kafka pools (one per zone), on clusters that host Strimzi Kafka (planning.kafka).
-    kafka_pools: dict[str, NodePoolConfig] = field(default_factory=dict)
+    # Pools other sections dedicate to themselves: Kafka's (one per zone, planning.kafka) on
+    # clusters that host Strimzi, and the `flink` pool on streaming clusters (planning.streaming).
+    dedicated_pools: dict[str, NodePoolConfig] = field(default_factory=dict)
     # What must exist before AKS looks for it: the link of the API server's private DNS zone to
     # this cluster's VNet (AKS links a bring-your-own zone itself unless a link exists, and a
     # zone takes one link per VNet: Azure/AKS#2711, #4841; private-clusters.md's own example
@@ -392,7 +393,7 @@ class AksCluster(pulumi.ComponentResource):
             },
             **{pool_name: gpu_pool_inputs(pool_name, pool, cfg) for pool_name, pool in cfg.gpu_pools.items()},
         }
-        for pool_name, pool in args.kafka_pools.items():
+        for pool_name, pool in args.dedicated_pools.items():
             user_pools[pool_name] = _autoscaled_pool_inputs(pool, cfg.zones, pool.os_sku)
         if cfg.sandbox_pool is not None:
             user_pools[sandbox.SANDBOX_POOL_NAME] = sandbox_pool_inputs(cfg.sandbox_pool, cfg)

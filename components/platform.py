@@ -65,6 +65,7 @@ from components.plan_access import PlanAccess, PlanAccessArgs
 from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
 from components.registry import ContainerRegistry, ContainerRegistryArgs
 from components.storage import PrivateStorage, PrivateStorageArgs
+from components.streaming import StreamingJobs, StreamingJobsArgs, StreamingPlatform, StreamingPlatformArgs
 from components.tenancy import ClusterAdmins, ClusterAdminsArgs, ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import (
     Grant,
@@ -77,6 +78,7 @@ from components.workload_identity import (
 from planning import capacity
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
+from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
     GPU_OPERATOR_NAMESPACE,
     NETWORK_OPERATOR_NAMESPACE,
@@ -398,7 +400,10 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             node_os_channel=config.node_os_channel(key),
             registry_id=foundation.registry_id,
             fleet_managed=config.has_fleet,
-            kafka_pools=kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {},
+            dedicated_pools={
+                **(kafka_plan.kafka_node_pools(config) if key in config.kafka_clusters() else {}),
+                **(streaming_plan.streaming_node_pools(config) if key in config.streaming_clusters() else {}),
+            },
             egress_ips=foundation.egress_ips[region],
             network_ready=[
                 link
@@ -473,6 +478,21 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
     kafka = None
     if _hosts_strimzi(config, key):
         kafka = _strimzi(ctx, key, foundation, provider, pull_ready, traffic, admission)
+    if key in config.streaming_clusters():
+        StreamingPlatform(
+            f"streaming-{key}",
+            StreamingPlatformArgs(
+                cluster_key=key,
+                config=config,
+                login_server=login_server,
+                priority_class=PLATFORM_CRITICAL.name,
+                traffic=traffic,
+                pull_ready=pull_ready,
+                ready=admission.ready,
+            ),
+            provider=provider,
+            opts=ctx.opts,
+        )
     return ClusterOutputs(
         cluster_id=aks.cluster_id,
         oidc_issuer_url=aks.oidc_issuer_url,
@@ -580,7 +600,7 @@ def build_tenants(
                 grants=[],
             )
         )
-    WorkloadAccess(
+    workload_access = WorkloadAccess(
         "workloads",
         WorkloadAccessArgs(
             naming=naming,
@@ -594,6 +614,7 @@ def build_tenants(
     )
     tenant_id = config.entra.tenant_id or ctx.deployer.tenant_id
     namespaces: dict[str, dict[str, pulumi.Resource]] = {}
+    tenancies: dict[str, pulumi.Resource] = {}
     for key in config.clusters:
         cluster = clusters[key]
         tenancy = ClusterTenancy(
@@ -618,11 +639,15 @@ def build_tenants(
                 tenant_id=tenant_id,
                 subscription_id=ctx.deployer.subscription_id,
                 traffic=cluster_traffic(config, key),
+                made_elsewhere=frozenset(streaming_plan.streaming_namespaces(config))
+                if key in config.streaming_clusters()
+                else frozenset(),
             ),
             provider=cluster.provider,
             opts=ctx.opts,
         )
         namespaces[key] = dict(tenancy.namespaces)
+        tenancies[key] = tenancy
         gpu_pools = capacity.plan_cluster(config, key).gpu_pools
         if gpu_pools:
             TeamQueues(
@@ -637,7 +662,26 @@ def build_tenants(
                 provider=cluster.provider,
                 opts=ctx.opts,
             )
-    return _kafka_tenants(ctx, foundation, data, clusters, namespaces)
+    kafka_access: dict[str, pulumi.Resource] = {}
+    connections = _kafka_tenants(ctx, foundation, data, clusters, namespaces, kafka_access)
+    for key in config.streaming_clusters():
+        StreamingJobs(
+            f"flink-{key}",
+            StreamingJobsArgs(
+                cluster_key=key,
+                config=config,
+                login_server=naming.registry_login_server(),
+                account_name=storage_account_name(config, streaming_plan.CHECKPOINT_ACCOUNT),
+                client_ids=foundation.identity_client_ids,
+                # Managed identities, and so their tokens, belong to the subscription's tenant.
+                tenant_id=ctx.deployer.tenant_id,
+                event_hubs_namespace=data.event_hubs_namespace,
+                ready=[workload_access, tenancies[key], *([kafka_access[key]] if key in kafka_access else [])],
+            ),
+            provider=clusters[key].provider,
+            opts=ctx.opts,
+        )
+    return connections
 
 
 def _kafka_tenants(
@@ -646,9 +690,10 @@ def _kafka_tenants(
     data: DataOutputs,
     clusters: Mapping[str, ClusterOutputs],
     namespaces: Mapping[str, Mapping[str, pulumi.Resource]],
+    accesses: dict[str, pulumi.Resource],
 ) -> dict[str, Any]:
-    """Kafka topics, users and CA copies per hosting cluster, MirrorMaker between them; each
-    client's connection info."""
+    """Kafka topics, users and CA copies per hosting cluster (into `accesses`), MirrorMaker
+    between them; each client's connection info."""
     config = ctx.config
     kafka = config.kafka
     if kafka is None:
@@ -666,7 +711,7 @@ def _kafka_tenants(
     for key in config.kafka_clusters():
         cluster = clusters[key]
         assert cluster.kafka_id is not None  # every hosting cluster exports its Kafka
-        KafkaAccess(
+        accesses[key] = KafkaAccess(
             f"kafka-access-{key}",
             KafkaAccessArgs(
                 cluster_key=key,

@@ -99,7 +99,7 @@ class PrivateStorage(pulumi.ComponentResource):
             resource_group_name=self._group.name,
             location=args.service.region,
             kind=storage.Kind.STORAGE_V2,
-            sku=storage.SkuArgs(name=storage.SkuName(settings.sku)),
+            sku=storage.SkuArgs(name=storage.SkuName(account.sku or settings.sku)),
             access_tier=storage.AccessTier.HOT,
             is_hns_enabled=account.hierarchical_namespace,
             public_network_access=storage.PublicNetworkAccess.DISABLED,
@@ -168,15 +168,20 @@ class PrivateStorage(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         containers = {}
+        container_resources = []
         for container in account.containers:
-            containers[container] = storage.BlobContainer(
+            created = storage.BlobContainer(
                 f"{name}-{container}",
                 container_name=container,
                 account_name=resource.name,
                 resource_group_name=self._group.name,
                 public_access=storage.PublicAccess.NONE,
                 opts=pulumi.ResourceOptions(parent=self, protect=args.service.protect, depends_on=[blob_service]),
-            ).id
+            )
+            containers[container] = created.id
+            container_resources.append(created)
+        if account.delete_after_days:
+            self._lifecycle(name, resource, account, depends_on=container_resources)
         group_ids = ["blob"] + ([] if flat else ["dfs"])
         for group_id in group_ids:
             args.service.endpoints.connect(
@@ -201,3 +206,43 @@ class PrivateStorage(pulumi.ComponentResource):
             )
         self.account_ids[account_key] = resource.id
         self.container_ids[account_key] = containers
+
+    def _lifecycle(
+        self,
+        name: str,
+        account: storage.StorageAccount,
+        config: StorageAccountConfig,
+        depends_on: list[pulumi.Resource],
+    ) -> None:
+        """One rule per prefix: block blobs last changed more than that many days ago are deleted."""
+        storage.ManagementPolicy(
+            f"{name}-lifecycle",
+            # The account's only lifecycle policy is always named `default`.
+            management_policy_name="default",
+            account_name=account.name,
+            resource_group_name=self._group.name,
+            policy=storage.ManagementPolicySchemaArgs(
+                rules=[
+                    storage.ManagementPolicyRuleArgs(
+                        name=lifecycle_rule_name(prefix),
+                        enabled=True,
+                        type=storage.RuleType.LIFECYCLE,
+                        definition=storage.ManagementPolicyDefinitionArgs(
+                            actions=storage.ManagementPolicyActionArgs(
+                                base_blob=storage.ManagementPolicyBaseBlobArgs(
+                                    delete=storage.DateAfterModificationArgs(days_after_modification_greater_than=days)
+                                )
+                            ),
+                            filters=storage.ManagementPolicyFilterArgs(blob_types=["blockBlob"], prefix_match=[prefix]),
+                        ),
+                    )
+                    for prefix, days in config.delete_after_days.items()
+                ]
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+        )
+
+
+def lifecycle_rule_name(prefix: str) -> str:
+    """Rule names are alphanumeric (learn.microsoft.com/azure/storage/blobs/lifecycle-management-overview)."""
+    return "delete" + "".join(c for c in prefix if c.isalnum())

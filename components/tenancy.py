@@ -59,8 +59,12 @@ class ClusterTenancyArgs:
     service_accounts: list[ServiceAccountSpec]
     tenant_id: pulumi.Input[str]
     subscription_id: pulumi.Input[str]
-    # Each team namespace's traffic (planning.cluster_traffic): default deny plus its allows.
+    # Each team namespace's traffic (planning.cluster_traffic): default deny plus its allows;
+    # its keys are the team namespaces this cluster has (streaming ones on streaming clusters).
     traffic: dict[str, NamespaceTraffic]
+    # Team namespaces the cluster's own unit creates (streaming: the Flink operator's Roles
+    # go there with the operator): granted and given service accounts here, not created.
+    made_elsewhere: frozenset[str] = frozenset()
 
 
 def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
@@ -87,7 +91,7 @@ def team_grants(args: ClusterTenancyArgs) -> list[tuple[str, str, str]]:
     (unless an admin grant gives them already)."""
     grants = []
     for team in args.teams.values():
-        for namespace in team.namespaces:
+        for namespace in (ns for ns in team.namespaces if ns in args.traffic):
             grants += [(NAMESPACE_ROLES["writer"], f"/namespaces/{namespace}", g) for g in team.entra_group_object_ids]
             grants += [(NAMESPACE_ROLES["reader"], f"/namespaces/{namespace}", g) for g in team.reader_group_object_ids]
     every_group = dict.fromkeys(group for _, _, group in grants if group not in args.admin_group_object_ids)
@@ -184,6 +188,7 @@ class ClusterTenancy(pulumi.ComponentResource):
             )
             for team, spec in args.teams.items()
             for namespace in spec.namespaces
+            if namespace in args.traffic and namespace not in args.made_elsewhere
         }
         for namespace, resource in self.namespaces.items():
             isolate(name, args.traffic[namespace], provider=provider, parent=self, namespace=resource)
@@ -207,7 +212,9 @@ class ClusterTenancy(pulumi.ComponentResource):
                 # only for workloads that declare kubernetesApi.
                 automount_service_account_token=account.kubernetes_api,
                 opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=[self.namespaces[account.namespace]]
+                    parent=self,
+                    provider=provider,
+                    depends_on=[self.namespaces[account.namespace]] if account.namespace in self.namespaces else [],
                 ),
             )
 

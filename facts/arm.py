@@ -125,6 +125,9 @@ ARM_TYPES: dict[str, ArmType] = {
         ("blobServices", "blobServicesName"),
         ("containers", "containerName"),
     ),
+    "azure-native:storage:ManagementPolicy": _t(
+        "Microsoft.Storage", ("storageAccounts", "accountName"), ("managementPolicies", "managementPolicyName")
+    ),
     "azure-native:containerregistry:Registry": _t("Microsoft.ContainerRegistry", ("registries", "registryName")),
     "azure-native:containerregistry:Replication": _t(
         "Microsoft.ContainerRegistry", ("registries", "registryName"), ("replications", "replicationName")

@@ -27,6 +27,10 @@ from dataclasses import dataclass
 FLINK_VERSION = "2.2.0"
 # FlinkDeployment `spec.flinkVersion` for it (the CRD's enum stops at v2_2 in operator 1.15.0).
 FLINK_CRD_VERSION = "v2_2"
+# Every `spec.flinkVersion` operator 1.15.0's CRD accepts (tests/test_streaming.py reads the CRD).
+OPERATOR_FLINK_VERSIONS = (
+    "v1_13", "v1_14", "v1_15", "v1_16", "v1_17", "v1_18", "v1_19", "v1_20", "v2_0", "v2_1", "v2_2",
+)  # fmt: skip
 OPERATOR_VERSION = "1.15.0"
 OPERATOR_CHART_REPOSITORY = f"https://downloads.apache.org/flink/flink-kubernetes-operator-{OPERATOR_VERSION}/"
 # The chart's values name `latest`; releases are tagged with the version.

@@ -20,11 +20,12 @@ from facts import aks_limits as limits
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
 from planning import addressing
 from planning import kafka as kafka_plan
+from planning import streaming as streaming_plan
 from planning.sandbox import SANDBOX_POOL_NAME
 from stackconfig.keys import key as config_key
 from stackconfig.model import ClusterConfig, GpuPoolConfig, PlatformConfig, PoolSettings
 
-PoolKind = Literal["system", "cpu", "gpu", "kafka"]
+PoolKind = Literal["system", "cpu", "gpu", "kafka", "streaming"]
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,11 @@ def plan_cluster(config: PlatformConfig, name: str) -> ClusterCapacity:
         pools += [
             PoolCapacity(config_key("kafka", "strimzi", "nodePool"), name, pool_name, "kafka", pool)
             for pool_name, pool in kafka_plan.kafka_node_pools(config).items()
+        ]
+    if name in config.streaming_clusters():
+        pools += [
+            PoolCapacity(config_key("streaming", "pool"), name, pool_name, "streaming", pool)
+            for pool_name, pool in streaming_plan.streaming_node_pools(config).items()
         ]
     return ClusterCapacity(name, pools, _address_uses(config, name, pools))
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from facts import flink
 from planning.images import mirrored
 
 
@@ -26,6 +27,14 @@ class HelmChart:
     # Defaults of subcharts that the published values file leaves out, from the subchart's
     # own values.yaml, so that the values check knows these keys too.
     subchart_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # Values the chart's documentation lists and its templates read, which its values.yaml
+    # leaves out.
+    documented_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def extra_defaults(self) -> dict[str, Any]:
+        """Keys the chart reads beyond its values.yaml: its subcharts' and its documented ones."""
+        return merge_values(dict(self.subchart_defaults), dict(self.documented_defaults))
 
     @property
     def name(self) -> str:
@@ -112,7 +121,24 @@ KUEUE = HelmChart(
 # the release sets those two values (components/kafka.py) instead of per-image repositories.
 STRIMZI = HelmChart("oci://quay.io/strimzi-helm/strimzi-kafka-operator", "1.2.0")
 
-CHARTS = (GPU_OPERATOR, NETWORK_OPERATOR, KUEUE, STRIMZI)
+# The Apache Flink Kubernetes Operator (facts/flink.py); its values name the image `latest`,
+# so the release pins the tag.
+FLINK_OPERATOR = HelmChart(
+    "flink-kubernetes-operator",
+    flink.OPERATOR_VERSION,
+    flink.OPERATOR_CHART_REPOSITORY,
+    images={"image.repository": flink.OPERATOR_IMAGE},
+    # docs/content/docs/operations/helm.md (release-1.15.0): `defaultConfiguration.config.yaml`,
+    # "the newer configuration file format"; templates/controller/configmap.yaml reads it.
+    # templates/controller/deployment.yaml renders podSecurityContext whole (toYaml): any of a
+    # PodSecurityContext's fields, beyond the two its values name.
+    documented_defaults={
+        "defaultConfiguration": {"config.yaml": ""},
+        "podSecurityContext": {"runAsNonRoot": True, "seccompProfile": {}},
+    },
+)
+
+CHARTS = (GPU_OPERATOR, NETWORK_OPERATOR, KUEUE, STRIMZI, FLINK_OPERATOR)
 
 
 def mirrored_image_values(chart: HelmChart, login_server: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ Networking Services), so the two can never disagree.
 from __future__ import annotations
 
 from planning import kafka as kafka_plan
+from planning import streaming as streaming_plan
 from planning.egress import DRIVER_BUILD_FQDNS, builds_drivers
 from planning.gpu import has_infiniband
 from planning.network_policy import (
@@ -87,8 +88,19 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
     if team_fqdns:
         fqdns.append(FqdnRule(team_fqdns))
     api_callers = sorted(spec.service_account for spec in workloads.values() if spec.kubernetes_api)
+    ingress: tuple[Peer, ...] = ()
+    if namespace in streaming_plan.streaming_namespaces(config):
+        # The Flink operator observes and upgrades jobs through each JobManager's REST API.
+        ingress = (
+            Peer(
+                "flink-operator",
+                (Port(streaming_plan.JOB_MANAGER_REST_PORT),),
+                namespace=streaming_plan.OPERATOR_NAMESPACE,
+            ),
+        )
     return NamespaceTraffic(
         namespace,
+        ingress=ingress,
         # Only the service accounts of workloads that declare kubernetesApi reach the API server.
         api_server={
             "matchExpressions": [{"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": api_callers}]
@@ -156,13 +168,37 @@ def kafka_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
     )
 
 
+def flink_operator_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
+    """The Flink operator: the API server (it runs without its admission webhook), and each
+    streaming namespace's JobManagers' REST API."""
+    return NamespaceTraffic(
+        streaming_plan.OPERATOR_NAMESPACE,
+        api_server={},
+        egress=tuple(
+            Peer(f"jobs-{namespace}", (Port(streaming_plan.JOB_MANAGER_REST_PORT),), namespace=namespace)
+            for namespace in streaming_plan.streaming_namespaces(config)
+        ),
+    )
+
+
+def team_namespaces(config: PlatformConfig, cluster_key: str) -> dict[str, str]:
+    """The team namespaces of this cluster (-> team): streaming namespaces exist on streaming
+    clusters only."""
+    streams = cluster_key in config.streaming_clusters()
+    return {
+        namespace: team
+        for team, spec in config.teams.items()
+        for namespace in spec.namespaces
+        if streams or namespace not in spec.streaming_namespaces
+    }
+
+
 def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, NamespaceTraffic]:
     """Every namespace the platform creates in this cluster, with its traffic."""
     cluster = config.clusters[cluster_key]
     traffic = {
         namespace: team_traffic(config, cluster_key, team, namespace)
-        for team, spec in config.teams.items()
-        for namespace in spec.namespaces
+        for namespace, team in team_namespaces(config, cluster_key).items()
     }
     if cluster.gpu_pools:
         traffic[GPU_OPERATOR_NAMESPACE] = gpu_operator_traffic(config, cluster_key)
@@ -171,6 +207,8 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
         traffic[KUEUE_NAMESPACE] = kueue_traffic(config, cluster_key)
     if cluster_key in config.kafka_clusters():
         traffic[kafka_plan.KAFKA_NAMESPACE] = kafka_traffic(config, cluster_key)
+    if cluster_key in config.streaming_clusters():
+        traffic[streaming_plan.OPERATOR_NAMESPACE] = flink_operator_traffic(config, cluster_key)
     return traffic
 
 

@@ -16,6 +16,7 @@ from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE
 from planning.gpu import has_infiniband, platform_taints, toleration
 from planning.images import mirrored
 from planning.queues import TEAM_LABEL, Manifest
+from planning.streaming import STREAMING_NAMESPACE_LABEL
 from stackconfig.model import ClusterConfig
 
 # The GPU operator's DCGM exporter Service (assets/state-dcgm-exporter in NVIDIA/gpu-operator).
@@ -163,7 +164,13 @@ def kueue_manager_config() -> str:
         # every webhook it renders (charts/kueue/templates/webhook/manifests.yaml), whose
         # failurePolicy is Fail: without it, no pod could be created anywhere but kube-system and
         # kueue-system while Kueue is down, the GPU operator's and Kafka's included.
-        "managedJobsNamespaceSelector": {"matchExpressions": [{"key": TEAM_LABEL, "operator": "Exists"}]},
+        # Streaming namespaces stay out: Flink's pods are bounded by a quota and their own pool.
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [
+                {"key": TEAM_LABEL, "operator": "Exists"},
+                {"key": STREAMING_NAMESPACE_LABEL, "operator": "DoesNotExist"},
+            ]
+        },
         # Queues account for cpu, memory and GPUs; requests for these do not need quota.
         "resources": {"excludeResourcePrefixes": ["ephemeral-storage", "hugepages-", "rdma/"]},
         "integrations": {

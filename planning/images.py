@@ -34,11 +34,13 @@ class CacheRule:
 
 
 # The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC),
-# Kubernetes SIG images (Kueue, node feature discovery) and Strimzi's operator and Kafka.
+# Kubernetes SIG images (Kueue, node feature discovery), Strimzi's operator and Kafka, and the
+# Flink Kubernetes Operator.
 PLATFORM_CACHE_RULES = (
     CacheRule("nvcr-nvidia", "nvcr.io/nvidia/*", "nvidia/*"),
     CacheRule("registry-k8s-io", "registry.k8s.io/*", "k8s/*"),
     CacheRule("quay-strimzi", "quay.io/strimzi/*", "strimzi/*"),
+    CacheRule("ghcr-flink-operator", "ghcr.io/apache/flink-kubernetes-operator", "apache/flink-kubernetes-operator"),
 )
 
 

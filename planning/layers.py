@@ -119,17 +119,19 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:tenancy:ClusterAdmins": "cluster",
     "platform:gpu:Stack": "cluster",
     "platform:kafka:StrimziKafka": "cluster",
+    "platform:streaming:Platform": "cluster",
     "platform:tenancy:ClusterTenancy": "tenants",
     "platform:gpu:TeamQueues": "tenants",
     "platform:kafka:KafkaAccess": "tenants",
     "platform:kafka:KafkaMirror": "tenants",
+    "platform:streaming:Jobs": "tenants",
     "platform:fleet:Fleet": "fleet",
     # Resources the composition itself registers: the peerings between regions.
     "platform:index:Platform": "foundation",
 }
 
 # Components registered once per cluster, named `<kind>-<cluster>`.
-PER_CLUSTER_PREFIXES = ("aks-", "admission-", "admins-", "plan-access-", "gpu-", "kafka-")
+PER_CLUSTER_PREFIXES = ("aks-", "admission-", "admins-", "plan-access-", "gpu-", "kafka-", "streaming-")
 
 
 class UnmappedResource(LookupError):

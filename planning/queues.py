@@ -96,7 +96,8 @@ def queue_manifests(gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig])
     manifests = []
     for team in sorted({team for p in gpu_pools for team in p.gpu_pool.quotas}):
         manifests.append(cluster_queue(team, gpu_pools))
-        for namespace in teams[team].namespaces:
+        # Streaming namespaces are outside Kueue (it has no FlinkDeployment integration).
+        for namespace in (ns for ns in teams[team].namespaces if ns not in teams[team].streaming_namespaces):
             manifests.append(Manifest("LocalQueue", LOCAL_QUEUE, {"clusterQueue": f"team-{team}"}, namespace=namespace))
     return manifests
 

@@ -15,8 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from facts import flink
+from facts import aks_node, flink
+from facts.gpu import LABEL_PREFIX
+from facts.vm_sizes import VM_SIZES
 from facts.workload_identity import FEDERATED_TOKEN_FILE, USE_LABEL
+from planning import kafka as kafka_plan
+from stackconfig.keys import key as config_key
+from stackconfig.model import (
+    FlinkJobConfig,
+    KafkaClientConfig,
+    NodePoolConfig,
+    PlatformConfig,
+    StorageAccountConfig,
+    WorkloadConfig,
+)
 
 # Where a job's Python files live in the team's image (the operator's example layout).
 USER_LIB = "/opt/flink/usrlib"
@@ -68,7 +80,11 @@ class FlinkJob:
     # Node selector and tolerations of the TaskManager pool.
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
-    savepoint_interval: str | None = None  # periodic savepoints, e.g. "6h"
+    savepoint_interval: str | None = None  # periodic savepoints, e.g. "6 h"
+    savepoint_history_max_age: str | None = None  # the operator disposes of older savepoints, e.g. "7 d"
+    # ConfigMaps mounted into the pods: the job's Kafka client properties, the brokers' CA.
+    kafka_properties_config_map: str | None = None
+    kafka_ca_config_map: str | None = None
 
 
 def flink_configuration(job: FlinkJob) -> dict[str, str]:
@@ -81,8 +97,8 @@ def flink_configuration(job: FlinkJob) -> dict[str, str]:
         "execution.checkpointing.num-retained": str(job.retained_checkpoints),
         "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
         "execution.checkpointing.storage": "filesystem",
-        "execution.checkpointing.dir": storage.uri(job.name, "checkpoints"),
-        "execution.checkpointing.savepoint-dir": storage.uri(job.name, "savepoints"),
+        "execution.checkpointing.dir": storage.uri(CHECKPOINTS),
+        "execution.checkpointing.savepoint-dir": storage.uri(SAVEPOINTS),
         "state.backend.type": "rocksdb",
         "state.backend.rocksdb.localdir": ROCKSDB_LOCAL_DIR,
         "restart-strategy.type": "exponential-delay",
@@ -104,27 +120,58 @@ def flink_configuration(job: FlinkJob) -> dict[str, str]:
     config.update({f"{flink.FLINK_HADOOP_PREFIX}{key}": value for key, value in hadoop.items()})
     if job.high_availability:
         config["high-availability.type"] = "kubernetes"
-        config["high-availability.storageDir"] = storage.uri(job.name, "ha")
+        config["high-availability.storageDir"] = storage.uri(HA)
     if job.savepoint_interval:
         config["kubernetes.operator.periodic.savepoint.interval"] = job.savepoint_interval
+    if job.savepoint_history_max_age:
+        config["kubernetes.operator.savepoint.history.max.age"] = job.savepoint_history_max_age
     return config
+
+
+# Pod Security `restricted`: the official Flink image's `flink` user (uid and gid 9999, the
+# operator chart's podSecurityContext too), no privilege escalation, no capabilities.
+POD_SECURITY_CONTEXT = {
+    "runAsNonRoot": True,
+    "runAsUser": 9999,
+    "runAsGroup": 9999,
+    "fsGroup": 9999,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+CONTAINER_SECURITY_CONTEXT = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+MAIN_CONTAINER = "flink-main-container"
 
 
 def flink_deployment(job: FlinkJob) -> dict[str, Any]:
     """The job's FlinkDeployment (flink.apache.org/v1beta1, native, application mode)."""
+    mounts = [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}]
+    env: list[dict[str, str]] = []
+    volumes: list[dict[str, Any]] = [{"name": "rocksdb", "emptyDir": {}}]
+    if job.kafka_properties_config_map:
+        mounts.append({"name": "kafka", "mountPath": KAFKA_PROPERTIES_DIR, "readOnly": True})
+        env.append({"name": KAFKA_PROPERTIES_ENV, "value": f"{KAFKA_PROPERTIES_DIR}/{KAFKA_PROPERTIES_FILE}"})
+        volumes.append({"name": "kafka", "configMap": {"name": job.kafka_properties_config_map}})
+    if job.kafka_ca_config_map:
+        mounts.append({"name": "kafka-ca", "mountPath": KAFKA_CA_DIR, "readOnly": True})
+        volumes.append({"name": "kafka-ca", "configMap": {"name": job.kafka_ca_config_map}})
+    # JobManagers and TaskManagers alike run on the streaming pool.
     pod_spec: dict[str, Any] = {
+        "securityContext": dict(POD_SECURITY_CONTEXT),
         "containers": [
-            {"name": "flink-main-container", "volumeMounts": [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}]}
+            {
+                "name": MAIN_CONTAINER,
+                "securityContext": dict(CONTAINER_SECURITY_CONTEXT),
+                "ports": [{"name": METRICS_PORT_NAME, "containerPort": flink.PROMETHEUS_PORT, "protocol": "TCP"}],
+                "volumeMounts": mounts,
+                **({"env": env} if env else {}),
+            }
         ],
-        "volumes": [{"name": "rocksdb", "emptyDir": {}}],
+        "volumes": volumes,
     }
-    pod_template: dict[str, Any] = {"metadata": {"labels": {USE_LABEL: "true"}}, "spec": pod_spec}
-    task_manager_spec: dict[str, Any] = dict(pod_spec)
     if job.node_selector:
-        task_manager_spec["nodeSelector"] = dict(job.node_selector)
+        pod_spec["nodeSelector"] = dict(job.node_selector)
     if job.tolerations:
-        task_manager_spec["tolerations"] = [dict(t) for t in job.tolerations]
-    task_manager_template = {**pod_template, "spec": task_manager_spec}
+        pod_spec["tolerations"] = [dict(t) for t in job.tolerations]
+    pod_template: dict[str, Any] = {"metadata": {"labels": {USE_LABEL: "true"}}, "spec": pod_spec}
     return {
         "apiVersion": flink.API_VERSION,
         "kind": "FlinkDeployment",
@@ -140,7 +187,7 @@ def flink_deployment(job: FlinkJob) -> dict[str, Any]:
             },
             "podTemplate": pod_template,
             "jobManager": {"replicas": 2 if job.high_availability else 1, "resource": job.job_manager.spec()},
-            "taskManager": {"resource": job.task_manager.spec(), "podTemplate": task_manager_template},
+            "taskManager": {"resource": job.task_manager.spec()},
             "job": {
                 "jarURI": flink.PYFLINK_JAR,
                 "entryClass": flink.PYTHON_DRIVER,
@@ -181,3 +228,272 @@ def job_problems(manifest: dict[str, Any]) -> list[str]:
 
 def _hadoop_key(key: str) -> bool:
     return key.startswith(flink.FLINK_HADOOP_PREFIX) and key.removeprefix(flink.FLINK_HADOOP_PREFIX) in flink.ABFS_KEYS
+
+
+# --- The platform's side: the pool, the checkpoint account, and what a job expands into. ---
+
+# The dedicated pool of each streaming cluster, tainted so that only Flink lands there.
+STREAMING_POOL = "flink"
+STREAMING_POOL_LABEL = f"{LABEL_PREFIX}/streaming"
+STREAMING_POOL_TAINT = f"{STREAMING_POOL_LABEL}=true:NoSchedule"
+# Streaming namespaces carry it: Kueue's managedJobsNamespaceSelector leaves them out.
+STREAMING_NAMESPACE_LABEL = f"{LABEL_PREFIX}/streaming"
+OPERATOR_NAMESPACE = "flink-operator"
+# The JobManager's REST endpoint, which the operator polls (Flink's rest.port default).
+JOB_MANAGER_REST_PORT = 8081
+# Environments where a JobManager failure must not lose the job (Kubernetes HA).
+HIGH_AVAILABILITY_REQUIRED = ("staging", "prod")
+# The storage account key of the checkpoint account (in platform:storage.accounts after expansion).
+CHECKPOINT_ACCOUNT = "flink"
+# Where, inside a job's container, each kind of state lives.
+CHECKPOINTS, SAVEPOINTS, HA = "checkpoints", "savepoints", "ha"
+# Where the job's Kafka client properties are mounted (a ConfigMap the platform writes).
+KAFKA_PROPERTIES_DIR = "/etc/platform/kafka"
+KAFKA_PROPERTIES_FILE = "client.properties"
+KAFKA_CA_DIR = "/etc/platform/kafka-ca"
+# Labels the ConfigMaps of Kafka client properties the platform writes (the policy pack reads them).
+KAFKA_PROPERTIES_LABEL = f"{LABEL_PREFIX}/kafka-client-properties"
+# The Prometheus reporter's port, named on the main container for the PodMonitor.
+METRICS_PORT_NAME = "metrics"
+# The environment variable that tells the job where its Kafka client properties are.
+KAFKA_PROPERTIES_ENV = "KAFKA_PROPERTIES_FILE"
+
+
+def flink_crd_version(version: str) -> str:
+    """`2.2` -> `v2_2`, as FlinkDeployment.spec.flinkVersion spells it."""
+    return "v" + version.replace(".", "_")
+
+
+def job_manager_replicas(config: PlatformConfig) -> int:
+    streaming = config.streaming
+    return 2 if streaming is not None and streaming.high_availability else 1
+
+
+def task_managers(job: FlinkJobConfig) -> int:
+    return -(-job.parallelism // job.task_manager.slots)
+
+
+def streaming_node_pools(config: PlatformConfig) -> dict[str, NodePoolConfig]:
+    """The `flink` pool of a streaming cluster (the same on each): JobManagers and TaskManagers,
+    RocksDB's working files on the ephemeral OS disk, which sits on the local temporary disk."""
+    streaming = config.streaming
+    if streaming is None:
+        return {}
+    pool = streaming.pool
+    return {
+        STREAMING_POOL: NodePoolConfig(
+            vm_size=pool.vm_size,
+            min_count=pool.min_count,
+            max_count=pool.max_count,
+            max_surge=pool.max_surge,
+            os_disk_type="Ephemeral",
+            os_disk_size_gb=pool.os_disk_size_gb,
+            labels={STREAMING_POOL_LABEL: "true"},
+            taints=[STREAMING_POOL_TAINT],
+        )
+    }
+
+
+def pool_selector() -> dict[str, str]:
+    return {STREAMING_POOL_LABEL: "true"}
+
+
+def pool_tolerations() -> tuple[dict[str, str], ...]:
+    taint_key, rest = STREAMING_POOL_TAINT.split("=", 1)
+    value, effect = rest.split(":")
+    return ({"key": taint_key, "operator": "Equal", "value": value, "effect": effect},)
+
+
+def streaming_namespaces(config: PlatformConfig) -> dict[str, str]:
+    """Streaming namespace -> its team."""
+    return {ns: team for team, spec in config.teams.items() for ns in spec.streaming_namespaces}
+
+
+def expand(config: PlatformConfig) -> PlatformConfig:
+    """The config with each Flink job also as what it is to the rest of the platform: a
+    workload (identity, federated credentials on the streaming clusters, Storage Blob Data
+    Contributor on its own checkpoint container, the Kubernetes API for native mode and HA), a
+    Kafka client of its topics, and a container of the checkpoint account. Validated config
+    only (validation.checks.check_streaming first)."""
+    streaming = config.streaming
+    if streaming is None:
+        return config
+    workloads = dict(config.workloads)
+    for name, job in streaming.jobs.items():
+        workloads[name] = WorkloadConfig(
+            team=job.team,
+            namespace=job.namespace,
+            service_account=name,
+            clusters=config.job_clusters(name),
+            storage={CHECKPOINT_ACCOUNT: {name: "write"}},
+            kubernetes_api=True,
+        )
+    update: dict[str, Any] = {"workloads": workloads}
+    if streaming.jobs:
+        account = StorageAccountConfig(
+            account_name=streaming.checkpoints.account_name,
+            hierarchical_namespace=True,
+            containers=list(streaming.jobs),
+            sku=streaming.checkpoints.sku,
+            delete_after_days={
+                f"{name}/{SAVEPOINTS}/": streaming.checkpoints.savepoint_retention_days for name in streaming.jobs
+            },
+        )
+        storage = config.storage.model_copy(
+            update={"accounts": {**config.storage.accounts, CHECKPOINT_ACCOUNT: account}}
+        )
+        update["storage"] = storage
+    clients = {
+        name: KafkaClientConfig(topics=dict(job.topics), authentication="oauth")
+        for name, job in streaming.jobs.items()
+        if job.topics
+    }
+    if clients and config.kafka is not None:
+        update["kafka"] = config.kafka.model_copy(update={"clients": {**config.kafka.clients, **clients}})
+    return config.model_copy(update=update)
+
+
+def derived_key(config: PlatformConfig, problem_key: str) -> str:
+    """A problem found on the expanded config, named as the user wrote it: a job's workload,
+    Kafka client or checkpoint container is the job."""
+    streaming = config.streaming
+    if streaming is None:
+        return problem_key
+    for name in streaming.jobs:
+        for derived in (config_key("workloads", name), config_key("kafka", "clients", name)):
+            if problem_key == derived or problem_key.startswith(derived + "."):
+                return config_key("streaming", "jobs", name)
+    if problem_key.startswith(config_key("storage", "accounts", CHECKPOINT_ACCOUNT)):
+        return config_key("streaming", "checkpoints")
+    return problem_key
+
+
+# --- Capacity: what the jobs of a cluster need of the pool. ---
+
+
+@dataclass(frozen=True)
+class PodShape:
+    job: str
+    cpu_millicores: int
+    memory_mib: int
+
+
+def pool_node_room(config: PlatformConfig) -> tuple[int, int]:
+    """(millicores, MiB) one pool node offers pods, less room for node agents (facts/aks_node.py)."""
+    assert config.streaming is not None
+    size = VM_SIZES[config.streaming.pool.vm_size]
+    cpu = aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES
+    memory = aks_node.allocatable_memory_bytes(size.memory_gib, 110) // aks_node.MIB - aks_node.NODE_AGENT_HEADROOM_MIB
+    return cpu, memory
+
+
+def job_pods(config: PlatformConfig, name: str, job: FlinkJobConfig) -> list[PodShape]:
+    def shape(cpu: float, memory_mib: int) -> PodShape:
+        return PodShape(name, int(cpu * 1000), memory_mib)
+
+    return [shape(job.job_manager.cpu, job.job_manager.memory_mib)] * job_manager_replicas(config) + [
+        shape(job.task_manager.cpu, job.task_manager.memory_mib)
+    ] * task_managers(job)
+
+
+def nodes_needed(pods: list[PodShape], room: tuple[int, int]) -> int | None:
+    """Nodes of `room` that hold every pod (first fit, largest first); None if one never fits."""
+    free: list[list[int]] = []
+    for pod in sorted(pods, key=lambda p: (p.memory_mib, p.cpu_millicores), reverse=True):
+        if pod.cpu_millicores > room[0] or pod.memory_mib > room[1]:
+            return None
+        for node in free:
+            if node[0] >= pod.cpu_millicores and node[1] >= pod.memory_mib:
+                node[0] -= pod.cpu_millicores
+                node[1] -= pod.memory_mib
+                break
+        else:
+            free.append([room[0] - pod.cpu_millicores, room[1] - pod.memory_mib])
+    return len(free)
+
+
+# --- A job as its FlinkDeployment and Kafka client properties. ---
+
+
+def kafka_properties(
+    config: PlatformConfig,
+    job: str,
+    cluster: str,
+    *,
+    tenant_id: str,
+    client_id: str,
+    event_hubs_namespace: str | None = None,
+) -> dict[str, str]:
+    """The Kafka client properties of a job (Flink's Kafka connector is a JVM Kafka client): SASL
+    OAUTHBEARER over TLS with Strimzi's OAuth client, which trades the pod's projected token
+    (a client assertion) for an Entra token (docs/decisions/0007-streaming.md). No secret."""
+    info = kafka_plan.connection_info(config, job, event_hubs_namespace)
+    properties = {
+        "bootstrap.servers": info["bootstrapServers"][cluster],
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.login.callback.handler.class": STRIMZI_LOGIN_HANDLER,
+        "sasl.jaas.config": (
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+            f'oauth.token.endpoint.uri="{kafka_plan.entra_token_endpoint(tenant_id)}" '
+            f'oauth.client.id="{client_id}" '
+            f'oauth.client.assertion.location="{FEDERATED_TOKEN_FILE}" '
+            f'oauth.scope="{info["tokenScope"]}";'
+        ),
+        # Consumers' group ids must start with the client's prefix (its ACLs allow that prefix).
+        "group.id": f"{info['consumerGroupPrefix']}flink",
+    }
+    if config.kafka is not None and config.kafka.engine == "strimzi":
+        # The brokers' CA (the kafka-cluster-ca ConfigMap, key ca.crt), as a PEM trust store.
+        properties["ssl.truststore.type"] = "PEM"
+        properties["ssl.truststore.location"] = f"{KAFKA_CA_DIR}/ca.crt"
+    return properties
+
+
+STRIMZI_LOGIN_HANDLER = "io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler"
+
+
+def job_spec(
+    config: PlatformConfig,
+    name: str,
+    *,
+    login_server: str,
+    account_name: str,
+    client_id: str,
+    tenant_id: str,
+) -> FlinkJob:
+    """A job of `platform:streaming.jobs` as the FlinkDeployment builder takes it."""
+    streaming = config.streaming
+    assert streaming is not None
+    job = streaming.jobs[name]
+    kafka = bool(job.topics)
+    strimzi = config.kafka is not None and config.kafka.engine == "strimzi"
+    return FlinkJob(
+        name=name,
+        namespace=job.namespace,
+        service_account=name,
+        image=f"{login_server}/{job.image}",
+        python_file=job.python_file,
+        args=tuple(job.args),
+        parallelism=job.parallelism,
+        job_manager=Resources(job.job_manager.cpu, job.job_manager.memory_mib),
+        task_manager=Resources(job.task_manager.cpu, job.task_manager.memory_mib),
+        task_slots=job.task_manager.slots,
+        upgrade_mode=job.upgrade_mode,
+        checkpoint_interval_seconds=job.checkpoint_interval_seconds,
+        retained_checkpoints=job.retained_checkpoints,
+        high_availability=streaming.high_availability,
+        storage=CheckpointStorage(account_name, name),
+        client_id=client_id,
+        tenant_id=tenant_id,
+        node_selector=pool_selector(),
+        tolerations=pool_tolerations(),
+        savepoint_interval=job.savepoint_interval,
+        savepoint_history_max_age=f"{job.savepoint_retention_days} d",
+        kafka_properties_config_map=kafka_properties_config_map(name) if kafka else None,
+        kafka_ca_config_map=kafka_plan.CA_CONFIG_MAP if kafka and strimzi else None,
+    )
+
+
+def kafka_properties_config_map(job: str) -> str:
+    return f"{job}-kafka"

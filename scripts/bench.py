@@ -104,6 +104,9 @@ def synthetic_fleet(clusters: int) -> dict:
     values["platform:kafka"]["strimzi"]["clusters"] = kafka_hosts
     for workload in values.get("platform:workloads", {}).values():
         workload["clusters"] = kafka_hosts
+    # Flink beside Kafka: its jobs are Kafka clients too.
+    if "platform:streaming" in values:
+        values["platform:streaming"]["clusters"] = kafka_hosts
     return values
 
 

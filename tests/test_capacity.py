@@ -25,9 +25,15 @@ NODES_KEY = "platform:clusters.eus2.subnets.nodes"
 POD_CIDR_KEY = "platform:network.podCidr"
 
 
-def dev_section() -> dict:
-    """The dev stack's `platform:` values as the model takes them."""
-    return {key.removeprefix("platform:"): value for key, value in stack_values("dev").items()}
+def dev_section(streaming: bool = False) -> dict:
+    """The dev stack's `platform:` values as the model takes them; without its Flink section
+    (and its pool) unless asked, so that the boundaries below are the CPU and GPU pools'."""
+    section = {key.removeprefix("platform:"): value for key, value in stack_values("dev").items()}
+    if not streaming:
+        section.pop("streaming", None)
+        for team in section["teams"].values():
+            team.pop("streamingNamespaces", None)
+    return section
 
 
 def config_of(section: dict) -> PlatformConfig:
@@ -83,8 +89,8 @@ cpu_surges = st.one_of(st.integers(1, 50).map(str), st.integers(1, 50).map(lambd
 
 
 def generated_section(node_prefix: int, pod_prefix: int, cpu_max: int, cpu_surge: str):
-    """dev with a generated node subnet, pod CIDR and CPU pool."""
-    section = dev_section()
+    """dev (with its streaming pool) with a generated node subnet, pod CIDR and CPU pool."""
+    section = dev_section(streaming=True)
     cluster = section["clusters"]["eus2"]
     nodes = IPv4Network(f"10.10.128.0/{node_prefix}")
     pod_cidr = IPv4Network(f"100.64.0.0/{pod_prefix}")
@@ -107,6 +113,10 @@ def test_planner_agrees_with_the_oracle_on_subnets_and_pod_cidr(node_prefix, pod
     cluster["gpuPools"] = pools
 
     user_pools = [(cpu_max, cpu_surge)] + [(p["maxCount"], p["maxSurge"]) for p in pools.values()]
+    if "streaming" in section:
+        # The streaming pool (planning/streaming.py) counts like any pool of the cluster.
+        streaming_pool = section["streaming"]["pool"]
+        user_pools.append((streaming_pool["maxCount"], streaming_pool.get("maxSurge", "1")))
     system = cluster["systemPool"]
     system_peak = oracle_peak(system)
     user_peak = sum(m + oracle_surge(m, s) for m, s in user_pools)
@@ -139,6 +149,9 @@ def test_planner_agrees_with_the_oracle_at_the_edge(node_prefix, pod_prefix, cpu
     from hypothesis import assume
 
     section, cluster, nodes, pod_cidr = generated_section(node_prefix, pod_prefix, cpu_max, cpu_surge)
+    section.pop("streaming")
+    for team in section["teams"].values():
+        team.pop("streamingNamespaces", None)
     system = cluster["systemPool"]
     system_peak = oracle_peak(system)
     cpu_peak = cpu_max + oracle_surge(cpu_max, cpu_surge)

@@ -619,7 +619,9 @@ def test_kueues_webhooks_cover_team_namespaces_only(plans, stack):
     """The chart copies managedJobsNamespaceSelector into every webhook (failurePolicy Fail):
     when Kueue is down, the GPU operator, Kafka and kube-system still create pods."""
     config = config_of(stack)
-    teams = {ns for team in config["platform:teams"].values() for ns in team["namespaces"]}
+    # Streaming namespaces are team namespaces outside Kueue (it has no FlinkDeployment integration).
+    streams = {ns for team in config["platform:teams"].values() for ns in team.get("streamingNamespaces", [])}
+    teams = {ns for team in config["platform:teams"].values() for ns in team["namespaces"]} - streams
     for view in views(plans, stack):
         selector = view.kueue_config["managedJobsNamespaceSelector"]
         namespaces = {
@@ -629,6 +631,7 @@ def test_kueues_webhooks_cover_team_namespaces_only(plans, stack):
         }
         covered = {ns for ns, labels in namespaces.items() if selector_matches(selector, labels)}
         assert covered == teams & set(namespaces)
+        assert not covered & streams
         for system in ("kube-system", "kueue-system", "kafka", "gpu-operator"):
             assert not selector_matches(selector, {"kubernetes.io/metadata.name": system})
 

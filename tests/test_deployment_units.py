@@ -49,6 +49,8 @@ TENANT_KINDS = {
     "kubernetes:kafka.strimzi.io/v1:KafkaTopic",
     "kubernetes:kafka.strimzi.io/v1:KafkaUser",
     "kubernetes:kafka.strimzi.io/v1:KafkaMirrorMaker2",
+    "kubernetes:flink.apache.org/v1beta1:FlinkDeployment",
+    "kubernetes:azmonitoring.coreos.com/v1:PodMonitor",
 }
 
 

@@ -322,10 +322,31 @@ def test_nested_virtualization_catalogue(size, nested):
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
+    from components.streaming import JOB_ROLE, JOB_RULES
+    from planning.streaming import streaming_namespaces
+    from tests.conftest import stack_values
+    from validation.loader import parse_platform_config
+
     plan = plans[stack]
-    assert not [r for r in plan.resources if r.type.startswith("kubernetes:rbac.authorization.k8s.io/")]
+    config = parse_platform_config(stack_values(stack), stack=stack)
+    jobs = config.streaming.jobs if config.streaming else {}
+    # The only Kubernetes RBAC objects: each streaming namespace's job Role (what a JobManager
+    # needs in native mode, nothing cluster-wide), bound to each job's own service account there.
+    for r in plan.resources:
+        if not r.type.startswith("kubernetes:rbac.authorization.k8s.io/"):
+            continue
+        metadata = r.inputs["metadata"]
+        assert r.inputs["kind"] in ("Role", "RoleBinding"), r.name
+        assert metadata["namespace"] in streaming_namespaces(config), r.name
+        if r.inputs["kind"] == "Role":
+            assert r.inputs["rules"] == JOB_RULES
+        else:
+            (subject,) = r.inputs["subjects"]
+            assert r.inputs["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": JOB_ROLE}
+            assert subject["name"] in jobs and jobs[subject["name"]].namespace == metadata["namespace"]
     for account in plan.of_type("kubernetes:core/v1:ServiceAccount"):
-        assert account.inputs["automountServiceAccountToken"] is False
+        workload = config.workloads[account.inputs["metadata"]["labels"]["platform.ai/workload"]]
+        assert account.inputs["automountServiceAccountToken"] is workload.kubernetes_api
     team_namespaces = {
         r.inputs["metadata"]["name"]
         for r in plan.of_type(NAMESPACE)
@@ -383,7 +404,14 @@ BUILT_IN_GROUPS = {
 }
 # Cilium's CRDs are not in the pinned reference set, so CiliumNetworkPolicies are held to the
 # structure the tests above assert.
-CUSTOM_GROUPS = {"kafka.strimzi.io", "kueue.x-k8s.io", "mellanox.com", "azmonitoring.coreos.com", "cilium.io"}
+CUSTOM_GROUPS = {
+    "kafka.strimzi.io",
+    "kueue.x-k8s.io",
+    "mellanox.com",
+    "azmonitoring.coreos.com",
+    "cilium.io",
+    "flink.apache.org",  # test_streaming validates every FlinkDeployment against the pinned CRD
+}
 
 
 def kubernetes_version(stack: str, cluster: str) -> str:

@@ -82,9 +82,9 @@ def _sdk_has(token: str) -> bool:
     else:
         group, _, version = module.rpartition("/")
         if "." in group and not group.endswith(".k8s.io"):
-            # A custom resource (Strimzi, Cilium, Kueue): the CRD tests check those kinds against
-            # the upstream schemas; here only that the pack spells a CRD the tests load.
-            return group in ("kafka.strimzi.io", "cilium.io", "kueue.x-k8s.io")
+            # A custom resource (Strimzi, Cilium, Kueue, Flink): the CRD tests check those kinds
+            # against the upstream schemas; here only that the pack spells a CRD the tests load.
+            return group in ("kafka.strimzi.io", "cilium.io", "kueue.x-k8s.io", "flink.apache.org")
         package = f"pulumi_kubernetes.{group.split('.')[0]}.{version}"
     try:
         return hasattr(importlib.import_module(package), name)

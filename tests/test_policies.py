@@ -488,6 +488,60 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
         ),
     ),
 ]
+FLINK_JOB = "flink-eus2-inference-stats"
+FLINK_CONFIG = ("spec", "flinkConfiguration")
+VIOLATIONS += [
+    (
+        "flink-checkpoints-private",
+        "checkpoints on a public blob endpoint",
+        lambda p: changed(
+            p,
+            FLINK_JOB,
+            path=(*FLINK_CONFIG, "execution.checkpointing.dir"),
+            value="wasbs://state@stpublic.blob.core.windows.net/checkpoints",
+        ),
+    ),
+    (
+        "flink-checkpoints-private",
+        "savepoints on an account the platform does not own",
+        lambda p: changed(
+            p,
+            FLINK_JOB,
+            path=(*FLINK_CONFIG, "execution.checkpointing.savepoint-dir"),
+            value="abfss://state@stsomeoneelse.dfs.core.windows.net/savepoints",
+        ),
+    ),
+    (
+        "flink-high-availability",
+        "one JobManager without HA",
+        lambda p: changed(
+            changed(p, FLINK_JOB, path=(*FLINK_CONFIG, "high-availability.type"), value=DELETE),
+            FLINK_JOB,
+            path="spec.jobManager.replicas",
+            value=1,
+        ),
+    ),
+    (
+        "flink-no-credentials",
+        "an account key in the Flink configuration",
+        lambda p: changed(
+            p,
+            FLINK_JOB,
+            path=(*FLINK_CONFIG, "flink.hadoop.fs.azure.account.key.stailabprodflink.dfs.core.windows.net"),
+            value="bm90LWEta2V5",
+        ),
+    ),
+    (
+        "kafka-clients-authenticated-tls",
+        "a plaintext Kafka client",
+        lambda p: changed(
+            p,
+            f"{FLINK_JOB}-kafka",
+            path=("data", "client.properties"),
+            value="bootstrap.servers=kafka:9092\nsecurity.protocol=PLAINTEXT\n",
+        ),
+    ),
+]
 EVENT_HUBS_VIOLATIONS: list[tuple[str, str, Change]] = [
     (
         "eventhubs-public-network-disabled",
@@ -787,7 +841,7 @@ def test_markdown_report_lists_each_stack(plans):
     text = markdown(reports)
     assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 5 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
-    assert "#### Advisory violations (11)" in text
+    assert "#### Advisory violations (13)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 

@@ -294,7 +294,7 @@ def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack
             target = next(t for t in rules if in_registry.startswith(t))
             assert rules[target] + in_registry[len(target) :] == upstream
             continue
-        public = dict(_public_repositories(defaults)) | dict(_public_repositories(dict(chart.subchart_defaults)))
+        public = dict(_public_repositories(defaults)) | dict(_public_repositories(chart.extra_defaults))
         assert public, chart.name
         for path in public:
             value = _lookup(release.inputs["values"], path)
@@ -316,7 +316,12 @@ def test_cache_rules_pull_the_platforms_upstreams(plans):
         r.inputs["sourceRepository"]: r.inputs["targetRepository"]
         for r in plans["prod"].of_type("azure-native:containerregistry:CacheRule")
     }
-    assert rules == {"nvcr.io/nvidia/*": "nvidia/*", "registry.k8s.io/*": "k8s/*", "quay.io/strimzi/*": "strimzi/*"}
+    assert rules == {
+        "nvcr.io/nvidia/*": "nvidia/*",
+        "registry.k8s.io/*": "k8s/*",
+        "quay.io/strimzi/*": "strimzi/*",
+        "ghcr.io/apache/flink-kubernetes-operator": "apache/flink-kubernetes-operator",
+    }
 
 
 def test_teams_add_their_own_cache_rules():

@@ -146,12 +146,12 @@ def test_prod_is_sized_for_5000_nodes_at_250_pods(plans):
             assert IPv4Network(subnet.inputs["addressPrefix"]).num_addresses - 5 >= 5000 * 1.1
     for cluster in clusters(plan):
         assert 2 ** (24 - IPv4Network(cluster.inputs["networkProfile"]["podCidr"]).prefixlen) >= 5000 * 1.1
-    # Kafka's pools hold a few pods per node, the sandbox pool a few Kata VMs; the pools that
-    # grow to thousands take 250.
+    # Kafka's pools hold a few pods per node, the sandbox pool a few Kata VMs, the flink pool a
+    # few JobManagers and TaskManagers; the pools that grow to thousands take 250.
     cpu_pools = [
         p
         for p in plan.of_type(POOL)
-        if "gpuProfile" not in p.inputs and not p.inputs["agentPoolName"].startswith(("kafka", "sandbox"))
+        if "gpuProfile" not in p.inputs and not p.inputs["agentPoolName"].startswith(("kafka", "sandbox", "flink"))
     ]
     assert cpu_pools and {p.inputs["maxPods"] for p in cpu_pools} == {250}
 

@@ -36,7 +36,7 @@ def _spec_schema() -> dict[str, Any]:
 def test_the_pinned_operator_knows_the_pinned_flink_and_its_upgrade_modes():
     spec = _spec_schema()
     versions = spec["flinkVersion"]["enum"]
-    assert flink.FLINK_CRD_VERSION in versions
+    assert tuple(versions) == flink.OPERATOR_FLINK_VERSIONS
     assert versions[-1] == flink.FLINK_CRD_VERSION, "the newest Flink this operator knows"
     assert "v" + "_".join(flink.FLINK_VERSION.split(".")[:2]) == flink.FLINK_CRD_VERSION
     assert tuple(sorted(spec["job"]["properties"]["upgradeMode"]["enum"])) == flink.UPGRADE_MODES
@@ -105,13 +105,15 @@ def _job(**changes: Any) -> streaming.FlinkJob:
         checkpoint_interval_seconds=60,
         retained_checkpoints=3,
         high_availability=True,
-        storage=streaming.CheckpointStorage("stailabprodstreaming", "flink"),
+        storage=streaming.CheckpointStorage("stailabprodflink", "clickstream"),
         client_id="00000000-0000-4000-8000-000000000001",
         tenant_id="00000000-0000-4000-8000-000000000002",
         args=("--window", "5m"),
         node_selector={"platform.ai/pool": "stream"},
         tolerations=({"key": "platform.ai/streaming", "operator": "Exists", "effect": "NoSchedule"},),
-        savepoint_interval="6h",
+        savepoint_interval="6 h",
+        kafka_properties_config_map="clickstream-kafka",
+        kafka_ca_config_map="kafka-cluster-ca",
     )
     return dataclasses.replace(job, **changes)
 
@@ -135,7 +137,7 @@ def test_a_jobs_flinkdeployment_is_valid_and_admitted_by_the_operators_rules():
 def test_state_goes_to_the_private_account_through_workload_identity_with_no_key():
     manifest = streaming.flink_deployment(_job())
     config = manifest["spec"]["flinkConfiguration"]
-    prefix = "abfss://flink@stailabprodstreaming.dfs.core.windows.net/clickstream/"
+    prefix = "abfss://clickstream@stailabprodflink.dfs.core.windows.net/"
     for key in ("execution.checkpointing.dir", "execution.checkpointing.savepoint-dir", "high-availability.storageDir"):
         assert config[key].startswith(prefix), key
     assert config["state.backend.type"] == "rocksdb" and config["execution.checkpointing.incremental"] == "true"
@@ -146,11 +148,18 @@ def test_state_goes_to_the_private_account_through_workload_identity_with_no_key
     text = json.dumps(manifest).lower()
     for secret in ("account.key", "sharedaccesssignature", "accountkey=", "sas", "connectionstring"):
         assert secret not in text, secret
-    # Both pod templates carry the webhook's label; TaskManagers go to the streaming pool.
-    assert manifest["spec"]["podTemplate"]["metadata"]["labels"] == {USE_LABEL: "true"}
-    task_manager = manifest["spec"]["taskManager"]["podTemplate"]
-    assert task_manager["metadata"]["labels"] == {USE_LABEL: "true"}
-    assert task_manager["spec"]["nodeSelector"] == {"platform.ai/pool": "stream"}
+    # JobManagers and TaskManagers share the pod template: the webhook's label, the streaming
+    # pool, the Kafka client properties and the brokers' CA.
+    template = manifest["spec"]["podTemplate"]
+    assert "podTemplate" not in manifest["spec"]["taskManager"]
+    assert template["metadata"]["labels"] == {USE_LABEL: "true"}
+    assert template["spec"]["nodeSelector"] == {"platform.ai/pool": "stream"}
+    mounts = {m["name"]: m["mountPath"] for m in template["spec"]["containers"][0]["volumeMounts"]}
+    assert mounts == {
+        "rocksdb": streaming.ROCKSDB_LOCAL_DIR,
+        "kafka": streaming.KAFKA_PROPERTIES_DIR,
+        "kafka-ca": streaming.KAFKA_CA_DIR,
+    }
     assert config["state.backend.rocksdb.localdir"] == streaming.ROCKSDB_LOCAL_DIR
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 
+from planning import streaming as streaming_plan
 from planning.layers import Unit, parse_stack
 from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
@@ -174,7 +175,8 @@ def parse_platform_config(
         problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
     if problems or config is None:
         raise ConfigError(_redacted(sorted(set(problems)), [value for _, _, value in credentials]))
-    return config
+    # Flink jobs become workloads, Kafka clients and a checkpoint account for the rest of the program.
+    return streaming_plan.expand(config)
 
 
 def _redacted(problems: list[ConfigProblem], secrets: list[str]) -> list[ConfigProblem]:
