@@ -11,6 +11,7 @@ versioning, the change feed or point-in-time restore, so those stay off there.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -212,7 +213,7 @@ class PrivateStorage(pulumi.ComponentResource):
         name: str,
         account: storage.StorageAccount,
         config: StorageAccountConfig,
-        depends_on: list[pulumi.Resource],
+        depends_on: Sequence[pulumi.Resource],
     ) -> None:
         """One rule per prefix: block blobs last changed more than that many days ago are deleted."""
         storage.ManagementPolicy(
@@ -239,7 +240,7 @@ class PrivateStorage(pulumi.ComponentResource):
                     for prefix, days in config.delete_after_days.items()
                 ]
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
 
 

@@ -189,7 +189,12 @@ class StreamingPlatform(pulumi.ComponentResource):
             kubernetes.rbac.v1.Role(
                 f"{name}-role-{namespace}",
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(name=JOB_ROLE, namespace=namespace),
-                rules=JOB_RULES,
+                rules=[
+                    kubernetes.rbac.v1.PolicyRuleArgs(
+                        api_groups=rule["apiGroups"], resources=rule["resources"], verbs=rule["verbs"]
+                    )
+                    for rule in JOB_RULES
+                ],
                 opts=after,
             )
             jobs = [
@@ -273,71 +278,80 @@ class StreamingJobs(pulumi.ComponentResource):
         streaming = config.streaming
         assert streaming is not None
         self.deployments: dict[str, kubernetes.apiextensions.CustomResource] = {}
-        for job_name, job in streaming.jobs.items():
-            if key not in config.job_clusters(job_name):
-                continue
-            depends_on = list(args.ready)
-            if job.topics:
-                properties = pulumi.Output.all(
-                    client_id=args.client_ids[job_name],
-                    tenant_id=args.tenant_id,
-                    event_hubs=args.event_hubs_namespace,
-                ).apply(
-                    lambda v, job_name=job_name: streaming_plan.kafka_properties(
+        for job_name in streaming.jobs:
+            if key in config.job_clusters(job_name):
+                self.deployments[job_name] = self._job(name, job_name, args, provider)
+        self.register_outputs({})
+
+    def _job(
+        self, name: str, job_name: str, args: StreamingJobsArgs, provider: kubernetes.Provider
+    ) -> kubernetes.apiextensions.CustomResource:
+        config, key = args.config, args.cluster_key
+        assert config.streaming is not None
+        job = config.streaming.jobs[job_name]
+        identity = pulumi.Output.all(
+            client_id=args.client_ids[job_name], tenant_id=args.tenant_id, event_hubs=args.event_hubs_namespace
+        )
+        after_ready = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(args.ready))
+        depends_on = list(args.ready)
+        if job.topics:
+
+            def properties(values: dict[str, Any]) -> str:
+                return streaming_plan.properties_file(
+                    streaming_plan.kafka_properties(
                         config,
                         job_name,
                         key,
-                        tenant_id=v["tenant_id"],
-                        client_id=v["client_id"],
-                        event_hubs_namespace=v["event_hubs"],
+                        tenant_id=values["tenant_id"],
+                        client_id=values["client_id"],
+                        event_hubs_namespace=values["event_hubs"],
                     )
                 )
-                depends_on.append(
-                    kubernetes.core.v1.ConfigMap(
-                        f"{name}-{job_name}-kafka",
-                        metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                            name=streaming_plan.kafka_properties_config_map(job_name),
-                            namespace=job.namespace,
-                            labels={streaming_plan.KAFKA_PROPERTIES_LABEL: "true"},
-                        ),
-                        data={
-                            streaming_plan.KAFKA_PROPERTIES_FILE: properties.apply(
-                                lambda p: "".join(f"{k}={v}\n" for k, v in p.items())
-                            )
-                        },
-                        opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(args.ready)),
-                    )
-                )
-            manifest = pulumi.Output.all(client_id=args.client_ids[job_name], tenant_id=args.tenant_id).apply(
-                lambda v, job_name=job_name: streaming_plan.flink_deployment(
-                    streaming_plan.job_spec(
-                        config,
-                        job_name,
-                        login_server=args.login_server,
-                        account_name=args.account_name,
-                        client_id=v["client_id"],
-                        tenant_id=v["tenant_id"],
-                    )
+
+            depends_on.append(
+                kubernetes.core.v1.ConfigMap(
+                    f"{name}-{job_name}-kafka",
+                    metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                        name=streaming_plan.kafka_properties_config_map(job_name),
+                        namespace=job.namespace,
+                        labels={streaming_plan.KAFKA_PROPERTIES_LABEL: "true"},
+                    ),
+                    data={streaming_plan.KAFKA_PROPERTIES_FILE: identity.apply(properties)},
+                    opts=after_ready,
                 )
             )
-            self.deployments[job_name] = kubernetes.apiextensions.CustomResource(
-                f"{name}-{job_name}",
-                api_version=flink.API_VERSION,
-                kind="FlinkDeployment",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=job_name, namespace=job.namespace),
-                spec=manifest.apply(lambda m: m["spec"]),
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on),
+
+        def spec(values: dict[str, Any]) -> dict[str, Any]:
+            manifest = streaming_plan.flink_deployment(
+                streaming_plan.job_spec(
+                    config,
+                    job_name,
+                    login_server=args.login_server,
+                    account_name=args.account_name,
+                    client_id=values["client_id"],
+                    tenant_id=values["tenant_id"],
+                )
             )
-            kubernetes.apiextensions.CustomResource(
-                f"{name}-{job_name}-podmonitor",
-                api_version="azmonitoring.coreos.com/v1",
-                kind="PodMonitor",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(name=job_name, namespace=job.namespace),
-                spec={
-                    # Flink labels its pods with the deployment's name as `app`.
-                    "selector": {"matchLabels": {"app": job_name}},
-                    "podMetricsEndpoints": [{"port": streaming_plan.METRICS_PORT_NAME, "interval": "30s"}],
-                },
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(args.ready)),
-            )
-        self.register_outputs({})
+            return dict(manifest["spec"])
+
+        deployment = kubernetes.apiextensions.CustomResource(
+            f"{name}-{job_name}",
+            api_version=flink.API_VERSION,
+            kind="FlinkDeployment",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=job_name, namespace=job.namespace),
+            spec=identity.apply(spec),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on),
+        )
+        kubernetes.apiextensions.CustomResource(
+            f"{name}-{job_name}-podmonitor",
+            api_version="azmonitoring.coreos.com/v1",
+            kind="PodMonitor",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=job_name, namespace=job.namespace),
+            spec={
+                # Flink labels its pods with the deployment's name as `app`.
+                "selector": {"matchLabels": {"app": job_name}},
+                "podMetricsEndpoints": [{"port": streaming_plan.METRICS_PORT_NAME, "interval": "30s"}],
+            },
+            opts=after_ready,
+        )
+        return deployment

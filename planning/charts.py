@@ -128,7 +128,8 @@ FLINK_OPERATOR = HelmChart(
     flink.OPERATOR_VERSION,
     flink.OPERATOR_CHART_REPOSITORY,
     images={"image.repository": flink.OPERATOR_IMAGE},
-    # docs/content/docs/operations/helm.md (release-1.15.0): `defaultConfiguration.config.yaml`,
+    # The operator's Helm page (apache/flink-kubernetes-operator release-1.15.0, operations/helm.md):
+    # `defaultConfiguration.config.yaml`,
     # "the newer configuration file format"; templates/controller/configmap.yaml reads it.
     # templates/controller/deployment.yaml renders podSecurityContext whole (toYaml): any of a
     # PodSecurityContext's fields, beyond the two its values name.

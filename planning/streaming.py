@@ -143,7 +143,7 @@ MAIN_CONTAINER = "flink-main-container"
 
 def flink_deployment(job: FlinkJob) -> dict[str, Any]:
     """The job's FlinkDeployment (flink.apache.org/v1beta1, native, application mode)."""
-    mounts = [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}]
+    mounts: list[dict[str, Any]] = [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}]
     env: list[dict[str, str]] = []
     volumes: list[dict[str, Any]] = [{"name": "rocksdb", "emptyDir": {}}]
     if job.kafka_properties_config_map:
@@ -493,6 +493,11 @@ def job_spec(
         kafka_properties_config_map=kafka_properties_config_map(name) if kafka else None,
         kafka_ca_config_map=kafka_plan.CA_CONFIG_MAP if kafka and strimzi else None,
     )
+
+
+def properties_file(properties: dict[str, str]) -> str:
+    """Java properties, one `key=value` a line (values here need no escaping: no `\\` or newline)."""
+    return "".join(f"{key}={value}\n" for key, value in properties.items())
 
 
 def kafka_properties_config_map(job: str) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print an environment's registry login server, from its stack file (no Azure call).
 
-    python scripts/registry.py prod    # -> crailabprod.azurecr.io
+python scripts/registry.py prod    # -> crailabprod.azurecr.io
 """
 
 from __future__ import annotations

@@ -179,7 +179,9 @@ def test_a_workload_runs_only_on_the_clusters_it_names():
 
     plan = run_with("prod", one_cluster)
     assert plan.ok, plan.error
-    credentials = [c for c in plan.of_type(CREDENTIAL) if c.name.startswith("workloads-inference-") and "stats" not in c.name]
+    credentials = [
+        c for c in plan.of_type(CREDENTIAL) if c.name.startswith("workloads-inference-") and "stats" not in c.name
+    ]
     assert [c.name for c in credentials] == ["workloads-inference-scus"]
 
 

@@ -191,3 +191,316 @@ def test_what_the_operator_would_refuse_is_named_before_anything_is_applied(chan
     manifest = streaming.flink_deployment(_job())
     change(manifest["spec"]["flinkConfiguration"])
     assert any(reason in problem for problem in streaming.job_problems(manifest)), streaming.job_problems(manifest)
+
+
+# --- The platform's streaming, as each stack plans it -------------------------------------------
+
+import ast  # noqa: E402
+import re  # noqa: E402
+
+from contracts import streaming as streaming_contract  # noqa: E402
+from contracts.cluster import ClusterView  # noqa: E402
+from planning.images import mirrored  # noqa: E402
+from planning.naming import Naming  # noqa: E402
+from tests.conftest import ROOT, STACKS, stack_values  # noqa: E402
+from tests.test_config_errors import expect_problem, set_in  # noqa: E402
+from tests.test_identity import ASSIGNMENT, role_of  # noqa: E402
+from validation.loader import parse_platform_config  # noqa: E402
+
+FLINK_DEPLOYMENT = "kubernetes:flink.apache.org/v1beta1:FlinkDeployment"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
+LIFECYCLE = "azure-native:storage:ManagementPolicy"
+POOL = "azure-native:containerservice:AgentPool"
+
+
+def _config(stack: str):
+    return parse_platform_config(stack_values(stack), stack=stack)
+
+
+def _views(plans, stack: str) -> list[ClusterView]:
+    config = _config(stack)
+    return [ClusterView(plans[stack], key, stack_values(stack)) for key in config.streaming_clusters()]
+
+
+def _cluster(resource) -> str:
+    return resource.provider.split("::")[-2].removeprefix("aks-").removesuffix("-k8s")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_flinkdeployment_is_valid_against_the_pinned_crd_and_the_operators_rules(plans, stack):
+    config = _config(stack)
+    deployments = plans[stack].of_type(FLINK_DEPLOYMENT)
+    expected = {(job, c) for job in config.streaming.jobs for c in config.job_clusters(job)}
+    assert {(d.inputs["metadata"]["name"], _cluster(d)) for d in deployments} == expected
+    for resource in deployments:
+        manifest = {k: resource.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec")}
+        assert crd_problems(manifest, [reference_file(CRD)]) == [], resource.name
+        assert streaming.job_problems(manifest) == [], resource.name
+        spec = manifest["spec"]
+        login_server = Naming(config.prefix, config.environment).registry_login_server()
+        assert spec["image"] == f"{login_server}/{config.streaming.jobs[manifest['metadata']['name']].image}"
+        high_availability = spec["flinkConfiguration"].get("high-availability.type") == "kubernetes"
+        assert high_availability == config.streaming.high_availability == (spec["jobManager"]["replicas"] == 2)
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_staging_and_prod_run_kubernetes_ha_and_dev_may_not(plans, stack):
+    for resource in plans[stack].of_type(FLINK_DEPLOYMENT):
+        assert resource.inputs["spec"]["flinkConfiguration"]["high-availability.type"] == "kubernetes"
+    assert not _config("dev").streaming.high_availability
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_operator_is_pinned_mirrored_scoped_and_highly_available(plans, stack):
+    config = _config(stack)
+    releases = [r for r in plans[stack].of_type(RELEASE) if r.inputs["chart"] == "flink-kubernetes-operator"]
+    assert {_cluster(r) for r in releases} == set(config.streaming_clusters())
+    login_server = Naming(config.prefix, config.environment).registry_login_server()
+    for release in releases:
+        values = release.inputs["values"]
+        assert release.inputs["version"] == flink.OPERATOR_VERSION
+        assert release.inputs["repositoryOpts"]["repo"] == flink.OPERATOR_CHART_REPOSITORY
+        assert values["image"] == {"repository": mirrored(flink.OPERATOR_IMAGE, login_server), "tag": "1.15.0"}
+        assert values["watchNamespaces"] == sorted(streaming.streaming_namespaces(config))
+        assert values["webhook"] == {"create": False}
+        assert values["operatorPod"]["priorityClassName"] == "platform-critical"
+        assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in values["operatorPod"]["tolerations"]
+        assert values["replicas"] == config.streaming.operator.replicas == 2
+        assert "kubernetes.operator.leader-election.enabled: true" in values["defaultConfiguration"]["config.yaml"]
+    budgets = [
+        r for r in plans[stack].of_type("kubernetes:policy/v1:PodDisruptionBudget") if r.name.startswith("streaming-")
+    ]
+    assert len(budgets) == len(releases) and all(b.inputs["spec"]["minAvailable"] == 1 for b in budgets)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_checkpoints_live_on_a_private_keyless_data_lake_with_a_savepoint_lifecycle(plans, stack):
+    config = _config(stack)
+    plan = plans[stack]
+    (account,) = [a for a in plan.of_type(STORAGE_ACCOUNT) if a.name == "storage-flink"]
+    inputs = account.inputs
+    assert inputs["isHnsEnabled"] is True and inputs["allowSharedKeyAccess"] is False
+    assert inputs["publicNetworkAccess"] == "Disabled" and inputs["sku"]["name"] == config.streaming.checkpoints.sku
+    endpoints = {
+        r.inputs["privateLinkServiceConnections"][0]["groupIds"][0]
+        for r in plan.of_type("azure-native:network:PrivateEndpoint")
+        if r.name.startswith("storage-flink-")
+    }
+    assert endpoints == {"blob", "dfs"}
+    (service,) = [
+        r for r in plan.of_type("azure-native:storage:BlobServiceProperties") if r.name.startswith("storage-flink")
+    ]
+    assert service.inputs["deleteRetentionPolicy"]["enabled"] is True
+    (lifecycle,) = [r for r in plan.of_type(LIFECYCLE) if r.name.startswith("storage-flink")]
+    rules = lifecycle.inputs["policy"]["rules"]
+    # Savepoints only: incremental checkpoints share files of any age, which Flink deletes itself.
+    assert [r["definition"]["filters"]["prefixMatch"] for r in rules] == [
+        [f"{job}/savepoints/"] for job in config.streaming.jobs
+    ]
+    days = {r["definition"]["actions"]["baseBlob"]["delete"]["daysAfterModificationGreaterThan"] for r in rules}
+    assert days == {config.streaming.checkpoints.savepoint_retention_days}
+    locks = [
+        r
+        for r in plan.of_type("azure-native:authorization:ManagementLockByScope")
+        if r.name.startswith("storage-flink")
+    ]
+    assert bool(locks) == config.lock_stateful_resources
+    assert account.options.protect == config.protect
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_job_writes_only_its_own_container_and_nobody_else_touches_it(plans, stack):
+    config = _config(stack)
+    account = next(a for a in plans[stack].of_type(STORAGE_ACCOUNT) if a.name == "storage-flink").inputs["accountName"]
+    on_account = [a for a in plans[stack].of_type(ASSIGNMENT) if f"/storageAccounts/{account}" in a.inputs["scope"]]
+    assert sorted((a.name, role_of(a), a.inputs["scope"].rsplit("/", 1)[-1]) for a in on_account) == sorted(
+        (f"workloads-{job}-storage-flink-{job}-storage-blob-data-contributor", "Storage Blob Data Contributor", job)
+        for job in config.streaming.jobs
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_flink_pool_is_dedicated_with_rocksdb_on_the_local_disk(plans, stack):
+    config = _config(stack)
+    pools = [p for p in plans[stack].of_type(POOL) if p.inputs["agentPoolName"] == streaming.STREAMING_POOL]
+    assert len(pools) == len(config.streaming_clusters())
+    for pool in pools:
+        assert pool.inputs["vmSize"] == config.streaming.pool.vm_size
+        assert pool.inputs["osDiskType"] == "Ephemeral"
+        assert pool.inputs["nodeTaints"] == [streaming.STREAMING_POOL_TAINT]
+        assert pool.inputs["nodeLabels"] == {streaming.STREAMING_POOL_LABEL: "true"}
+
+
+# --- The golden job: admitted, scheduled, bounded, reaching what it needs, signed in ------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_golden_job_passes_every_layer_on_every_streaming_cluster(plans, stack):
+    views = _views(plans, stack)
+    assert views
+    for view in views:
+        result = streaming_contract.evaluate(view, "inference-stats")
+        assert result == {layer: [] for layer in streaming_contract.LAYERS}, (stack, view.key, result)
+
+
+def _broken(plans, stack: str, change) -> dict[str, list[str]]:
+    view = _views(plans, stack)[0]
+    original = streaming_contract.deployment
+
+    def patched(v, job):
+        found = copy.deepcopy(original(v, job))
+        change(found)
+        return found
+
+    streaming_contract.deployment = patched
+    try:
+        return streaming_contract.evaluate(view, "inference-stats")
+    finally:
+        streaming_contract.deployment = original
+
+
+import copy  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "change, layer, words",
+    [
+        (
+            lambda d: d["spec"]["podTemplate"]["spec"]["securityContext"].pop("runAsNonRoot"),
+            "admission",
+            "runAsNonRoot",
+        ),
+        (lambda d: d["spec"]["podTemplate"]["spec"].pop("tolerations"), "scheduling", ""),
+        (lambda d: d["spec"]["job"].update(parallelism=64), "queueing", "quota"),
+        (lambda d: d["spec"].update(serviceAccount="default"), "identity", "default"),
+        (lambda d: d["spec"]["podTemplate"]["metadata"]["labels"].clear(), "identity", "not labelled"),
+    ],
+    ids=["root", "no toleration", "beyond the quota", "another service account", "no webhook label"],
+)
+def test_a_broken_job_is_refused_by_the_layer_it_breaks(plans, change, layer, words):
+    result = _broken(plans, "prod", change)
+    assert result[layer] and any(words in reason for reason in result[layer]), result
+    assert all(not reasons for other, reasons in result.items() if other not in (layer, "reach")), result
+
+
+def test_the_golden_jobs_files_are_what_the_stacks_and_the_platform_expect():
+    source = (ROOT / "examples" / "streaming" / "inference_stats.py").read_text()
+    tree = ast.parse(source)
+    constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert streaming.KAFKA_PROPERTIES_ENV in constants
+    for stack in STACKS:
+        job = _config(stack).streaming.jobs["inference-stats"]
+        assert job.python_file == "inference_stats.py" and set(job.topics) == {"inference-logs", "inference-stats"}
+        assert job.flink_version == f"{flink.FLINK_VERSION.rsplit('.', 1)[0]}"
+    dockerfile = (ROOT / "examples" / "streaming" / "Dockerfile").read_text()
+    assert f"{streaming.USER_LIB}/inference_stats.py" in dockerfile
+    assert f"/platform/flink:{flink.FLINK_VERSION}" in dockerfile
+
+
+def test_the_base_image_pins_every_version_and_enables_no_azure_plugin():
+    dockerfile = (ROOT / "images" / "flink" / "Dockerfile").read_text()
+    assert f"ARG FLINK_VERSION={flink.FLINK_VERSION}" in dockerfile
+    assert f"ARG HADOOP_VERSION={flink.ABFS_MIN_HADOOP}" in dockerfile
+    assert "java17" in dockerfile and "apache-flink==${FLINK_VERSION}" in dockerfile
+    # Flink's own azure plugin (Hadoop 3.3.4) would serve abfss:// instead of Hadoop 3.4.1's ABFS.
+    assert "flink-azure-fs-hadoop" not in dockerfile.replace("No flink-azure-fs-hadoop plugin", "")
+    froms = re.findall(r"^FROM (\S+)", dockerfile, re.M)
+    assert froms and all(":" in image for image in froms) and not any(i.endswith(":latest") for i in froms)
+    pom = (ROOT / "images" / "flink" / "pom.xml").read_text()
+    versions = dict(re.findall(r"<artifactId>([^<]+)</artifactId>\s*<version>([^<]+)</version>", pom))
+    assert versions["kafka-oauth-client"] == "0.18.0" and versions["kafka-clients"] == "4.2.0"
+    assert versions["flink-connector-kafka"].startswith("5.0.0-")
+
+
+# --- Config errors name the key -----------------------------------------------------------------
+
+JOB = "streaming.jobs.inference-stats"
+
+
+@pytest.mark.parametrize(
+    "stack, change, key, words",
+    [
+        (
+            "prod",
+            set_in(f"{JOB}.topics", {"inference-logz": "read"}),
+            f"platform:{JOB}.topics.inference-logz",
+            "not a topic",
+        ),
+        ("prod", set_in(f"{JOB}.clusters", ["eus2", "west"]), f"platform:{JOB}.clusters", "no streaming pool"),
+        (
+            "prod",
+            set_in("streaming.highAvailability", False),
+            "platform:streaming.highAvailability",
+            "required in staging and prod",
+        ),
+        ("prod", set_in(f"{JOB}.parallelism", 400), f"platform:{JOB}.parallelism", "maxCount is 20"),
+        ("prod", set_in(f"{JOB}.flinkVersion", "2.3"), f"platform:{JOB}.flinkVersion", "pinned operator 1.15.0"),
+        ("prod", set_in(f"{JOB}.flinkVersion", "1.20"), f"platform:{JOB}.flinkVersion", "base image"),
+        ("prod", set_in(f"{JOB}.image", "streaming/inference-stats:latest"), f"platform:{JOB}.image", "latest"),
+        ("prod", set_in(f"{JOB}.namespace", "inference"), f"platform:{JOB}.namespace", "streamingNamespaces"),
+        (
+            "prod",
+            set_in("streaming.pool.vmSize", "Standard_D16ds_v5"),
+            "platform:streaming.pool.vmSize",
+            "memory-optimized",
+        ),
+        ("prod", set_in(f"{JOB}.savepointRetentionDays", 60), f"platform:{JOB}.savepointRetentionDays", "longer"),
+        (
+            "prod",
+            set_in("workloads.inference-stats", {"team": "inference", "namespace": "inference", "serviceAccount": "x"}),
+            f"platform:{JOB}",
+            "also a workload",
+        ),
+        (
+            "prod",
+            set_in("teams.research.streamingNamespaces", ["research"]),
+            "platform:teams.research.streamingNamespaces",
+            "training or high-risk",
+        ),
+        (
+            "prod",
+            set_in(f"{JOB}.taskManager", {"cpu": 16, "memoryMiB": 8192}),
+            f"platform:{JOB}",
+            "does not fit a node",
+        ),
+    ],
+    ids=[
+        "unknown topic",
+        "a cluster without the streaming pool",
+        "HA off in prod",
+        "parallelism beyond the pool",
+        "a Flink the operator does not know",
+        "a Flink the base image is not",
+        "latest",
+        "not a streaming namespace",
+        "not memory-optimized",
+        "savepoints kept longer than storage",
+        "a job named like a workload",
+        "a training namespace for streaming",
+        "a TaskManager larger than a node",
+    ],
+)
+def test_bad_streaming_config_names_the_key_and_registers_nothing(stack, change, key, words):
+    expect_problem(stack, change, key, words)
+
+
+def test_a_job_on_a_cluster_without_kafka_is_named_as_the_job():
+    """The derived Kafka client's problem (Strimzi runs on eus2 only) names the job's key."""
+
+    def change(values):
+        values["platform:kafka"]["strimzi"]["clusters"] = ["eus2"]
+        values["platform:kafka"]["strimzi"]["mirrorMaker"]["enabled"] = False
+        for workload in values["platform:workloads"].values():
+            workload["clusters"] = ["eus2"]
+
+    expect_problem("prod", change, f"platform:{JOB}", "host no Kafka")
+
+
+def test_the_checkpoint_account_key_is_reserved():
+    expect_problem(
+        "prod",
+        set_in("storage.accounts.flink", {"containers": ["x1y"]}),
+        "platform:storage.accounts.flink",
+        "checkpoint account",
+    )

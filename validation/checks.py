@@ -39,7 +39,7 @@ from planning.gpu import taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming, storage_account_name
 from stackconfig.keys import key
-from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, KafkaConfig, PlatformConfig, PoolSettings
+from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, FlinkJobConfig, KafkaConfig, PlatformConfig, PoolSettings
 
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"})
@@ -994,7 +994,7 @@ def check_streaming(config: PlatformConfig) -> Iterator[ConfigProblem]:
         yield from _streaming_capacity(config)
 
 
-def _job_problems(config: PlatformConfig, name: str, job) -> Iterator[ConfigProblem]:  # type: ignore[no-untyped-def]
+def _job_problems(config: PlatformConfig, name: str, job: FlinkJobConfig) -> Iterator[ConfigProblem]:
     streaming = config.streaming
     assert streaming is not None
     where = partial(key, "streaming", "jobs", name)

@@ -28,9 +28,7 @@ def checkpoints_private(args, report):
     """Checkpoints, savepoints and HA metadata on abfss:// of a storage account of this platform
     that has no public network access and no shared keys (judged where the accounts are in the
     reviewed stack: the data unit's accounts and the jobs meet in the environment's review)."""
-    accounts = {
-        lookup(r.props, "accountName"): r.props for r in args.resources if r.resource_type == STORAGE_ACCOUNT
-    }
+    accounts = {lookup(r.props, "accountName"): r.props for r in args.resources if r.resource_type == STORAGE_ACCOUNT}
     for resource in args.resources:
         if resource.resource_type != FLINK_DEPLOYMENT:
             continue
@@ -42,20 +40,30 @@ def checkpoints_private(args, report):
             value = str(config.get(key) or "")
             match = ABFSS.match(value)
             if not match:
-                report(f"{resource.name}: {key} is {value or 'unset'}, not an abfss:// path of ADLS Gen2.", resource.urn)
+                report(
+                    f"{resource.name}: {key} is {value or 'unset'}, not an abfss:// path of ADLS Gen2.", resource.urn
+                )
                 continue
             if not accounts:
                 continue
             account = accounts.get(match["account"])
             if account is None:
-                report(f"{resource.name}: {key} is on {match['account']}, not a storage account of the platform.", resource.urn)
-            elif lookup(account, "publicNetworkAccess") != "Disabled" or lookup(account, "allowSharedKeyAccess") is not False:
+                report(
+                    f"{resource.name}: {key} is on {match['account']}, not a storage account of the platform.",
+                    resource.urn,
+                )
+            elif (
+                lookup(account, "publicNetworkAccess") != "Disabled"
+                or lookup(account, "allowSharedKeyAccess") is not False
+            ):
                 report(
                     f"{resource.name}: {key} is on {match['account']}, which is reachable publicly or with a shared key.",
                     resource.urn,
                 )
         if config.get("state.backend.type") != "rocksdb":
-            report(f"{resource.name}: state.backend.type is not rocksdb; state larger than memory is lost.", resource.urn)
+            report(
+                f"{resource.name}: state.backend.type is not rocksdb; state larger than memory is lost.", resource.urn
+            )
 
 
 HIGH_AVAILABILITY_SCHEMA = {"required": {"type": "boolean", "default": True}}
