@@ -95,7 +95,7 @@ def operator_values(config: PlatformConfig, login_server: str, priority_class: s
         },
     }
     image = values["image"]
-    image["tag"] = flink.OPERATOR_VERSION
+    image["tag"] = flink.OPERATOR_IMAGE_TAG
     return values
 
 

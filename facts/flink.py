@@ -13,7 +13,7 @@ Sources:
   before the job's own arguments (apache/flink-kubernetes-operator release-1.15.0,
   examples/flink-python-example). PyFlink 2.2 needs Python 3.9 or later.
 - The operator: apache/flink-kubernetes-operator tag release-1.15.0 (helm chart
-  `flink-kubernetes-operator`, repository downloads.apache.org/flink/flink-kubernetes-operator-1.15.0/;
+  `flink-kubernetes-operator`, repository archive.apache.org/dist/flink/flink-kubernetes-operator-1.15.0/;
   the FlinkDeployment CRD `flink.apache.org/v1beta1`; `DefaultValidator.java` for what it
   refuses; docs/layouts/shortcodes/generated/ for its `kubernetes.operator.*` options).
 
@@ -32,9 +32,15 @@ OPERATOR_FLINK_VERSIONS = (
     "v1_13", "v1_14", "v1_15", "v1_16", "v1_17", "v1_18", "v1_19", "v1_20", "v2_0", "v2_1", "v2_2",
 )  # fmt: skip
 OPERATOR_VERSION = "1.15.0"
-OPERATOR_CHART_REPOSITORY = f"https://downloads.apache.org/flink/flink-kubernetes-operator-{OPERATOR_VERSION}/"
-# The chart's values name `latest`; releases are tagged with the version.
+# Apache's archive keeps every release; downloads.apache.org drops a release once the next is out
+# (the operator's quick start points there for the current one only).
+OPERATOR_CHART_REPOSITORY = f"https://archive.apache.org/dist/flink/flink-kubernetes-operator-{OPERATOR_VERSION}/"
 OPERATOR_IMAGE = "ghcr.io/apache/flink-kubernetes-operator"
+# ghcr.io has no version tags: .github/workflows/docker_push.yml (release-1.15.0) tags each image
+# with its commit's 7-character SHA only, and tools/releasing/create_source_release.sh writes
+# that SHA into the released chart's values. Tag release-1.15.0 is commit 79d730bab4d8
+# ("[release] Update version to 1.15.0"). The values in the repository say `latest`.
+OPERATOR_IMAGE_TAG = "79d730b"
 API_VERSION = "flink.apache.org/v1beta1"
 
 PYFLINK_JAR = f"local:///opt/flink/opt/flink-python-{FLINK_VERSION}.jar"

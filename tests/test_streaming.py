@@ -261,7 +261,10 @@ def test_the_operator_is_pinned_mirrored_scoped_and_highly_available(plans, stac
         values = release.inputs["values"]
         assert release.inputs["version"] == flink.OPERATOR_VERSION
         assert release.inputs["repositoryOpts"]["repo"] == flink.OPERATOR_CHART_REPOSITORY
-        assert values["image"] == {"repository": mirrored(flink.OPERATOR_IMAGE, login_server), "tag": "1.15.0"}
+        assert values["image"] == {
+            "repository": mirrored(flink.OPERATOR_IMAGE, login_server),
+            "tag": flink.OPERATOR_IMAGE_TAG,
+        }
         assert values["watchNamespaces"] == sorted(streaming.streaming_namespaces(config))
         assert values["webhook"] == {"create": False}
         assert values["operatorPod"]["priorityClassName"] == "platform-critical"
