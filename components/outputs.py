@@ -200,6 +200,8 @@ class ClusterOutputs:
     provider: Any = field(default=None, compare=False)
     kafka: pulumi.Resource | None = field(default=None, compare=False)
     kueue: pulumi.Resource | None = field(default=None, compare=False)
+    # The Flink operator's release and the streaming namespaces, where the cluster streams.
+    streaming: list[pulumi.Resource] = field(default_factory=list, compare=False)
     # For people (the cluster unit's `cluster` export), not read by other units.
     name: pulumi.Input[str] | None = field(default=None, compare=False)
     resource_group_name: pulumi.Input[str] | None = field(default=None, compare=False)

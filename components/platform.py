@@ -478,8 +478,9 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
     kafka = None
     if _hosts_strimzi(config, key):
         kafka = _strimzi(ctx, key, foundation, provider, pull_ready, traffic, admission)
+    streaming: list[pulumi.Resource] = []
     if key in config.streaming_clusters():
-        StreamingPlatform(
+        platform = StreamingPlatform(
             f"streaming-{key}",
             StreamingPlatformArgs(
                 cluster_key=key,
@@ -493,6 +494,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             provider=provider,
             opts=ctx.opts,
         )
+        streaming = [platform.operator, *platform.namespaces.values()]
     return ClusterOutputs(
         cluster_id=aks.cluster_id,
         oidc_issuer_url=aks.oidc_issuer_url,
@@ -501,6 +503,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         provider=provider,
         kafka=kafka,
         kueue=kueue,
+        streaming=streaming,
         name=aks.cluster_name,
         resource_group_name=aks.resource_group_name,
     )
@@ -642,6 +645,7 @@ def build_tenants(
                 made_elsewhere=frozenset(streaming_plan.streaming_namespaces(config))
                 if key in config.streaming_clusters()
                 else frozenset(),
+                namespaces_ready=list(cluster.streaming),
             ),
             provider=cluster.provider,
             opts=ctx.opts,
@@ -676,7 +680,14 @@ def build_tenants(
                 # Managed identities, and so their tokens, belong to the subscription's tenant.
                 tenant_id=ctx.deployer.tenant_id,
                 event_hubs_namespace=data.event_hubs_namespace,
-                ready=[workload_access, tenancies[key], *([kafka_access[key]] if key in kafka_access else [])],
+                # Within one stack, also the operator (its CRD) and the namespaces; across unit
+                # stacks, the cluster's unit deploys first and is destroyed last.
+                ready=[
+                    workload_access,
+                    tenancies[key],
+                    *([kafka_access[key]] if key in kafka_access else []),
+                    *clusters[key].streaming,
+                ],
             ),
             provider=clusters[key].provider,
             opts=ctx.opts,

@@ -53,13 +53,23 @@ JOB_ROLE = "flink-job"
 OPERATOR_LEASE = "flink-operator-lease"
 
 
+# The chart's default `defaultConfiguration."flink-conf.yaml"` (values.yaml, release-1.15.0),
+# which a value for that key replaces: kept, with the platform's lines after it
+# (tests/test_streaming.py holds it equal to the chart's).
+CHART_OPERATOR_CONFIG = (
+    "kubernetes.operator.metrics.reporter.slf4j.factory.class: org.apache.flink.metrics.slf4j.Slf4jReporterFactory\n"
+    "kubernetes.operator.metrics.reporter.slf4j.interval: 5 MINUTE\n"
+    "kubernetes.operator.reconcile.interval: 15 s\n"
+    "kubernetes.operator.observer.progress-check.interval: 5 s\n"
+)
+
+
 def operator_values(config: PlatformConfig, login_server: str, priority_class: str) -> dict[str, Any]:
     """The operator chart's values (checked against the chart's defaults by the tests)."""
     streaming = config.streaming
     assert streaming is not None
     replicas = streaming.operator.replicas
     operator_config = {
-        # Flink's own option names, as the operator reads them from its config.yaml.
         "kubernetes.operator.leader-election.enabled": "true" if replicas > 1 else "false",
         "kubernetes.operator.leader-election.lease-name": OPERATOR_LEASE,
     }
@@ -88,10 +98,14 @@ def operator_values(config: PlatformConfig, login_server: str, priority_class: s
         # No cert-manager, so no webhook: the platform validates every FlinkDeployment against the
         # CRD and the operator's rules before applying it, and the controller validates again.
         "webhook": {"create": False},
+        # The operator reads its options from `flink-conf.yaml`: while the chart's values carry
+        # that key (they do by default, and Helm merges defaults in), templates/controller/
+        # deployment.yaml mounts only it, never `config.yaml`.
         "defaultConfiguration": {
             "create": True,
             "append": True,
-            "config.yaml": "".join(f"{key}: {value}\n" for key, value in operator_config.items()),
+            "flink-conf.yaml": CHART_OPERATOR_CONFIG
+            + "".join(f"{key}: {value}\n" for key, value in operator_config.items()),
         },
     }
     image = values["image"]

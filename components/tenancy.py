@@ -18,7 +18,7 @@ AKS Azure RBAC roles of people (Entra groups).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as kubernetes
@@ -65,6 +65,8 @@ class ClusterTenancyArgs:
     # Team namespaces the cluster's own unit creates (streaming: the Flink operator's Roles
     # go there with the operator): granted and given service accounts here, not created.
     made_elsewhere: frozenset[str] = frozenset()
+    # Within one stack, what the service accounts there wait for (those namespaces).
+    namespaces_ready: list[pulumi.Resource] = field(default_factory=list)
 
 
 def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
@@ -214,7 +216,9 @@ class ClusterTenancy(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
-                    depends_on=[self.namespaces[account.namespace]] if account.namespace in self.namespaces else [],
+                    depends_on=[self.namespaces[account.namespace]]
+                    if account.namespace in self.namespaces
+                    else list(args.namespaces_ready),
                 ),
             )
 

@@ -47,6 +47,10 @@ def flink_pods(flink_deployment: dict[str, Any]) -> dict[str, dict[str, Any]]:
         template = copy.deepcopy(spec.get(key, {}).get("podTemplate") or spec["podTemplate"])
         resource = spec[key]["resource"]
         amount = {"cpu": str(resource["cpu"]), "memory": resource["memory"].replace("m", "Mi")}
+        # The operator puts ephemeralStorage on the main container (FlinkConfigBuilder,
+        # applyResourceToPodTemplate, release-1.15.0).
+        if "ephemeralStorage" in resource:
+            amount["ephemeral-storage"] = resource["ephemeralStorage"]
         pod_spec = template["spec"]
         pod_spec["serviceAccountName"] = spec["serviceAccount"]
         (main,) = [c for c in pod_spec["containers"] if c["name"] == "flink-main-container"]

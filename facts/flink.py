@@ -107,6 +107,9 @@ FLINK_OPTIONS: dict[str, FlinkOption] = {
         FlinkOption("kubernetes.operator.periodic.savepoint.interval", "String"),
         FlinkOption("kubernetes.operator.savepoint.history.max.age", "Duration"),
         FlinkOption("kubernetes.operator.savepoint.history.max.count", "Integer"),
+        # Without it, pruning the history drops only the FlinkStateSnapshot resources, never the
+        # savepoint's files (KubernetesOperatorConfigOptions, release-1.15.0: default false).
+        FlinkOption("kubernetes.operator.savepoint.dispose-on-delete", "Boolean"),
         FlinkOption("kubernetes.operator.job.upgrade.last-state-fallback.enabled", "Boolean"),
     )
 }

@@ -27,8 +27,8 @@ class HelmChart:
     # Defaults of subcharts that the published values file leaves out, from the subchart's
     # own values.yaml, so that the values check knows these keys too.
     subchart_defaults: Mapping[str, Any] = field(default_factory=dict)
-    # Values the chart's documentation lists and its templates read, which its values.yaml
-    # leaves out.
+    # Values its templates read that its values.yaml leaves out (a map rendered whole with
+    # toYaml takes any of its type's fields; a key the chart's documentation lists).
     documented_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -128,15 +128,9 @@ FLINK_OPERATOR = HelmChart(
     flink.OPERATOR_VERSION,
     flink.OPERATOR_CHART_REPOSITORY,
     images={"image.repository": flink.OPERATOR_IMAGE},
-    # The operator's Helm page (apache/flink-kubernetes-operator release-1.15.0, operations/helm.md):
-    # `defaultConfiguration.config.yaml`,
-    # "the newer configuration file format"; templates/controller/configmap.yaml reads it.
     # templates/controller/deployment.yaml renders podSecurityContext whole (toYaml): any of a
     # PodSecurityContext's fields, beyond the two its values name.
-    documented_defaults={
-        "defaultConfiguration": {"config.yaml": ""},
-        "podSecurityContext": {"runAsNonRoot": True, "seccompProfile": {}},
-    },
+    documented_defaults={"podSecurityContext": {"runAsNonRoot": True, "seccompProfile": {}}},
 )
 
 CHARTS = (GPU_OPERATOR, NETWORK_OPERATOR, KUEUE, STRIMZI, FLINK_OPERATOR)

@@ -51,9 +51,14 @@ class CheckpointStorage:
 class Resources:
     cpu: float
     memory_mib: int
+    # Local disk (ephemeral storage), requested and limited: RocksDB's working files.
+    disk_gib: int | None = None
 
     def spec(self) -> dict[str, Any]:
-        return {"cpu": self.cpu, "memory": f"{self.memory_mib}m"}
+        spec: dict[str, Any] = {"cpu": self.cpu, "memory": f"{self.memory_mib}m"}
+        if self.disk_gib:
+            spec["ephemeralStorage"] = f"{self.disk_gib}Gi"
+        return spec
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,10 @@ class FlinkJob:
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
     savepoint_interval: str | None = None  # periodic savepoints, e.g. "6 h"
-    savepoint_history_max_age: str | None = None  # the operator disposes of older savepoints, e.g. "7 d"
+    # The operator's savepoint history: older (and more) savepoints are disposed of, files too;
+    # the newest is always kept.
+    savepoint_history_max_age: str | None = None  # e.g. "7 d"
+    savepoint_history_max_count: int | None = None
     # ConfigMaps mounted into the pods: the job's Kafka client properties, the brokers' CA.
     kafka_properties_config_map: str | None = None
     kafka_ca_config_map: str | None = None
@@ -125,6 +133,10 @@ def flink_configuration(job: FlinkJob) -> dict[str, str]:
         config["kubernetes.operator.periodic.savepoint.interval"] = job.savepoint_interval
     if job.savepoint_history_max_age:
         config["kubernetes.operator.savepoint.history.max.age"] = job.savepoint_history_max_age
+    if job.savepoint_history_max_count:
+        config["kubernetes.operator.savepoint.history.max.count"] = str(job.savepoint_history_max_count)
+    if job.savepoint_history_max_age or job.savepoint_history_max_count:
+        config["kubernetes.operator.savepoint.dispose-on-delete"] = "true"
     return config
 
 
@@ -145,7 +157,9 @@ def flink_deployment(job: FlinkJob) -> dict[str, Any]:
     """The job's FlinkDeployment (flink.apache.org/v1beta1, native, application mode)."""
     mounts: list[dict[str, Any]] = [{"name": "rocksdb", "mountPath": ROCKSDB_LOCAL_DIR}]
     env: list[dict[str, str]] = []
-    volumes: list[dict[str, Any]] = [{"name": "rocksdb", "emptyDir": {}}]
+    # A TaskManager whose RocksDB outgrows its share is evicted alone, not the node's pods.
+    rocksdb = {"sizeLimit": f"{job.task_manager.disk_gib}Gi"} if job.task_manager.disk_gib else {}
+    volumes: list[dict[str, Any]] = [{"name": "rocksdb", "emptyDir": rocksdb}]
     if job.kafka_properties_config_map:
         mounts.append({"name": "kafka", "mountPath": KAFKA_PROPERTIES_DIR, "readOnly": True})
         env.append({"name": KAFKA_PROPERTIES_ENV, "value": f"{KAFKA_PROPERTIES_DIR}/{KAFKA_PROPERTIES_FILE}"})
@@ -376,39 +390,52 @@ class PodShape:
     job: str
     cpu_millicores: int
     memory_mib: int
+    disk_gib: int = 0
+
+    @property
+    def needs(self) -> tuple[int, int, int]:
+        return (self.cpu_millicores, self.memory_mib, self.disk_gib)
 
 
-def pool_node_room(config: PlatformConfig) -> tuple[int, int]:
-    """(millicores, MiB) one pool node offers pods, less room for node agents (facts/aks_node.py)."""
+# What a pool node's OS disk keeps for itself before pods' local storage: the OS, the container
+# images (Flink's with PyFlink is several GB) and logs, and the kubelet's hard eviction threshold
+# of 10% (nodefs.available). An estimate, like facts/aks_node.py's headroom.
+NODE_DISK_RESERVED_GIB = 40
+
+
+def pool_node_room(config: PlatformConfig) -> tuple[int, int, int]:
+    """(millicores, MiB, GiB of local disk) one pool node offers pods, less room for node agents
+    (facts/aks_node.py) and for the OS disk's own use."""
     assert config.streaming is not None
-    size = VM_SIZES[config.streaming.pool.vm_size]
+    pool = config.streaming.pool
+    size = VM_SIZES[pool.vm_size]
     cpu = aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES
     memory = aks_node.allocatable_memory_bytes(size.memory_gib, 110) // aks_node.MIB - aks_node.NODE_AGENT_HEADROOM_MIB
-    return cpu, memory
+    disk = int(pool.os_disk_size_gb * 0.9) - NODE_DISK_RESERVED_GIB
+    return cpu, memory, disk
 
 
 def job_pods(config: PlatformConfig, name: str, job: FlinkJobConfig) -> list[PodShape]:
-    def shape(cpu: float, memory_mib: int) -> PodShape:
-        return PodShape(name, int(cpu * 1000), memory_mib)
+    manager = PodShape(name, int(job.job_manager.cpu * 1000), job.job_manager.memory_mib)
+    worker = PodShape(
+        name, int(job.task_manager.cpu * 1000), job.task_manager.memory_mib, job.task_manager.local_disk_gib
+    )
+    return [manager] * job_manager_replicas(config) + [worker] * task_managers(job)
 
-    return [shape(job.job_manager.cpu, job.job_manager.memory_mib)] * job_manager_replicas(config) + [
-        shape(job.task_manager.cpu, job.task_manager.memory_mib)
-    ] * task_managers(job)
 
-
-def nodes_needed(pods: list[PodShape], room: tuple[int, int]) -> int | None:
+def nodes_needed(pods: list[PodShape], room: tuple[int, int, int]) -> int | None:
     """Nodes of `room` that hold every pod (first fit, largest first); None if one never fits."""
     free: list[list[int]] = []
-    for pod in sorted(pods, key=lambda p: (p.memory_mib, p.cpu_millicores), reverse=True):
-        if pod.cpu_millicores > room[0] or pod.memory_mib > room[1]:
+    for pod in sorted(pods, key=lambda p: (p.memory_mib, p.cpu_millicores, p.disk_gib), reverse=True):
+        if any(need > have for need, have in zip(pod.needs, room, strict=True)):
             return None
         for node in free:
-            if node[0] >= pod.cpu_millicores and node[1] >= pod.memory_mib:
-                node[0] -= pod.cpu_millicores
-                node[1] -= pod.memory_mib
+            if all(have >= need for have, need in zip(node, pod.needs, strict=True)):
+                for i, need in enumerate(pod.needs):
+                    node[i] -= need
                 break
         else:
-            free.append([room[0] - pod.cpu_millicores, room[1] - pod.memory_mib])
+            free.append([have - need for have, need in zip(room, pod.needs, strict=True)])
     return len(free)
 
 
@@ -477,7 +504,7 @@ def job_spec(
         args=tuple(job.args),
         parallelism=job.parallelism,
         job_manager=Resources(job.job_manager.cpu, job.job_manager.memory_mib),
-        task_manager=Resources(job.task_manager.cpu, job.task_manager.memory_mib),
+        task_manager=Resources(job.task_manager.cpu, job.task_manager.memory_mib, job.task_manager.local_disk_gib),
         task_slots=job.task_manager.slots,
         upgrade_mode=job.upgrade_mode,
         checkpoint_interval_seconds=job.checkpoint_interval_seconds,
@@ -490,6 +517,7 @@ def job_spec(
         tolerations=pool_tolerations(),
         savepoint_interval=job.savepoint_interval,
         savepoint_history_max_age=f"{job.savepoint_retention_days} d",
+        savepoint_history_max_count=savepoint_history_count(job),
         kafka_properties_config_map=kafka_properties_config_map(name) if kafka else None,
         kafka_ca_config_map=kafka_plan.CA_CONFIG_MAP if kafka and strimzi else None,
     )
@@ -498,6 +526,26 @@ def job_spec(
 def properties_file(properties: dict[str, str]) -> str:
     """Java properties, one `key=value` a line (values here need no escaping: no `\\` or newline)."""
     return "".join(f"{key}={value}\n" for key, value in properties.items())
+
+
+# The operator's own default history length (KubernetesOperatorConfigOptions, release-1.15.0).
+DEFAULT_SAVEPOINT_HISTORY = 10
+_SECONDS = {"s": 1, "min": 60, "h": 3600, "d": 86400}
+
+
+def flink_duration_seconds(value: str) -> int:
+    """`6 h` -> 21600 (the FlinkDuration form the config takes)."""
+    amount, unit = value.split()
+    return int(amount) * _SECONDS[unit]
+
+
+def savepoint_history_count(job: FlinkJobConfig) -> int:
+    """Enough history entries that age, not count, decides: every periodic savepoint of the
+    retention window and one more, or the operator's default without periodic savepoints."""
+    if job.savepoint_interval is None:
+        return DEFAULT_SAVEPOINT_HISTORY
+    window = job.savepoint_retention_days * _SECONDS["d"]
+    return max(DEFAULT_SAVEPOINT_HISTORY, -(-window // flink_duration_seconds(job.savepoint_interval)) + 1)
 
 
 def kafka_properties_config_map(job: str) -> str:

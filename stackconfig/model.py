@@ -1024,6 +1024,14 @@ class FlinkResourcesConfig(Model):
 
 class TaskManagerConfig(FlinkResourcesConfig):
     slots: int = Field(default=2, ge=1, le=64, description="Task slots per TaskManager.")
+    local_disk_gib: int = Field(
+        default=32,
+        ge=1,
+        le=2048,
+        alias="localDiskGiB",
+        description="Local disk for RocksDB's working files, requested and limited per TaskManager (it "
+        "is evicted alone if it grows beyond); counted against the pool's OS disk.",
+    )
 
 
 class FlinkJobConfig(Model):

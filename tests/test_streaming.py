@@ -198,6 +198,7 @@ def test_what_the_operator_would_refuse_is_named_before_anything_is_applied(chan
 import ast  # noqa: E402
 import re  # noqa: E402
 
+from components.streaming import CHART_OPERATOR_CONFIG  # noqa: E402
 from contracts import streaming as streaming_contract  # noqa: E402
 from contracts.cluster import ClusterView  # noqa: E402
 from planning.images import mirrored  # noqa: E402
@@ -270,7 +271,11 @@ def test_the_operator_is_pinned_mirrored_scoped_and_highly_available(plans, stac
         assert values["operatorPod"]["priorityClassName"] == "platform-critical"
         assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in values["operatorPod"]["tolerations"]
         assert values["replicas"] == config.streaming.operator.replicas == 2
-        assert "kubernetes.operator.leader-election.enabled: true" in values["defaultConfiguration"]["config.yaml"]
+        # The file the operator mounts while the chart's values name it (they do by default).
+        operator_config = values["defaultConfiguration"]["flink-conf.yaml"]
+        assert "config.yaml" not in values["defaultConfiguration"]
+        assert "kubernetes.operator.leader-election.enabled: true" in operator_config
+        assert operator_config.startswith(CHART_OPERATOR_CONFIG)
     budgets = [
         r for r in plans[stack].of_type("kubernetes:policy/v1:PodDisruptionBudget") if r.name.startswith("streaming-")
     ]
@@ -406,6 +411,12 @@ def test_the_base_image_pins_every_version_and_enables_no_azure_plugin():
     assert f"ARG FLINK_VERSION={flink.FLINK_VERSION}" in dockerfile
     assert f"ARG HADOOP_VERSION={flink.ABFS_MIN_HADOOP}" in dockerfile
     assert "java17" in dockerfile and "apache-flink==${FLINK_VERSION}" in dockerfile
+    # Either would make Flink mount a Hadoop ConfigMap into TaskManagers that nobody creates.
+    assert not re.search(r"^\s*(ENV\s+)?HADOOP_(HOME|CONF_DIR)=", dockerfile, re.M)
+    classpath = re.search(r"HADOOP_CLASSPATH=(\S+)", dockerfile)
+    assert classpath and "tools/lib" not in classpath[1] and "etc/hadoop" not in classpath[1]
+    # PEP 668: no pip into the system Python.
+    assert "pip3 install" not in dockerfile and "python3 -m venv" in dockerfile
     # Flink's own azure plugin (Hadoop 3.3.4) would serve abfss:// instead of Hadoop 3.4.1's ABFS.
     assert "flink-azure-fs-hadoop" not in dockerfile.replace("No flink-azure-fs-hadoop plugin", "")
     froms = re.findall(r"^FROM (\S+)", dockerfile, re.M)
@@ -507,3 +518,26 @@ def test_the_checkpoint_account_key_is_reserved():
         "platform:storage.accounts.flink",
         "checkpoint account",
     )
+
+
+def test_the_operator_config_the_platform_writes_keeps_the_charts_own_lines():
+    defaults = yaml.safe_load(reference_file(VALUES).read_text())["defaultConfiguration"]
+    chart = [line for line in defaults["flink-conf.yaml"].splitlines() if line and not line.startswith("#")]
+    assert CHART_OPERATOR_CONFIG.splitlines() == chart
+    # The deployment mounts `config.yaml` only when the values have no `flink-conf.yaml` key;
+    # the defaults have it, so the platform writes there.
+    assert "flink-conf.yaml" in defaults and "config.yaml" not in defaults
+
+
+def test_savepoints_are_disposed_of_with_their_history_and_the_history_spans_the_retention():
+    job = stack_values("prod")["platform:streaming"]["jobs"]["inference-stats"]
+    config = _config("prod")
+    spec = streaming.job_spec(
+        config, "inference-stats", login_server="cr.example", account_name="st", client_id="c", tenant_id="t"
+    )
+    options = streaming.flink_configuration(spec)
+    assert options["kubernetes.operator.savepoint.dispose-on-delete"] == "true"
+    assert options["kubernetes.operator.savepoint.history.max.age"] == f"{job['savepointRetentionDays']} d"
+    # Every 6 h for 7 days: 28 savepoints, and one more.
+    assert options["kubernetes.operator.savepoint.history.max.count"] == "29"
+    assert streaming.flink_duration_seconds("6 h") == 21600 and streaming.flink_duration_seconds("30 min") == 1800

@@ -1060,7 +1060,10 @@ def _streaming_capacity(config: PlatformConfig) -> Iterator[ConfigProblem]:
     assert streaming is not None
     room = streaming_plan.pool_node_room(config)
     pool = streaming.pool
-    room_text = f"{pool.vm_size} ({room[0] / 1000:g} CPUs and {room[1]:,} MiB free for pods per node)"
+    room_text = (
+        f"{pool.vm_size} ({room[0] / 1000:g} CPUs, {room[1]:,} MiB and {room[2]} GiB of its {pool.os_disk_size_gb} GB "
+        "OS disk free for pods per node)"
+    )
     fits = {}
     for name, job in streaming.jobs.items():
         pods = streaming_plan.job_pods(config, name, job)
