@@ -35,6 +35,34 @@ USER_LIB = "/opt/flink/usrlib"
 # RocksDB's working files: the TaskManager pool's local (temporary) disk.
 ROCKSDB_LOCAL_DIR = "/mnt/rocksdb"
 
+# The dedicated pool of each streaming cluster, tainted so that only Flink lands there.
+STREAMING_POOL = "flink"
+STREAMING_POOL_LABEL = f"{LABEL_PREFIX}/streaming"
+STREAMING_POOL_TAINT = f"{STREAMING_POOL_LABEL}=true:NoSchedule"
+# Streaming namespaces carry it: Kueue's managedJobsNamespaceSelector leaves them out.
+STREAMING_NAMESPACE_LABEL = f"{LABEL_PREFIX}/streaming"
+OPERATOR_NAMESPACE = "flink-operator"
+# The JobManager's REST endpoint, which the operator polls (Flink's rest.port default).
+JOB_MANAGER_REST_PORT = 8081
+# Environments where a JobManager failure must not lose the job (Kubernetes HA).
+HIGH_AVAILABILITY_REQUIRED = ("staging", "prod")
+# The storage account key of the checkpoint account (in platform:storage.accounts after expansion).
+CHECKPOINT_ACCOUNT = "flink"
+# Where, inside a job's container, each kind of state lives.
+CHECKPOINTS, SAVEPOINTS, HA = "checkpoints", "savepoints", "ha"
+# Where the job's Kafka client properties are mounted (a ConfigMap the platform writes).
+KAFKA_PROPERTIES_DIR = "/etc/platform/kafka"
+KAFKA_PROPERTIES_FILE = "client.properties"
+KAFKA_CA_DIR = "/etc/platform/kafka-ca"
+# Labels the ConfigMaps of Kafka client properties the platform writes (the policy pack reads them).
+KAFKA_PROPERTIES_LABEL = f"{LABEL_PREFIX}/kafka-client-properties"
+# The Prometheus reporter's port, named on the main container for the PodMonitor.
+METRICS_PORT_NAME = "metrics"
+# The environment variable that tells the job where its Kafka client properties are.
+KAFKA_PROPERTIES_ENV = "KAFKA_PROPERTIES_FILE"
+# Strimzi's OAuth client: trades the projected token (a client assertion) for an Entra token.
+STRIMZI_LOGIN_HANDLER = "io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler"
+
 
 @dataclass(frozen=True)
 class CheckpointStorage:
@@ -244,33 +272,7 @@ def _hadoop_key(key: str) -> bool:
     return key.startswith(flink.FLINK_HADOOP_PREFIX) and key.removeprefix(flink.FLINK_HADOOP_PREFIX) in flink.ABFS_KEYS
 
 
-# --- The platform's side: the pool, the checkpoint account, and what a job expands into. ---
-
-# The dedicated pool of each streaming cluster, tainted so that only Flink lands there.
-STREAMING_POOL = "flink"
-STREAMING_POOL_LABEL = f"{LABEL_PREFIX}/streaming"
-STREAMING_POOL_TAINT = f"{STREAMING_POOL_LABEL}=true:NoSchedule"
-# Streaming namespaces carry it: Kueue's managedJobsNamespaceSelector leaves them out.
-STREAMING_NAMESPACE_LABEL = f"{LABEL_PREFIX}/streaming"
-OPERATOR_NAMESPACE = "flink-operator"
-# The JobManager's REST endpoint, which the operator polls (Flink's rest.port default).
-JOB_MANAGER_REST_PORT = 8081
-# Environments where a JobManager failure must not lose the job (Kubernetes HA).
-HIGH_AVAILABILITY_REQUIRED = ("staging", "prod")
-# The storage account key of the checkpoint account (in platform:storage.accounts after expansion).
-CHECKPOINT_ACCOUNT = "flink"
-# Where, inside a job's container, each kind of state lives.
-CHECKPOINTS, SAVEPOINTS, HA = "checkpoints", "savepoints", "ha"
-# Where the job's Kafka client properties are mounted (a ConfigMap the platform writes).
-KAFKA_PROPERTIES_DIR = "/etc/platform/kafka"
-KAFKA_PROPERTIES_FILE = "client.properties"
-KAFKA_CA_DIR = "/etc/platform/kafka-ca"
-# Labels the ConfigMaps of Kafka client properties the platform writes (the policy pack reads them).
-KAFKA_PROPERTIES_LABEL = f"{LABEL_PREFIX}/kafka-client-properties"
-# The Prometheus reporter's port, named on the main container for the PodMonitor.
-METRICS_PORT_NAME = "metrics"
-# The environment variable that tells the job where its Kafka client properties are.
-KAFKA_PROPERTIES_ENV = "KAFKA_PROPERTIES_FILE"
+# --- The platform's side: the pool, the namespaces, and what a job expands into. ---
 
 
 def flink_crd_version(version: str) -> str:
@@ -475,9 +477,6 @@ def kafka_properties(
         properties["ssl.truststore.type"] = "PEM"
         properties["ssl.truststore.location"] = f"{KAFKA_CA_DIR}/ca.crt"
     return properties
-
-
-STRIMZI_LOGIN_HANDLER = "io.strimzi.kafka.oauth.client.JaasClientOauthLoginCallbackHandler"
 
 
 def job_spec(

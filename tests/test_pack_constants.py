@@ -11,12 +11,13 @@ import pytest
 
 from components.cluster import SYSTEM_POOL_TAINT
 from components.kafka import INTERNAL_LB
-from facts import azure_policy
+from facts import azure_policy, flink
 from facts.azure_roles import role_id
 from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, PURPOSE_LABEL
 from facts.vm_sizes import VM_SIZES
 from planning.gpu import taint_key
 from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, training_namespace_labels
+from planning.streaming import KAFKA_PROPERTIES_LABEL
 from stackconfig.model import REQUIRED_TAGS
 from tests.support.packs import POLICIES, pack_module
 
@@ -39,6 +40,8 @@ RESTATED: list[tuple[tuple[str, str], str, str, Any]] = [
     (KUBERNETES, "workloads", "NAMESPACE_CLASS_LABEL", NAMESPACE_CLASS_LABEL),
     (KUBERNETES, "workloads", "TRAINING_CLASS", TRAINING_CLASS),
     (KUBERNETES, "workloads", "INTERNAL_LB", INTERNAL_LB),
+    (KUBERNETES, "streaming", "KAFKA_PROPERTIES_LABEL", KAFKA_PROPERTIES_LABEL),
+    (KUBERNETES, "streaming", "FLINK_DEPLOYMENT", f"kubernetes:{flink.API_VERSION}:FlinkDeployment"),
 ]
 
 

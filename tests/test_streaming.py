@@ -541,3 +541,24 @@ def test_savepoints_are_disposed_of_with_their_history_and_the_history_spans_the
     # Every 6 h for 7 days: 28 savepoints, and one more.
     assert options["kubernetes.operator.savepoint.history.max.count"] == "29"
     assert streaming.flink_duration_seconds("6 h") == 21600 and streaming.flink_duration_seconds("30 min") == 1800
+
+
+def test_every_run_holds_the_jobs_flinkdeployment_to_the_operators_rules(monkeypatch):
+    """The config checks build each job's FlinkDeployment and apply job_problems: a deprecated
+    option (or one the operator refuses) slipping into the builder stops the run, naming the job."""
+    from stackconfig.model import PlatformConfig
+    from validation.checks import find_problems
+
+    section = {key.removeprefix("platform:"): value for key, value in stack_values("prod").items()}
+    config = PlatformConfig.model_validate(section)
+    assert not find_problems(config)
+    built = streaming.flink_configuration
+    monkeypatch.setattr(
+        streaming, "flink_configuration", lambda job: {**built(job), "state.backend.incremental": "true"}
+    )
+    assert [(p.key, p.reason) for p in find_problems(config)] == [
+        (
+            "platform:streaming.jobs.inference-stats",
+            "its FlinkDeployment: state.backend.incremental is a deprecated name of execution.checkpointing.incremental",
+        )
+    ]

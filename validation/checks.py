@@ -1046,6 +1046,15 @@ def _job_problems(config: PlatformConfig, name: str, job: FlinkJobConfig) -> Ite
                 yield ConfigProblem(
                     where("topics", topic), f"is not a topic of platform:kafka.topics ({', '.join(known) or 'none'})"
                 )
+    # The FlinkDeployment the job becomes, against the operator's own rules and the platform's
+    # list of current Flink options (the identity's IDs change nothing these check).
+    manifest = streaming_plan.flink_deployment(
+        streaming_plan.job_spec(
+            config, name, login_server="registry", account_name="account", client_id="id", tenant_id="tenant"
+        )
+    )
+    for reason in streaming_plan.job_problems(manifest):
+        yield ConfigProblem(where(), f"its FlinkDeployment: {reason}")
     if job.savepoint_retention_days > streaming.checkpoints.savepoint_retention_days:
         yield ConfigProblem(
             where("savepointRetentionDays"),
