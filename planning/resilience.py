@@ -1,0 +1,184 @@
+"""What happens to each platform service when a zone or a region of a multi-region stack fails.
+
+The failure table is data: the README's "Regional failure" section is generated from it, and
+tests/test_resilience.py checks its claims against the plan (where each dependency of a cluster's
+workloads actually lives). A claim the plan contradicts fails a named test, so the table cannot
+drift from what `pulumi up` builds.
+
+Scenarios, for a stack whose first cluster's region is the primary (environment-wide resources
+live there):
+- `zone`: one availability zone of a region is lost;
+- `primary`: the primary region is lost; the cells say what the *other* regions' clusters keep;
+- `secondary`: another region is lost; the cells say what the primary's clusters keep.
+
+Each cell: `keeps` (works as before), `degrades` (works with less capacity or without a
+feature), `lost` (stops until the region returns or a person acts), with the RPO (data
+acknowledged before the failure that may be lost) and the RTO (time until the surviving side
+works again) and why.
+
+Imports nothing else from the project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Status = Literal["keeps", "degrades", "lost"]
+Scenario = Literal["zone", "primary", "secondary"]
+SCENARIOS: tuple[Scenario, ...] = ("zone", "primary", "secondary")
+
+
+@dataclass(frozen=True)
+class Cell:
+    status: Status
+    rpo: str
+    rto: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Row:
+    service: str
+    # The private endpoint sub-resources (group IDs) through which workloads reach it, if any:
+    # the tests locate them in the plan.
+    group_ids: tuple[str, ...]
+    cells: dict[Scenario, Cell]
+
+
+def _keeps(why: str) -> Cell:
+    return Cell("keeps", "0", "0", why)
+
+
+FAILURE_TABLE: tuple[Row, ...] = (
+    Row(
+        "AKS clusters and node pools",
+        (),
+        {
+            "zone": Cell(
+                "degrades",
+                "0",
+                "minutes (the autoscaler adds nodes in the other zones)",
+                "clusters and pools span three zones; InfiniBand pools sit in one zone and lose it",
+            ),
+            "primary": _keeps("each region's clusters have their own control plane, VNet and egress"),
+            "secondary": _keeps("each region's clusters have their own control plane, VNet and egress"),
+        },
+    ),
+    Row(
+        "Storage (weights, datasets, checkpoints, Flink state)",
+        ("blob", "dfs"),
+        {
+            "zone": _keeps("zone-redundant accounts (ZRS) keep three copies across zones"),
+            "primary": Cell(
+                "lost",
+                "0 if the region returns; everything if it does not (ZRS has no copy elsewhere)",
+                "until the primary region returns",
+                "every account and its private endpoints are in the primary region",
+            ),
+            "secondary": _keeps("the accounts and their endpoints are in the primary region"),
+        },
+    ),
+    Row(
+        "Key Vault (secrets, customer-managed keys)",
+        ("vault",),
+        {
+            "zone": _keeps("Key Vault is zone-redundant where the region has zones"),
+            "primary": Cell(
+                "lost",
+                "0",
+                "until the primary region returns (Microsoft fails a vault over to its paired region, not to "
+                "the platform's other region, and the private endpoint stays in the primary)",
+                "the vault and its private endpoint are in the primary region",
+            ),
+            "secondary": _keeps("the vault and its endpoint are in the primary region"),
+        },
+    ),
+    Row(
+        "Container registry (image pulls)",
+        ("registry",),
+        {
+            "zone": _keeps("zone-redundant registry and replicas"),
+            "primary": Cell(
+                "lost",
+                "0",
+                "until the primary region returns (nodes keep the images they have cached)",
+                "the registry's only private endpoint is in the primary region, so other regions reach "
+                "their own replica through it",
+            ),
+            "secondary": _keeps("the primary's replica and endpoint serve the primary's clusters"),
+        },
+    ),
+    Row(
+        "Kafka (Strimzi, one per cluster, MirrorMaker 2 between them)",
+        (),
+        {
+            "zone": _keeps("brokers spread over three zones with rack awareness, min.insync.replicas 2"),
+            "primary": Cell(
+                "degrades",
+                "the mirror's lag (records not yet copied to the surviving cluster)",
+                "a client's reconnect to its own cluster's Kafka",
+                "each cluster's clients use their own Kafka; the lost region's topics survive as mirrored copies",
+            ),
+            "secondary": Cell(
+                "degrades",
+                "the mirror's lag (records not yet copied to the surviving cluster)",
+                "a client's reconnect to its own cluster's Kafka",
+                "each cluster's clients use their own Kafka; the lost region's topics survive as mirrored copies",
+            ),
+        },
+    ),
+    Row(
+        "Training and batch jobs",
+        (),
+        {
+            "zone": Cell(
+                "degrades",
+                "work since the job's last checkpoint",
+                "the job's restart (Kueue requeues it)",
+                "a job on lost nodes fails and is requeued onto the remaining capacity",
+            ),
+            "primary": Cell(
+                "lost",
+                "work since each job's last checkpoint in the lost region",
+                "until the primary region returns: queued jobs stay in their region's queue, and "
+                "checkpoints and weights are in the primary region's storage",
+                "no job moves between regions, and every job's data is in the primary region",
+            ),
+            "secondary": Cell(
+                "degrades",
+                "work since each job's last checkpoint in the lost region",
+                "until the region returns for that region's jobs; the primary's keep running",
+                "no job moves between regions",
+            ),
+        },
+    ),
+    Row(
+        "Monitoring (Log Analytics, managed Prometheus)",
+        (),
+        {
+            "zone": _keeps("the workspaces are regional services"),
+            "primary": Cell(
+                "lost",
+                "logs and metrics sent while the region is down",
+                "until the primary region returns",
+                "the Log Analytics and Azure Monitor workspaces are in the primary region",
+            ),
+            "secondary": _keeps("the workspaces are in the primary region"),
+        },
+    ),
+    Row(
+        "Identity (Entra ID, workload identity)",
+        (),
+        {
+            "zone": _keeps("Entra ID is a global service; each cluster serves its own OIDC issuer"),
+            "primary": _keeps("Entra ID is global; each cluster's OIDC issuer is its own"),
+            "secondary": _keeps("Entra ID is global; each cluster's OIDC issuer is its own"),
+        },
+    ),
+)
+
+
+def row(service_prefix: str) -> Row:
+    (found,) = [r for r in FAILURE_TABLE if r.service.startswith(service_prefix)]
+    return found

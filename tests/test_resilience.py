@@ -1,0 +1,105 @@
+"""The failure table (planning/resilience.py) against the plans of the multi-region stacks:
+each claim about what the surviving region keeps must follow from where the plan puts every
+dependency of its clusters' workloads."""
+
+from __future__ import annotations
+
+import pytest
+
+from planning.resilience import FAILURE_TABLE, SCENARIOS, row
+from tests.conftest import stack_values
+from tests.support.plan_edits import changed
+from tests.test_private_data import resource_id
+
+ENDPOINT = "azure-native:network:PrivateEndpoint"
+MULTI_REGION = ("prod", "prod-scale")
+WORKSPACES = ("azure-native:operationalinsights:Workspace", "azure-native:monitor:AzureMonitorWorkspace")
+
+
+def _regions(stack: str) -> list[str]:
+    """The stack's cluster regions, the primary (the first cluster's) first."""
+    return list(dict.fromkeys(c["region"] for c in stack_values(stack)["platform:clusters"].values()))
+
+
+def _located(plan) -> dict[str, str]:
+    """ARM ID -> location of every resource the plan places in a region."""
+    return {resource_id(r): r.inputs["location"] for r in plan.resources if isinstance(r.inputs.get("location"), str)}
+
+
+def _targets(plan, group_ids: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each private-link target reached through these sub-resources -> its endpoints' regions."""
+    targets: dict[str, list[str]] = {}
+    for endpoint in plan.of_type(ENDPOINT):
+        connection = endpoint.inputs["privateLinkServiceConnections"][0]
+        if connection["groupIds"][0] in group_ids:
+            targets.setdefault(connection["privateLinkServiceId"], []).append(endpoint.inputs["location"])
+    return targets
+
+
+def survives(plan, group_ids: tuple[str, ...], lost: str, region: str) -> bool:
+    """Whether workloads in `region` still reach every target of these sub-resources when
+    `lost` is down: through an endpoint in a region that is up, to a resource that is not only in
+    the lost region."""
+    located = _located(plan)
+    for target, endpoint_regions in _targets(plan, group_ids).items():
+        if not any(r != lost for r in endpoint_regions) or located.get(target) == lost:
+            return False
+    return True
+
+
+def test_every_service_has_a_cell_for_every_scenario_and_says_why():
+    for entry in FAILURE_TABLE:
+        assert set(entry.cells) == set(SCENARIOS), entry.service
+        for cell in entry.cells.values():
+            assert cell.why and cell.rpo and cell.rto
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+@pytest.mark.parametrize("entry", [r for r in FAILURE_TABLE if r.group_ids], ids=lambda r: r.service.split(" (")[0])
+def test_the_tables_data_plane_claims_follow_from_where_the_plan_puts_each_endpoint(plans, stack, entry):
+    plan = plans[stack]
+    assert _targets(plan, entry.group_ids), f"{entry.service}: nothing in {stack} is reached that way"
+    primary, *others = _regions(stack)
+    assert others, f"{stack} has one region"
+    for other in others:
+        # The primary is lost: what the other regions keep.
+        assert (entry.cells["primary"].status != "lost") == survives(plan, entry.group_ids, primary, other), (
+            stack,
+            entry.service,
+            "primary",
+        )
+        # Another region is lost: what the primary keeps.
+        assert (entry.cells["secondary"].status != "lost") == survives(plan, entry.group_ids, other, primary), (
+            stack,
+            entry.service,
+            "secondary",
+        )
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_the_tables_monitoring_claims_follow_from_where_the_workspaces_are(plans, stack):
+    primary, *_ = _regions(stack)
+    locations = {r.inputs["location"] for t in WORKSPACES for r in plans[stack].of_type(t)}
+    assert locations
+    only_in_primary = locations == {primary}
+    assert (row("Monitoring").cells["primary"].status == "lost") == only_in_primary
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_no_job_moves_between_regions_until_a_dispatcher_exists(plans, stack):
+    multikueue = [r for r in plans[stack].resources if "MultiKueue" in r.type]
+    assert (row("Training").cells["primary"].status == "lost") == (not multikueue)
+
+
+def test_an_endpoint_moved_to_the_other_region_contradicts_the_table(plans):
+    """The check bites: with the vault's endpoint moved to the other region, the primary's
+    clusters lose the vault when that region fails, which the table says they keep."""
+    plan = plans["prod"]
+    primary, other = _regions("prod")
+    vault = row("Key Vault")
+    assert vault.cells["secondary"].status == "keeps" and survives(plan, vault.group_ids, other, primary)
+    (endpoint,) = [
+        e for e in plan.of_type(ENDPOINT) if e.inputs["privateLinkServiceConnections"][0]["groupIds"] == ["vault"]
+    ]
+    moved = changed(plan, endpoint.name, inputs={**endpoint.inputs, "location": other})
+    assert not survives(moved, vault.group_ids, other, primary)
