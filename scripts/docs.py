@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU  # noqa: E402
 from facts.vm_sizes import VM_SIZES  # noqa: E402
-from planning import addressing  # noqa: E402
+from planning import addressing, resilience  # noqa: E402
 from stackconfig import reference  # noqa: E402
 from stackconfig.model import ClusterConfig, PlatformConfig  # noqa: E402
 from validation.loader import ConfigError, parse_platform_config  # noqa: E402
@@ -416,10 +416,52 @@ def migration_page(stack: str = "prod") -> str:
 BLOCK = re.compile(r"(<!-- generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
 
 
+_SCENARIO_TITLES = {"zone": "a zone lost", "primary": "the primary region lost", "secondary": "another region lost"}
+
+
+def failure_table() -> str:
+    """README's regional failure table: each service's state in each scenario (planning/resilience.py)."""
+    lines = [
+        "| service | " + " | ".join(_SCENARIO_TITLES[s] for s in resilience.SCENARIOS) + " |",
+        "|---|" + "---|" * len(resilience.SCENARIOS),
+    ]
+    for entry in resilience.FAILURE_TABLE:
+        lines.append(f"| {entry.service} | " + " | ".join(entry.cells[s].status for s in resilience.SCENARIOS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def resilience_page() -> str:
+    """docs/resilience.md: every cell of the failure table with its RPO, RTO and reason."""
+    out = [
+        "# What fails when a zone or a region fails",
+        "",
+        "Generated from `planning/resilience.py` by `make docs`; tests/test_resilience.py checks each",
+        "data-plane, monitoring and job claim against the plans of prod and prod-scale. The primary",
+        "region is the first cluster's, where environment-wide resources live. In the primary and",
+        "secondary columns, a cell says what the surviving region's clusters keep. Status: `keeps`,",
+        "`degrades` (less capacity or a feature), `lost` (until the region returns or a person acts).",
+        "The design that changes these rows is decision 0008 (docs/decisions/0008-regional-failure.md).",
+        "",
+    ]
+    for scenario in resilience.SCENARIOS:
+        out += [
+            f"## {_SCENARIO_TITLES[scenario][0].upper()}{_SCENARIO_TITLES[scenario][1:]}",
+            "",
+            "| service | status | RPO | RTO | why |",
+            "|---|---|---|---|---|",
+        ]
+        for entry in resilience.FAILURE_TABLE:
+            cell = entry.cells[scenario]
+            out.append(f"| {entry.service} | {cell.status} | {cell.rpo} | {cell.rto} | {cell.why} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
     """Generated blocks inside hand-written pages: (page, block name) -> its content."""
     return {
         (ROOT / "README.md", "environments"): lambda: environments_table(stack_configs()),
+        (ROOT / "README.md", "failure-table"): failure_table,
         (ROOT / "policies" / "README.md", "policies"): policies_table,
         (ROOT / "docs" / "deploying.md", "permissions"): permissions_table,
     }
@@ -431,6 +473,7 @@ def pages() -> dict[Path, str]:
         ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems()),
         ROOT / "docs" / "catalogue.md": catalogue_page(),
         ROOT / "docs" / "migration.md": migration_page(),
+        ROOT / "docs" / "resilience.md": resilience_page(),
     }
     for (path, name), render in blocks().items():
         text = result.get(path) or path.read_text()
