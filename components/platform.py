@@ -519,7 +519,8 @@ def _kafka_clients(config: PlatformConfig, key: str, principal_ids: Mapping[str,
     return [
         KafkaClientSpec(client, config.workloads[client].namespace, spec.authentication, principal_ids[client])
         for client, spec in kafka.clients.items()
-        if key in config.workload_clusters(client)
+        # Where it runs and where it fails over to: a client that moves finds its user there.
+        if key in config.identity_clusters(client)
     ]
 
 
@@ -587,7 +588,7 @@ def build_tenants(
             name=workload,
             namespace=spec.namespace,
             service_account=spec.service_account,
-            issuers={c: clusters[c].oidc_issuer_url for c in config.workload_clusters(workload)},
+            issuers={c: clusters[c].oidc_issuer_url for c in config.identity_clusters(workload)},
             grants=workload_grants(config, workload, data.container_ids, foundation.key_vault_id),
         )
         for workload, spec in config.workloads.items()
@@ -637,7 +638,7 @@ def build_tenants(
                         kubernetes_api=spec.kubernetes_api,
                     )
                     for workload, spec in config.workloads.items()
-                    if key in config.workload_clusters(workload)
+                    if key in config.identity_clusters(workload)
                 ],
                 tenant_id=tenant_id,
                 subscription_id=ctx.deployer.subscription_id,

@@ -71,7 +71,8 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
     workloads = {
         name: spec
         for name, spec in config.workloads.items()
-        if spec.namespace == namespace and cluster_key in config.workload_clusters(name)
+        # Where they run and where they fail over to: the namespace is ready when they land.
+        if spec.namespace == namespace and cluster_key in config.identity_clusters(name)
     }
     clients = [name for name in workloads if config.kafka is not None and name in config.kafka.clients]
     egress: list[Peer] = []

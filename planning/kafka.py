@@ -257,6 +257,25 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
     assert kafka.strimzi is not None
     oauth = spec.authentication == "oauth"
     port = OAUTH_PORT if oauth else MUTUAL_TLS_PORT
+    failover = [c for c in config.identity_clusters(client) if c not in clusters]
+    if failover:
+        # Where the client connects if it is moved there (its own clusters lost), and what it
+        # reads there: each topic and the copies MirrorMaker made of it, where its group's
+        # offsets were synced (at-least-once: docs/kafka.md, "Failing over").
+        info["failover"] = {
+            cluster: {
+                "bootstrapServers": strimzi_bootstrap(cluster, port),
+                "topics": {
+                    topic: [
+                        topic,
+                        *(mirrored_topic(source, topic) for source in mirror_clusters(config) if source != cluster),
+                    ]
+                    for topic, access in spec.topics.items()
+                    if reads(access)
+                },
+            }
+            for cluster in failover
+        }
     info.update(
         bootstrapServers={cluster: strimzi_bootstrap(cluster, port) for cluster in clusters},
         securityProtocol="SASL_SSL" if oauth else "SSL",

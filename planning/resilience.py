@@ -118,7 +118,9 @@ FAILURE_TABLE: tuple[Row, ...] = (
                 "degrades",
                 "the mirror's lag (records not yet copied to the surviving cluster)",
                 "a client's reconnect to its own cluster's Kafka",
-                "each cluster's clients use their own Kafka; the lost region's topics survive as mirrored copies",
+                "each cluster's clients use their own Kafka and read the others' topics as copies; a "
+                "client pinned to the lost region restarts where `failoverClusters` says, with its "
+                "offsets synced onto the copies (at-least-once)",
             ),
             "secondary": Cell(
                 "degrades",

@@ -1169,6 +1169,12 @@ class WorkloadConfig(Model):
         default=None,
         description="Clusters it runs on, one federated credential each (at most 20). Unset: every cluster.",
     )
+    failover_clusters: list[ShortName] = Field(
+        default_factory=list,
+        description="Clusters it moves to when its own fail (not among `clusters`): its identity trusts them, "
+        "its service account and Kafka user exist there, idle until it lands; counted in the 20 "
+        "federated credentials; the connection info lists what to connect to there.",
+    )
     storage: dict[ShortName, dict[str, Access]] = Field(
         default_factory=dict,
         description="`{account: {container: read | write}}`: Storage Blob Data Reader (`read`) or Contributor"
@@ -1297,6 +1303,11 @@ class PlatformConfig(Model):
 
     def workload_clusters(self, workload: str) -> list[str]:
         return list(self.workloads[workload].clusters or self.clusters)
+
+    def identity_clusters(self, workload: str) -> list[str]:
+        """Clusters whose pods may sign in as the workload: where it runs and where it fails over to."""
+        spec = self.workloads[workload]
+        return self.workload_clusters(workload) + [c for c in spec.failover_clusters if c in self.clusters]
 
     def node_os_channel(self, cluster_key: str) -> str:
         configured = self.clusters[cluster_key].upgrades.node_os_channel

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from planning.resilience import FAILURE_TABLE, SCENARIOS, row
-from tests.conftest import stack_values
+from tests.conftest import run_with, stack_values
 from tests.support.plan_edits import changed
 from tests.test_private_data import resource_id
 
@@ -103,3 +103,55 @@ def test_an_endpoint_moved_to_the_other_region_contradicts_the_table(plans):
     ]
     moved = changed(plan, endpoint.name, inputs={**endpoint.inputs, "location": other})
     assert not survives(moved, vault.group_ids, other, primary)
+
+
+# --- A workload that fails over: known where it lands ------------------------------------------
+
+CREDENTIAL = "azure-native:managedidentity:FederatedIdentityCredential"
+KAFKA_USER = "kubernetes:kafka.strimzi.io/v1:KafkaUser"
+SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
+
+
+def _pinned_with_failover(values):
+    values["platform:workloads"]["trainer"]["clusters"] = ["eus2"]
+    values["platform:workloads"]["trainer"]["failoverClusters"] = ["scus"]
+
+
+def test_a_workload_that_fails_over_can_sign_in_and_reach_kafka_where_it_lands():
+    """trainer runs on eus2 only; when eus2 is lost it is restarted on scus. Its identity must
+    already trust scus's issuer, its service account and KafkaUser must exist there, and its
+    connection info must say what to read there: each topic and eus2's copy of it, where
+    MirrorMaker synced its group's offsets."""
+    plan = run_with("prod", _pinned_with_failover)
+    assert plan.ok, plan.error
+    credentials = sorted(c.name for c in plan.of_type(CREDENTIAL) if c.name.startswith("workloads-trainer-"))
+    assert credentials == ["workloads-trainer-eus2", "workloads-trainer-scus"]
+    accounts = [a for a in plan.of_type(SERVICE_ACCOUNT) if a.inputs["metadata"]["name"] == "trainer"]
+    assert sorted(a.name.split("-")[1] for a in accounts) == ["eus2", "scus"]
+    users = [u for u in plan.of_type(KAFKA_USER) if u.name.startswith("kafka-scus-")]
+    assert any((u.inputs["metadata"].get("labels") or {}).get("platform.ai/workload") == "trainer" for u in users)
+    info = plan.outputs["kafkaClients"]["trainer"]
+    assert list(info["bootstrapServers"]) == ["eus2"]
+    assert info["failover"] == {
+        "scus": {
+            "bootstrapServers": "scus-kafka-bootstrap.kafka.svc:9093",
+            "topics": {"model-registry": ["model-registry", "eus2.model-registry"]},
+        }
+    }
+
+
+def test_failover_clusters_must_be_other_clusters():
+    from tests.test_config_errors import expect_problem, set_in
+
+    expect_problem(
+        "prod",
+        set_in("workloads.trainer.failoverClusters", ["eus2"]),
+        "platform:workloads.trainer.failoverClusters[0]",
+        "already one it runs on",
+    )
+    expect_problem(
+        "prod",
+        set_in("workloads.trainer.failoverClusters", ["west"]),
+        "platform:workloads.trainer.failoverClusters[0]",
+        "not a cluster",
+    )

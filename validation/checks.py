@@ -733,10 +733,19 @@ def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
         for i, cluster in enumerate(workload.clusters or []):
             if cluster not in config.clusters:
                 yield ConfigProblem(where("clusters", i), f"{cluster} is not a cluster of platform:clusters")
-        if len(set(clusters)) > MAX_FEDERATED_CREDENTIALS:
+        for i, cluster in enumerate(workload.failover_clusters):
+            if cluster not in config.clusters:
+                yield ConfigProblem(where("failoverClusters", i), f"{cluster} is not a cluster of platform:clusters")
+            elif cluster in clusters:
+                yield ConfigProblem(
+                    where("failoverClusters", i),
+                    f"{cluster} is already one it runs on (platform:workloads.{name}.clusters, unset: every cluster)",
+                )
+        trusted = set(clusters) | set(workload.failover_clusters)
+        if len(trusted) > MAX_FEDERATED_CREDENTIALS:
             yield ConfigProblem(
                 where("clusters"),
-                f"{len(set(clusters))} clusters need one federated credential each, but Azure allows "
+                f"{len(trusted)} clusters need one federated credential each, but Azure allows "
                 f"{MAX_FEDERATED_CREDENTIALS} per identity: split the workload",
             )
 
@@ -807,7 +816,7 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 "clients sign in with a workload's identity",
             )
         elif kafka.engine == "strimzi":
-            elsewhere = [c for c in config.workload_clusters(client) if c not in hosts]
+            elsewhere = [c for c in config.identity_clusters(client) if c not in hosts]
             if elsewhere:
                 yield ConfigProblem(
                     key("kafka", "clients", client),
