@@ -81,8 +81,10 @@ class FoundationOutputs:
     subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
     # region -> the public addresses its egress leaves from (NAT or firewall)
     egress_ips: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
-    # private DNS zone name -> ID
+    # private DNS zone name -> ID (the shared zones)
     dns_zone_ids: Mapping[str, pulumi.Input[str]]
+    # region -> zone name -> ID: the data-plane zones of each non-primary region with clusters
+    regional_dns_zone_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
     registry_id: pulumi.Input[str]
     key_vault_id: pulumi.Input[str]
     storage_key: CustomerManagedKey | None
@@ -105,6 +107,7 @@ class FoundationOutputs:
             "subnetIds": {region: dict(ids) for region, ids in self.subnet_ids.items()},
             "egressIps": dict(self.egress_ips),
             "dnsZoneIds": dict(self.dns_zone_ids),
+            "regionalDnsZoneIds": {region: dict(ids) for region, ids in self.regional_dns_zone_ids.items()},
             "registryId": self.registry_id,
             "keyVaultId": self.key_vault_id,
             "storageKey": None
@@ -128,6 +131,7 @@ class FoundationOutputs:
         zones: Sequence[str],
         workloads: Sequence[str],
         storage_key: bool,
+        regional_zones: Mapping[str, Sequence[str]],
     ) -> FoundationOutputs:
         """The foundation's outputs a unit uses: `subnets` (region -> keys: the regions it builds
         in), `zones`, `workloads`, from config."""
@@ -142,6 +146,10 @@ class FoundationOutputs:
             },
             egress_ips={region: get("egressIps", region) for region in subnets},
             dns_zone_ids={zone: get("dnsZoneIds", zone) for zone in zones},
+            regional_dns_zone_ids={
+                region: {zone: get("regionalDnsZoneIds", region, zone) for zone in names}
+                for region, names in regional_zones.items()
+            },
             registry_id=get("registryId"),
             key_vault_id=get("keyVaultId"),
             storage_key=CustomerManagedKey(

@@ -62,7 +62,14 @@ from components.network import (
 from components.observability import Observability, ObservabilityArgs
 from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
 from components.plan_access import PlanAccess, PlanAccessArgs
-from components.private_dns import CentralZones, DataPlaneSettings, PrivateDns, PrivateDnsArgs, PrivateEndpoints
+from components.private_dns import (
+    CentralZones,
+    DataPlaneSettings,
+    PrivateDns,
+    PrivateDnsArgs,
+    PrivateEndpoints,
+    RegionalEndpoints,
+)
 from components.registry import ContainerRegistry, ContainerRegistryArgs
 from components.storage import PrivateStorage, PrivateStorageArgs
 from components.streaming import StreamingJobs, StreamingJobsArgs, StreamingPlatform, StreamingPlatformArgs
@@ -87,7 +94,7 @@ from planning.cluster_traffic import (
 )
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.layers import Unit
-from planning.naming import Naming, parse_resource_id, storage_account_name
+from planning.naming import Naming, parse_resource_id, region_code, storage_account_name
 from planning.network_policy import NamespaceTraffic
 from planning.priorities import PLATFORM_CRITICAL
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
@@ -155,6 +162,18 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
 
 def private_dns_zones(config: PlatformConfig) -> list[str]:
     """The zones this environment's private endpoints and private API servers need."""
+    private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
+    return data_plane_zones(config) + [api_server_zone(region) for region in private_regions]
+
+
+def endpoint_regions(config: PlatformConfig) -> list[str]:
+    """Regions that reach the data plane through endpoints of their own: every region with a
+    cluster, the primary first (its endpoints keep the names they always had)."""
+    return list(dict.fromkeys([config.primary_region, *(c.region for c in config.clusters.values())]))
+
+
+def data_plane_zones(config: PlatformConfig) -> list[str]:
+    """The privatelink zones of the environment's data-plane endpoints."""
     group_ids = ["vault", "registry"]
     if config.storage.accounts:
         group_ids.append("blob")
@@ -162,9 +181,7 @@ def private_dns_zones(config: PlatformConfig) -> list[str]:
         group_ids.append("dfs")
     if config.kafka and config.kafka.engine == "eventhubs":
         group_ids.append("namespace")
-    zones = [ZONE_BY_GROUP_ID[group_id] for group_id in group_ids]
-    private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
-    return zones + [api_server_zone(region) for region in private_regions]
+    return [ZONE_BY_GROUP_ID[group_id] for group_id in group_ids]
 
 
 def cache_rules(config: PlatformConfig) -> tuple[CacheRule, ...]:
@@ -252,15 +269,25 @@ class Context:
         self,
         subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
         zone_ids: Mapping[str, pulumi.Input[str]],
+        regional_zone_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
         log_analytics_workspace_id: pulumi.Input[str],
     ) -> DataPlaneSettings:
-        """Where the private data-plane services of the primary region go."""
+        """Where the private data-plane services go: the primary region, with an endpoint in
+        every region with clusters, each in its region's zones."""
         config, region = self.config, self.config.primary_region
         return DataPlaneSettings(
             naming=self.naming,
             region=region,
-            endpoints=PrivateEndpoints(
-                region=region, subnet_id=subnet_ids[region][PRIVATE_ENDPOINT_SUBNET], zone_ids=zone_ids
+            endpoints=RegionalEndpoints(
+                [
+                    PrivateEndpoints(
+                        region=r,
+                        subnet_id=subnet_ids[r][PRIVATE_ENDPOINT_SUBNET],
+                        zone_ids=zone_ids if r == region else regional_zone_ids[r],
+                        suffix="" if r == region else f"-{region_code(r)}",
+                    )
+                    for r in endpoint_regions(config)
+                ]
             ),
             log_analytics_workspace_id=log_analytics_workspace_id,
             protect=config.protect,
@@ -283,10 +310,11 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         opts=ctx.opts,
     )
     networks = _networks(ctx, observability.log_analytics_workspace_id)
-    dns = _private_dns(ctx, networks)
+    dns, regional_dns = _private_dns(ctx, networks)
     region = config.primary_region
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
-    service = ctx.data_plane(subnet_ids, dns.zone_ids, observability.log_analytics_workspace_id)
+    regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
+    service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, observability.log_analytics_workspace_id)
     vault = KeyVault(
         "keyvault",
         KeyVaultArgs(
@@ -320,6 +348,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         subnet_ids=subnet_ids,
         egress_ips={r: n.egress_ips for r, n in networks.items()},
         dns_zone_ids=dns.zone_ids,
+        regional_dns_zone_ids=regional_zone_ids,
         registry_id=registry.registry_id,
         key_vault_id=vault.vault_id,
         storage_key=vault.storage_key,
@@ -327,14 +356,19 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         identity_principal_ids=identities.principal_ids,
         identity_names=identities.names,
         identity_resource_group=identities.resource_group_name,
-        after=(*registry.ready, dns),
+        after=(*registry.ready, dns, *regional_dns.values()),
         dns_links=dns.links,
     )
 
 
 def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
     config = ctx.config
-    service = ctx.data_plane(foundation.subnet_ids, foundation.dns_zone_ids, foundation.log_analytics_workspace_id)
+    service = ctx.data_plane(
+        foundation.subnet_ids,
+        foundation.dns_zone_ids,
+        foundation.regional_dns_zone_ids,
+        foundation.log_analytics_workspace_id,
+    )
     storage = PrivateStorage(
         "storage",
         PrivateStorageArgs(
@@ -853,7 +887,11 @@ def _networks(ctx: Context, log_analytics_workspace_id: pulumi.Input[str]) -> di
     return networks
 
 
-def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> PrivateDns:
+def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple[PrivateDns, dict[str, PrivateDns]]:
+    """The shared zones (every API server zone, linked to every VNet and the hub; the data-plane
+    zones, linked to the primary region's VNet, the hub, and regions without clusters), and a
+    set of data-plane zones of its own for every other region with clusters, where its
+    endpoints register (docs/decisions/0008-regional-failure.md)."""
     config, naming = ctx.config, ctx.naming
     hub = config.network.hub
     vnet_ids: dict[str, pulumi.Input[str]] = {
@@ -866,7 +904,9 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> Priva
     elif hub:
         # Our zones: deploy runners and resolvers in the hub must resolve them too.
         vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
-    return PrivateDns(
+    own_zones = [r for r in endpoint_regions(config) if r != config.primary_region]
+    elsewhere = {naming.regional("vnet", r) for r in own_zones}
+    shared = PrivateDns(
         "dns",
         PrivateDnsArgs(
             naming=naming,
@@ -875,9 +915,25 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> Priva
             vnet_ids=vnet_ids,
             central=central,
             tags=ctx.tags,
+            vnets_by_zone={zone: [v for v in vnet_ids if v not in elsewhere] for zone in data_plane_zones(config)},
         ),
         opts=ctx.opts,
     )
+    regional = {
+        region: PrivateDns(
+            f"dns-{region_code(region)}",
+            PrivateDnsArgs(
+                naming=naming,
+                region=region,
+                zones=data_plane_zones(config),
+                vnet_ids={naming.regional("vnet", region): networks[region].vnet_id},
+                tags=ctx.tags,
+            ),
+            opts=ctx.opts,
+        )
+        for region in own_zones
+    }
+    return shared, regional
 
 
 def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> FoundationOutputs:
@@ -886,6 +942,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
     return FoundationOutputs.read(
         subnets={region: keys[region] for region in regions},
         zones=private_dns_zones(config),
+        regional_zones={r: data_plane_zones(config) for r in endpoint_regions(config) if r != config.primary_region},
         workloads=identity_workloads(config),
         storage_key=config.storage.customer_managed_key,
     )
@@ -919,7 +976,7 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         # Client IDs of the workload identities, for pods outside the platform's service accounts.
         pulumi.export("workloadIdentities", foundation.identity_client_ids)
     elif unit.layer == "data":
-        data = build_data(ctx, _foundation_reference(config, [config.primary_region]))
+        data = build_data(ctx, _foundation_reference(config, endpoint_regions(config)))
         for name, value in data.to_exports().items():
             pulumi.export(name, value)
     elif unit.layer == "cluster":

@@ -10,8 +10,9 @@ their zone group, AKS writes the API server's record itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 from pulumi_azure_native import network, privatedns
@@ -40,6 +41,9 @@ class PrivateDnsArgs:
     vnet_ids: Mapping[str, pulumi.Input[str]]
     central: CentralZones | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    # Zone name -> the VNet names (of `vnet_ids`) it links to; a zone not named links to all.
+    # A VNet links one zone of a name: a region with its own zone set links those, not these.
+    vnets_by_zone: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 class PrivateDns(pulumi.ComponentResource):
@@ -78,7 +82,10 @@ class PrivateDns(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self),
                 )
                 zone_id, zone_ref = zone.id, zone.name
+            linked = args.vnets_by_zone.get(zone_name, list(args.vnet_ids))
             for vnet_name, vnet_id in args.vnet_ids.items():
+                if vnet_name not in linked:
+                    continue
                 self.links[(zone_name, vnet_name)] = privatedns.VirtualNetworkLink(
                     f"{name}-{zone_name}-{vnet_name}",
                     # Named after the VNet: unique in a zone that several environments share.
@@ -106,6 +113,8 @@ class PrivateEndpoints:
     region: str
     subnet_id: pulumi.Input[str]
     zone_ids: Mapping[str, pulumi.Input[str]]
+    # Appended to the endpoints' names outside the primary region (the primary's keep theirs).
+    suffix: str = ""
 
     def connect(
         self,
@@ -124,11 +133,12 @@ class PrivateEndpoints:
         Returns the endpoint and its zone group: clients can use the endpoint once both exist.
         """
         zone = ZONE_BY_GROUP_ID[group_id]
+        suffix = self.suffix
         endpoint = network.PrivateEndpoint(
-            f"{name}-pe-{group_id}",
-            private_endpoint_name=f"pe-{target_name}-{group_id}",
+            f"{name}-pe-{group_id}{suffix}",
+            private_endpoint_name=f"pe-{target_name}-{group_id}{suffix}",
             # A readable NIC name instead of the generated `<pe>.nic.<guid>`.
-            custom_network_interface_name=f"nic-pe-{target_name}-{group_id}",
+            custom_network_interface_name=f"nic-pe-{target_name}-{group_id}{suffix}",
             resource_group_name=resource_group_name,
             location=self.region,
             subnet=network.SubnetArgs(id=self.subnet_id),
@@ -143,7 +153,7 @@ class PrivateEndpoints:
             opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
         )
         zone_group = network.PrivateDnsZoneGroup(
-            f"{name}-pe-{group_id}-dns",
+            f"{name}-pe-{group_id}{suffix}-dns",
             private_dns_zone_group_name="default",
             private_endpoint_name=endpoint.name,
             resource_group_name=resource_group_name,
@@ -156,13 +166,24 @@ class PrivateEndpoints:
 
 
 @dataclass(frozen=True)
+class RegionalEndpoints:
+    """A private endpoint per region with clusters, each registered in its region's zones: a
+    region reaches the data plane through its own endpoints (docs/decisions/0008)."""
+
+    regions: Sequence[PrivateEndpoints]
+
+    def connect(self, name: str, **kwargs: Any) -> list[pulumi.Resource]:
+        return [resource for endpoints in self.regions for resource in endpoints.connect(name, **kwargs)]
+
+
+@dataclass(frozen=True)
 class DataPlaneSettings:
     """What every private data-plane service (storage, Key Vault, registry) shares: where it
     lives, how it is reached and logged, and how it is kept from deletion."""
 
     naming: Naming
     region: str
-    endpoints: PrivateEndpoints
+    endpoints: RegionalEndpoints
     log_analytics_workspace_id: pulumi.Input[str]
     protect: bool
     lock: bool

@@ -146,10 +146,12 @@ def account_name(view: ClusterView, golden: Golden) -> str:
 
 
 def endpoint_subnet(view: ClusterView, target: str) -> str:
-    """The address range of the subnet holding the private endpoint of `target` (part of its ID)."""
+    """The address range of the subnet holding the private endpoint of `target` (part of its ID)
+    in the view's cluster's region, which its pods reach the data plane through."""
+    region = view.config["platform:clusters"][view.key]["region"]
     for endpoint in view.plan.of_type(PRIVATE_ENDPOINT):
         connection = endpoint.inputs["privateLinkServiceConnections"][0]["privateLinkServiceId"]
-        if target.lower() in connection.lower():
+        if target.lower() in connection.lower() and endpoint.inputs["location"] == region:
             name = endpoint.inputs["subnet"]["id"].rsplit("/", 1)[-1]
             (subnet,) = [s.inputs["addressPrefix"] for s in view.plan.of_type(SUBNET) if s.inputs["subnetName"] == name]
             return subnet

@@ -43,18 +43,21 @@ _ENTRA_ID = FqdnRule((ENTRA_ID_FQDN,))
 _HTTP = 80
 
 
-def private_endpoint_ranges(config: PlatformConfig) -> tuple[str, ...]:
-    """Where the environment's private endpoints live (the primary region's subnet)."""
-    return (str(config.network.regions[config.primary_region].subnets.private_endpoints),)
+def private_endpoint_ranges(config: PlatformConfig, cluster_key: str) -> tuple[str, ...]:
+    """Where the cluster reaches the data plane: its own region's private-endpoint subnet (every
+    region with clusters has an endpoint of every data-plane resource, decision 0008)."""
+    return (str(config.network.regions[config.clusters[cluster_key].region].subnets.private_endpoints),)
 
 
-def _kafka_peer(config: PlatformConfig, clients: list[str]) -> Peer | None:
+def _kafka_peer(config: PlatformConfig, cluster_key: str, clients: list[str]) -> Peer | None:
     """Egress from Kafka clients to the brokers (Strimzi) or Event Hubs (private endpoint)."""
     kafka = config.kafka
     if kafka is None or not clients:
         return None
     if kafka.engine == "eventhubs":
-        return Peer("event-hubs", (Port(kafka_plan.EVENT_HUBS_KAFKA_PORT),), cidrs=private_endpoint_ranges(config))
+        return Peer(
+            "event-hubs", (Port(kafka_plan.EVENT_HUBS_KAFKA_PORT),), cidrs=private_endpoint_ranges(config, cluster_key)
+        )
     ports = sorted(
         {
             kafka_plan.OAUTH_PORT if kafka.clients[c].authentication == "oauth" else kafka_plan.MUTUAL_TLS_PORT
@@ -77,8 +80,8 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
     clients = [name for name in workloads if config.kafka is not None and name in config.kafka.clients]
     egress: list[Peer] = []
     if any(spec.storage or spec.key_vault_secrets for spec in workloads.values()):
-        egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=private_endpoint_ranges(config)))
-    kafka = _kafka_peer(config, clients)
+        egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=private_endpoint_ranges(config, cluster_key)))
+    kafka = _kafka_peer(config, cluster_key, clients)
     if kafka is not None:
         egress.append(kafka)
     fqdns = []

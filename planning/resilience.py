@@ -100,11 +100,12 @@ FAILURE_TABLE: tuple[Row, ...] = (
         {
             "zone": _keeps("zone-redundant registry and replicas"),
             "primary": Cell(
-                "lost",
-                "0",
-                "until the primary region returns (nodes keep the images they have cached)",
-                "the registry's only private endpoint is in the primary region, so other regions reach "
-                "their own replica through it",
+                "degrades",
+                "images pushed within the replication lag (typically under 15 minutes)",
+                "1-2 minutes (Traffic Manager moves the data plane to the region's replica)",
+                "each region reaches its own replica through its own endpoint; with the home region "
+                "down pulls and pushes continue, configuration changes (cache rules, replicas) do not; "
+                "that the private global endpoint follows is Microsoft's documented behaviour, unverified here",
             ),
             "secondary": _keeps("the primary's replica and endpoint serve the primary's clusters"),
         },

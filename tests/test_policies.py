@@ -328,7 +328,17 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
     (
         "private-endpoint-with-dns",
         "no private endpoint",
-        lambda p: without(without(p, "registry-pe-registry-dns"), "registry-pe-registry"),
+        lambda p: without(
+            without(
+                without(without(p, "registry-pe-registry-dns"), "registry-pe-registry"), "registry-pe-registry-scus-dns"
+            ),
+            "registry-pe-registry-scus",
+        ),
+    ),
+    (
+        "private-endpoints-in-cluster-regions",
+        "the second region reaching the vault through the primary's endpoint",
+        lambda p: without(without(p, "keyvault-pe-vault-scus-dns"), "keyvault-pe-vault-scus"),
     ),
     ("stateful-resources-protected", "unprotected storage", lambda p: options(p, "storage-weights", protect=False)),
     (

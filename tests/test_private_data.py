@@ -116,11 +116,15 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
     }
     # staging and prod share one hub, which can link only one zone of each name: they use the
     # hub's zones, linking their own VNets to them through the hub subscription's provider.
+    # prod's second region has data-plane zones of its own, linked to its VNet only, where its
+    # own endpoints register (decision 0008); the hub's serve the hub's region.
     for stack in ("staging", "prod"):
         plan = plans[stack]
-        assert plan.of_type("azure-native:privatedns:PrivateZone") == []
+        own = plan.of_type("azure-native:privatedns:PrivateZone")
+        assert {z.inputs["resourceGroupName"] for z in own} <= {"rg-ailab-prod-scus-dns"}
+        assert bool(own) == (stack == "prod")
         provider = plan.one("pulumi:providers:azure-native", "subscription-0b1f6471-1bf0-4dda-aec3-111122223333")
-        for link in plan.of_type(LINK):
+        for link in (link for link in plan.of_type(LINK) if link.inputs["resourceGroupName"] == HUB_DNS_GROUP):
             assert link.inputs["resourceGroupName"] == HUB_DNS_GROUP
             assert link.provider.startswith(provider.urn)
             assert (
@@ -128,10 +132,10 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
                 == "link-" + link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1]
             )
         for group in plan.of_type(ZONE_GROUP):
-            assert (
-                f"/resourceGroups/{HUB_DNS_GROUP}/providers/Microsoft.Network/privateDnsZones/"
-                in (group.inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"])
-            )
+            zone_id = group.inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"]
+            # The second region's endpoints (named `-<region code>`) register in its own zones.
+            where = "rg-ailab-prod-scus-dns" if group.name.endswith("-scus-dns") else HUB_DNS_GROUP
+            assert f"/resourceGroups/{where}/providers/Microsoft.Network/privateDnsZones/" in zone_id, group.name
 
 
 def test_an_environment_with_its_own_zones_links_them_to_the_hub_too():

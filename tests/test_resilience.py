@@ -13,6 +13,8 @@ from tests.test_private_data import resource_id
 
 ENDPOINT = "azure-native:network:PrivateEndpoint"
 MULTI_REGION = ("prod", "prod-scale")
+REGISTRY = "azure-native:containerregistry:Registry"
+REPLICATION = "azure-native:containerregistry:Replication"
 WORKSPACES = ("azure-native:operationalinsights:Workspace", "azure-native:monitor:AzureMonitorWorkspace")
 
 
@@ -21,9 +23,16 @@ def _regions(stack: str) -> list[str]:
     return list(dict.fromkeys(c["region"] for c in stack_values(stack)["platform:clusters"].values()))
 
 
-def _located(plan) -> dict[str, str]:
-    """ARM ID -> location of every resource the plan places in a region."""
-    return {resource_id(r): r.inputs["location"] for r in plan.resources if isinstance(r.inputs.get("location"), str)}
+def _copies(plan) -> dict[str, set[str]]:
+    """ARM ID -> the regions holding a serving copy of the resource: its own, and a registry's
+    geo-replicas (active-active: pulls and pushes continue with the home region down)."""
+    copies = {
+        resource_id(r): {r.inputs["location"]} for r in plan.resources if isinstance(r.inputs.get("location"), str)
+    }
+    registries = {r.inputs["registryName"]: resource_id(r) for r in plan.of_type(REGISTRY)}
+    for replica in plan.of_type(REPLICATION):
+        copies[registries[replica.inputs["registryName"]]].add(replica.inputs["location"])
+    return copies
 
 
 def _targets(plan, group_ids: tuple[str, ...]) -> dict[str, list[str]]:
@@ -38,11 +47,11 @@ def _targets(plan, group_ids: tuple[str, ...]) -> dict[str, list[str]]:
 
 def survives(plan, group_ids: tuple[str, ...], lost: str, region: str) -> bool:
     """Whether workloads in `region` still reach every target of these sub-resources when
-    `lost` is down: through an endpoint in a region that is up, to a resource that is not only in
+    `lost` is down: through an endpoint in their own region, to a copy of the resource outside
     the lost region."""
-    located = _located(plan)
+    copies = _copies(plan)
     for target, endpoint_regions in _targets(plan, group_ids).items():
-        if not any(r != lost for r in endpoint_regions) or located.get(target) == lost:
+        if region not in endpoint_regions or not copies.get(target, set()) - {lost}:
             return False
     return True
 
@@ -92,14 +101,17 @@ def test_no_job_moves_between_regions_until_a_dispatcher_exists(plans, stack):
 
 
 def test_an_endpoint_moved_to_the_other_region_contradicts_the_table(plans):
-    """The check bites: with the vault's endpoint moved to the other region, the primary's
-    clusters lose the vault when that region fails, which the table says they keep."""
+    """The check bites: with the primary's vault endpoint moved to the other region (as all were
+    before every region had its own), the primary's clusters lose the vault when that region
+    fails, which the table says they keep."""
     plan = plans["prod"]
     primary, other = _regions("prod")
     vault = row("Key Vault")
     assert vault.cells["secondary"].status == "keeps" and survives(plan, vault.group_ids, other, primary)
     (endpoint,) = [
-        e for e in plan.of_type(ENDPOINT) if e.inputs["privateLinkServiceConnections"][0]["groupIds"] == ["vault"]
+        e
+        for e in plan.of_type(ENDPOINT)
+        if e.inputs["privateLinkServiceConnections"][0]["groupIds"] == ["vault"] and e.inputs["location"] == primary
     ]
     moved = changed(plan, endpoint.name, inputs={**endpoint.inputs, "location": other})
     assert not survives(moved, vault.group_ids, other, primary)
@@ -155,3 +167,20 @@ def test_failover_clusters_must_be_other_clusters():
         "platform:workloads.trainer.failoverClusters[0]",
         "not a cluster",
     )
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_every_region_with_clusters_reaches_each_data_plane_resource_through_its_own_endpoint(plans, stack):
+    """Decision 0008: an endpoint of every data-plane resource in every region with clusters,
+    each registered in that region's own zones, and no VNet linked to two zones of one name
+    (Azure refuses the second)."""
+    plan = plans[stack]
+    regions = set(_regions(stack))
+    for entry in (r for r in FAILURE_TABLE if r.group_ids):
+        for target, endpoint_regions in _targets(plan, entry.group_ids).items():
+            assert regions <= set(endpoint_regions), (entry.service, target)
+    linked: dict[tuple[str, str], int] = {}
+    for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink"):
+        key = (str(link.inputs["virtualNetwork"]["id"]), str(link.inputs["privateZoneName"]))
+        linked[key] = linked.get(key, 0) + 1
+    assert linked and max(linked.values()) == 1, [k for k, n in linked.items() if n > 1]

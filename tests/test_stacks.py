@@ -47,15 +47,23 @@ def test_staging_and_prod_api_servers_are_private(plans, stack):
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
 def test_hub_runners_can_resolve_private_api_servers(plans, stack):
+    """The shared zones (API servers, and the data plane as the primary region reaches it) are
+    linked to the hub; a second region's own data-plane zones only to that region's VNet."""
     plan = plans[stack]
     for zone in plan.of_type("azure-native:privatedns:PrivateZone"):
         links = [
             link
             for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink")
             if link.inputs["privateZoneName"] == zone.inputs["privateZoneName"]
+            and link.inputs["resourceGroupName"] == zone.inputs["resourceGroupName"]
         ]
         linked = {link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1] for link in links}
-        assert "vnet-hub-eus2" in linked and any(v.startswith("vnet-ailab-") for v in linked)
+        own_set = zone.name.startswith("dns-") and not zone.name.startswith("dns-privatelink")
+        if own_set:
+            (vnet,) = linked
+            assert vnet.startswith("vnet-ailab-") and vnet.endswith(zone.name.split("-")[1])
+        else:
+            assert "vnet-hub-eus2" in linked and any(v.startswith("vnet-ailab-") for v in linked)
         assert all(link.inputs["registrationEnabled"] is False for link in links)
 
 

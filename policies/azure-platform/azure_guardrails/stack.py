@@ -84,6 +84,34 @@ def private_endpoints(args, report):
                 )
 
 
+def endpoints_in_cluster_regions(args, report):
+    """Each region with clusters reaches every data-plane service through an endpoint of its own,
+    so that losing another region does not cut it off (docs/decisions/0008-regional-failure.md).
+    Judged where the clusters and the services are reviewed together (the environment's union)."""
+    regions = sorted(
+        {lookup(r.props, "location") for r in args.resources if r.resource_type == MANAGED_CLUSTER} - {None}
+    )
+    if not regions:
+        return
+    located: dict[str, set] = {}
+    for resource in args.resources:
+        if resource.resource_type == PRIVATE_ENDPOINT:
+            for target in resource.property_dependencies.get("privateLinkServiceConnections", []):
+                located.setdefault(target.urn, set()).add(lookup(resource.props, "location"))
+    for resource in args.resources:
+        kind = PRIVATE_LINK_SERVICES.get(resource.resource_type)
+        # No endpoint at all is private-endpoint-with-dns's finding.
+        if kind is None or resource.urn not in located:
+            continue
+        missing = [r for r in regions if r not in located[resource.urn]]
+        if missing:
+            report(
+                f"{kind} {resource.name} has no private endpoint in {', '.join(missing)}, where clusters run: "
+                "they reach it through another region and lose it with that region.",
+                resource.urn,
+            )
+
+
 def stateful_protected(args, report):
     for resource in args.resources:
         if resource.resource_type in STATEFUL_TYPES and not resource.opts.protect:
@@ -194,6 +222,15 @@ POLICIES = [
         remediation="Connect the service with PrivateEndpoints.connect (components/private_dns.py), which adds "
         "the endpoint and its zone group in the service's privatelink zone.",
         builtin=BuiltIn("6edd7eda-6dd8-40f7-810d-67160c639cd9", "Storage accounts should use private link"),
+    ),
+    stack_policy(
+        "private-endpoints-in-cluster-regions",
+        "Every storage account, key vault, registry and Event Hubs namespace has a private endpoint in every "
+        "region where the stack runs clusters.",
+        endpoints_in_cluster_regions,
+        severity=Severity.HIGH,
+        remediation="Connect the service through Context.data_plane's RegionalEndpoints (components/platform.py), "
+        "which adds an endpoint in each region with clusters, registered in that region's zones.",
     ),
     stack_policy(
         "stateful-resources-protected",
