@@ -24,7 +24,8 @@ import pulumi
 from components.keyvault import STORAGE_KEY_NAME, CustomerManagedKey
 from planning.layers import Unit, parse_stack
 
-CONTRACT_VERSION = 1
+# 2: the foundation exports each non-primary region's data-plane zones (regionalDnsZoneIds).
+CONTRACT_VERSION = 2
 VERSION_KEY = "contractVersion"
 
 

@@ -173,7 +173,14 @@ class RegionalEndpoints:
     regions: Sequence[PrivateEndpoints]
 
     def connect(self, name: str, **kwargs: Any) -> list[pulumi.Resource]:
-        return [resource for endpoints in self.regions for resource in endpoints.connect(name, **kwargs)]
+        """One endpoint per region, one after the other: Key Vault and storage refuse concurrent
+        operations on one resource (ConflictError, StorageAccountOperationInProgress)."""
+        created: list[pulumi.Resource] = []
+        after = list(kwargs.pop("depends_on", None) or [])
+        for endpoints in self.regions:
+            made = endpoints.connect(name, depends_on=after + created[-2:-1], **kwargs)
+            created += made
+        return created
 
 
 @dataclass(frozen=True)

@@ -184,9 +184,12 @@ class PrivateStorage(pulumi.ComponentResource):
         if account.delete_after_days:
             self._lifecycle(name, resource, account, depends_on=container_resources)
         group_ids = ["blob"] + ([] if flat else ["dfs"])
+        endpoints: list[pulumi.Resource] = []
         for group_id in group_ids:
-            args.service.endpoints.connect(
+            # After the previous sub-resource's: the account takes one operation at a time.
+            endpoints += args.service.endpoints.connect(
                 name,
+                depends_on=endpoints[-2:-1],
                 target_id=resource.id,
                 target_name=account_name,
                 group_id=group_id,

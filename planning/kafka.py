@@ -265,6 +265,11 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
         info["failover"] = {
             cluster: {
                 "bootstrapServers": strimzi_bootstrap(cluster, port),
+                # Offsets are synced onto the copies of the lost cluster's topics only; the
+                # surviving cluster's own topic was read there as a copy, whose offsets
+                # MirrorMaker does not carry back (a cycle), so the group starts it from the
+                # beginning: duplicates, never a gap. Kafka's own default, latest, would skip.
+                "autoOffsetReset": "earliest",
                 "topics": {
                     topic: [
                         topic,

@@ -147,6 +147,7 @@ def test_a_workload_that_fails_over_can_sign_in_and_reach_kafka_where_it_lands()
     assert info["failover"] == {
         "scus": {
             "bootstrapServers": "scus-kafka-bootstrap.kafka.svc:9093",
+            "autoOffsetReset": "earliest",
             "topics": {"model-registry": ["model-registry", "eus2.model-registry"]},
         }
     }
@@ -180,7 +181,16 @@ def test_every_region_with_clusters_reaches_each_data_plane_resource_through_its
         for target, endpoint_regions in _targets(plan, entry.group_ids).items():
             assert regions <= set(endpoint_regions), (entry.service, target)
     linked: dict[tuple[str, str], int] = {}
+    zones_of_vnet: set[tuple[str, str, str]] = set()  # (VNet ID, zone resource group, zone name)
     for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink"):
-        key = (str(link.inputs["virtualNetwork"]["id"]), str(link.inputs["privateZoneName"]))
-        linked[key] = linked.get(key, 0) + 1
+        vnet, zone = str(link.inputs["virtualNetwork"]["id"]), str(link.inputs["privateZoneName"])
+        linked[(vnet, zone)] = linked.get((vnet, zone), 0) + 1
+        zones_of_vnet.add((vnet, str(link.inputs["resourceGroupName"]), zone))
     assert linked and max(linked.values()) == 1, [k for k, n in linked.items() if n > 1]
+    # Each endpoint's records go into the zone its own region's VNet resolves through.
+    vnet_of = {v.inputs["location"]: resource_id(v) for v in plan.of_type("azure-native:network:VirtualNetwork")}
+    groups = {str(g.inputs["privateEndpointName"]): g for g in plan.of_type("azure-native:network:PrivateDnsZoneGroup")}
+    for endpoint in plan.of_type(ENDPOINT):
+        zone_id = groups[endpoint.inputs["privateEndpointName"]].inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"]
+        zone_group, zone_name = zone_id.split("/resourceGroups/")[1].split("/")[0], zone_id.rsplit("/", 1)[-1]
+        assert (vnet_of[endpoint.inputs["location"]], zone_group, zone_name) in zones_of_vnet, endpoint.name
