@@ -1,21 +1,33 @@
-"""Stream processing (issue 20), first step: the Flink and operator facts the capability is built
-on (facts/flink.py) agree with the pinned upstream files: the FlinkDeployment CRD of operator
-1.15.0 and the chart's default values."""
+"""Stream processing (issue 20): the Flink and operator facts (facts/flink.py) against the pinned
+CRD and chart values; each stack's FlinkDeployments, operator, checkpoint storage, grants and
+pool as planned; the golden job through every layer; config errors naming their keys."""
 
 from __future__ import annotations
 
+import ast
+import copy
 import dataclasses
 import json
+import re
 from typing import Any
 
 import pytest
 import yaml
 
+from components.streaming import CHART_OPERATOR_CONFIG
+from contracts import streaming as streaming_contract
+from contracts.cluster import ClusterView
 from facts import flink
 from facts.workload_identity import FEDERATED_TOKEN_FILE, USE_LABEL
 from offline.chartcheck import crd_problems
 from offline.reference import reference_file
 from planning import streaming
+from planning.images import mirrored
+from planning.naming import Naming
+from tests.conftest import ROOT, STACKS, stack_values
+from tests.test_config_errors import expect_problem, set_in
+from tests.test_identity import ASSIGNMENT, role_of
+from validation.loader import parse_platform_config
 
 CRD = "schemas/flink-operator-1.15.0/flinkdeployments.flink.apache.org-v1.yml"
 VALUES = "reference/helm-values/flink-kubernetes-operator-1.15.0.yaml"
@@ -195,18 +207,6 @@ def test_what_the_operator_would_refuse_is_named_before_anything_is_applied(chan
 
 # --- The platform's streaming, as each stack plans it -------------------------------------------
 
-import ast  # noqa: E402
-import re  # noqa: E402
-
-from components.streaming import CHART_OPERATOR_CONFIG  # noqa: E402
-from contracts import streaming as streaming_contract  # noqa: E402
-from contracts.cluster import ClusterView  # noqa: E402
-from planning.images import mirrored  # noqa: E402
-from planning.naming import Naming  # noqa: E402
-from tests.conftest import ROOT, STACKS, stack_values  # noqa: E402
-from tests.test_config_errors import expect_problem, set_in  # noqa: E402
-from tests.test_identity import ASSIGNMENT, role_of  # noqa: E402
-from validation.loader import parse_platform_config  # noqa: E402
 
 FLINK_DEPLOYMENT = "kubernetes:flink.apache.org/v1beta1:FlinkDeployment"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -352,23 +352,17 @@ def test_the_golden_job_passes_every_layer_on_every_streaming_cluster(plans, sta
         assert result == {layer: [] for layer in streaming_contract.LAYERS}, (stack, view.key, result)
 
 
-def _broken(plans, stack: str, change) -> dict[str, list[str]]:
-    view = _views(plans, stack)[0]
+def _broken(plans, monkeypatch, stack: str, change) -> dict[str, list[str]]:
+    """The golden job's verdicts with its FlinkDeployment changed as `change` says."""
     original = streaming_contract.deployment
 
-    def patched(v, job):
-        found = copy.deepcopy(original(v, job))
+    def patched(view, job):
+        found = copy.deepcopy(original(view, job))
         change(found)
         return found
 
-    streaming_contract.deployment = patched
-    try:
-        return streaming_contract.evaluate(view, "inference-stats")
-    finally:
-        streaming_contract.deployment = original
-
-
-import copy  # noqa: E402
+    monkeypatch.setattr(streaming_contract, "deployment", patched)
+    return streaming_contract.evaluate(_views(plans, stack)[0], "inference-stats")
 
 
 @pytest.mark.parametrize(
@@ -386,8 +380,8 @@ import copy  # noqa: E402
     ],
     ids=["root", "no toleration", "beyond the quota", "another service account", "no webhook label"],
 )
-def test_a_broken_job_is_refused_by_the_layer_it_breaks(plans, change, layer, words):
-    result = _broken(plans, "prod", change)
+def test_a_broken_job_is_refused_by_the_layer_it_breaks(plans, monkeypatch, change, layer, words):
+    result = _broken(plans, monkeypatch, "prod", change)
     assert result[layer] and any(words in reason for reason in result[layer]), result
     assert all(not reasons for other, reasons in result.items() if other not in (layer, "reach")), result
 
