@@ -110,7 +110,7 @@ class KeyVault(pulumi.ComponentResource):
                 f"{name}-secrets-officer-{officers}",
                 role="Key Vault Secrets Officer",
                 scope=vault.id,
-                scope_key=f"{naming.environment}/keyvault",
+                scope_key=f"{naming.environment}/{name}",
                 principal_id=officers,
                 principal_key=f"group/{officers}",
                 principal_type=authorization.PrincipalType.GROUP,

@@ -25,7 +25,9 @@ from components.keyvault import STORAGE_KEY_NAME, CustomerManagedKey
 from planning.layers import Unit, parse_stack
 
 # 2: the foundation exports each non-primary region's data-plane zones (regionalDnsZoneIds).
-CONTRACT_VERSION = 2
+# 3: a Key Vault per region with clusters (keyVaultIds, storageKeys by region); the data unit
+#    exports the object-replication replicas' containers (replicaContainerIds).
+CONTRACT_VERSION = 3
 VERSION_KEY = "contractVersion"
 
 
@@ -87,8 +89,9 @@ class FoundationOutputs:
     # region -> zone name -> ID: the data-plane zones of each non-primary region with clusters
     regional_dns_zone_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
     registry_id: pulumi.Input[str]
-    key_vault_id: pulumi.Input[str]
-    storage_key: CustomerManagedKey | None
+    # region -> its Key Vault's ID, and the key its storage accounts encrypt with (if any)
+    key_vault_ids: Mapping[str, pulumi.Input[str]]
+    storage_keys: Mapping[str, CustomerManagedKey]
     # workload -> its managed identity's client ID, object ID and name
     identity_client_ids: Mapping[str, pulumi.Input[str]]
     identity_principal_ids: Mapping[str, pulumi.Input[str]]
@@ -110,12 +113,9 @@ class FoundationOutputs:
             "dnsZoneIds": dict(self.dns_zone_ids),
             "regionalDnsZoneIds": {region: dict(ids) for region, ids in self.regional_dns_zone_ids.items()},
             "registryId": self.registry_id,
-            "keyVaultId": self.key_vault_id,
-            "storageKey": None
-            if self.storage_key is None
-            else {
-                "vaultUri": self.storage_key.vault_uri,
-                "keyId": self.storage_key.key_id,
+            "keyVaultIds": dict(self.key_vault_ids),
+            "storageKeys": {
+                region: {"vaultUri": key.vault_uri, "keyId": key.key_id} for region, key in self.storage_keys.items()
             },
             "identities": {
                 "clientIds": dict(self.identity_client_ids),
@@ -133,9 +133,10 @@ class FoundationOutputs:
         workloads: Sequence[str],
         storage_key: bool,
         regional_zones: Mapping[str, Sequence[str]],
+        vault_regions: Sequence[str],
     ) -> FoundationOutputs:
         """The foundation's outputs a unit uses: `subnets` (region -> keys: the regions it builds
-        in), `zones`, `workloads`, from config."""
+        in), `zones`, `workloads`, the regions with a vault, from config."""
         get = _Producer(Unit("foundation")).get
 
         return FoundationOutputs(
@@ -152,15 +153,16 @@ class FoundationOutputs:
                 for region, names in regional_zones.items()
             },
             registry_id=get("registryId"),
-            key_vault_id=get("keyVaultId"),
-            storage_key=CustomerManagedKey(
-                vault_uri=get("storageKey", "vaultUri"),
-                key_id=get("storageKey", "keyId"),
-                # A fixed name (components/keyvault.py), part of role assignment names: not an output.
-                key_name=STORAGE_KEY_NAME,
-            )
-            if storage_key
-            else None,
+            key_vault_ids={region: get("keyVaultIds", region) for region in vault_regions},
+            storage_keys={
+                region: CustomerManagedKey(
+                    vault_uri=get("storageKeys", region, "vaultUri"),
+                    key_id=get("storageKeys", region, "keyId"),
+                    # A fixed name (components/keyvault.py), part of role assignment names: not an output.
+                    key_name=STORAGE_KEY_NAME,
+                )
+                for region in (vault_regions if storage_key else ())
+            },
             identity_client_ids={w: get("identities", "clientIds", w) for w in workloads},
             identity_principal_ids={w: get("identities", "principalIds", w) for w in workloads},
             identity_names={w: get("identities", "names", w) for w in workloads},
@@ -175,16 +177,22 @@ class DataOutputs:
     # account key -> container -> ID
     container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
     event_hubs_namespace: pulumi.Input[str] | None
+    # account key -> container -> ID of its replica's copy (accounts with object replication)
+    replica_container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]] = field(default_factory=dict)
 
     def to_exports(self) -> dict[str, Any]:
         return {
             VERSION_KEY: CONTRACT_VERSION,
             "containerIds": {account: dict(ids) for account, ids in self.container_ids.items()},
             "eventHubsNamespace": self.event_hubs_namespace,
+            "replicaContainerIds": {account: dict(ids) for account, ids in self.replica_container_ids.items()},
         }
 
     @staticmethod
-    def read(*, containers: Mapping[str, Sequence[str]], event_hubs: bool) -> DataOutputs:
+    def read(
+        *, containers: Mapping[str, Sequence[str]], event_hubs: bool, replicated: Sequence[str] = ()
+    ) -> DataOutputs:
+        """`replicated`: the accounts with a replica."""
         get = _Producer(Unit("data")).get
         return DataOutputs(
             container_ids={
@@ -192,6 +200,10 @@ class DataOutputs:
                 for account, names in containers.items()
             },
             event_hubs_namespace=get("eventHubsNamespace") if event_hubs else None,
+            replica_container_ids={
+                account: {name: get("replicaContainerIds", account, name) for name in containers[account]}
+                for account in replicated
+            },
         )
 
 

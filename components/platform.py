@@ -94,7 +94,14 @@ from planning.cluster_traffic import (
 )
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.layers import Unit
-from planning.naming import Naming, parse_resource_id, region_code, storage_account_name
+from planning.naming import (
+    Naming,
+    parse_resource_id,
+    region_code,
+    replica_account_name,
+    replica_region,
+    storage_account_name,
+)
 from planning.network_policy import NamespaceTraffic
 from planning.priorities import PLATFORM_CRITICAL
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
@@ -193,25 +200,54 @@ def cache_rules(config: PlatformConfig) -> tuple[CacheRule, ...]:
 def workload_grants(
     config: PlatformConfig,
     workload: str,
-    container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
-    vault_id: pulumi.Input[str],
+    data: DataOutputs,
+    vault_ids: Mapping[str, pulumi.Input[str]],
 ) -> list[Grant]:
-    """Each storage container and Key Vault secret the workload may touch, as a scoped grant."""
+    """Each storage container and Key Vault secret the workload may touch, as a scoped grant:
+    on the replicas' copies too, and on every region's vault (decision 0008), so it finds its
+    data wherever it runs or fails over to. A write grant on a replica takes effect once a
+    person ends the replication (the runbook); until then Azure refuses writes to the copy."""
     spec = config.workloads[workload]
     grants = [
-        Grant(STORAGE_ROLES[access], container_ids[account][container], f"storage/{account}/{container}")
+        Grant(STORAGE_ROLES[access], data.container_ids[account][container], f"storage/{account}/{container}")
         for account, containers in spec.storage.items()
+        for container, access in containers.items()
+    ]
+    grants += [
+        Grant(
+            STORAGE_ROLES[access],
+            data.replica_container_ids[account][container],
+            f"storage/{account}-replica/{container}",
+        )
+        for account, containers in spec.storage.items()
+        if account in data.replica_container_ids
         for container, access in containers.items()
     ]
     grants += [
         Grant(
             "Key Vault Secrets User",
             pulumi.Output.concat(vault_id, "/secrets/", secret),
-            f"keyvault/secrets/{secret}",
+            f"{vault_key(config, region)}/secrets/{secret}",
         )
+        for region, vault_id in vault_ids.items()
         for secret in spec.key_vault_secrets
     ]
     return grants
+
+
+def vault_key(config: PlatformConfig, region: str) -> str:
+    """A region's vault's logical name: the primary's keeps the one it always had."""
+    return "keyvault" if region == config.primary_region else f"keyvault-{region_code(region)}"
+
+
+def replicas(config: PlatformConfig) -> dict[str, tuple[str, str]]:
+    """Account key -> (region, name) of its object-replication replica."""
+    found = {}
+    for account_key in config.storage.accounts:
+        region = replica_region(config, account_key)
+        if region is not None:
+            found[account_key] = (region, replica_account_name(config, account_key))
+    return found
 
 
 def identity_workloads(config: PlatformConfig) -> list[str]:
@@ -315,17 +351,22 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
     regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
     service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, observability.log_analytics_workspace_id)
-    vault = KeyVault(
-        "keyvault",
-        KeyVaultArgs(
-            service=service,
-            tenant_id=ctx.deployer.tenant_id,
-            subscription_id=ctx.deployer.subscription_id,
-            settings=config.key_vault,
-            storage_encryption_key=config.storage.customer_managed_key,
-        ),
-        opts=ctx.opts,
-    )
+    # A vault per region with clusters: Key Vault replicates only to its paired region, so each
+    # region's secrets and keys are its own (decision 0008).
+    vaults = {
+        r: KeyVault(
+            vault_key(config, r),
+            KeyVaultArgs(
+                service=dataclasses.replace(service, region=r),
+                tenant_id=ctx.deployer.tenant_id,
+                subscription_id=ctx.deployer.subscription_id,
+                settings=config.key_vault,
+                storage_encryption_key=config.storage.customer_managed_key,
+            ),
+            opts=ctx.opts,
+        )
+        for r in endpoint_regions(config)
+    }
     registry = ContainerRegistry(
         "registry",
         ContainerRegistryArgs(
@@ -350,8 +391,8 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         dns_zone_ids=dns.zone_ids,
         regional_dns_zone_ids=regional_zone_ids,
         registry_id=registry.registry_id,
-        key_vault_id=vault.vault_id,
-        storage_key=vault.storage_key,
+        key_vault_ids={r: vault.vault_id for r, vault in vaults.items()},
+        storage_keys={r: vault.storage_key for r, vault in vaults.items() if vault.storage_key is not None},
         identity_client_ids=identities.client_ids,
         identity_principal_ids=identities.principal_ids,
         identity_names=identities.names,
@@ -376,7 +417,8 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
             settings=config.storage,
             account_names={key: storage_account_name(config, key) for key in config.storage.accounts},
             subscription_id=ctx.deployer.subscription_id,
-            encryption_key=foundation.storage_key,
+            encryption_keys=foundation.storage_keys,
+            replicas=replicas(config),
         ),
         opts=ctx.opts,
     )
@@ -395,7 +437,11 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
             opts=ctx.opts,
         )
         namespace = backbone.namespace_name
-    return DataOutputs(container_ids=storage.container_ids, event_hubs_namespace=namespace)
+    return DataOutputs(
+        container_ids=storage.container_ids,
+        event_hubs_namespace=namespace,
+        replica_container_ids=storage.replica_container_ids,
+    )
 
 
 def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> ClusterOutputs:
@@ -623,7 +669,7 @@ def build_tenants(
             namespace=spec.namespace,
             service_account=spec.service_account,
             issuers={c: clusters[c].oidc_issuer_url for c in config.identity_clusters(workload)},
-            grants=workload_grants(config, workload, data.container_ids, foundation.key_vault_id),
+            grants=workload_grants(config, workload, data, foundation.key_vault_ids),
         )
         for workload, spec in config.workloads.items()
     ]
@@ -945,6 +991,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
         regional_zones={r: data_plane_zones(config) for r in endpoint_regions(config) if r != config.primary_region},
         workloads=identity_workloads(config),
         storage_key=config.storage.customer_managed_key,
+        vault_regions=endpoint_regions(config),
     )
 
 
@@ -996,6 +1043,7 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         data_outputs = DataOutputs.read(
             containers={key: list(account.containers) for key, account in config.storage.accounts.items()},
             event_hubs=config.kafka is not None and config.kafka.engine == "eventhubs",
+            replicated=list(replicas(config)),
         )
         clusters = {key: _cluster_reference(config, key) for key in config.clusters}
         connections = build_tenants(ctx, _foundation_reference(config, []), data_outputs, clusters)

@@ -11,21 +11,25 @@ versioning, the change feed or point-in-time restore, so those stay off there.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pulumi
-from pulumi_azure_native import managedidentity, storage
+from pulumi_azure_native import managedidentity, resources, storage
 
 from components.groups import resource_group
 from components.keyvault import CustomerManagedKey
 from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
 from components.rbac import assign_role, lock_against_deletion
+from planning.naming import region_code
 from stackconfig.model import StorageAccountConfig, StorageConfig
 
 # Data access to blobs: who read, wrote or deleted which blob.
 BLOB_LOG_CATEGORIES = ("StorageRead", "StorageWrite", "StorageDelete")
+# An object-replication filter's earliest creation time: every blob, not only those written
+# after the policy (the portal's "copy over: everything").
+EVERYTHING = "1601-01-01T00:00:00Z"
 # Fixed at creation: a change deletes the account and its data, so review must see it.
 ACCOUNT_REPLACED_BY = ["isHnsEnabled", "encryption.requireInfrastructureEncryption"]
 
@@ -37,70 +41,192 @@ class PrivateStorageArgs:
     # account key -> the account's Azure name (validated against Azure's rules)
     account_names: dict[str, str]
     subscription_id: pulumi.Input[str]
-    encryption_key: CustomerManagedKey | None
+    # region -> the key accounts there encrypt with (platform:storage.customerManagedKey): each
+    # region's own vault, so a copy stays readable while another region is down.
+    encryption_keys: Mapping[str, CustomerManagedKey]
+    # account key -> (region, name) of its object-replication replica (planning.naming)
+    replicas: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 class PrivateStorage(pulumi.ComponentResource):
-    """Outputs: `account_ids[account]` and `container_ids[account][container]`."""
+    """Outputs: `account_ids[account]`, `container_ids[account][container]`, and for accounts
+    with object replication `replica_container_ids[account][container]`."""
 
     account_ids: dict[str, pulumi.Output[str]]
     container_ids: dict[str, dict[str, pulumi.Output[str]]]
+    replica_container_ids: dict[str, dict[str, pulumi.Output[str]]]
 
     def __init__(self, name: str, args: PrivateStorageArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:data:PrivateStorage", name, None, opts)
+        self._name = name
         self._args = args
-        self._group = resource_group(
-            name,
-            args.service.naming.regional("rg", args.service.region, "data"),
-            args.service.region,
-            args.service.tags,
-            parent=self,
-        )
-        self._encryption_identity = self._encryption_identity_with_key_access(name) if args.encryption_key else None
+        # region -> its resource group and encryption identity, made when a region first needs them
+        self._groups: dict[str, resources.ResourceGroup] = {}
+        self._encryption: dict[str, tuple[managedidentity.UserAssignedIdentity, pulumi.Resource]] = {}
         self.account_ids = {}
         self.container_ids = {}
+        self.replica_container_ids = {}
         for account_key, account in args.settings.accounts.items():
             self._account(f"{name}-{account_key}", account_key, account)
         self.register_outputs({"accountIds": self.account_ids})
 
-    def _encryption_identity_with_key_access(self, name: str):
-        """The identity accounts use to wrap and unwrap their key: allowed that, on that key only."""
+    def _group(self, region: str) -> resources.ResourceGroup:
+        """The region's data resource group: a replica's group is in its own region, so its
+        management does not depend on the region it is a copy from."""
+        if region not in self._groups:
+            service = self._args.service
+            primary = region == service.region
+            self._groups[region] = resource_group(
+                self._name if primary else f"{self._name}-{region_code(region)}",
+                service.naming.regional("rg", region, "data"),
+                region,
+                service.tags,
+                parent=self,
+            )
+        return self._groups[region]
+
+    def _encryption_identity(self, region: str):
+        """The identity accounts of a region use to wrap and unwrap their key: allowed that, on
+        that key only (the region's own vault's). None without customer-managed keys."""
         args = self._args
-        key = args.encryption_key
-        assert key is not None
-        identity = managedidentity.UserAssignedIdentity(
-            f"{name}-encryption-id",
-            resource_name_=args.service.naming.regional("id", args.service.region, "storage-encryption"),
-            resource_group_name=self._group.name,
-            location=args.service.region,
-            tags=args.service.tags,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        grant = assign_role(
-            f"{name}-encryption-key-access",
-            role="Key Vault Crypto Service Encryption User",
-            scope=key.key_id,
-            scope_key=f"{args.service.naming.environment}/keyvault/keys/{key.key_name}",
-            principal_id=identity.principal_id,
-            principal_key=f"{args.service.naming.environment}/storage-encryption",
-            subscription_id=args.subscription_id,
-            parent=self,
-        )
-        return identity, grant
+        key = args.encryption_keys.get(region)
+        if key is None:
+            return None, None
+        if region not in self._encryption:
+            primary = region == args.service.region
+            suffix = "" if primary else f"-{region_code(region)}"
+            identity = managedidentity.UserAssignedIdentity(
+                f"{self._name}-encryption-id{suffix}",
+                resource_name_=args.service.naming.regional("id", region, "storage-encryption"),
+                resource_group_name=self._group(region).name,
+                location=region,
+                tags=args.service.tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            grant = assign_role(
+                f"{self._name}-encryption-key-access{suffix}",
+                role="Key Vault Crypto Service Encryption User",
+                scope=key.key_id,
+                scope_key=f"{args.service.naming.environment}/keyvault{suffix}/keys/{key.key_name}",
+                principal_id=identity.principal_id,
+                principal_key=f"{args.service.naming.environment}/storage-encryption{suffix}",
+                subscription_id=args.subscription_id,
+                parent=self,
+            )
+            self._encryption[region] = (identity, grant)
+        return self._encryption[region]
 
     def _account(self, name: str, account_key: str, account: StorageAccountConfig) -> None:
         args, settings = self._args, self._args.settings
-        account_name = args.account_names[account_key]
-        key = args.encryption_key
-        identity, key_grant = self._encryption_identity or (None, None)
+        region = args.service.region
+        replica = args.replicas.get(account_key)
+        resource, containers = self._create(
+            name,
+            args.account_names[account_key],
+            account,
+            region,
+            sku=account.sku or settings.sku,
+            # Object replication reads the source's change feed.
+            change_feed=settings.change_feed_days is not None or replica is not None,
+            point_in_time_restore=True,
+        )
+        self.account_ids[account_key] = resource.id
+        self.container_ids[account_key] = {c: created.id for c, created in containers.items()}
+        if replica is None:
+            return
+        replica_region, replica_name = replica
+        code = region_code(replica_region)
+        copy, copies = self._create(
+            f"{name}-{code}",
+            replica_name,
+            account,
+            replica_region,
+            sku=account.sku or args.settings.sku,
+            change_feed=False,
+            # The copy's content is the source's: restore the source, the copy follows.
+            point_in_time_restore=False,
+        )
+        self.replica_container_ids[account_key] = {c: created.id for c, created in copies.items()}
+        self._replicate(name, resource, containers, copy, copies, replica_region, account)
+
+    def _replicate(
+        self,
+        name: str,
+        source: storage.StorageAccount,
+        source_containers: Mapping[str, storage.BlobContainer],
+        destination: storage.StorageAccount,
+        destination_containers: Mapping[str, storage.BlobContainer],
+        destination_region: str,
+        account: StorageAccountConfig,
+    ) -> None:
+        """Every container copied to the replica (learn.microsoft.com/azure/storage/blobs
+        /object-replication-configure): the policy is written on the destination first, with the
+        ID `default`; the source's then carries the ID and rule IDs Azure gave it. Full resource
+        IDs, as `allowCrossTenantReplication: false` requires."""
+        rules = [
+            storage.ObjectReplicationPolicyRuleArgs(
+                source_container=container,
+                destination_container=container,
+                # Blobs created since 1601: everything already there too, not only new blobs.
+                filters=storage.ObjectReplicationPolicyFilterArgs(min_creation_time=EVERYTHING),
+            )
+            for container in account.containers
+        ]
+        on_destination = storage.ObjectReplicationPolicy(
+            f"{name}-replication-destination",
+            account_name=destination.name,
+            resource_group_name=self._group(destination_region).name,
+            object_replication_policy_id="default",
+            source_account=source.id,
+            destination_account=destination.id,
+            rules=rules,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(destination_containers.values())),
+        )
+        storage.ObjectReplicationPolicy(
+            f"{name}-replication-source",
+            account_name=source.name,
+            resource_group_name=self._group(self._args.service.region).name,
+            object_replication_policy_id=on_destination.policy_id,
+            source_account=source.id,
+            destination_account=destination.id,
+            rules=on_destination.rules.apply(
+                lambda created: [
+                    storage.ObjectReplicationPolicyRuleArgs(
+                        rule_id=rule.rule_id,
+                        source_container=rule.source_container,
+                        destination_container=rule.destination_container,
+                        filters=storage.ObjectReplicationPolicyFilterArgs(min_creation_time=EVERYTHING),
+                    )
+                    for rule in created or []
+                ]
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(source_containers.values())),
+        )
+
+    def _create(
+        self,
+        name: str,
+        account_name: str,
+        account: StorageAccountConfig,
+        region: str,
+        *,
+        sku: str,
+        change_feed: bool,
+        point_in_time_restore: bool,
+    ) -> tuple[storage.StorageAccount, dict[str, storage.BlobContainer]]:
+        """One account in `region` with its containers, endpoints, logs and lock."""
+        args, settings = self._args, self._args.settings
+        key = args.encryption_keys.get(region)
+        identity, key_grant = self._encryption_identity(region)
+        group = self._group(region)
         flat = not account.hierarchical_namespace
         resource = storage.StorageAccount(
             name,
             account_name=account_name,
-            resource_group_name=self._group.name,
-            location=args.service.region,
+            resource_group_name=group.name,
+            location=region,
             kind=storage.Kind.STORAGE_V2,
-            sku=storage.SkuArgs(name=storage.SkuName(account.sku or settings.sku)),
+            sku=storage.SkuArgs(name=storage.SkuName(sku)),
             access_tier=storage.AccessTier.HOT,
             is_hns_enabled=account.hierarchical_namespace,
             public_network_access=storage.PublicNetworkAccess.DISABLED,
@@ -152,7 +278,7 @@ class PrivateStorage(pulumi.ComponentResource):
             f"{name}-blob-service",
             blob_services_name="default",
             account_name=resource.name,
-            resource_group_name=self._group.name,
+            resource_group_name=group.name,
             is_versioning_enabled=flat,
             delete_retention_policy=storage.DeleteRetentionPolicyArgs(
                 enabled=True, days=settings.soft_delete_days, allow_permanent_delete=False
@@ -160,29 +286,28 @@ class PrivateStorage(pulumi.ComponentResource):
             container_delete_retention_policy=storage.DeleteRetentionPolicyArgs(
                 enabled=True, days=settings.container_soft_delete_days
             ),
+            # No retention set: Azure keeps the feed indefinitely.
             change_feed=storage.ChangeFeedArgs(enabled=True, retention_in_days=settings.change_feed_days)
-            if flat and settings.change_feed_days
+            if flat and change_feed
             else None,
             restore_policy=storage.RestorePolicyPropertiesArgs(enabled=True, days=settings.point_in_time_restore_days)
-            if flat and settings.point_in_time_restore_days
+            if flat and point_in_time_restore and settings.point_in_time_restore_days
             else None,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        containers = {}
-        container_resources = []
-        for container in account.containers:
-            created = storage.BlobContainer(
+        containers = {
+            container: storage.BlobContainer(
                 f"{name}-{container}",
                 container_name=container,
                 account_name=resource.name,
-                resource_group_name=self._group.name,
+                resource_group_name=group.name,
                 public_access=storage.PublicAccess.NONE,
                 opts=pulumi.ResourceOptions(parent=self, protect=args.service.protect, depends_on=[blob_service]),
             )
-            containers[container] = created.id
-            container_resources.append(created)
+            for container in account.containers
+        }
         if account.delete_after_days:
-            self._lifecycle(name, resource, account, depends_on=container_resources)
+            self._lifecycle(name, resource, group, account, depends_on=list(containers.values()))
         group_ids = ["blob"] + ([] if flat else ["dfs"])
         endpoints: list[pulumi.Resource] = []
         for group_id in group_ids:
@@ -193,7 +318,7 @@ class PrivateStorage(pulumi.ComponentResource):
                 target_id=resource.id,
                 target_name=account_name,
                 group_id=group_id,
-                resource_group_name=self._group.name,
+                resource_group_name=group.name,
                 tags=args.service.tags,
                 parent=self,
             )
@@ -208,13 +333,13 @@ class PrivateStorage(pulumi.ComponentResource):
             lock_against_deletion(
                 f"{name}-lock", scope=resource.id, what=f"Storage account {account_name}", parent=self
             )
-        self.account_ids[account_key] = resource.id
-        self.container_ids[account_key] = containers
+        return resource, containers
 
     def _lifecycle(
         self,
         name: str,
         account: storage.StorageAccount,
+        group: resources.ResourceGroup,
         config: StorageAccountConfig,
         depends_on: Sequence[pulumi.Resource],
     ) -> None:
@@ -224,7 +349,7 @@ class PrivateStorage(pulumi.ComponentResource):
             # The account's only lifecycle policy is always named `default`.
             management_policy_name="default",
             account_name=account.name,
-            resource_group_name=self._group.name,
+            resource_group_name=group.name,
             policy=storage.ManagementPolicySchemaArgs(
                 rules=[
                     storage.ManagementPolicyRuleArgs(

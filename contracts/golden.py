@@ -139,10 +139,15 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
 
 
 def account_name(view: ClusterView, golden: Golden) -> str:
-    """The storage account's name, as the stack's outputs give it to teams."""
+    """The storage account's name, as the stack's outputs give it to teams: a reader uses the
+    copy in its cluster's region, a writer the account itself (a replica is read-only)."""
     if golden.storage is None:
         raise ValueError(f"{golden.name} uses no storage")
-    return view.plan.outputs["workloadContext"]["storageAccounts"][golden.storage[0]]["name"]
+    account, _, access = golden.storage
+    context = view.plan.outputs["workloadContext"]
+    if access == "read":
+        return context["clusters"][view.key]["storageAccounts"][account]["name"]
+    return context["storageAccounts"][account]["name"]
 
 
 def endpoint_subnet(view: ClusterView, target: str) -> str:

@@ -125,6 +125,11 @@ ARM_TYPES: dict[str, ArmType] = {
         ("blobServices", "blobServicesName"),
         ("containers", "containerName"),
     ),
+    "azure-native:storage:ObjectReplicationPolicy": _t(
+        "Microsoft.Storage",
+        ("storageAccounts", "accountName"),
+        ("objectReplicationPolicies", "objectReplicationPolicyId"),
+    ),
     "azure-native:storage:ManagementPolicy": _t(
         "Microsoft.Storage", ("storageAccounts", "accountName"), ("managementPolicies", "managementPolicyName")
     ),

@@ -184,6 +184,18 @@ class OfflineMocks(Mocks):
                 "blob": f"https://{account}.blob.core.windows.net/",
                 "dfs": f"https://{account}.dfs.core.windows.net/",
             }
+        elif token == "azure-native:storage:ObjectReplicationPolicy":
+            # Written as `default` on the destination, Azure names the policy and its rules
+            # (learn.microsoft.com/azure/storage/blobs/object-replication-configure).
+            policy_id = inputs.get("objectReplicationPolicyId")
+            if policy_id == "default":
+                policy_id = self._uuid(resource_id, "policy")
+                resource_id = resource_id.rsplit("/", 1)[0] + "/" + policy_id
+            state.update(id=resource_id, name=policy_id, policyId=policy_id)
+            state["rules"] = [
+                {**rule, "ruleId": rule.get("ruleId") or self._uuid(resource_id, rule.get("sourceContainer", ""))}
+                for rule in inputs.get("rules", [])
+            ]
         elif token == "azure-native:network:Subnet":
             self.subnet_prefixes[resource_id] = inputs.get("addressPrefix", "")
         elif token == "azure-native:network:AzureFirewall":

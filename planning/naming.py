@@ -127,3 +127,22 @@ def storage_account_name(config: PlatformConfig, account_key: str) -> str:
     """A storage account's name: the configured one, or the platform's."""
     account = config.storage.accounts[account_key]
     return account.account_name or Naming(config.prefix, config.environment).storage_account(account_key)
+
+
+def replica_region(config: PlatformConfig, account_key: str) -> str | None:
+    """Where an `objectReplication` account's replica lives: the configured region, else the
+    first region with clusters other than the primary. None without replication or such a region."""
+    account = config.storage.accounts[account_key]
+    if account.replication != "objectReplication":
+        return None
+    if account.replica_region:
+        return account.replica_region
+    return next((c.region for c in config.clusters.values() if c.region != config.primary_region), None)
+
+
+def replica_account_name(config: PlatformConfig, account_key: str) -> str:
+    """The replica's name: the configured one, or the account's followed by its region's code."""
+    account = config.storage.accounts[account_key]
+    region = replica_region(config, account_key)
+    assert region is not None, account_key
+    return account.replica_account_name or storage_account_name(config, account_key) + region_code(region)

@@ -69,14 +69,21 @@ FAILURE_TABLE: tuple[Row, ...] = (
         "Storage (weights, datasets, checkpoints, Flink state)",
         ("blob", "dfs"),
         {
-            "zone": _keeps("zone-redundant accounts (ZRS) keep three copies across zones"),
+            "zone": _keeps("zone-redundant accounts (ZRS, GZRS) keep three copies across zones"),
             "primary": Cell(
-                "lost",
-                "0 if the region returns; everything if it does not (ZRS has no copy elsewhere)",
-                "until the primary region returns",
-                "every account and its private endpoints are in the primary region",
+                "degrades",
+                "object replication (weights, checkpoints): what it had not copied yet, asynchronous with no "
+                "SLA; geo failover (datasets, Flink state): under 15 minutes, not guaranteed",
+                "reads of replicated accounts: 0, the other region reads its replica; writes there and the "
+                "failed-over accounts: about an hour after a person acts (the runbook)",
+                "flat accounts with `objectReplication` have a replica in the other region, which its clusters "
+                "read through their own endpoints and which is read-only until a person ends the replication; "
+                "Data Lake accounts with `geoFailover` are geo-zone-redundant and come back in the paired "
+                "region, reached through the surviving region's endpoints, which follow the account",
             ),
-            "secondary": _keeps("the accounts and their endpoints are in the primary region"),
+            "secondary": _keeps(
+                "the accounts are in the primary region with endpoints there; the lost region held replicas only"
+            ),
         },
     ),
     Row(
@@ -85,13 +92,15 @@ FAILURE_TABLE: tuple[Row, ...] = (
         {
             "zone": _keeps("Key Vault is zone-redundant where the region has zones"),
             "primary": Cell(
-                "lost",
+                "keeps",
+                "secrets written only to the lost region's vault",
                 "0",
-                "until the primary region returns (Microsoft fails a vault over to its paired region, not to "
-                "the platform's other region, and the private endpoint stays in the primary)",
-                "the vault and its private endpoint are in the primary region",
+                "each region has its own vault, its clusters are told to use it and its accounts encrypt with "
+                "its key; the platform grants the same readers and writers on every vault, and whoever writes a "
+                "secret writes it to each (Microsoft replicates a vault only to its paired region, not to the "
+                "platform's other region)",
             ),
-            "secondary": _keeps("the vault and its endpoint are in the primary region"),
+            "secondary": _keeps("the primary's vault, endpoints and keys are its own"),
         },
     ),
     Row(

@@ -351,6 +351,7 @@ def expand(config: PlatformConfig) -> PlatformConfig:
             hierarchical_namespace=True,
             containers=list(streaming.jobs),
             sku=streaming.checkpoints.sku,
+            replication=streaming.checkpoints.replication,
             delete_after_days={
                 f"{name}/{SAVEPOINTS}/": streaming.checkpoints.savepoint_retention_days for name in streaming.jobs
             },
@@ -379,7 +380,12 @@ def derived_key(config: PlatformConfig, problem_key: str) -> str:
         for derived in (config_key("workloads", name), config_key("kafka", "clients", name)):
             if problem_key == derived or problem_key.startswith(derived + "."):
                 return config_key("streaming", "jobs", name)
-    if problem_key.startswith(config_key("storage", "accounts", CHECKPOINT_ACCOUNT)):
+    account = config_key("storage", "accounts", CHECKPOINT_ACCOUNT)
+    if problem_key.startswith(account):
+        setting = problem_key[len(account) + 1 :]
+        # The checkpoint account's own keys keep their names; the rest are the platform's choices.
+        if setting in ("sku", "replication", "accountName"):
+            return config_key("streaming", "checkpoints", setting)
         return config_key("streaming", "checkpoints")
     return problem_key
 

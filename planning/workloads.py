@@ -15,7 +15,7 @@ import yaml
 
 from facts import aks_node
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
-from planning.naming import storage_account_name
+from planning.naming import Naming, replica_account_name, replica_region, storage_account_name
 from planning.queues import LOCAL_QUEUE
 from stackconfig.model import PlatformConfig
 
@@ -54,6 +54,8 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                 for name, pool in cluster.gpu_pools.items()
             },
             "sandbox": cluster.sandbox_pool is not None,
+            "storageAccounts": _nearest_copies(config, cluster.region),
+            "keyVaultUri": f"https://{Naming(config.prefix, config.environment).key_vault(cluster.region)}.vault.azure.net/",
         }
         for key, cluster in config.clusters.items()
     }
@@ -77,6 +79,18 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
         "highRiskNamespaces": [ns for team in config.teams.values() for ns in team.high_risk_namespaces],
         "egressFqdns": {ns: list(team.egress_fqdns) for team in config.teams.values() for ns in team.namespaces},
     }
+
+
+def _nearest_copies(config: PlatformConfig, region: str) -> dict[str, Any]:
+    """Per account, the copy a cluster in `region` reads: the replica in its region, or the
+    account. A replica is read-only while the replication runs (writes go to the account,
+    `storageAccounts`), until a person ends it in a failover (README, "Regional failure")."""
+    copies = {}
+    for key in config.storage.accounts:
+        replica = replica_region(config, key) == region
+        name = replica_account_name(config, key) if replica else storage_account_name(config, key)
+        copies[key] = {"name": name, "blobEndpoint": blob_endpoint(name), "readOnly": replica}
+    return copies
 
 
 def _first_pool(pools: dict[str, Any], wanted: Callable[[Any], bool]) -> tuple[str, dict[str, Any]] | None:
@@ -108,8 +122,13 @@ def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
                 f"{prefix}_CPU_PER_NODE": spec["cpuPerGpu"] * spec["gpusPerNode"],
                 f"{prefix}_MEMORY_PER_NODE": spec["memoryGiPerGpu"] * spec["gpusPerNode"],
             }
+    nearest = context["clusters"][cluster].get("storageAccounts", {})
+    if "weights" in nearest:
+        # Read from the copy in the cluster's region.
+        found["WEIGHTS_URL"] = nearest["weights"]["blobEndpoint"]
     if "weights" in context["storageAccounts"]:
-        found["WEIGHTS_URL"] = context["storageAccounts"]["weights"]["blobEndpoint"]
+        # Write to the account itself.
+        found["WEIGHTS_WRITE_URL"] = context["storageAccounts"]["weights"]["blobEndpoint"]
     for workload, spec in context["workloads"].items():
         if cluster not in spec["clusters"]:
             continue

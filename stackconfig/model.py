@@ -719,6 +719,9 @@ ContainerName = Annotated[str, AfterValidator(_container_name)]
 SecretName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,127}$")]
 StorageSku = Literal["Standard_LRS", "Standard_ZRS", "Standard_GRS", "Standard_GZRS", "Standard_RAGZRS"]
 ZONE_REDUNDANT_STORAGE = ("Standard_ZRS", "Standard_GZRS", "Standard_RAGZRS")
+# Skus with a copy in the paired region, which a customer-managed failover promotes.
+GEO_REDUNDANT_STORAGE = ("Standard_GRS", "Standard_GZRS", "Standard_RAGZRS")
+StorageReplication = Literal["none", "objectReplication", "geoFailover"]
 # Upstream registries as ACR artifact cache names them.
 UpstreamRepository = Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]+(/[a-z0-9._-]+)*(/\*)?$")]
 TargetRepository = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._-]+(/[a-z0-9._-]+)*(/\*)?$")]
@@ -747,6 +750,24 @@ class StorageAccountConfig(Model):
         default_factory=dict,
         description="`{<container>/<path prefix>: days}`: a lifecycle rule deletes block blobs under the prefix "
         "this many days after their last change (soft delete still keeps them for `softDeleteDays`).",
+    )
+    replication: StorageReplication = Field(
+        default="none",
+        description="How the data survives the loss of its region (docs/resilience.md, \"Data\"): `none`; "
+        "`objectReplication`, every container copied asynchronously to an account in `replicaRegion` that the "
+        "clusters there read (flat namespace only); or `geoFailover`, a geo-redundant `sku` whose secondary a "
+        "person promotes with a customer-managed failover (RPO under 15 minutes, about an hour). Not both: "
+        "Azure refuses customer-managed failover on an account in an object-replication policy.",
+    )
+    replica_region: Optional[RegionName] = Field(
+        default=None,
+        description="With `objectReplication`: the region of the replica account, one with clusters other than "
+        "the primary. Unset: the first such region.",
+    )
+    replica_account_name: Optional[str] = Field(
+        default=None,
+        description="With `objectReplication`: the replica's globally unique name. Unset: the account's name "
+        "followed by the replica region's code, which must then fit Azure's rules.",
     )
 
 
@@ -1122,6 +1143,12 @@ class CheckpointStorageConfig(Model):
         description="Azure's globally unique name. Unset: `st<prefix><env>flink`, which must then fit Azure's rules.",
     )
     sku: StorageSku = Field(default="Standard_ZRS", description="Its redundancy (`Standard_ZRS` or better in prod).")
+    replication: Literal["none", "geoFailover"] = Field(
+        default="none",
+        description="`geoFailover`: a geo-redundant `sku` whose secondary a person promotes when the region is "
+        "lost (the account has a hierarchical namespace, which object replication does not serve). `none`: "
+        "state lives and dies with the region.",
+    )
     savepoint_retention_days: int = Field(
         default=30,
         ge=1,

@@ -152,13 +152,22 @@ def test_trainer_reads_weights_and_datasets_and_writes_checkpoints_inference_onl
     def storage_grants(workload):
         return {scope: role for scope, role in grants_of(plan, workload).items() if "/Microsoft.Storage/" in scope}
 
-    assert storage_grants("trainer") == {
+    # The same on the weights' replica (`weightsscus`, the copy in scus's region) where there is one.
+    replicated = ("weightsscus", "models") in containers
+    expected = {
         containers["weights", "models"]: "Storage Blob Data Reader",
         containers["weights", "checkpoints"]: "Storage Blob Data Contributor",
         containers["datasets", "raw"]: "Storage Blob Data Reader",
         containers["datasets", "curated"]: "Storage Blob Data Reader",
     }
-    assert storage_grants("inference") == {containers["weights", "models"]: "Storage Blob Data Reader"}
+    if replicated:
+        expected[containers["weightsscus", "models"]] = "Storage Blob Data Reader"
+        expected[containers["weightsscus", "checkpoints"]] = "Storage Blob Data Contributor"
+    assert storage_grants("trainer") == expected
+    assert storage_grants("inference") == {
+        containers[account, "models"]: "Storage Blob Data Reader"
+        for account in ("weights", *(["weightsscus"] if replicated else []))
+    }
 
 
 def test_a_workload_reads_exactly_the_key_vault_secrets_it_lists():
@@ -264,10 +273,12 @@ def test_team_namespaces_keep_their_identity_from_when_the_gpu_stack_owned_them(
     assert any('"gpu-eus2-ns-research"' in alias and "gpu-eus2" in alias for alias in namespace.aliases)
 
 
-def test_secrets_officers_manage_secrets_in_the_vault_only(plans):
+def test_secrets_officers_manage_secrets_in_every_regions_vault_only(plans):
+    """They write each secret to every region's vault (decision 0008), so they hold the role on each."""
     plan = plans["prod"]
-    vault = resource_id(plan.one("azure-native:keyvault:Vault"))
-    officers = [a for a in plan.of_type(ASSIGNMENT) if a.name.startswith("keyvault-secrets-officer-")]
-    assert len(officers) == 1
-    assert officers[0].inputs["scope"] == vault and officers[0].inputs["principalType"] == "Group"
-    assert officers[0].inputs["roleDefinitionId"].endswith("/b86a8fe4-44ce-4948-aee5-eccb2c155cd7")
+    vaults = sorted(resource_id(v) for v in plan.of_type("azure-native:keyvault:Vault"))
+    officers = [a for a in plan.of_type(ASSIGNMENT) if "-secrets-officer-" in a.name]
+    assert len(vaults) == 2 and sorted(o.inputs["scope"] for o in officers) == vaults
+    for officer in officers:
+        assert officer.inputs["principalType"] == "Group"
+        assert officer.inputs["roleDefinitionId"].endswith("/b86a8fe4-44ce-4948-aee5-eccb2c155cd7")

@@ -340,6 +340,11 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
         "the second region reaching the vault through the primary's endpoint",
         lambda p: without(without(p, "keyvault-pe-vault-scus-dns"), "keyvault-pe-vault-scus"),
     ),
+    (
+        "storage-survives-a-region",
+        "the weights without their replica",
+        lambda p: without(without(p, "storage-weights-replication-source"), "storage-weights-replication-destination"),
+    ),
     ("stateful-resources-protected", "unprotected storage", lambda p: options(p, "storage-weights", protect=False)),
     (
         "address-ranges-disjoint",

@@ -14,7 +14,7 @@ from offline.chartcheck import chart_defaults
 from offline.mocks import arm_id
 from offline.reference import facts_table, reference_file
 from planning.charts import CHARTS
-from tests.conftest import ALL_STACKS, STACKS, run_with
+from tests.conftest import ALL_STACKS, STACKS, run_with, stack_values
 
 STORAGE = "azure-native:storage:StorageAccount"
 VAULT = "azure-native:keyvault:Vault"
@@ -23,6 +23,7 @@ ENDPOINT = "azure-native:network:PrivateEndpoint"
 ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
 LINK = "azure-native:privatedns:VirtualNetworkLink"
 LOCK = "azure-native:authorization:ManagementLockByScope"
+REPLICATION_POLICY = "azure-native:storage:ObjectReplicationPolicy"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 HUB_DNS_GROUP = "rg-hub-dns"
 
@@ -176,9 +177,11 @@ def test_storage_accepts_only_entra_id_over_private_link(plans, stack):
 def test_blobs_and_containers_are_recoverable_and_never_public(plans, stack):
     plan = plans[stack]
     values = yaml.safe_load(Path(f"stacks/Pulumi.{stack}.yaml").read_text())["config"].get("platform:storage", {})
+    # An object-replication replica: its content is its source's (restore the source, the copy follows).
+    replicas = {p.inputs["destinationAccount"].rsplit("/", 1)[-1] for p in plan.of_type(REPLICATION_POLICY)}
     for service in plan.of_type("azure-native:storage:BlobServiceProperties"):
         account = next(a for a in plan.of_type(STORAGE) if a.inputs["accountName"] == service.inputs["accountName"])
-        flat = not account.inputs["isHnsEnabled"]
+        flat = not account.inputs["isHnsEnabled"] and account.inputs["accountName"] not in replicas
         inputs = service.inputs
         assert inputs["deleteRetentionPolicy"]["enabled"] is True
         assert inputs["deleteRetentionPolicy"]["days"] == values.get("softDeleteDays", 30)
@@ -187,7 +190,7 @@ def test_blobs_and_containers_are_recoverable_and_never_public(plans, stack):
             "days": values.get("containerSoftDeleteDays", 30),
         }
         # Versioning, the change feed and point-in-time restore exist only without a hierarchical namespace.
-        assert inputs["isVersioningEnabled"] is flat
+        assert inputs["isVersioningEnabled"] is (not account.inputs["isHnsEnabled"])
         restore = values.get("pointInTimeRestoreDays")
         if flat and restore:
             assert inputs["changeFeed"] == {"enabled": True, "retentionInDays": values["changeFeedDays"]}
@@ -215,19 +218,23 @@ def test_staging_and_prod_keep_zone_redundant_copies(plans, stack, zone_redundan
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_key_vault_is_rbac_only_purge_protected_and_audited(plans, stack):
+    """Every region's vault alike (a vault per region with clusters, decision 0008)."""
     plan = plans[stack]
-    vault = plan.one(VAULT)
-    properties = vault.inputs["properties"]
-    assert properties["enableRbacAuthorization"] is True, "access policies bypass Azure RBAC"
-    assert properties["enablePurgeProtection"] is True and properties["enableSoftDelete"] is True
-    assert properties["networkAcls"]["defaultAction"] == "Deny"
-    assert not properties["enabledForDeployment"] and not properties["enabledForTemplateDeployment"]
-    logs = [
-        d
-        for d in plan.of_type("azure-native:monitor:DiagnosticSetting")
-        if d.inputs["resourceUri"] == resource_id(vault)
-    ]
-    assert len(logs) == 1 and [log["category"] for log in logs[0].inputs["logs"]] == ["AuditEvent"]
+    regions = {c["region"] for c in stack_values(stack)["platform:clusters"].values()}
+    vaults = plan.of_type(VAULT)
+    assert sorted(v.inputs["location"] for v in vaults) == sorted(regions)
+    for vault in vaults:
+        properties = vault.inputs["properties"]
+        assert properties["enableRbacAuthorization"] is True, "access policies bypass Azure RBAC"
+        assert properties["enablePurgeProtection"] is True and properties["enableSoftDelete"] is True
+        assert properties["networkAcls"]["defaultAction"] == "Deny"
+        assert not properties["enabledForDeployment"] and not properties["enabledForTemplateDeployment"]
+        logs = [
+            d
+            for d in plan.of_type("azure-native:monitor:DiagnosticSetting")
+            if d.inputs["resourceUri"] == resource_id(vault)
+        ]
+        assert len(logs) == 1 and [log["category"] for log in logs[0].inputs["logs"]] == ["AuditEvent"]
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from facts.azure_regions import PAIRED_REGIONS
 from planning.resilience import FAILURE_TABLE, SCENARIOS, row
+from stackconfig.model import GEO_REDUNDANT_STORAGE
 from tests.conftest import run_with, stack_values
 from tests.support.plan_edits import changed
 from tests.test_private_data import resource_id
@@ -15,6 +17,8 @@ ENDPOINT = "azure-native:network:PrivateEndpoint"
 MULTI_REGION = ("prod", "prod-scale")
 REGISTRY = "azure-native:containerregistry:Registry"
 REPLICATION = "azure-native:containerregistry:Replication"
+OBJECT_REPLICATION = "azure-native:storage:ObjectReplicationPolicy"
+STORAGE = "azure-native:storage:StorageAccount"
 WORKSPACES = ("azure-native:operationalinsights:Workspace", "azure-native:monitor:AzureMonitorWorkspace")
 
 
@@ -24,15 +28,39 @@ def _regions(stack: str) -> list[str]:
 
 
 def _copies(plan) -> dict[str, set[str]]:
-    """ARM ID -> the regions holding a serving copy of the resource: its own, and a registry's
-    geo-replicas (active-active: pulls and pushes continue with the home region down)."""
+    """ARM ID -> the regions holding a serving copy of the resource: its own, a registry's
+    geo-replicas (active-active: pulls and pushes continue with the home region down), and a
+    geo-redundant account's paired region (where a customer-managed failover moves it)."""
     copies = {
         resource_id(r): {r.inputs["location"]} for r in plan.resources if isinstance(r.inputs.get("location"), str)
     }
     registries = {r.inputs["registryName"]: resource_id(r) for r in plan.of_type(REGISTRY)}
     for replica in plan.of_type(REPLICATION):
         copies[registries[replica.inputs["registryName"]]].add(replica.inputs["location"])
+    for account in plan.of_type(STORAGE):
+        if account.inputs["sku"]["name"] in GEO_REDUNDANT_STORAGE:
+            copies[resource_id(account)].add(PAIRED_REGIONS[account.inputs["location"]])
     return copies
+
+
+def _alternatives(plan, targets) -> list[set[str]]:
+    """The dependencies behind these targets, each as the resources that can serve it: an
+    account and its object-replication replica; every region's Key Vault (each cluster is
+    told to use its own region's: test_each_cluster_is_told_its_own_regions_vault_and_copies)."""
+    groups = [{target} for target in targets]
+    pairs = [(p.inputs["sourceAccount"], p.inputs["destinationAccount"]) for p in plan.of_type(OBJECT_REPLICATION)]
+    vaults = {t for t in targets if "/Microsoft.KeyVault/vaults/" in t}
+    merged: list[set[str]] = []
+    for group in groups:
+        (target,) = group
+        for source, destination in pairs:
+            if target in (source, destination):
+                group |= {source, destination}
+        if target in vaults:
+            group |= vaults
+        if group not in merged:
+            merged.append(group)
+    return merged
 
 
 def _targets(plan, group_ids: tuple[str, ...]) -> dict[str, list[str]]:
@@ -49,9 +77,9 @@ def survives(plan, group_ids: tuple[str, ...], lost: str, region: str) -> bool:
     """Whether workloads in `region` still reach every target of these sub-resources when
     `lost` is down: through an endpoint in their own region, to a copy of the resource outside
     the lost region."""
-    copies = _copies(plan)
-    for target, endpoint_regions in _targets(plan, group_ids).items():
-        if region not in endpoint_regions or not copies.get(target, set()) - {lost}:
+    copies, targets = _copies(plan), _targets(plan, group_ids)
+    for alternatives in _alternatives(plan, targets):
+        if not any(region in targets.get(a, []) and copies.get(a, set()) - {lost} for a in alternatives):
             return False
     return True
 
@@ -108,11 +136,9 @@ def test_an_endpoint_moved_to_the_other_region_contradicts_the_table(plans):
     primary, other = _regions("prod")
     vault = row("Key Vault")
     assert vault.cells["secondary"].status == "keeps" and survives(plan, vault.group_ids, other, primary)
-    (endpoint,) = [
-        e
-        for e in plan.of_type(ENDPOINT)
-        if e.inputs["privateLinkServiceConnections"][0]["groupIds"] == ["vault"] and e.inputs["location"] == primary
-    ]
+    # The primary vault's endpoint in the primary region.
+    endpoint = plan.one(ENDPOINT, "keyvault-pe-vault")
+    assert endpoint.inputs["location"] == primary
     moved = changed(plan, endpoint.name, inputs={**endpoint.inputs, "location": other})
     assert not survives(moved, vault.group_ids, other, primary)
 
@@ -194,3 +220,122 @@ def test_every_region_with_clusters_reaches_each_data_plane_resource_through_its
         zone_id = groups[endpoint.inputs["privateEndpointName"]].inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"]
         zone_group, zone_name = zone_id.split("/resourceGroups/")[1].split("/")[0], zone_id.rsplit("/", 1)[-1]
         assert (vnet_of[endpoint.inputs["location"]], zone_group, zone_name) in zones_of_vnet, endpoint.name
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_each_cluster_is_told_its_own_regions_vault_and_copies(plans, stack):
+    """What the table's data-plane claims assume: a cluster uses the vault of its own region and
+    reads the copy of each account in its region where there is one."""
+    plan = plans[stack]
+    context = plan.outputs["workloadContext"]
+    vaults = {v.inputs["vaultName"]: v.inputs["location"] for v in plan.of_type("azure-native:keyvault:Vault")}
+    accounts = {a.inputs["accountName"]: a.inputs["location"] for a in plan.of_type(STORAGE)}
+    for key, cluster in stack_values(stack)["platform:clusters"].items():
+        told = context["clusters"][key]
+        vault = told["keyVaultUri"].removeprefix("https://").split(".")[0]
+        assert vaults[vault] == cluster["region"], (key, vault)
+        for account, copy in told["storageAccounts"].items():
+            source = context["storageAccounts"][account]["name"]
+            assert accounts[copy["name"]] == cluster["region"] or copy["name"] == source, (key, account)
+            assert copy["readOnly"] == (copy["name"] != source)
+
+
+def test_without_the_weights_replica_the_other_region_loses_its_weights(plans):
+    """Dropping the replica contradicts the table: the other region's clusters would read
+    weights from an account that lives only in the lost region."""
+    storage = row("Storage")
+    assert storage.cells["primary"].status != "lost"
+    primary, other = _regions("prod")
+    assert survives(plans["prod"], storage.group_ids, primary, other)
+
+    def no_replica(values):
+        values["platform:storage"]["accounts"]["weights"]["replication"] = "none"
+
+    plan = run_with("prod", no_replica)
+    assert plan.ok, plan.error
+    assert not plan.of_type(OBJECT_REPLICATION)
+    assert not survives(plan, storage.group_ids, primary, other)
+    assert len(plan.of_type(STORAGE)) == len(plans["prod"].of_type(STORAGE)) - 1
+
+
+# --- Data that survives: the replication choices Azure would refuse --------------------------
+
+REPLICATION_CONTRADICTIONS = [
+    # Object replication copies flat-namespace accounts only.
+    (
+        [("storage.accounts.datasets.replication", "objectReplication")],
+        "platform:storage.accounts.datasets.replication",
+        ("platform:storage.accounts.datasets.hierarchicalNamespace",),
+    ),
+    # A failover needs a geo-redundant copy: the account's own sku names it...
+    (
+        [("storage.accounts.datasets.sku", "Standard_ZRS")],
+        "platform:storage.accounts.datasets.replication",
+        ("platform:storage.accounts.datasets.sku is Standard_ZRS",),
+    ),
+    # ...or the environment's, when the account has none.
+    (
+        [("storage.accounts.weights.replication", "geoFailover")],
+        "platform:storage.accounts.weights.replication",
+        ("platform:storage.sku is Standard_ZRS",),
+    ),
+    # The Flink checkpoint account is named as the user wrote it.
+    (
+        [("streaming.checkpoints.sku", "Standard_ZRS")],
+        "platform:streaming.checkpoints.replication",
+        ("platform:streaming.checkpoints.sku", "Standard_ZRS"),
+    ),
+    (
+        [("storage.accounts.weights.replicaRegion", "eastus2")],
+        "platform:storage.accounts.weights.replicaRegion",
+        ("the account's own region",),
+    ),
+    (
+        [("storage.accounts.weights.replicaRegion", "westus3")],
+        "platform:storage.accounts.weights.replicaRegion",
+        ("no clusters",),
+    ),
+    (
+        [("storage.accounts.datasets.replicaAccountName", "stailabproddscopy")],
+        "platform:storage.accounts.datasets.replicaAccountName",
+        ("objectReplication only", "platform:storage.accounts.datasets.replication is geoFailover"),
+    ),
+    (
+        [("storage.accounts.weights.replicaAccountName", "stailabprodweights")],
+        "platform:storage.accounts.weights.replicaAccountName",
+        ("already the name of account weights",),
+    ),
+]
+
+
+@pytest.mark.parametrize("changes, problem_key, reason", REPLICATION_CONTRADICTIONS, ids=lambda v: str(v)[:60])
+def test_contradictory_replication_choices_name_their_keys(changes, problem_key, reason):
+    from tests.test_config_errors import expect_problem, set_in
+
+    def change(values):
+        for path, value in changes:
+            set_in(path, value)(values)
+
+    expect_problem("prod", change, problem_key, *reason)
+
+
+def test_a_replica_needs_another_region_and_a_failover_a_paired_region():
+    from tests.test_config_errors import expect_problem, set_in
+
+    # dev has one region: no region for a replica.
+    expect_problem(
+        "dev",
+        set_in("storage.accounts.weights.replication", "objectReplication"),
+        "platform:storage.accounts.weights.replication",
+        "needs a region with clusters besides",
+    )
+    # Italy North has no pair (facts/azure_regions.py).
+
+    def in_italy(values):
+        for cluster in values["platform:clusters"].values():
+            cluster["region"] = "italynorth"
+        values["platform:network"]["regions"] = {"italynorth": values["platform:network"]["regions"]["eastus2"]}
+        values["platform:storage"]["accounts"]["datasets"]["replication"] = "geoFailover"
+        values["platform:storage"]["accounts"]["datasets"]["sku"] = "Standard_GZRS"
+
+    expect_problem("dev", in_italy, "platform:storage.accounts.datasets.replication", "no paired region")

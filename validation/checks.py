@@ -7,6 +7,7 @@ problem of a stack at once. Keys are written as a user finds them in the stack f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -15,7 +16,7 @@ from ipaddress import IPv4Network
 from facts import aks_limits as limits
 from facts import aks_versions, arm_tags
 from facts.azure_endpoints import opened_domain
-from facts.azure_regions import REGIONS
+from facts.azure_regions import PAIRED_REGIONS, REGIONS
 from facts.event_hubs import EVENT_HUBS_TIERS
 from facts.flink import FLINK_CRD_VERSION, FLINK_VERSION, OPERATOR_FLINK_VERSIONS, OPERATOR_VERSION
 from facts.gpu import GPU_VM_SIZES, SPOT_TAINT
@@ -39,7 +40,15 @@ from planning.gpu import taint_key
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from planning.naming import Naming, storage_account_name
 from stackconfig.keys import key
-from stackconfig.model import REQUIRED_TAGS, EventHubsConfig, FlinkJobConfig, KafkaConfig, PlatformConfig, PoolSettings
+from stackconfig.model import (
+    GEO_REDUNDANT_STORAGE,
+    REQUIRED_TAGS,
+    EventHubsConfig,
+    FlinkJobConfig,
+    KafkaConfig,
+    PlatformConfig,
+    PoolSettings,
+)
 
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"})
@@ -668,6 +677,22 @@ def check_resource_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
         elif name in seen:
             yield ConfigProblem(where, f"{name} is already the name of account {seen[name]}")
         seen.setdefault(name, account_key)
+        if naming_rules.replica_region(config, account_key) is None:
+            continue
+        replica = naming_rules.replica_account_name(config, account_key)
+        where = key("storage", "accounts", account_key, "replicaAccountName" if account.replica_account_name else "")
+        where = where.rstrip(".")
+        problem = naming_rules.storage_account_name_problem(replica)
+        if problem:
+            hint = (
+                ""
+                if account.replica_account_name
+                else " (the account's name and the region's code; set replicaAccountName)"
+            )
+            yield ConfigProblem(where, f"its replica: {problem}{hint}")
+        elif replica in seen:
+            yield ConfigProblem(where, f"its replica's name {replica} is already the name of account {seen[replica]}")
+        seen.setdefault(replica, account_key)
 
 
 def check_storage(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -689,6 +714,7 @@ def check_storage(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 "from soft-deleted data",
             )
     for account_key, account in storage.accounts.items():
+        yield from _replication_problems(config, account_key)
         duplicates = sorted({c for c in account.containers if account.containers.count(c) > 1})
         if duplicates:
             yield ConfigProblem(
@@ -701,6 +727,66 @@ def check_storage(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     key("storage", "accounts", account_key, "deleteAfterDays"),
                     f"{prefix}: {container} is not a container of the account ({', '.join(account.containers)})",
                 )
+
+
+def _replication_problems(config: PlatformConfig, account_key: str) -> Iterator[ConfigProblem]:
+    """How an account survives its region: choices Azure would refuse, named by both keys.
+
+    learn.microsoft.com/azure/storage/blobs/object-replication-overview: object replication
+    needs versioning and (on the source) the change feed, copies block blobs between
+    flat-namespace accounts only, and rules out customer-managed failover on both accounts;
+    /azure/storage/common/storage-disaster-recovery-guidance: failover needs a geo-redundant sku.
+    """
+    storage = config.storage
+    account = storage.accounts[account_key]
+    where = partial(key, "storage", "accounts", account_key)
+    replication = where("replication")
+    if account.replication == "objectReplication":
+        if account.hierarchical_namespace:
+            yield ConfigProblem(
+                replication,
+                f"object replication does not copy hierarchical-namespace accounts, and "
+                f"{where('hierarchicalNamespace')} is true: use geoFailover",
+            )
+        primary = config.primary_region
+        others = [r for r in dict.fromkeys(c.region for c in config.clusters.values()) if r != primary]
+        if account.replica_region is None:
+            if not others:
+                yield ConfigProblem(
+                    replication,
+                    f"needs a region with clusters besides {primary} for the replica, and platform:clusters has none",
+                )
+        elif account.replica_region == primary:
+            yield ConfigProblem(where("replicaRegion"), f"{primary} is the account's own region")
+        elif account.replica_region not in others:
+            yield ConfigProblem(
+                where("replicaRegion"),
+                f"{account.replica_region} has no clusters to read the replica ({', '.join(others) or 'none besides the primary'})",
+            )
+    else:
+        for setting, value in (
+            ("replicaRegion", account.replica_region),
+            ("replicaAccountName", account.replica_account_name),
+        ):
+            if value is not None:
+                yield ConfigProblem(
+                    where(setting), f"applies to objectReplication only, and {replication} is {account.replication}"
+                )
+    sku = account.sku or storage.sku
+    if account.replication == "geoFailover" and config.primary_region not in PAIRED_REGIONS:
+        first = next(iter(config.clusters))
+        yield ConfigProblem(
+            replication,
+            f"{config.primary_region} (platform:clusters.{first}.region, where the data lives) has no paired "
+            "region to fail over to: use objectReplication",
+        )
+    elif account.replication == "geoFailover" and sku not in GEO_REDUNDANT_STORAGE:
+        sku_key = where("sku") if account.sku else key("storage", "sku")
+        yield ConfigProblem(
+            replication,
+            f"a failover needs a copy in the paired region, and {sku_key} is {sku}: use one of "
+            f"{', '.join(GEO_REDUNDANT_STORAGE)}",
+        )
 
 
 def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
@@ -1151,7 +1237,13 @@ def find_problems(config: PlatformConfig) -> list[ConfigProblem]:
     expanded = streaming_plan.expand(config)
     return sorted(
         {
-            ConfigProblem(streaming_plan.derived_key(config, problem.key), problem.reason)
+            ConfigProblem(
+                streaming_plan.derived_key(config, problem.key),
+                # Keys the reason names too: `platform:storage.accounts.flink.sku` is the job's checkpoints' sku.
+                re.sub(
+                    r"platform:[\w.\[\]-]+", lambda m: streaming_plan.derived_key(config, m.group(0)), problem.reason
+                ),
+            )
             for check in CHECKS
             for problem in check(expanded)
         }

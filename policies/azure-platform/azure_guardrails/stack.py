@@ -112,6 +112,38 @@ def endpoints_in_cluster_regions(args, report):
             )
 
 
+STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
+OBJECT_REPLICATION = "azure-native:storage:ObjectReplicationPolicy"
+# Skus with a copy in the paired region, which a customer-managed failover promotes.
+GEO_REDUNDANT_SKUS = ("Standard_GRS", "Standard_RAGRS", "Standard_GZRS", "Standard_RAGZRS")
+
+
+def storage_survives_a_region(args, report):
+    """With clusters in two or more regions, no account's data lives and dies with one region:
+    each is geo-redundant (a customer-managed failover brings it back in the paired region) or
+    in an object-replication policy (a replica in another region). Decision 0008."""
+    regions = {lookup(r.props, "location") for r in args.resources if r.resource_type == MANAGED_CLUSTER} - {None}
+    if len(regions) < 2:
+        return
+    replicated = {
+        dependency.urn
+        for policy in args.resources
+        if policy.resource_type == OBJECT_REPLICATION
+        for key in ("sourceAccount", "destinationAccount")
+        for dependency in policy.property_dependencies.get(key, [])
+    }
+    for account in args.resources:
+        if account.resource_type != STORAGE_ACCOUNT or account.urn in replicated:
+            continue
+        sku = lookup(account.props, "sku.name")
+        if sku not in GEO_REDUNDANT_SKUS:
+            report(
+                f"storage account {account.name} ({sku}) has no copy outside {lookup(account.props, 'location')}: "
+                "the clusters of the other regions lose its data with that region.",
+                account.urn,
+            )
+
+
 def stateful_protected(args, report):
     for resource in args.resources:
         if resource.resource_type in STATEFUL_TYPES and not resource.opts.protect:
@@ -231,6 +263,15 @@ POLICIES = [
         severity=Severity.HIGH,
         remediation="Connect the service through Context.data_plane's RegionalEndpoints (components/platform.py), "
         "which adds an endpoint in each region with clusters, registered in that region's zones.",
+    ),
+    stack_policy(
+        "storage-survives-a-region",
+        "With clusters in two or more regions, every storage account is geo-redundant or in an object-replication "
+        "policy, so its data outlives the loss of its region.",
+        storage_survives_a_region,
+        severity=Severity.HIGH,
+        remediation="Set platform:storage.accounts.<account>.replication: objectReplication (flat namespace) or "
+        "geoFailover with a geo-redundant sku (platform:streaming.checkpoints for Flink's account).",
     ),
     stack_policy(
         "stateful-resources-protected",
