@@ -25,7 +25,8 @@ from components.keyvault import STORAGE_KEY_NAME, CustomerManagedKey
 from planning.layers import Unit, parse_stack
 
 # 2: the foundation exports each non-primary region's data-plane zones (regionalDnsZoneIds).
-# 3: a Key Vault per region with clusters (keyVaultIds, storageKeys by region); the data unit
+# 3: a Key Vault and workspaces per region with clusters (keyVaultIds, storageKeys by region,
+#    regionalWorkspaces); the data unit
 #    exports the object-replication replicas' containers (replicaContainerIds).
 CONTRACT_VERSION = 3
 VERSION_KEY = "contractVersion"
@@ -79,6 +80,8 @@ class FoundationOutputs:
 
     log_analytics_workspace_id: pulumi.Input[str]
     monitor_workspace_id: pulumi.Input[str]
+    # region -> {"logAnalytics": ID, "monitor": ID}: the workspaces of each non-primary region with clusters
+    regional_workspaces: Mapping[str, Mapping[str, pulumi.Input[str]]]
     # region -> VNet ID; region -> subnet key (`<cluster>-nodes`, `private-endpoints`) -> ID
     vnet_ids: Mapping[str, pulumi.Input[str]]
     subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
@@ -102,11 +105,19 @@ class FoundationOutputs:
     after: Sequence[pulumi.Resource] = field(default=(), compare=False)
     dns_links: Mapping[tuple[str, str], pulumi.Resource] = field(default_factory=dict, compare=False)
 
+    def workspaces(self, region: str) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
+        """The Log Analytics and Azure Monitor workspaces of a region (the primary's if it has none)."""
+        own = self.regional_workspaces.get(region)
+        if own is None:
+            return self.log_analytics_workspace_id, self.monitor_workspace_id
+        return own["logAnalytics"], own["monitor"]
+
     def to_exports(self) -> dict[str, Any]:
         return {
             VERSION_KEY: CONTRACT_VERSION,
             "logAnalyticsWorkspaceId": self.log_analytics_workspace_id,
             "monitorWorkspaceId": self.monitor_workspace_id,
+            "regionalWorkspaces": {region: dict(ids) for region, ids in self.regional_workspaces.items()},
             "vnetIds": dict(self.vnet_ids),
             "subnetIds": {region: dict(ids) for region, ids in self.subnet_ids.items()},
             "egressIps": dict(self.egress_ips),
@@ -142,6 +153,10 @@ class FoundationOutputs:
         return FoundationOutputs(
             log_analytics_workspace_id=get("logAnalyticsWorkspaceId"),
             monitor_workspace_id=get("monitorWorkspaceId"),
+            regional_workspaces={
+                region: {kind: get("regionalWorkspaces", region, kind) for kind in ("logAnalytics", "monitor")}
+                for region in regional_zones
+            },
             vnet_ids={region: get("vnetIds", region) for region in subnets},
             subnet_ids={
                 region: {key: get("subnetIds", region, key) for key in keys} for region, keys in subnets.items()

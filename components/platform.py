@@ -306,10 +306,11 @@ class Context:
         subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
         zone_ids: Mapping[str, pulumi.Input[str]],
         regional_zone_ids: Mapping[str, Mapping[str, pulumi.Input[str]]],
-        log_analytics_workspace_id: pulumi.Input[str],
+        workspace_ids: Mapping[str, pulumi.Input[str]],
     ) -> DataPlaneSettings:
         """Where the private data-plane services go: the primary region, with an endpoint in
-        every region with clusters, each in its region's zones."""
+        every region with clusters, each in its region's zones; logs to their region's
+        workspace (`workspace_ids`: region -> Log Analytics workspace)."""
         config, region = self.config, self.config.primary_region
         return DataPlaneSettings(
             naming=self.naming,
@@ -325,7 +326,8 @@ class Context:
                     for r in endpoint_regions(config)
                 ]
             ),
-            log_analytics_workspace_id=log_analytics_workspace_id,
+            log_analytics_workspace_id=workspace_ids[region],
+            workspace_ids=workspace_ids,
             protect=config.protect,
             lock=config.lock_stateful_resources,
             tags=self.tags,
@@ -334,30 +336,36 @@ class Context:
 
 def build_foundation(ctx: Context) -> FoundationOutputs:
     config, naming = ctx.config, ctx.naming
-    observability = Observability(
-        "ops",
-        ObservabilityArgs(
-            naming=naming,
-            region=config.primary_region,
-            retention_days=config.operations.log_retention_days,
-            protect=config.protect,
-            tags=ctx.tags,
-        ),
-        opts=ctx.opts,
-    )
-    networks = _networks(ctx, observability.log_analytics_workspace_id)
-    dns, regional_dns = _private_dns(ctx, networks)
     region = config.primary_region
+    # Workspaces per region with clusters: each region's clusters, firewall and data plane keep
+    # their logs and metrics flowing while another region is down (decision 0008).
+    observability = {
+        r: Observability(
+            "ops" if r == region else f"ops-{region_code(r)}",
+            ObservabilityArgs(
+                naming=naming,
+                region=r,
+                retention_days=config.operations.log_retention_days,
+                protect=config.protect,
+                tags=ctx.tags,
+            ),
+            opts=ctx.opts,
+        )
+        for r in endpoint_regions(config)
+    }
+    workspace_ids = {r: o.log_analytics_workspace_id for r, o in observability.items()}
+    networks = _networks(ctx, workspace_ids)
+    dns, regional_dns = _private_dns(ctx, networks)
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
     regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
-    service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, observability.log_analytics_workspace_id)
+    service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, workspace_ids)
     # A vault per region with clusters: Key Vault replicates only to its paired region, so each
     # region's secrets and keys are its own (decision 0008).
     vaults = {
         r: KeyVault(
             vault_key(config, r),
             KeyVaultArgs(
-                service=dataclasses.replace(service, region=r),
+                service=dataclasses.replace(service, region=r, log_analytics_workspace_id=service.workspace(r)),
                 tenant_id=ctx.deployer.tenant_id,
                 subscription_id=ctx.deployer.subscription_id,
                 settings=config.key_vault,
@@ -383,8 +391,13 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         opts=ctx.opts,
     )
     return FoundationOutputs(
-        log_analytics_workspace_id=observability.log_analytics_workspace_id,
-        monitor_workspace_id=observability.monitor_workspace_id,
+        log_analytics_workspace_id=observability[region].log_analytics_workspace_id,
+        monitor_workspace_id=observability[region].monitor_workspace_id,
+        regional_workspaces={
+            r: {"logAnalytics": o.log_analytics_workspace_id, "monitor": o.monitor_workspace_id}
+            for r, o in observability.items()
+            if r != region
+        },
         vnet_ids={r: n.vnet_id for r, n in networks.items()},
         subnet_ids=subnet_ids,
         egress_ips={r: n.egress_ips for r, n in networks.items()},
@@ -408,7 +421,7 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
         foundation.subnet_ids,
         foundation.dns_zone_ids,
         foundation.regional_dns_zone_ids,
-        foundation.log_analytics_workspace_id,
+        {r: foundation.workspaces(r)[0] for r in endpoint_regions(config)},
     )
     storage = PrivateStorage(
         "storage",
@@ -470,10 +483,12 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             subscription_id=ctx.deployer.subscription_id,
             kubelogin_mode=config.entra.kubelogin_mode,
             operations=config.operations,
+            # The cluster's own region's workspaces: its metrics and logs keep flowing when
+            # another region is down.
             monitoring=ClusterMonitoring(
-                log_analytics_workspace_id=foundation.log_analytics_workspace_id,
-                monitor_workspace_id=foundation.monitor_workspace_id,
-                monitor_workspace_region=config.primary_region,
+                log_analytics_workspace_id=foundation.workspaces(region)[0],
+                monitor_workspace_id=foundation.workspaces(region)[1],
+                monitor_workspace_region=region,
             ),
             protect=config.protect,
             upgrade_channel=config.upgrade_channel(key),
@@ -888,7 +903,7 @@ class Platform(pulumi.ComponentResource):
         )
 
 
-def _networks(ctx: Context, log_analytics_workspace_id: pulumi.Input[str]) -> dict[str, RegionalNetwork]:
+def _networks(ctx: Context, workspace_ids: Mapping[str, pulumi.Input[str]]) -> dict[str, RegionalNetwork]:
     config, naming = ctx.config, ctx.naming
     egress, hub = config.network.egress, config.network.hub
     hub_provider = None
@@ -908,7 +923,7 @@ def _networks(ctx: Context, log_analytics_workspace_id: pulumi.Input[str]) -> di
                 address_space=list(vnet.address_space),
                 subnets=region_subnets(config, region),
                 outbound_type=egress.outbound_type,
-                firewall=firewall_spec(config, region, log_analytics_workspace_id),
+                firewall=firewall_spec(config, region, workspace_ids.get(region, workspace_ids[config.primary_region])),
                 nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
                 nat_public_ip_count=egress.nat_gateway.public_ip_count,
                 hub=HubPeeringSpec(

@@ -195,3 +195,10 @@ class DataPlaneSettings:
     protect: bool
     lock: bool
     tags: dict[str, str] = field(default_factory=dict)
+    # region -> its Log Analytics workspace, for resources outside the primary region (a
+    # workspace per region with clusters, decision 0008)
+    workspace_ids: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+
+    def workspace(self, region: str) -> pulumi.Input[str]:
+        """Where a resource in `region` sends its logs: its region's workspace."""
+        return self.workspace_ids.get(region, self.log_analytics_workspace_id)

@@ -325,7 +325,7 @@ class PrivateStorage(pulumi.ComponentResource):
         send_logs(
             f"{name}-blob-logs",
             resource_uri=resource.id.apply(lambda account_id: f"{account_id}/blobServices/default"),
-            workspace_id=args.service.log_analytics_workspace_id,
+            workspace_id=args.service.workspace(region),
             categories=BLOB_LOG_CATEGORIES,
             parent=self,
         )

@@ -171,12 +171,19 @@ FAILURE_TABLE: tuple[Row, ...] = (
         {
             "zone": _keeps("the workspaces are regional services"),
             "primary": Cell(
-                "lost",
-                "logs and metrics sent while the region is down",
-                "until the primary region returns",
-                "the Log Analytics and Azure Monitor workspaces are in the primary region",
+                "degrades",
+                "the lost region's logs and metrics not yet ingested",
+                "0 for the surviving region; queries across regions wait for the lost one",
+                "each region with clusters has its own Log Analytics and Azure Monitor workspaces, which its "
+                "clusters, firewall, vault and replicas report to; what the lost region stored is unreadable "
+                "until it returns (neither workspace is replicated here)",
             ),
-            "secondary": _keeps("the workspaces are in the primary region"),
+            "secondary": Cell(
+                "degrades",
+                "the lost region's logs and metrics not yet ingested",
+                "0 for the primary region",
+                "the primary's clusters and the data plane report to the primary's workspaces",
+            ),
         },
     ),
     Row(

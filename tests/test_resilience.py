@@ -19,6 +19,7 @@ REGISTRY = "azure-native:containerregistry:Registry"
 REPLICATION = "azure-native:containerregistry:Replication"
 OBJECT_REPLICATION = "azure-native:storage:ObjectReplicationPolicy"
 STORAGE = "azure-native:storage:StorageAccount"
+MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 WORKSPACES = ("azure-native:operationalinsights:Workspace", "azure-native:monitor:AzureMonitorWorkspace")
 
 
@@ -115,11 +116,24 @@ def test_the_tables_data_plane_claims_follow_from_where_the_plan_puts_each_endpo
 
 @pytest.mark.parametrize("stack", MULTI_REGION)
 def test_the_tables_monitoring_claims_follow_from_where_the_workspaces_are(plans, stack):
-    primary, *_ = _regions(stack)
-    locations = {r.inputs["location"] for t in WORKSPACES for r in plans[stack].of_type(t)}
-    assert locations
-    only_in_primary = locations == {primary}
-    assert (row("Monitoring").cells["primary"].status == "lost") == only_in_primary
+    """Each cluster's metrics (its data collection rule) and logs (its diagnostic setting) go to
+    workspaces in its own region, so the surviving region keeps reporting: what the table says
+    unless a cluster reports across regions."""
+    plan = plans[stack]
+    located = {resource_id(r): r.inputs["location"] for t in WORKSPACES for r in plan.of_type(t)}
+    clusters = {resource_id(c): c.inputs["location"] for c in plan.of_type(MANAGED_CLUSTER)}
+    crosses = []
+    for rule in plan.of_type("azure-native:monitor:DataCollectionRule"):
+        for destination in rule.inputs["destinations"].get("monitoringAccounts", []):
+            if located[destination["accountResourceId"]] != rule.inputs["location"]:
+                crosses.append(rule.name)
+    for setting in plan.of_type("azure-native:monitor:DiagnosticSetting"):
+        region = clusters.get(setting.inputs["resourceUri"])
+        if region and located[setting.inputs["workspaceId"]] != region:
+            crosses.append(setting.name)
+    for rule in plan.of_type("azure-native:monitor:DataCollectionRule"):
+        assert rule.inputs["location"] in set(clusters.values())
+    assert (row("Monitoring").cells["primary"].status == "lost") == bool(crosses), crosses
 
 
 @pytest.mark.parametrize("stack", MULTI_REGION)

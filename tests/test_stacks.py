@@ -270,8 +270,9 @@ def test_role_assignment_names_are_identical_across_runs(plans):
 @pytest.mark.parametrize("stack", STACKS)
 def test_operations_are_wired(plans, stack):
     plan = plans[stack]
-    workspace = plan.one("azure-native:operationalinsights:Workspace")
-    assert workspace.inputs["features"]["disableLocalAuth"] is True
+    # A workspace per region with clusters (decision 0008).
+    for workspace in plan.of_type("azure-native:operationalinsights:Workspace"):
+        assert workspace.inputs["features"]["disableLocalAuth"] is True
     amw_id = "/providers/Microsoft.Monitor/accounts/"
     for cluster in clusters(plan):
         cluster_id_suffix = f"/managedClusters/{cluster.inputs['resourceName']}"
