@@ -48,9 +48,14 @@ class GpuStackArgs:
     # PriorityClass of the controllers (components.priorities).
     priority_class: str
     ready: list[pulumi.Resource] = field(default_factory=list)
+    # On a dispatch cluster (no GPU pools): Kueue alone, as a MultiKueue manager with this origin.
+    multikueue_origin: str | None = None
 
 
 class GpuStack(pulumi.ComponentResource):
+    """The GPU operator, the Network Operator where pools have InfiniBand, and Kueue with a
+    flavor per GPU pool; on a dispatch cluster, Kueue only."""
+
     def __init__(
         self,
         name: str,
@@ -89,10 +94,11 @@ class GpuStack(pulumi.ComponentResource):
 
         # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
         privileged = pod_security_labels(PRIVILEGED)
-        gpu_operator = release(
-            GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster)
-        )
-        apply(dcgm_service_monitor(), depends_on=[gpu_operator])
+        if args.gpu_pools:
+            gpu_operator = release(
+                GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster)
+            )
+            apply(dcgm_service_monitor(), depends_on=[gpu_operator])
 
         if has_infiniband(cluster):
             network_operator = release(
@@ -106,7 +112,9 @@ class GpuStack(pulumi.ComponentResource):
             )
 
         kueue = release(
-            KUEUE, namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)), kueue_values(args.priority_class)
+            KUEUE,
+            namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)),
+            kueue_values(args.priority_class, args.multikueue_origin),
         )
         for manifest in flavor_manifests(cluster, args.gpu_pools):
             apply(manifest, depends_on=[kueue])

@@ -27,7 +27,8 @@ from planning.layers import Unit, parse_stack
 # 2: the foundation exports each non-primary region's data-plane zones (regionalDnsZoneIds).
 # 3: a Key Vault and workspaces per region with clusters (keyVaultIds, storageKeys by region,
 #    regionalWorkspaces); the data unit
-#    exports the object-replication replicas' containers (replicaContainerIds).
+#    exports the object-replication replicas' containers (replicaContainerIds); a MultiKueue
+#    worker's cluster unit exports the dispatchers' kubeconfig (dispatchKubeconfig, a secret).
 CONTRACT_VERSION = 3
 VERSION_KEY = "contractVersion"
 
@@ -232,6 +233,8 @@ class ClusterOutputs:
     kubeconfig: pulumi.Input[str]
     # The cluster's `Kafka` resource, where it hosts one.
     kafka_id: pulumi.Input[str] | None
+    # A MultiKueue worker's kubeconfig for the dispatchers (a secret: it holds a token).
+    dispatch_kubeconfig: pulumi.Input[str] | None = None
     # Within one stack: the Kubernetes provider, the Kafka and Kueue resources to wait for.
     provider: Any = field(default=None, compare=False)
     kafka: pulumi.Resource | None = field(default=None, compare=False)
@@ -249,14 +252,16 @@ class ClusterOutputs:
             "oidcIssuerUrl": self.oidc_issuer_url,
             "kubeconfig": self.kubeconfig,
             "kafkaId": self.kafka_id,
+            "dispatchKubeconfig": self.dispatch_kubeconfig,
         }
 
     @staticmethod
-    def read(cluster: str, *, kafka: bool) -> ClusterOutputs:
+    def read(cluster: str, *, kafka: bool, dispatch: bool = False) -> ClusterOutputs:
         get = _Producer(Unit("cluster", cluster)).get
         return ClusterOutputs(
             cluster_id=get("clusterId"),
             oidc_issuer_url=get("oidcIssuerUrl"),
             kubeconfig=pulumi.Output.secret(get("kubeconfig")),
             kafka_id=get("kafkaId") if kafka else None,
+            dispatch_kubeconfig=pulumi.Output.secret(get("dispatchKubeconfig")) if dispatch else None,
         )

@@ -6,7 +6,10 @@ Helm's release records, which Helm keeps as Secrets in the release's namespace. 
 platform's own namespaces; the cluster layer's plan identity gets the custom secret-reader role
 on each of them, the tenants layer's on the `kafka` namespace (the CA certificates and
 MirrorMaker's copies its previews read) (an Azure RBAC assignment scoped to `<cluster>/namespaces/<name>`,
-learn.microsoft.com/azure/aks/manage-azure-rbac), and never on team namespaces.
+learn.microsoft.com/azure/aks/manage-azure-rbac), on a MultiKueue dispatcher's `kueue-system`
+too (the kubeconfig Secrets it writes), and never on team namespaces. A plan identity can
+therefore read the dispatchers' worker tokens, as it reads Helm's records: docs/resilience.md,
+"Jobs", states the risk.
 """
 
 from __future__ import annotations

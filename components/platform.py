@@ -35,6 +35,7 @@ from pulumi_azure_native import authorization
 
 from components.admission import ClusterAdmission, ClusterAdmissionArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
+from components.dispatch import ClusterAccess, DispatchWorker, DispatchWorkerArgs, JobDispatch, JobDispatchArgs
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.gpu_stack import GpuStack, GpuStackArgs, TeamQueues, TeamQueuesArgs
@@ -83,11 +84,13 @@ from components.workload_identity import (
     WorkloadSpec,
 )
 from planning import capacity
+from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
     GPU_OPERATOR_NAMESPACE,
+    KUEUE_NAMESPACE,
     NETWORK_OPERATOR_NAMESPACE,
     cluster_traffic,
     component_namespaces,
@@ -530,9 +533,10 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
     )
     kueue = None
     gpu_pools = capacity.plan_cluster(config, key).gpu_pools
-    if gpu_pools:
+    dispatcher = key in config.jobs.dispatchers
+    if gpu_pools or dispatcher:
         kueue = GpuStack(
-            f"gpu-{key}",
+            f"kueue-{key}" if dispatcher else f"gpu-{key}",
             GpuStackArgs(
                 cluster=cluster,
                 gpu_pools=gpu_pools,
@@ -541,6 +545,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 traffic=traffic,
                 priority_class=PLATFORM_CRITICAL.name,
                 ready=admission.ready,
+                multikueue_origin=dispatch_plan.origin(key) if dispatcher else None,
             ),
             provider=provider,
             opts=ctx.opts,
@@ -565,7 +570,11 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 cluster_id=aks.cluster_id,
                 namespaces=component_namespaces(config, key),
                 plan_identity=config.entra.plan_identity,
-                tenants_namespaces=[kafka_plan.KAFKA_NAMESPACE] if _hosts_strimzi(config, key) else [],
+                tenants_namespaces=[kafka_plan.KAFKA_NAMESPACE]
+                if _hosts_strimzi(config, key)
+                else []
+                # The dispatchers' kubeconfig Secrets, which the tenants' unit writes and refreshes.
+                + ([KUEUE_NAMESPACE] if key in config.jobs.dispatchers else []),
                 subscription_id=ctx.deployer.subscription_id,
             ),
             opts=ctx.opts,
@@ -590,11 +599,25 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             opts=ctx.opts,
         )
         streaming = [platform.operator, *platform.namespaces.values()]
+    dispatch_kubeconfig = None
+    if key in config.dispatch_workers():
+        dispatch_kubeconfig = DispatchWorker(
+            f"dispatch-worker-{key}",
+            key,
+            DispatchWorkerArgs(
+                cluster_kubeconfig=aks.kubeconfig,
+                token_generation=config.jobs.token_generation,
+                ready=[kueue] if kueue is not None else [],
+            ),
+            provider=provider,
+            opts=ctx.opts,
+        ).kubeconfig
     return ClusterOutputs(
         cluster_id=aks.cluster_id,
         oidc_issuer_url=aks.oidc_issuer_url,
         kubeconfig=aks.kubeconfig,
         kafka_id=kafka.id if kafka is not None else None,
+        dispatch_kubeconfig=dispatch_kubeconfig,
         provider=provider,
         kafka=kafka,
         kueue=kueue,
@@ -602,6 +625,12 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         name=aks.cluster_name,
         resource_group_name=aks.resource_group_name,
     )
+
+
+def _dispatch_kubeconfig(cluster: ClusterOutputs) -> pulumi.Input[str]:
+    kubeconfig = cluster.dispatch_kubeconfig
+    assert kubeconfig is not None, "a worker's cluster unit makes its dispatchers' kubeconfig"
+    return kubeconfig
 
 
 def _hosts_strimzi(config: PlatformConfig, key: str) -> bool:
@@ -762,6 +791,25 @@ def build_tenants(
                 provider=cluster.provider,
                 opts=ctx.opts,
             )
+    if config.jobs.dispatchers:
+
+        def access(key: str) -> ClusterAccess:
+            ready = [r for r in (clusters[key].kueue, tenancies[key]) if r is not None]
+            return ClusterAccess(clusters[key].provider, ready)
+
+        workers = config.dispatch_workers()
+        JobDispatch(
+            "dispatch",
+            JobDispatchArgs(
+                dispatchers={key: access(key) for key in config.jobs.dispatchers},
+                workers={key: access(key) for key in workers},
+                worker_kubeconfigs={key: _dispatch_kubeconfig(clusters[key]) for key in workers},
+                worker_pools=dispatch_plan.worker_pools(config),
+                teams=dict(config.teams),
+                team_namespaces=namespaces,
+            ),
+            opts=ctx.opts,
+        )
     kafka_access: dict[str, pulumi.Resource] = {}
     connections = _kafka_tenants(ctx, foundation, data, clusters, namespaces, kafka_access)
     for key in config.streaming_clusters():
@@ -1011,7 +1059,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
 
 
 def _cluster_reference(config: PlatformConfig, key: str) -> ClusterOutputs:
-    outputs = ClusterOutputs.read(key, kafka=_hosts_strimzi(config, key))
+    outputs = ClusterOutputs.read(key, kafka=_hosts_strimzi(config, key), dispatch=key in config.dispatch_workers())
     # Named as the cluster unit's own provider (and as the single stack's), so resources moved
     # here with `pulumi state move` keep theirs (docs/migration.md).
     provider = kubernetes.Provider(

@@ -111,7 +111,10 @@ class Rendered:
 
 
 def rendered(golden: Golden, outputs: dict[str, Any], cluster: str, **overrides: str) -> Rendered | None:
-    """The golden workload for one cluster of a stack, or None where it does not apply."""
+    """The golden workload for one cluster of a stack, or None where it does not apply (a
+    dispatcher runs no workloads: the workload context lists none)."""
+    if cluster not in outputs["workloadContext"]["clusters"]:
+        return None
     variables = {**template_variables(outputs, cluster), **overrides}
     try:
         return Rendered(golden, render(golden.file.read_text(), variables), variables)

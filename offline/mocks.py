@@ -135,6 +135,11 @@ class OfflineMocks(Mocks):
                 "metadata": {"name": name, "namespace": namespace},
                 "data": {"ca.crt": base64.b64encode(OFFLINE_CA_CERTIFICATE.encode()).decode()},
             }
+        if token == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
+            # Kubernetes' token controller fills the token in, and the provider waits for it
+            # (pulumi/pulumi-kubernetes#2048).
+            token_value = base64.b64encode(f"offline-token-{args.name}".encode()).decode()
+            return f"{args.name}-id", {**inputs, "data": {"token": token_value}}
         if not token.startswith("azure-native:"):
             return f"{args.name}-id", inputs
         resource_id = arm_id(token, args.name, inputs, self.subscription_id)

@@ -8,6 +8,7 @@ Networking Services), so the two can never disagree.
 
 from __future__ import annotations
 
+from planning import dispatch
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
 from planning.egress import DRIVER_BUILD_FQDNS, builds_drivers
@@ -140,15 +141,18 @@ def network_operator_traffic(config: PlatformConfig, cluster_key: str) -> Namesp
 
 
 def kueue_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
-    """Kueue: the API server both ways (webhooks, visibility API), and its metrics."""
+    """Kueue: the API server both ways (webhooks, visibility API), and its metrics; on a
+    dispatcher, the workers' API servers too (MultiKueue creates and watches jobs there)."""
     api = config.clusters[cluster_key].api_server
     subnet = config.clusters[cluster_key].subnets.api_server
+    workers = dispatch.worker_api_server_ranges(config) if cluster_key in config.jobs.dispatchers else ()
     return NamespaceTraffic(
         KUEUE_NAMESPACE,
         api_server={},
         webhook_ports=(Port(KUEUE_WEBHOOK_PORT), Port(KUEUE_VISIBILITY_PORT)),
         api_server_ranges=(str(subnet),) if api.vnet_integration and subnet is not None else (),
         metrics_ports=(Port(KUEUE_METRICS_PORT),),
+        egress=(Peer("worker-api-servers", (Port(HTTPS),), cidrs=workers),) if workers else (),
     )
 
 
@@ -208,6 +212,7 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
         traffic[GPU_OPERATOR_NAMESPACE] = gpu_operator_traffic(config, cluster_key)
         if has_infiniband(cluster):
             traffic[NETWORK_OPERATOR_NAMESPACE] = network_operator_traffic(config, cluster_key)
+    if cluster.gpu_pools or cluster_key in config.jobs.dispatchers:
         traffic[KUEUE_NAMESPACE] = kueue_traffic(config, cluster_key)
     if cluster_key in config.kafka_clusters():
         traffic[kafka_plan.KAFKA_NAMESPACE] = kafka_traffic(config, cluster_key)

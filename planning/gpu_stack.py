@@ -131,9 +131,10 @@ def dcgm_service_monitor() -> Manifest:
     )
 
 
-def kueue_manager_config() -> str:
-    """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2), as the chart takes it."""
-    config = {
+def kueue_manager_config(multikueue_origin: str | None = None) -> str:
+    """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2), as the chart takes it;
+    on a dispatcher, MultiKueue's settings with the dispatcher's own origin (planning/dispatch.py)."""
+    config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -185,10 +186,18 @@ def kueue_manager_config() -> str:
             ]
         },
     }
+    if multikueue_origin:
+        config["multiKueue"] = {
+            "origin": multikueue_origin,
+            # Kueue's defaults, stated: a worker unreachable this long has its jobs requeued on
+            # the others; copies whose job is gone are removed every minute.
+            "workerLostTimeout": "15m",
+            "gcInterval": "1m",
+        }
     return str(yaml.safe_dump(config, sort_keys=False))
 
 
-def kueue_values(priority_class: str) -> dict[str, Any]:
+def kueue_values(priority_class: str, multikueue_origin: str | None = None) -> dict[str, Any]:
     return {
         "controllerManager": {
             "manager": {
@@ -201,5 +210,5 @@ def kueue_values(priority_class: str) -> dict[str, Any]:
             "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
             "tolerations": [SYSTEM_POOL_TOLERATION],
         },
-        "managerConfig": {"controllerManagerConfigYaml": kueue_manager_config()},
+        "managerConfig": {"controllerManagerConfigYaml": kueue_manager_config(multikueue_origin)},
     }

@@ -121,7 +121,9 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:kafka:StrimziKafka": "cluster",
     "platform:streaming:Platform": "cluster",
     "platform:tenancy:ClusterTenancy": "tenants",
+    "platform:gpu:DispatchWorker": "cluster",
     "platform:gpu:TeamQueues": "tenants",
+    "platform:gpu:JobDispatch": "tenants",
     "platform:kafka:KafkaAccess": "tenants",
     "platform:kafka:KafkaMirror": "tenants",
     "platform:streaming:Jobs": "tenants",
@@ -131,7 +133,17 @@ COMPONENT_LAYERS: dict[str, Layer] = {
 }
 
 # Components registered once per cluster, named `<kind>-<cluster>`.
-PER_CLUSTER_PREFIXES = ("aks-", "admission-", "admins-", "plan-access-", "gpu-", "kafka-", "streaming-")
+PER_CLUSTER_PREFIXES = (
+    "aks-",
+    "admission-",
+    "admins-",
+    "plan-access-",
+    "gpu-",
+    "kueue-",
+    "kafka-",
+    "streaming-",
+    "dispatch-worker-",
+)
 
 
 class UnmappedResource(LookupError):

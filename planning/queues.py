@@ -52,7 +52,7 @@ def resource_flavor(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig)
     )
 
 
-def _flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[str, Any]:
+def flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[str, Any]:
     """Quota on one flavor: the GPUs, and the CPU and memory that come with them."""
     size = GPU_VM_SIZES[pool.vm_size]
     share = gpus / units_per_node  # nodes' worth of this pool
@@ -69,7 +69,7 @@ def _flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus
 def cluster_queue(team: str, pools: list[PoolCapacity]) -> Manifest:
     """The team's ClusterQueue over every pool it holds quota on."""
     flavors = [
-        _flavor_quota(p.name, p.gpu_pool, p.gpu_units_per_node, p.gpu_pool.quotas[team])
+        flavor_quota(p.name, p.gpu_pool, p.gpu_units_per_node, p.gpu_pool.quotas[team])
         for p in pools
         if team in p.gpu_pool.quotas
     ]

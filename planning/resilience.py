@@ -151,17 +151,20 @@ FAILURE_TABLE: tuple[Row, ...] = (
                 "a job on lost nodes fails and is requeued onto the remaining capacity",
             ),
             "primary": Cell(
-                "lost",
+                "degrades",
                 "work since each job's last checkpoint in the lost region",
-                "until the primary region returns: queued jobs stay in their region's queue, and "
-                "checkpoints and weights are in the primary region's storage",
-                "no job moves between regions, and every job's data is in the primary region",
+                "0 for new jobs sent to the surviving dispatcher; 15 minutes for a job the surviving dispatcher "
+                "had sent to the lost region (MultiKueue's workerLostTimeout, then it is requeued on a worker "
+                "that remains); a job waiting on the lost dispatcher waits for it, or is submitted again",
+                "each region has a MultiKueue dispatcher that hands \"any region\" jobs to every GPU cluster; "
+                "jobs for \"this region\" stay where they were sent; jobs restart from the checkpoints in "
+                "their region's copy of the weights account",
             ),
             "secondary": Cell(
                 "degrades",
                 "work since each job's last checkpoint in the lost region",
-                "until the region returns for that region's jobs; the primary's keep running",
-                "no job moves between regions",
+                "as for the primary",
+                "as for the primary: the primary's dispatcher keeps dispatching to the primary's clusters",
             ),
         },
     ),

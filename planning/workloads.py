@@ -15,6 +15,7 @@ import yaml
 
 from facts import aks_node
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
+from planning.dispatch import ANY_REGION_QUEUE
 from planning.naming import Naming, replica_account_name, replica_region, storage_account_name
 from planning.queues import LOCAL_QUEUE
 from stackconfig.model import PlatformConfig
@@ -58,10 +59,14 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
             "keyVaultUri": f"https://{Naming(config.prefix, config.environment).key_vault(cluster.region)}.vault.azure.net/",
         }
         for key, cluster in config.clusters.items()
+        if cluster.role == "workloads"
     }
     return {
         "queue": LOCAL_QUEUE,
         "clusters": clusters,
+        # Where to submit a job for any region (planning/dispatch.py): these clusters' `anyRegionQueue`.
+        "dispatchers": list(config.jobs.dispatchers),
+        "anyRegionQueue": ANY_REGION_QUEUE,
         "storageAccounts": {
             key: {"name": name, "blobEndpoint": blob_endpoint(name), "containers": list(account.containers)}
             for key, account in config.storage.accounts.items()

@@ -97,6 +97,8 @@ def synthetic_fleet(clusters: int) -> dict:
         }
         fleet[f"c{r:02d}{c}"] = cluster
     values["platform:clusters"] = fleet
+    # Clusters and pools only: no MultiKueue dispatchers (a MultiKueueConfig holds 20 workers).
+    values.pop("platform:jobs", None)
     values["platform:fleet"] = {"canaryClusters": ["c000"]}
     # Kafka in the first cluster of each region (mirrored between all of them, like prod's
     # two), where its clients run: an identity holds at most 20 federated credentials.

@@ -548,6 +548,12 @@ class ClusterConfig(Model):
         "versions`). Unset: AKS's default, allowed only where an upgrade channel owns the version"
         " (docs/upgrades.md).",
     )
+    role: Literal["workloads", "dispatch"] = Field(
+        default="workloads",
+        description="`workloads`: runs the teams' jobs and services. `dispatch`: a MultiKueue manager listed in "
+        "`platform:jobs.dispatchers`, which hands \"any region\" jobs to the workers and runs nothing itself: a "
+        "system pool only, no GPUs, Kafka, Flink or workloads (Kueue's manager cannot be its own worker).",
+    )
     tier: Literal["Free", "Standard", "Premium"] = Field(
         default="Standard", description="Control plane tier (Standard and Premium carry the uptime SLA)."
     )
@@ -1135,6 +1141,33 @@ class StreamingPoolConfig(Model):
     max_surge: MaxSurge = Field(default="1", description="Upgrade surge.")
 
 
+class JobsConfig(Model):
+    """Jobs that fail over between regions: Kueue's MultiKueue (docs/resilience.md, "Jobs").
+
+    A team submits a job for one region to that cluster's `gpu` queue, or for any region to a
+    dispatcher's `any-region` queue: the dispatcher copies it to every worker and the first to
+    admit it runs it. With a dispatcher per region, a region's loss leaves one to submit to.
+    """
+
+    dispatchers: list[ShortName] = Field(
+        default_factory=list,
+        description="The dispatch clusters (`role: dispatch`), ideally one per region. Empty: no MultiKueue, "
+        "every job runs where it is submitted.",
+    )
+    workers: Optional[list[ShortName]] = Field(
+        default=None,
+        description="The clusters the dispatchers hand jobs to (1-20, with GPU pools and a VNet-integrated API "
+        "server). Unset: every workloads cluster with GPU pools.",
+    )
+    token_generation: int = Field(
+        default=1,
+        ge=1,
+        description="The dispatchers sign in to each worker with a service-account token (Kueue refuses exec "
+        "plugins, so not Entra ID); raise this by one to rotate every worker's token: the next deploy creates "
+        "new tokens and deletes the old (docs/resilience.md, \"Rotating the dispatch tokens\").",
+    )
+
+
 class CheckpointStorageConfig(Model):
     """The ADLS Gen2 account that holds the jobs' checkpoints, savepoints and HA metadata."""
 
@@ -1289,6 +1322,10 @@ class PlatformConfig(Model):
     streaming: Optional[StreamingConfig] = Field(
         default=None, description="Stream processing with Flink. Unset: no Flink in this environment."
     )
+    jobs: JobsConfig = Field(
+        default_factory=JobsConfig,
+        description="Jobs that fail over between regions (MultiKueue dispatchers and workers).",
+    )
 
     @property
     def has_fleet(self) -> bool:
@@ -1309,19 +1346,32 @@ class PlatformConfig(Model):
         kafka = self.kafka
         return kafka.strimzi if kafka is not None and kafka.engine == "strimzi" else None
 
+    def workload_cluster_keys(self) -> list[str]:
+        """Clusters that run teams' work: every one but the dispatchers."""
+        return [key for key, cluster in self.clusters.items() if cluster.role == "workloads"]
+
     def kafka_clusters(self) -> list[str]:
         """Clusters that host Strimzi Kafka (none on Event Hubs)."""
         strimzi = self.strimzi
         if strimzi is None:
             return []
-        return [c for c in (strimzi.clusters or self.clusters) if c in self.clusters]
+        return [c for c in (strimzi.clusters or self.workload_cluster_keys()) if c in self.clusters]
 
     def streaming_clusters(self) -> list[str]:
         """Clusters that run Flink (none without `streaming`)."""
         streaming = self.streaming
         if streaming is None:
             return []
-        return [c for c in (streaming.clusters or self.clusters) if c in self.clusters]
+        return [c for c in (streaming.clusters or self.workload_cluster_keys()) if c in self.clusters]
+
+    def dispatch_workers(self) -> list[str]:
+        """The clusters MultiKueue hands jobs to (none without dispatchers)."""
+        if not self.jobs.dispatchers:
+            return []
+        workers = self.jobs.workers
+        if workers is None:
+            workers = [k for k in self.workload_cluster_keys() if self.clusters[k].gpu_pools]
+        return [w for w in workers if w in self.clusters]
 
     def job_clusters(self, job: str) -> list[str]:
         """The streaming clusters a Flink job runs on."""
@@ -1329,7 +1379,7 @@ class PlatformConfig(Model):
         return list(self.streaming.jobs[job].clusters or self.streaming_clusters())
 
     def workload_clusters(self, workload: str) -> list[str]:
-        return list(self.workloads[workload].clusters or self.clusters)
+        return list(self.workloads[workload].clusters or self.workload_cluster_keys())
 
     def identity_clusters(self, workload: str) -> list[str]:
         """Clusters whose pods may sign in as the workload: where it runs and where it fails over to."""

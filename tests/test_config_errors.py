@@ -439,7 +439,7 @@ CASES = {
     ),
     "every cluster a canary": (
         "prod",
-        set_in("fleet.canaryClusters", ["eus2", "scus"]),
+        set_in("fleet.canaryClusters", ["eus2", "scus", "dispeus2", "dispscus"]),
         "platform:fleet.canaryClusters",
         "no cluster for the second stage",
     ),

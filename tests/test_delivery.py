@@ -522,7 +522,7 @@ def test_the_units_script_lists_each_environments_waves_as_the_workflows_read_th
     outputs = dict(line.split("=", 1) for line in result.stdout.splitlines())
     assert (json.loads(outputs["canary"]), json.loads(outputs["rest"]), outputs["fleet"]) == (
         ["eus2"],
-        ["scus"],
+        ["scus", "dispeus2", "dispscus"],
         "true",
     )
     assert [unit["stack"] for unit in json.loads(outputs["units"])] == [
@@ -530,6 +530,8 @@ def test_the_units_script_lists_each_environments_waves_as_the_workflows_read_th
         "prod.data",
         "prod.cluster-eus2",
         "prod.cluster-scus",
+        "prod.cluster-dispeus2",
+        "prod.cluster-dispscus",
         "prod.tenants",
         "prod.fleet",
     ]

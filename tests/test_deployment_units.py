@@ -46,6 +46,10 @@ TENANT_KINDS = {
     "kubernetes:cilium.io/v2:CiliumNetworkPolicy",
     "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
     "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+    "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+    "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig",
+    "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster",
     "kubernetes:kafka.strimzi.io/v1:KafkaTopic",
     "kubernetes:kafka.strimzi.io/v1:KafkaUser",
     "kubernetes:kafka.strimzi.io/v1:KafkaMirrorMaker2",
@@ -201,7 +205,14 @@ def test_the_canary_cluster_deploys_in_a_wave_before_the_others():
 def test_previewing_one_unit_previews_what_it_reads_and_nothing_else():
     environment = preview_environment("prod", only=[Unit("fleet")])
     assert environment.ok, environment.error
-    assert list(environment.plans) == ["prod.foundation", "prod.cluster-eus2", "prod.cluster-scus", "prod.fleet"]
+    assert list(environment.plans) == [
+        "prod.foundation",
+        "prod.cluster-eus2",
+        "prod.cluster-scus",
+        "prod.cluster-dispeus2",
+        "prod.cluster-dispscus",
+        "prod.fleet",
+    ]
 
 
 def _environment_project(tmp_path: Path, stack: str, change: Callable[[dict[str, Any]], None]) -> Path:

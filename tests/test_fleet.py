@@ -33,8 +33,10 @@ def test_prod_clusters_join_one_fleet_that_upgrades_the_canary_first(plans):
     plan = plans["prod"]
     fleet = plan.one(FLEET)
     members = {m.inputs["fleetMemberName"]: m for m in plan.of_type(MEMBER)}
-    assert set(members) == {"eus2", "scus"}
-    assert members["eus2"].inputs["group"] == "canary" and members["scus"].inputs["group"] == "rest"
+    # The dispatchers (platform:jobs) are upgraded with the rest, after the canary.
+    assert set(members) == {"eus2", "scus", "dispeus2", "dispscus"}
+    assert members["eus2"].inputs["group"] == "canary"
+    assert {members[k].inputs["group"] for k in ("scus", "dispeus2", "dispscus")} == {"rest"}
     for key, member in members.items():
         assert member.inputs["clusterResourceId"].endswith(f"/managedClusters/aks-ailab-prod-{key}")
         assert member.inputs["fleetName"] == fleet.inputs["fleetName"]
@@ -53,25 +55,26 @@ def test_prod_clusters_join_one_fleet_that_upgrades_the_canary_first(plans):
 def test_the_scale_fleet_passes_the_planner_with_7500_gpu_nodes():
     config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
     capacity = plan_capacity(config)
-    assert len(capacity.clusters) == 2
+    # The two GPU clusters, and a MultiKueue dispatcher per region (six system nodes at most).
+    assert len(capacity.clusters) == 4
     assert capacity.gpu_nodes >= 7500
     assert all(cluster.max_nodes <= 5000 for cluster in capacity.clusters)
     assert all(use.fits for cluster in capacity.clusters for use in cluster.address_uses)
-    assert capacity.summary().startswith("clusters 2 · max nodes 7,864 · GPU nodes 7,600 · GPUs 60,800 H100")
+    assert capacity.summary().startswith("clusters 4 · max nodes 7,876 · GPU nodes 7,600 · GPUs 60,800 H100")
 
 
 def test_the_scale_fleet_previews_with_one_agent_pool_per_pool_not_per_node(scale_plan):
     pools = scale_plan.of_type("azure-native:containerservice:AgentPool")
-    assert len(pools) == 16  # 2 clusters x (cpu + 3 Kafka + 4 GPU pools)
+    assert len(pools) == 16  # 2 clusters x (cpu + 3 Kafka + 4 GPU pools); dispatchers have a system pool only
     assert sum(p.inputs["maxCount"] for p in pools if "gpuProfile" in p.inputs) == 7600
-    assert len(scale_plan.of_type(MEMBER)) == 2
+    assert len(scale_plan.of_type(MEMBER)) == 4
     # Nodes never become resources: the same fleet at ten nodes per GPU pool registers exactly
     # as many resources as at 7,600 nodes.
     from tests.conftest import run_with
 
     def small(values):
         for cluster in values["platform:clusters"].values():
-            for pool in cluster["gpuPools"].values():
+            for pool in cluster.get("gpuPools", {}).values():
                 pool["maxCount"] = 10
                 pool["quotas"] = dict.fromkeys(pool["quotas"], 8)
 

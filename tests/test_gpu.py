@@ -14,10 +14,21 @@ from offline.chartcheck import chart_defaults, crd_problems, manifest_of, unread
 from offline.reference import reference_file
 from planning.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
 from tests.conftest import ALL_STACKS as STACKS
+from tests.conftest import stack_values
 
 POOL = "azure-native:containerservice:AgentPool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-KUEUE_CRDS = ("clusterqueues", "localqueues", "resourceflavors", "cohorts", "workloadpriorityclasses")
+KUEUE_CRDS = (
+    "clusterqueues",
+    "localqueues",
+    "resourceflavors",
+    "cohorts",
+    "workloadpriorityclasses",
+    # MultiKueue (planning/dispatch.py)
+    "admissionchecks",
+    "multikueueconfigs",
+    "multikueueclusters",
+)
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 
@@ -141,8 +152,10 @@ def test_every_cluster_with_gpus_gets_the_stack_and_infiniband_gets_the_network_
     with_infiniband = {
         cluster_key_of(p) for p in gpu_pools(plan) if p.inputs["nodeLabels"]["platform.ai/infiniband"] == "true"
     }
+    dispatchers = set(stack_values(stack).get("platform:jobs", {}).get("dispatchers", []))
     assert {cluster_key_of(r) for r in releases(plan, GPU_OPERATOR)} == clusters
-    assert {cluster_key_of(r) for r in releases(plan, KUEUE)} == clusters
+    # Kueue on the GPU clusters, and alone on the MultiKueue dispatchers.
+    assert {cluster_key_of(r) for r in releases(plan, KUEUE)} == clusters | dispatchers
     assert {cluster_key_of(r) for r in releases(plan, NETWORK_OPERATOR)} == with_infiniband
     assert len(plan.of_type("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")) == len(with_infiniband)
     assert bool(with_infiniband) == (stack != "dev")
@@ -188,7 +201,10 @@ def _crd_files():
 @pytest.mark.parametrize("stack", STACKS)
 def test_kueue_objects_validate_against_the_upstream_crds(plans, stack):
     objects = kueue_objects(plans[stack])
-    assert {r.inputs["kind"] for r in objects} == {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    kinds = {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    if stack_values(stack).get("platform:jobs", {}).get("dispatchers"):
+        kinds |= {"AdmissionCheck", "MultiKueueConfig", "MultiKueueCluster"}
+    assert {r.inputs["kind"] for r in objects} == kinds
     for resource in objects:
         assert resource.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
         assert crd_problems(manifest_of(resource.inputs), _crd_files()) == [], resource.name
@@ -286,7 +302,13 @@ def test_kueue_configuration_keeps_the_charts_sections_and_adds_only_documented_
         # Configuration v1beta2 fields (kueue.sigs.k8s.io/docs/reference/kueue-config.v1beta2).
         # managedJobsNamespaceSelector: top-level in v1beta2 (apis/config/v1beta2/configuration_types.go
         # at v0.19.2); integrations.podOptions, its v1beta1 predecessor, is gone.
-        assert set(ours) - set(chart_config) <= {"waitForPodsReady", "resources", "managedJobsNamespaceSelector"}
+        # multiKueue: a dispatcher's own origin (planning/dispatch.py), its timeouts stated.
+        assert set(ours) - set(chart_config) <= {
+            "waitForPodsReady",
+            "resources",
+            "managedJobsNamespaceSelector",
+            *(["multiKueue"] if release.name.startswith("kueue-") else []),
+        }
         assert "podOptions" not in ours["integrations"]
         assert "enable" not in ours["waitForPodsReady"], "v1beta2 removed waitForPodsReady.enable"
         assert ours["clientConnection"] == chart_config["clientConnection"]

@@ -193,7 +193,10 @@ def test_prod_firewall_allows_aks_monitoring_and_the_configured_list_only(plans)
     assert fqdns == expected
     assert not any(egress_plan.reaches_public_registry(fqdn) for fqdn in fqdns)
     # From the cluster subnets of the region only, on web ports only.
-    assert {tuple(rule["sourceAddresses"]) for rule in rules} == {("10.20.0.0/24", "10.20.32.0/19")}
+    # eus2's subnets and eastus2's dispatcher's (dispeus2).
+    assert {tuple(rule["sourceAddresses"]) for rule in rules} == {
+        ("10.20.0.0/24", "10.20.32.0/19", "10.20.1.0/24", "10.20.2.0/27")
+    }
     assert {(p["protocolType"], p["port"]) for rule in rules for p in rule["protocols"]} <= {
         ("Https", 443),
         ("Http", 80),
@@ -281,7 +284,8 @@ def test_azure_policy_initiative_is_assigned_per_cluster(plans):
 def test_sandbox_pools_run_kata_on_nested_virtualization_and_high_risk_namespaces_need_it(plans, stack):
     plan, config = plans[stack], config_of(stack)
     pools = [p for p in plan.of_type(POOL) if p.inputs["agentPoolName"] == "sandbox"]
-    assert len(pools) == len(config["platform:clusters"])
+    # Every cluster that runs workloads; a dispatcher runs none.
+    assert len(pools) == len([c for c in config["platform:clusters"].values() if c.get("role") != "dispatch"])
     for pool in pools:
         assert pool.inputs["workloadRuntime"] == "KataVmIsolation"
         assert pool.inputs["osSKU"] == "AzureLinux"
@@ -323,6 +327,7 @@ def test_nested_virtualization_catalogue(size, nested):
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     from components.streaming import JOB_ROLE, JOB_RULES
+    from planning import dispatch
     from planning.streaming import streaming_namespaces
     from tests.conftest import stack_values
     from validation.loader import parse_platform_config
@@ -331,11 +336,23 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     config = parse_platform_config(stack_values(stack), stack=stack)
     jobs = config.streaming.jobs if config.streaming else {}
     # The only Kubernetes RBAC objects: each streaming namespace's job Role (what a JobManager
-    # needs in native mode, nothing cluster-wide), bound to each job's own service account there.
+    # needs in native mode, nothing cluster-wide), bound to each job's own service account there;
+    # and on a MultiKueue worker, the dispatchers' role (the job kinds, workloads and queues it
+    # creates and reads there), bound to their service account in kueue-system only.
     for r in plan.resources:
         if not r.type.startswith("kubernetes:rbac.authorization.k8s.io/"):
             continue
         metadata = r.inputs["metadata"]
+        if r.inputs["kind"] == "ClusterRole" and metadata["name"] == dispatch.WORKER_ROLE:
+            assert r.inputs["rules"] == dispatch.WORKER_RULES
+            assert not any("*" in v for rule in r.inputs["rules"] for values in rule.values() for v in values)
+            continue
+        if r.inputs["kind"] == "ClusterRoleBinding" and metadata["name"] == dispatch.WORKER_ROLE:
+            assert r.inputs["roleRef"]["name"] == dispatch.WORKER_ROLE
+            assert r.inputs["subjects"] == [
+                {"kind": "ServiceAccount", "name": dispatch.WORKER_SERVICE_ACCOUNT, "namespace": "kueue-system"}
+            ]
+            continue
         assert r.inputs["kind"] in ("Role", "RoleBinding"), r.name
         assert metadata["namespace"] in streaming_namespaces(config), r.name
         if r.inputs["kind"] == "Role":
@@ -345,6 +362,10 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
             assert r.inputs["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": JOB_ROLE}
             assert subject["name"] in jobs and jobs[subject["name"]].namespace == metadata["namespace"]
     for account in plan.of_type("kubernetes:core/v1:ServiceAccount"):
+        if account.inputs["metadata"]["name"] == dispatch.WORKER_SERVICE_ACCOUNT:
+            # Its token is the dispatchers', in a Secret; no pod runs as it.
+            assert account.inputs["automountServiceAccountToken"] is False
+            continue
         workload = config.workloads[account.inputs["metadata"]["labels"]["platform.ai/workload"]]
         assert account.inputs["automountServiceAccountToken"] is workload.kubernetes_api
     team_namespaces = {

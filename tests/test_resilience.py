@@ -136,10 +136,38 @@ def test_the_tables_monitoring_claims_follow_from_where_the_workspaces_are(plans
     assert (row("Monitoring").cells["primary"].status == "lost") == bool(crosses), crosses
 
 
+def _dispatch_survives(plan, stack: str, lost: str) -> bool:
+    """Whether a job submitted while `lost` is down still runs: a dispatcher outside it hands
+    jobs to a worker outside it (tests/test_dispatch.py checks that the hand-over works)."""
+    clusters = stack_values(stack)["platform:clusters"]
+    for config in plan.of_type("kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig"):
+        dispatcher = config.provider.split("::")[-2].removeprefix("aks-").removesuffix("-k8s")
+        if clusters[dispatcher]["region"] != lost and any(
+            clusters[w]["region"] != lost for w in config.inputs["spec"]["clusters"]
+        ):
+            return True
+    return False
+
+
 @pytest.mark.parametrize("stack", MULTI_REGION)
-def test_no_job_moves_between_regions_until_a_dispatcher_exists(plans, stack):
-    multikueue = [r for r in plans[stack].resources if "MultiKueue" in r.type]
-    assert (row("Training").cells["primary"].status == "lost") == (not multikueue)
+def test_the_tables_job_claims_follow_from_where_the_dispatchers_and_workers_are(plans, stack):
+    primary, other = _regions(stack)
+    training = row("Training")
+    assert (training.cells["primary"].status != "lost") == _dispatch_survives(plans[stack], stack, primary)
+    assert (training.cells["secondary"].status != "lost") == _dispatch_survives(plans[stack], stack, other)
+
+
+def test_with_one_dispatcher_a_job_submitted_while_its_region_is_down_does_not_run():
+    """The check bites: prod with its eastus2 dispatcher only has nowhere to submit when eastus2 is lost."""
+
+    def one_dispatcher(values):
+        values["platform:jobs"]["dispatchers"] = ["dispeus2"]
+        del values["platform:clusters"]["dispscus"]
+
+    plan = run_with("prod", one_dispatcher)
+    assert plan.ok, plan.error
+    primary, other = _regions("prod")
+    assert _dispatch_survives(plan, "prod", other) and not _dispatch_survives(plan, "prod", primary)
 
 
 def test_an_endpoint_moved_to_the_other_region_contradicts_the_table(plans):
@@ -245,6 +273,9 @@ def test_each_cluster_is_told_its_own_regions_vault_and_copies(plans, stack):
     vaults = {v.inputs["vaultName"]: v.inputs["location"] for v in plan.of_type("azure-native:keyvault:Vault")}
     accounts = {a.inputs["accountName"]: a.inputs["location"] for a in plan.of_type(STORAGE)}
     for key, cluster in stack_values(stack)["platform:clusters"].items():
+        if cluster.get("role") == "dispatch":
+            assert key not in context["clusters"], "a dispatcher runs no workloads"
+            continue
         told = context["clusters"][key]
         vault = told["keyVaultUri"].removeprefix("https://").split(".")[0]
         assert vaults[vault] == cluster["region"], (key, vault)

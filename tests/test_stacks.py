@@ -92,7 +92,13 @@ def test_tiers_per_environment(plans):
     assert {c.inputs["sku"]["tier"] for c in clusters(plans["dev"])} == {"Free"}
     assert {c.inputs["sku"]["tier"] for c in clusters(plans["staging"])} == {"Standard"}
     assert {c.inputs["sku"]["tier"] for c in clusters(plans["prod"])} == {"Standard"}
-    assert len(clusters(plans["prod"])) == 2, "prod runs one cluster per region"
+    # One GPU cluster per region, and one MultiKueue dispatcher per region (platform:jobs).
+    assert sorted(c.inputs["tags"]["cluster"] for c in clusters(plans["prod"])) == [
+        "dispeus2",
+        "dispscus",
+        "eus2",
+        "scus",
+    ]
     assert all(
         c.inputs["agentPoolProfiles"][0]["availabilityZones"] == ["1", "2", "3"] for c in clusters(plans["prod"])
     )
@@ -150,7 +156,8 @@ def test_node_subnets_hold_every_pool_at_max_plus_surge(plans, stack):
 def test_prod_is_sized_for_5000_nodes_at_250_pods(plans):
     plan = plans["prod"]
     for subnet in plan.of_type(SUBNET):
-        if subnet.inputs["subnetName"].endswith("-nodes"):
+        # A dispatcher's nodes subnet holds no user pools.
+        if subnet.inputs["subnetName"].endswith("-nodes") and "-disp" not in subnet.inputs["subnetName"]:
             assert IPv4Network(subnet.inputs["addressPrefix"]).num_addresses - 5 >= 5000 * 1.1
     for cluster in clusters(plan):
         assert 2 ** (24 - IPv4Network(cluster.inputs["networkProfile"]["podCidr"]).prefixlen) >= 5000 * 1.1
@@ -203,7 +210,7 @@ def test_egress_paths(plans):
 
 def test_api_server_subnet_is_delegated(plans):
     delegated = [s for s in plans["prod"].of_type(SUBNET) if s.inputs["subnetName"].endswith("-apiserver")]
-    assert len(delegated) == 2
+    assert len(delegated) == 4  # every prod cluster's, the dispatchers' included
     for subnet in delegated:
         (delegation,) = subnet.inputs["delegations"]
         assert delegation["serviceName"] == "Microsoft.ContainerService/managedClusters"
