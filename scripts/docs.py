@@ -430,22 +430,12 @@ def failure_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def resilience_page() -> str:
-    """docs/resilience.md: every cell of the failure table with its RPO, RTO and reason."""
-    out = [
-        "# What fails when a zone or a region fails",
-        "",
-        "Generated from `planning/resilience.py` by `make docs`; tests/test_resilience.py checks each",
-        "data-plane, monitoring and job claim against the plans of prod and prod-scale. The primary",
-        "region is the first cluster's, where environment-wide resources live. In the primary and",
-        "secondary columns, a cell says what the surviving region's clusters keep. Status: `keeps`,",
-        "`degrades` (less capacity or a feature), `lost` (until the region returns or a person acts).",
-        "The design that changes these rows is decision 0008 (docs/decisions/0008-regional-failure.md).",
-        "",
-    ]
+def failure_cells() -> str:
+    """docs/resilience.md's table: every cell of the failure table with its RPO, RTO and reason."""
+    out = []
     for scenario in resilience.SCENARIOS:
         out += [
-            f"## {_SCENARIO_TITLES[scenario][0].upper()}{_SCENARIO_TITLES[scenario][1:]}",
+            f"### {_SCENARIO_TITLES[scenario][0].upper()}{_SCENARIO_TITLES[scenario][1:]}",
             "",
             "| service | status | RPO | RTO | why |",
             "|---|---|---|---|---|",
@@ -462,6 +452,7 @@ def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
     return {
         (ROOT / "README.md", "environments"): lambda: environments_table(stack_configs()),
         (ROOT / "README.md", "failure-table"): failure_table,
+        (ROOT / "docs" / "resilience.md", "failure-cells"): failure_cells,
         (ROOT / "policies" / "README.md", "policies"): policies_table,
         (ROOT / "docs" / "deploying.md", "permissions"): permissions_table,
     }
@@ -473,7 +464,6 @@ def pages() -> dict[Path, str]:
         ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems()),
         ROOT / "docs" / "catalogue.md": catalogue_page(),
         ROOT / "docs" / "migration.md": migration_page(),
-        ROOT / "docs" / "resilience.md": resilience_page(),
     }
     for (path, name), render in blocks().items():
         text = result.get(path) or path.read_text()

@@ -644,7 +644,8 @@ def test_bootstrap_state_backend_is_private_keyless_and_recoverable(dry_run):
     (account,) = named(dry_run, "storage", "account", "create")
     for flag, value in {
         "--kind": "StorageV2",
-        "--sku": "Standard_ZRS",
+        # Geo-zone-redundant: the state survives its region through a failover (docs/resilience.md).
+        "--sku": "Standard_GZRS",
         "--allow-shared-key-access": "false",
         "--allow-blob-public-access": "false",
         "--min-tls-version": "TLS1_2",
