@@ -120,6 +120,21 @@ FAILURE_TABLE: tuple[Row, ...] = (
         },
     ),
     Row(
+        "Event Hubs (where it is the Kafka engine)",
+        ("namespace",),
+        {
+            "zone": _keeps("Premium and Dedicated namespaces are zone-redundant where the region has zones"),
+            "primary": Cell(
+                "lost",
+                "events not yet consumed, if the region does not return",
+                "until the primary region returns",
+                "one namespace in the primary region: geo-disaster recovery copies metadata only, and "
+                "geo-replication (Premium, Dedicated) is not built here; multi-region stacks run Strimzi",
+            ),
+            "secondary": _keeps("the namespace and its endpoints are in the primary region"),
+        },
+    ),
+    Row(
         "Kafka (Strimzi, one per cluster, MirrorMaker 2 between them)",
         (),
         {
@@ -187,6 +202,35 @@ FAILURE_TABLE: tuple[Row, ...] = (
                 "0 for the primary region",
                 "the primary's clusters and the data plane report to the primary's workspaces",
             ),
+        },
+    ),
+    Row(
+        "Private DNS and egress",
+        (),
+        {
+            "zone": _keeps("private DNS is global; each region's firewall spans three zones"),
+            "primary": _keeps(
+                "private DNS zones are global and each region resolves through a zone set of its own; "
+                "each region leaves through its own firewall"
+            ),
+            "secondary": _keeps("the primary's zones and firewall are its own"),
+        },
+    ),
+    Row(
+        "Deploy path (state, secrets provider, runners)",
+        (),
+        {
+            "zone": _keeps("the state account is geo-zone-redundant and the vault zone-redundant"),
+            "primary": Cell(
+                "degrades",
+                "0 (the state is written before a deploy returns; a deploy cut off mid-run needs "
+                "`pulumi refresh`)",
+                "about an hour for the state account's failover, hours for Microsoft's failover of "
+                "the secrets vault; until then no preview or deploy of the environment",
+                "one state account and one secrets vault, in the delivery region; the surviving "
+                "region's runners deploy its cluster units and the tenants unit once both are back",
+            ),
+            "secondary": _keeps("the state and secrets live in the delivery region (the primary's)"),
         },
     ),
     Row(
