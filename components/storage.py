@@ -11,6 +11,7 @@ versioning, the change feed or point-in-time restore, so those stay off there.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -147,7 +148,17 @@ class PrivateStorage(pulumi.ComponentResource):
             point_in_time_restore=False,
         )
         self.replica_container_ids[account_key] = {c: created.id for c, created in copies.items()}
-        self._replicate(name, resource, containers, copy, copies, replica_region, account)
+        self._replicate(
+            name,
+            resource,
+            containers,
+            copy,
+            copies,
+            replica_region,
+            account,
+            args.account_names[account_key],
+            replica_name,
+        )
 
     def _replicate(
         self,
@@ -158,11 +169,18 @@ class PrivateStorage(pulumi.ComponentResource):
         destination_containers: Mapping[str, storage.BlobContainer],
         destination_region: str,
         account: StorageAccountConfig,
+        source_name: str,
+        destination_name: str,
     ) -> None:
         """Every container copied to the replica (learn.microsoft.com/azure/storage/blobs
-        /object-replication-configure): the policy is written on the destination first, with the
-        ID `default`; the source's then carries the ID and rule IDs Azure gave it. Full resource
-        IDs, as `allowCrossTenantReplication: false` requires."""
+        /object-replication-configure): the policy is written on the destination first, where
+        Azure gives each rule its ID; the source's then carries those rule IDs. Both sides use one
+        policy ID, a GUID derived from the two accounts' names, rather than the documented
+        `default`, for which Azure names the policy itself: the provider would then track a
+        resource `/default` that does not exist, so every refresh would lose the policy and
+        every change would write a second one (Azure allows one per pair). Azure takes a GUID
+        name on the destination (Azure/azure-quickstart-templates#8775). Full resource IDs, as
+        `allowCrossTenantReplication: false` requires."""
         rules = [
             storage.ObjectReplicationPolicyRuleArgs(
                 source_container=container,
@@ -172,21 +190,26 @@ class PrivateStorage(pulumi.ComponentResource):
             )
             for container in account.containers
         ]
+        policy_id = replication_policy_id(source_name, destination_name)
         on_destination = storage.ObjectReplicationPolicy(
             f"{name}-replication-destination",
             account_name=destination.name,
             resource_group_name=self._group(destination_region).name,
-            object_replication_policy_id="default",
+            object_replication_policy_id=policy_id,
             source_account=source.id,
             destination_account=destination.id,
             rules=rules,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(destination_containers.values())),
+            # Both sides' containers first (the destination validates the source's too).
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*source_containers.values(), *destination_containers.values()],
+            ),
         )
         storage.ObjectReplicationPolicy(
             f"{name}-replication-source",
             account_name=source.name,
             resource_group_name=self._group(self._args.service.region).name,
-            object_replication_policy_id=on_destination.policy_id,
+            object_replication_policy_id=policy_id,
             source_account=source.id,
             destination_account=destination.id,
             rules=on_destination.rules.apply(
@@ -370,6 +393,11 @@ class PrivateStorage(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
+
+
+def replication_policy_id(source: str, destination: str) -> str:
+    """One stable GUID per account pair: the policy's name on both accounts."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"objectreplication/{source}/{destination}"))
 
 
 def lifecycle_rule_name(prefix: str) -> str:

@@ -190,13 +190,9 @@ class OfflineMocks(Mocks):
                 "dfs": f"https://{account}.dfs.core.windows.net/",
             }
         elif token == "azure-native:storage:ObjectReplicationPolicy":
-            # Written as `default` on the destination, Azure names the policy and its rules
+            # Azure gives each rule written on the destination an ID, which the source's repeats
             # (learn.microsoft.com/azure/storage/blobs/object-replication-configure).
-            policy_id = inputs.get("objectReplicationPolicyId")
-            if policy_id == "default":
-                policy_id = self._uuid(resource_id, "policy")
-                resource_id = resource_id.rsplit("/", 1)[0] + "/" + policy_id
-            state.update(id=resource_id, name=policy_id, policyId=policy_id)
+            state["policyId"] = inputs.get("objectReplicationPolicyId")
             state["rules"] = [
                 {**rule, "ruleId": rule.get("ruleId") or self._uuid(resource_id, rule.get("sourceContainer", ""))}
                 for rule in inputs.get("rules", [])

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from facts.gpu import POOL_LABEL
 from planning.capacity import PoolCapacity, plan_cluster
 from planning.queues import COHORT, COVERED_RESOURCES, TEAM_LABEL, Manifest, flavor_name, flavor_quota
 from stackconfig.model import PlatformConfig, TeamConfig
@@ -152,10 +153,14 @@ def team_quotas(workers: dict[str, list[PoolCapacity]], team: str) -> list[dict[
 
 
 def dispatcher_manifests(workers: dict[str, list[PoolCapacity]], teams: dict[str, TeamConfig]) -> list[Manifest]:
-    """Everything Kueue needs on a dispatcher: quota-only flavors, the admission check and its
-    workers, and per team a ClusterQueue and the `any-region` LocalQueues."""
+    """Everything Kueue needs on a dispatcher: a flavor per pool name, the admission check and its
+    workers, and per team a ClusterQueue and the `any-region` LocalQueues.
+
+    The flavors carry the pools' node label, so a job that selects a pool is charged to that
+    pool's quota here as on the workers; no node exists here, and MultiKueue never starts the
+    dispatcher's own copy of a job, so the label only chooses the flavor."""
     pools = sorted({p.name for capacity in workers.values() for p in capacity})
-    manifests = [Manifest("ResourceFlavor", flavor_name(pool), {}) for pool in pools]
+    manifests = [Manifest("ResourceFlavor", flavor_name(pool), {"nodeLabels": {POOL_LABEL: pool}}) for pool in pools]
     manifests.append(
         Manifest(
             "AdmissionCheck",

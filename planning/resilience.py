@@ -223,8 +223,7 @@ FAILURE_TABLE: tuple[Row, ...] = (
             "zone": _keeps("the state account is geo-zone-redundant and the vault zone-redundant"),
             "primary": Cell(
                 "degrades",
-                "0 (the state is written before a deploy returns; a deploy cut off mid-run needs "
-                "`pulumi refresh`)",
+                "0 (the state is written before a deploy returns; a deploy cut off mid-run needs `pulumi refresh`)",
                 "about an hour for the state account's failover, hours for Microsoft's failover of "
                 "the secrets vault; until then no preview or deploy of the environment",
                 "one state account and one secrets vault, in the delivery region; the surviving "

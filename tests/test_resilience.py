@@ -421,3 +421,33 @@ def test_without_the_registrys_replica_the_other_region_stops_pulling(plans):
     assert survives(plans["prod"], registry.group_ids, primary, other)
     (replica,) = plans["prod"].of_type(REPLICATION)
     assert not survives(without(plans["prod"], replica.name), registry.group_ids, primary, other)
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_object_replication_is_written_as_azure_and_the_provider_can_track_it(plans, stack):
+    """Destination first, with every container of both sides there; one GUID policy name on both
+    accounts (a destination written as `default` is renamed by Azure, which the provider's
+    resource ID would not follow); the source repeats the rule IDs the destination was given;
+    full resource IDs (cross-tenant replication is off)."""
+    import uuid
+
+    plan = plans[stack]
+    policies = plan.of_type(OBJECT_REPLICATION)
+    assert len(policies) == 2
+    (destination,) = [p for p in policies if p.name.endswith("-destination")]
+    (source,) = [p for p in policies if p.name.endswith("-source")]
+    for policy in policies:
+        uuid.UUID(policy.inputs["objectReplicationPolicyId"])
+        assert policy.inputs["sourceAccount"].startswith("/subscriptions/")
+        assert policy.inputs["destinationAccount"].startswith("/subscriptions/")
+    assert source.inputs["objectReplicationPolicyId"] == destination.inputs["objectReplicationPolicyId"]
+    assert destination.inputs["accountName"] == destination.inputs["destinationAccount"].rsplit("/", 1)[-1]
+    assert source.inputs["accountName"] == source.inputs["sourceAccount"].rsplit("/", 1)[-1]
+    assert all(rule["ruleId"] for rule in source.inputs["rules"])
+    assert {r["sourceContainer"] for r in source.inputs["rules"]} == {
+        r["sourceContainer"] for r in destination.inputs["rules"]
+    }
+    containers = {c.urn: c.inputs["accountName"] for c in plan.of_type("azure-native:storage:BlobContainer")}
+    waits_for = {containers[d] for d in destination.dependencies if d in containers}
+    assert waits_for == {destination.inputs["accountName"], source.inputs["accountName"]}
+    assert all(r["filters"]["minCreationTime"] == "1601-01-01T00:00:00Z" for r in destination.inputs["rules"])

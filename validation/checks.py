@@ -661,8 +661,10 @@ MAX_FEDERATED_CREDENTIALS = 20
 def check_resource_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
     """Globally named resources must fit Azure's rules before anything is deployed."""
     naming = Naming(config.prefix, config.environment)
+    # A Key Vault per region with clusters (decision 0008).
+    regions = dict.fromkeys(c.region for c in config.clusters.values())
     for problem in (
-        naming_rules.key_vault_name_problem(naming.key_vault(config.primary_region)),
+        *(naming_rules.key_vault_name_problem(naming.key_vault(region)) for region in regions),
         naming_rules.registry_name_problem(naming.registry()),
     ):
         if problem:
