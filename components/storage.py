@@ -1,4 +1,4 @@
-"""Private storage accounts for model weights, checkpoints and datasets.
+"""Private storage accounts for model weights, checkpoints and datasets, and their copies.
 
 Entra ID is the only way in: no shared keys (so no account SAS), no anonymous blobs, no
 SFTP local users, and no public endpoint; clients reach the blob (and dfs) endpoints through
@@ -7,6 +7,10 @@ and in prod the change feed, point-in-time restore, `protect` and a CanNotDelete
 
 Accounts with a hierarchical namespace (Data Lake Gen2) support soft delete but not
 versioning, the change feed or point-in-time restore, so those stay off there.
+
+Data survives its region too (`replication`, docs/resilience.md): an `objectReplication`
+account has a replica in another region, in a resource group of that region, encrypted with
+that region's key, with the same protection; a `geoFailover` account is geo-redundant.
 """
 
 from __future__ import annotations

@@ -451,3 +451,26 @@ def test_object_replication_is_written_as_azure_and_the_provider_can_track_it(pl
     waits_for = {containers[d] for d in destination.dependencies if d in containers}
     assert waits_for == {destination.inputs["accountName"], source.inputs["accountName"]}
     assert all(r["filters"]["minCreationTime"] == "1601-01-01T00:00:00Z" for r in destination.inputs["rules"])
+
+
+def test_with_customer_managed_keys_each_account_encrypts_with_its_own_regions_vault():
+    """An account serves data only while it reaches its key: the replica uses its own region's
+    vault and identity, so it stays readable with the primary's vault gone."""
+
+    def with_keys(values):
+        values["platform:storage"]["customerManagedKey"] = True
+
+    plan = run_with("prod", with_keys)
+    assert plan.ok, plan.error
+    vaults = {v.inputs["vaultName"]: v.inputs["location"] for v in plan.of_type("azure-native:keyvault:Vault")}
+    identities = {
+        resource_id(i): i.inputs["location"] for i in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")
+    }
+    accounts = plan.of_type(STORAGE)
+    assert {a.inputs["location"] for a in accounts} == set(_regions("prod"))
+    for account in accounts:
+        encryption = account.inputs["encryption"]
+        vault = encryption["keyVaultProperties"]["keyVaultUri"].removeprefix("https://").split(".")[0]
+        assert vaults[vault] == account.inputs["location"], account.name
+        identity = encryption["encryptionIdentity"]["encryptionUserAssignedIdentity"]
+        assert identities[identity] == account.inputs["location"], account.name
