@@ -26,7 +26,7 @@ from planning.layers import Unit, parse_stack
 
 # 2: the foundation exports each non-primary region's data-plane zones (regionalDnsZoneIds).
 # 3: a Key Vault and workspaces per region with clusters (keyVaultIds, storageKeys by region,
-#    regionalWorkspaces); the data unit
+#    regionalWorkspaces), the alert receivers' action groups (actionGroupIds); the data unit
 #    exports the object-replication replicas' containers (replicaContainerIds); a MultiKueue
 #    worker's cluster unit exports the dispatchers' kubeconfig (dispatchKubeconfig, a secret).
 CONTRACT_VERSION = 3
@@ -83,6 +83,8 @@ class FoundationOutputs:
     monitor_workspace_id: pulumi.Input[str]
     # region -> {"logAnalytics": ID, "monitor": ID}: the workspaces of each non-primary region with clusters
     regional_workspaces: Mapping[str, Mapping[str, pulumi.Input[str]]]
+    # alert receiver -> its action group's ID
+    action_group_ids: Mapping[str, pulumi.Input[str]]
     # region -> VNet ID; region -> subnet key (`<cluster>-nodes`, `private-endpoints`) -> ID
     vnet_ids: Mapping[str, pulumi.Input[str]]
     subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
@@ -119,6 +121,7 @@ class FoundationOutputs:
             "logAnalyticsWorkspaceId": self.log_analytics_workspace_id,
             "monitorWorkspaceId": self.monitor_workspace_id,
             "regionalWorkspaces": {region: dict(ids) for region, ids in self.regional_workspaces.items()},
+            "actionGroupIds": dict(self.action_group_ids),
             "vnetIds": dict(self.vnet_ids),
             "subnetIds": {region: dict(ids) for region, ids in self.subnet_ids.items()},
             "egressIps": dict(self.egress_ips),
@@ -146,6 +149,7 @@ class FoundationOutputs:
         storage_key: bool,
         regional_zones: Mapping[str, Sequence[str]],
         vault_regions: Sequence[str],
+        receivers: Sequence[str] = (),
     ) -> FoundationOutputs:
         """The foundation's outputs a unit uses: `subnets` (region -> keys: the regions it builds
         in), `zones`, `workloads`, the regions with a vault, from config."""
@@ -158,6 +162,7 @@ class FoundationOutputs:
                 region: {kind: get("regionalWorkspaces", region, kind) for kind in ("logAnalytics", "monitor")}
                 for region in regional_zones
             },
+            action_group_ids={receiver: get("actionGroupIds", receiver) for receiver in receivers},
             vnet_ids={region: get("vnetIds", region) for region in subnets},
             subnet_ids={
                 region: {key: get("subnetIds", region, key) for key in keys} for region, keys in subnets.items()

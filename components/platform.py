@@ -34,6 +34,7 @@ import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
 from components.admission import ClusterAdmission, ClusterAdmissionArgs
+from components.alerting import ActionGroups, ActionGroupsArgs, ClusterAlerts, ClusterAlertsArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
 from components.dispatch import ClusterAccess, DispatchWorker, DispatchWorkerArgs, JobDispatch, JobDispatchArgs
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
@@ -83,6 +84,7 @@ from components.workload_identity import (
     WorkloadIdentitiesArgs,
     WorkloadSpec,
 )
+from planning import alerts as alerts_plan
 from planning import capacity
 from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
@@ -357,6 +359,17 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         for r in endpoint_regions(config)
     }
     workspace_ids = {r: o.log_analytics_workspace_id for r, o in observability.items()}
+    alerts = config.operations.alerts
+    action_groups = ActionGroups(
+        "alerts",
+        ActionGroupsArgs(
+            settings=alerts,
+            names={receiver: naming.name("ag", receiver) for receiver in alerts.receivers},
+            resource_group_name=observability[region].resource_group_name,
+            tags=ctx.tags,
+        ),
+        opts=ctx.opts,
+    )
     networks = _networks(ctx, workspace_ids)
     dns, regional_dns = _private_dns(ctx, networks)
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
@@ -396,6 +409,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
     return FoundationOutputs(
         log_analytics_workspace_id=observability[region].log_analytics_workspace_id,
         monitor_workspace_id=observability[region].monitor_workspace_id,
+        action_group_ids=action_groups.ids,
         regional_workspaces={
             r: {"logAnalytics": o.log_analytics_workspace_id, "monitor": o.monitor_workspace_id}
             for r, o in observability.items()
@@ -599,6 +613,23 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             opts=ctx.opts,
         )
         streaming = [platform.operator, *platform.namespaces.values()]
+    ClusterAlerts(
+        f"alerts-{key}",
+        ClusterAlertsArgs(
+            cluster_key=key,
+            cluster_name=aks.cluster_name,
+            resource_group_name=aks.resource_group_name,
+            monitor_workspace_id=foundation.workspaces(region)[1],
+            region=region,
+            groups=alerts_plan.rule_groups(config, key),
+            routes={
+                severity: [foundation.action_group_ids[receiver] for receiver in receivers]
+                for severity, receivers in config.operations.alerts.routes.items()
+            },
+            tags={**ctx.tags, "cluster": key},
+        ),
+        opts=ctx.opts,
+    )
     dispatch_kubeconfig = None
     if key in config.dispatch_workers():
         dispatch_kubeconfig = DispatchWorker(
@@ -1055,6 +1086,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
         workloads=identity_workloads(config),
         storage_key=config.storage.customer_managed_key,
         vault_regions=endpoint_regions(config),
+        receivers=list(config.operations.alerts.receivers),
     )
 
 

@@ -112,6 +112,10 @@ ARM_TYPES: dict[str, ArmType] = {
     "azure-native:monitor:DataCollectionRule": _t(
         "Microsoft.Insights", ("dataCollectionRules", "dataCollectionRuleName")
     ),
+    "azure-native:monitor:ActionGroup": _t("Microsoft.Insights", ("actionGroups", "actionGroupName")),
+    "azure-native:alertsmanagement:PrometheusRuleGroup": _t(
+        "Microsoft.AlertsManagement", ("prometheusRuleGroups", "ruleGroupName")
+    ),
     "azure-native:keyvault:Vault": _t("Microsoft.KeyVault", ("vaults", "vaultName")),
     "azure-native:keyvault:Key": _t("Microsoft.KeyVault", ("vaults", "vaultName"), ("keys", "keyName")),
     "azure-native:storage:StorageAccount": _t("Microsoft.Storage", ("storageAccounts", "accountName")),

@@ -104,6 +104,8 @@ class Registered(Protocol):
 # The layer of each platform component's resources.
 COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:observability:Observability": "foundation",
+    "platform:observability:ActionGroups": "foundation",
+    "platform:observability:ClusterAlerts": "cluster",
     "platform:network:RegionalNetwork": "foundation",
     "platform:network:EgressFirewall": "foundation",
     "platform:network:PrivateDns": "foundation",
@@ -143,6 +145,7 @@ PER_CLUSTER_PREFIXES = (
     "kafka-",
     "streaming-",
     "dispatch-worker-",
+    "alerts-",
 )
 
 

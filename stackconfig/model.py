@@ -676,6 +676,38 @@ class AdmissionConfig(Model):
     )
 
 
+EmailAddress = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
+# An HTTPS endpoint without credentials in it (no user info, no query string): config holds no secret.
+WebhookUrl = Annotated[str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/-]*)?$")]
+AlertSeverity = Literal["critical", "error", "warning", "informational"]
+# Azure Monitor's severities (learn.microsoft.com/azure/azure-monitor/alerts/alerts-overview): Sev0-Sev3.
+ALERT_SEVERITIES: dict[str, int] = {"critical": 0, "error": 1, "warning": 2, "informational": 3}
+
+
+class AlertReceiverConfig(Model):
+    """One group of people or systems alerts go to: an Azure Monitor action group."""
+
+    emails: list[EmailAddress] = Field(default_factory=list, description="Addresses that get the alert by email.")
+    webhooks: list[WebhookUrl] = Field(
+        default_factory=list,
+        description="HTTPS endpoints (an incident tool) that get it in the common alert schema; no credential "
+        "in the URL (config holds no secret): the endpoint trusts the action group's Entra ID token.",
+    )
+
+
+class AlertsConfig(Model):
+    """Who is told when something breaks (docs/operations.md, "Alerts")."""
+
+    receivers: dict[ShortName, AlertReceiverConfig] = Field(
+        default_factory=dict, description="Action groups by a short name (e.g. `oncall`, `platform`)."
+    )
+    routes: dict[AlertSeverity, list[ShortName]] = Field(
+        default_factory=dict,
+        description="`{critical|error|warning|informational: [receiver, ...]}`: which receivers each severity "
+        "reaches. A severity with no route fires without telling anyone (it still shows in Azure Monitor).",
+    )
+
+
 class OperationsConfig(Model):
     log_retention_days: int = Field(default=90, ge=30, le=730, description="Log Analytics retention, 30-730.")
     defender: bool = Field(
@@ -688,6 +720,11 @@ class OperationsConfig(Model):
         default=168, ge=24, le=2160, description="How often unused images are removed from nodes."
     )
     secret_rotation_interval: Duration = Field(default="2m", description="Key Vault CSI driver rotation poll interval.")
+    alerts: AlertsConfig = Field(
+        default_factory=AlertsConfig,
+        description="Alert receivers and severity routing; staging and prod must route critical alerts "
+        "(policy alerting-on-every-cluster).",
+    )
 
 
 class FleetConfig(Model):

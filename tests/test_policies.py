@@ -97,6 +97,7 @@ def prod_on_event_hubs() -> Plan:
 
 # (policy, the one change to the compliant plan). Each policy of both packs appears at least once.
 Change = Callable[[Plan], Plan]
+RULE_GROUP = "azure-native:alertsmanagement:PrometheusRuleGroup"
 MC = "aks-eus2-aks"
 VIOLATIONS: list[tuple[str, str, Change]] = [
     (
@@ -344,6 +345,16 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
         "storage-survives-a-region",
         "the weights without their replica",
         lambda p: without(without(p, "storage-weights-replication-source"), "storage-weights-replication-destination"),
+    ),
+    (
+        "alerting-on-every-cluster",
+        "critical alerts that reach nobody",
+        lambda p: changed(
+            p,
+            "alerts-eus2-platform-kafka",
+            path="rules",
+            value=[{**rule, "actions": []} for rule in p.one(RULE_GROUP, "alerts-eus2-platform-kafka").inputs["rules"]],
+        ),
     ),
     ("stateful-resources-protected", "unprotected storage", lambda p: options(p, "storage-weights", protect=False)),
     (
@@ -854,7 +865,7 @@ def test_markdown_report_lists_each_stack(plans):
         StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
     ]
     text = markdown(reports)
-    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 5 |" in text
+    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 6 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
     assert "#### Advisory violations (13)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text

@@ -1199,6 +1199,24 @@ def _streaming_capacity(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
 
 
+def check_alerts(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Routes name receivers that exist; a receiver reaches someone."""
+    alerts = config.operations.alerts
+    for name, receiver in alerts.receivers.items():
+        if not receiver.emails and not receiver.webhooks:
+            yield ConfigProblem(
+                key("operations", "alerts", "receivers", name), "reaches nobody: give it emails or webhooks"
+            )
+    for severity, routed in alerts.routes.items():
+        for i, target in enumerate(routed):
+            if target not in alerts.receivers:
+                yield ConfigProblem(
+                    key("operations", "alerts", "routes", severity, i),
+                    f"{target} is not a receiver of platform:operations.alerts.receivers "
+                    f"({', '.join(alerts.receivers) or 'none'})",
+                )
+
+
 # MultiKueueConfig: 1-20 clusters (kueue v0.19.2, apis/kueue/v1beta2/multikueue_types.go).
 MAX_MULTIKUEUE_WORKERS = 20
 
@@ -1306,6 +1324,7 @@ CHECKS = (
     check_key_vault_grants,
     check_kafka,
     check_jobs,
+    check_alerts,
 )
 
 

@@ -27,6 +27,7 @@ STATEFUL_TYPES = tuple(PRIVATE_LINK_SERVICES)
 # list with the SDK for every type the program registers).
 TAGGABLE_TYPES = frozenset(
     {
+        "azure-native:alertsmanagement:PrometheusRuleGroup",
         "azure-native:containerregistry:Registry",
         "azure-native:containerregistry:Replication",
         "azure-native:containerservice:AgentPool",
@@ -35,6 +36,7 @@ TAGGABLE_TYPES = frozenset(
         "azure-native:eventhub:Namespace",
         "azure-native:keyvault:Vault",
         "azure-native:managedidentity:UserAssignedIdentity",
+        "azure-native:monitor:ActionGroup",
         "azure-native:monitor:AzureMonitorWorkspace",
         "azure-native:monitor:DataCollectionEndpoint",
         "azure-native:monitor:DataCollectionRule",
@@ -141,6 +143,34 @@ def storage_survives_a_region(args, report):
                 f"storage account {account.name} ({sku}) has no copy outside {lookup(account.props, 'location')}: "
                 "the clusters of the other regions lose its data with that region.",
                 account.urn,
+            )
+
+
+RULE_GROUP = "azure-native:alertsmanagement:PrometheusRuleGroup"
+
+
+def alerting_on_every_cluster(args, report):
+    """Every cluster has Prometheus alert rules of its own, and the ones for what stops work now
+    (severity 0, critical) reach an action group: nobody reads a dashboard at 3 a.m."""
+    for cluster in args.resources:
+        if cluster.resource_type != MANAGED_CLUSTER:
+            continue
+        groups = [
+            group
+            for group in args.resources
+            if group.resource_type == RULE_GROUP
+            and cluster.urn in {d.urn for d in group.property_dependencies.get("clusterName", [])}
+        ]
+        alerts = [rule for group in groups for rule in lookup(group.props, "rules") or [] if rule.get("alert")]
+        if not alerts:
+            report(f"cluster {cluster.name} has no Prometheus alert rules.", cluster.urn)
+            continue
+        silent = [rule["alert"] for rule in alerts if rule.get("severity") == 0 and not rule.get("actions")]
+        if silent:
+            report(
+                f"cluster {cluster.name}'s critical alerts reach nobody ({', '.join(sorted(silent))}): route "
+                "critical to a receiver.",
+                cluster.urn,
             )
 
 
@@ -272,6 +302,14 @@ POLICIES = [
         severity=Severity.HIGH,
         remediation="Set platform:storage.accounts.<account>.replication: objectReplication (flat namespace) or "
         "geoFailover with a geo-redundant sku (platform:streaming.checkpoints for Flink's account).",
+    ),
+    stack_policy(
+        "alerting-on-every-cluster",
+        "Every AKS cluster has Prometheus alert rules, and its critical alerts reach an action group.",
+        alerting_on_every_cluster,
+        severity=Severity.HIGH,
+        remediation="Route critical alerts to a receiver: platform:operations.alerts.receivers and .routes "
+        "(components/alerting.py makes the rules for every cluster).",
     ),
     stack_policy(
         "stateful-resources-protected",

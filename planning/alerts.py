@@ -1,0 +1,174 @@
+"""What managed Prometheus evaluates for each cluster: recording rules and alert rules (pure planning).
+
+Each cluster gets rule groups (azure-native `PrometheusRuleGroup`, one Azure Monitor workspace
+each, scoped to the cluster by name): AKS's own recording rules, which its dashboards read, and
+the platform's alerts for what breaks it. Every alert says why its threshold is what it is.
+tests/test_alerts.py parses every expression (promql-parser) and checks every metric it reads
+against facts/metrics.py, the names the exporters the platform deploys emit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from facts.metrics import AKS_RECORDING_RULES
+from planning import kafka as kafka_plan
+from stackconfig.model import PlatformConfig
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str
+    expression: str
+    # How long the condition holds before the alert fires (ISO 8601, as ARM takes it).
+    for_: str
+    severity: str  # critical | error | warning | informational
+    summary: str
+    # Why the threshold and the wait are what they are.
+    why: str
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    name: str
+    description: str
+    # (record, expression, labels), or alerts; a group holds one kind.
+    recordings: tuple[tuple[str, str, dict[str, str]], ...] = ()
+    alerts: tuple[Alert, ...] = field(default_factory=tuple)
+    interval: str = "PT1M"
+
+
+NODE_ALERTS = (
+    Alert(
+        "NodeNotReady",
+        'kube_node_status_condition{condition="Ready",status="true"} == 0',
+        "PT15M",
+        "error",
+        "Node {{ $labels.node }} has not been Ready for 15 minutes.",
+        "an upgrade or a reboot makes a node NotReady for a few minutes; 15 minutes is beyond any planned one",
+    ),
+    Alert(
+        "PodsPendingLong",
+        'sum by (namespace) (kube_pod_status_phase{phase="Pending"}) > 0',
+        "PT30M",
+        "warning",
+        "Pods in {{ $labels.namespace }} have been Pending for 30 minutes.",
+        "a GPU pool scales up from zero and loads its driver in up to 30 minutes (Kueue's "
+        "waitForPodsReady is sized the same); longer means the pool is at its maximum or out of quota",
+    ),
+    Alert(
+        "PodCrashLooping",
+        "increase(kube_pod_container_status_restarts_total[15m]) > 3",
+        "PT15M",
+        "warning",
+        "{{ $labels.namespace }}/{{ $labels.pod }} restarted more than 3 times in 15 minutes.",
+        "the community mixin's KubePodCrashLooping threshold: a few restarts are a rollout, more are a loop",
+    ),
+)
+
+GPU_ALERTS = (
+    Alert(
+        "GpuXidError",
+        "DCGM_FI_DEV_XID_ERRORS > 0",
+        "PT0M",
+        "error",
+        "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}.",
+        "any XID is a driver-reported fault (NVIDIA's XID catalogue); the node leaves gang work until checked",
+    ),
+    Alert(
+        "GpuUncorrectableMemoryErrors",
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS > 0 or DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+        "PT0M",
+        "error",
+        "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has uncorrectable memory errors.",
+        "a row remapped for an uncorrectable error needs a GPU reset; a failed remap means the GPU is done",
+    ),
+    Alert(
+        "GpuTooHot",
+        "DCGM_FI_DEV_GPU_TEMP > 87",
+        "PT10M",
+        "warning",
+        "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has been above 87 C for 10 minutes.",
+        "H100 and A100 slow down near their ~87-90 C slowdown temperature; ten minutes rules out a burst",
+    ),
+)
+
+KAFKA_ALERTS = (
+    Alert(
+        "KafkaOfflinePartitions",
+        # Every controller reports the count: the largest, not their sum.
+        "max(kafka_controller_kafkacontroller_offlinepartitionscount) > 0",
+        "PT1M",
+        "critical",
+        "Kafka has offline partitions: producers and consumers of them fail.",
+        "an offline partition has no leader: every client of it is down, so page at once",
+    ),
+    Alert(
+        "KafkaUnderReplicatedPartitions",
+        "sum(kafka_server_replicamanager_underreplicatedpartitions) > 0",
+        "PT10M",
+        "warning",
+        "Kafka has under-replicated partitions for 10 minutes.",
+        "a broker restart (a rolling update) under-replicates for minutes; ten minutes is a lost broker",
+    ),
+    Alert(
+        "KafkaUnderMinIsr",
+        "sum(kafka_cluster_partition_underminisr) > 0",
+        "PT5M",
+        "error",
+        "Kafka partitions are below min.insync.replicas: producers with acks=all are refused.",
+        "below min.insync.replicas (2) writes with acks=all fail; five minutes passes a broker's restart",
+    ),
+)
+
+MIRROR_ALERTS = (
+    Alert(
+        "MirrorMakerLagging",
+        "max(kafka_connect_mirror_mirrorsourceconnector_replication_latency_ms_max) > 300000",
+        "PT15M",
+        "warning",
+        "MirrorMaker 2 has taken more than five minutes to copy records for 15 minutes.",
+        "the copy's lag is the Kafka row's RPO (docs/resilience.md); five minutes is what the table promises",
+    ),
+)
+
+FLINK_ALERTS = (
+    Alert(
+        "FlinkJobRestarting",
+        # A gauge holding the count since the job started: its change over the window.
+        "delta(flink_jobmanager_job_numRestarts[30m]) > 3",
+        "PT0M",
+        "warning",
+        "Flink job {{ $labels.job_name }} restarted more than 3 times in 30 minutes.",
+        "a restart resumes from the last checkpoint; repeated ones mean the job cannot make progress",
+    ),
+    Alert(
+        "FlinkCheckpointsFailing",
+        "delta(flink_jobmanager_job_numberOfFailedCheckpoints[30m]) > 2",
+        "PT0M",
+        "error",
+        "Flink job {{ $labels.job_name }} failed more than 2 checkpoints in 30 minutes.",
+        "without checkpoints a restart replays from further back; two misses at a one-minute interval is noise, more is not",
+    ),
+)
+
+
+def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
+    """The cluster's rule groups: AKS's recording rules, then the platform's alerts for what runs there."""
+    cluster = config.clusters[cluster_key]
+    groups = [
+        RuleGroup(name, f"AKS's recording rules ({name}), which its dashboards read.", recordings=rules)
+        for name, rules in AKS_RECORDING_RULES.items()
+    ]
+    groups.append(RuleGroup("platform-nodes", "Nodes and pods.", alerts=NODE_ALERTS))
+    if cluster.gpu_pools:
+        groups.append(RuleGroup("platform-gpus", "GPU health from DCGM.", alerts=GPU_ALERTS))
+    # Kueue's alerts wait for its metrics to be scraped (its endpoint needs authentication; not
+    # built yet): a rule over series that never arrive would never fire.
+    if cluster_key in config.kafka_clusters():
+        groups.append(RuleGroup("platform-kafka", "Strimzi Kafka.", alerts=KAFKA_ALERTS))
+    if cluster_key in kafka_plan.mirror_clusters(config):
+        groups.append(RuleGroup("platform-mirrormaker", "MirrorMaker 2.", alerts=MIRROR_ALERTS))
+    if cluster_key in config.streaming_clusters() and config.streaming and config.streaming.jobs:
+        groups.append(RuleGroup("platform-flink", "Flink jobs.", alerts=FLINK_ALERTS))
+    return groups
