@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import alertsmanagement, monitor
 
-from planning.alerts import RuleGroup
+from planning.alerts import AZURE_METRIC_ALERTS, RuleGroup
 from stackconfig.model import ALERT_SEVERITIES, AlertsConfig
 
 
@@ -123,3 +123,54 @@ class ClusterAlerts(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
         self.register_outputs({})
+
+
+def metric_alerts(
+    name: str,
+    *,
+    resource_id: pulumi.Input[str],
+    resource_type: str,
+    resource_group_name: pulumi.Input[str],
+    routes: Mapping[str, list[pulumi.Input[str]]],
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+) -> list[monitor.MetricAlert]:
+    """The Azure-side alerts of one resource (planning.alerts.AZURE_METRIC_ALERTS), routed by severity."""
+    created = []
+    for alert in AZURE_METRIC_ALERTS[resource_type]:
+        created.append(
+            monitor.MetricAlert(
+                f"{name}-{alert.name}",
+                resource_group_name=resource_group_name,
+                # Metric alert rules are global resources.
+                location="global",
+                description=alert.why,
+                severity=ALERT_SEVERITIES[alert.severity],
+                enabled=True,
+                scopes=[resource_id],
+                evaluation_frequency="PT1M",
+                window_size=alert.window,
+                auto_mitigate=True,
+                target_resource_type=resource_type,
+                criteria=monitor.MetricAlertSingleResourceMultipleMetricCriteriaArgs(
+                    odata_type="Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria",
+                    all_of=[
+                        monitor.MetricCriteriaArgs(
+                            criterion_type="StaticThresholdCriterion",
+                            name=alert.name,
+                            metric_name=alert.metric,
+                            metric_namespace=resource_type,
+                            operator=alert.operator,
+                            threshold=alert.threshold,
+                            time_aggregation=alert.aggregation,
+                        )
+                    ],
+                ),
+                actions=[
+                    monitor.MetricAlertActionArgs(action_group_id=group) for group in routes.get(alert.severity, [])
+                ],
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=parent),
+            )
+        )
+    return created

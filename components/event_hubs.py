@@ -12,11 +12,13 @@ the event hubs it uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import eventhub
 
+from components.alerting import metric_alerts
 from components.groups import resource_group
 from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
@@ -42,6 +44,8 @@ class EventHubsBackboneArgs:
     # workload -> its identity's principal ID (the clients of the spec).
     principal_ids: dict[str, pulumi.Input[str]]
     subscription_id: pulumi.Input[str]
+    # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
 
 
 class EventHubsBackbone(pulumi.ComponentResource):
@@ -75,6 +79,15 @@ class EventHubsBackbone(pulumi.ComponentResource):
             public_network_access=eventhub.PublicNetworkAccess.DISABLED,
             tags=service.tags,
             opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
+        )
+        metric_alerts(
+            f"{name}-alert",
+            resource_id=namespace.id,
+            resource_type="Microsoft.EventHub/namespaces",
+            resource_group_name=group.name,
+            routes=args.alert_routes,
+            tags=service.tags,
+            parent=self,
         )
         service.endpoints.connect(
             name,

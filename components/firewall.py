@@ -10,12 +10,13 @@ environment's Log Analytics workspace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import network
 
+from components.alerting import metric_alerts
 from components.groups import public_address, standard_public_ip
 from components.observability import send_logs
 from planning.egress import ApplicationRule
@@ -46,6 +47,8 @@ class EgressFirewallArgs:
     source_ranges: list[str]
     zones: list[str]
     log_analytics_workspace_id: pulumi.Input[str]
+    # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -168,6 +171,15 @@ class EgressFirewall(pulumi.ComponentResource):
             resource_uri=firewall.id,
             workspace_id=args.log_analytics_workspace_id,
             categories=FIREWALL_LOG_CATEGORIES,
+            parent=self,
+        )
+        metric_alerts(
+            f"{name}-alert",
+            resource_id=firewall.id,
+            resource_type="Microsoft.Network/azureFirewalls",
+            resource_group_name=args.resource_group_name,
+            routes=args.alert_routes,
+            tags=args.tags,
             parent=self,
         )
         self.private_ip = firewall.ip_configurations.apply(_first_private_ip)

@@ -9,11 +9,13 @@ vault's data plane is private.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import authorization, keyvault
 
+from components.alerting import metric_alerts
 from components.groups import resource_group
 from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
@@ -42,6 +44,8 @@ class KeyVaultArgs:
     settings: KeyVaultConfig
     # Create the key that storage accounts encrypt with (platform:storage.customerManagedKey).
     storage_encryption_key: bool
+    # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
 
 
 class KeyVault(pulumi.ComponentResource):
@@ -101,6 +105,15 @@ class KeyVault(pulumi.ComponentResource):
             resource_uri=vault.id,
             workspace_id=service.log_analytics_workspace_id,
             categories=VAULT_LOG_CATEGORIES,
+            parent=self,
+        )
+        metric_alerts(
+            f"{name}-alert",
+            resource_id=vault.id,
+            resource_type="Microsoft.KeyVault/vaults",
+            resource_group_name=group.name,
+            routes=args.alert_routes,
+            tags=tags,
             parent=self,
         )
         if service.lock:

@@ -10,6 +10,7 @@ to it, then the subnets that use that route table.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 
@@ -57,6 +58,8 @@ class FirewallSpec:
     source_ranges: list[str]
     zones: list[str]
     log_analytics_workspace_id: pulumi.Input[str]
+    # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class RegionalNetwork(pulumi.ComponentResource):
                     source_ranges=args.firewall.source_ranges,
                     zones=args.firewall.zones,
                     log_analytics_workspace_id=args.firewall.log_analytics_workspace_id,
+                    alert_routes=args.firewall.alert_routes,
                     tags=args.tags,
                 ),
                 opts=child,

@@ -122,8 +122,21 @@ FIREWALL_SUBNET = "firewall"
 PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE)
 
 
+def alert_routes(
+    config: PlatformConfig, action_group_ids: Mapping[str, pulumi.Input[str]]
+) -> dict[str, list[pulumi.Input[str]]]:
+    """Severity -> the action groups its alerts reach (platform:operations.alerts.routes)."""
+    return {
+        severity: [action_group_ids[receiver] for receiver in receivers]
+        for severity, receivers in config.operations.alerts.routes.items()
+    }
+
+
 def firewall_spec(
-    config: PlatformConfig, region: str, log_analytics_workspace_id: pulumi.Input[str]
+    config: PlatformConfig,
+    region: str,
+    log_analytics_workspace_id: pulumi.Input[str],
+    routes: Mapping[str, list[pulumi.Input[str]]] | None = None,
 ) -> FirewallSpec | None:
     """The region's firewall with userDefinedRouting: its rules, sources and zones."""
     egress = config.network.egress
@@ -147,6 +160,7 @@ def firewall_spec(
         source_ranges=sources,
         zones=sorted({zone for cluster in clusters for zone in cluster.zones}) or ["1", "2", "3"],
         log_analytics_workspace_id=log_analytics_workspace_id,
+        alert_routes=routes or {},
     )
 
 
@@ -370,7 +384,8 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         ),
         opts=ctx.opts,
     )
-    networks = _networks(ctx, workspace_ids)
+    routes = alert_routes(config, action_groups.ids)
+    networks = _networks(ctx, workspace_ids, routes)
     dns, regional_dns = _private_dns(ctx, networks)
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
     regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
@@ -386,6 +401,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
                 subscription_id=ctx.deployer.subscription_id,
                 settings=config.key_vault,
                 storage_encryption_key=config.storage.customer_managed_key,
+                alert_routes=routes,
             ),
             opts=ctx.opts,
         )
@@ -449,6 +465,7 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
             subscription_id=ctx.deployer.subscription_id,
             encryption_keys=foundation.storage_keys,
             replicas=replicas(config),
+            alert_routes=alert_routes(config, foundation.action_group_ids),
         ),
         opts=ctx.opts,
     )
@@ -463,6 +480,7 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
                 settings=kafka.event_hubs or EventHubsConfig(),
                 principal_ids={client: foundation.identity_principal_ids[client] for client in kafka.clients},
                 subscription_id=ctx.deployer.subscription_id,
+                alert_routes=alert_routes(config, foundation.action_group_ids),
             ),
             opts=ctx.opts,
         )
@@ -622,10 +640,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             monitor_workspace_id=foundation.workspaces(region)[1],
             region=region,
             groups=alerts_plan.rule_groups(config, key),
-            routes={
-                severity: [foundation.action_group_ids[receiver] for receiver in receivers]
-                for severity, receivers in config.operations.alerts.routes.items()
-            },
+            routes=alert_routes(config, foundation.action_group_ids),
             tags={**ctx.tags, "cluster": key},
         ),
         opts=ctx.opts,
@@ -982,7 +997,11 @@ class Platform(pulumi.ComponentResource):
         )
 
 
-def _networks(ctx: Context, workspace_ids: Mapping[str, pulumi.Input[str]]) -> dict[str, RegionalNetwork]:
+def _networks(
+    ctx: Context,
+    workspace_ids: Mapping[str, pulumi.Input[str]],
+    routes: Mapping[str, list[pulumi.Input[str]]],
+) -> dict[str, RegionalNetwork]:
     config, naming = ctx.config, ctx.naming
     egress, hub = config.network.egress, config.network.hub
     hub_provider = None
@@ -1002,7 +1021,9 @@ def _networks(ctx: Context, workspace_ids: Mapping[str, pulumi.Input[str]]) -> d
                 address_space=list(vnet.address_space),
                 subnets=region_subnets(config, region),
                 outbound_type=egress.outbound_type,
-                firewall=firewall_spec(config, region, workspace_ids.get(region, workspace_ids[config.primary_region])),
+                firewall=firewall_spec(
+                    config, region, workspace_ids.get(region, workspace_ids[config.primary_region]), routes
+                ),
                 nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
                 nat_public_ip_count=egress.nat_gateway.public_ip_count,
                 hub=HubPeeringSpec(

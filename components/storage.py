@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import managedidentity, resources, storage
 
+from components.alerting import metric_alerts
 from components.groups import resource_group
 from components.keyvault import CustomerManagedKey
 from components.observability import send_logs
@@ -51,6 +52,8 @@ class PrivateStorageArgs:
     encryption_keys: Mapping[str, CustomerManagedKey]
     # account key -> (region, name) of its object-replication replica (planning.naming)
     replicas: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
 
 
 class PrivateStorage(pulumi.ComponentResource):
@@ -354,6 +357,15 @@ class PrivateStorage(pulumi.ComponentResource):
             resource_uri=resource.id.apply(lambda account_id: f"{account_id}/blobServices/default"),
             workspace_id=args.service.workspace(region),
             categories=BLOB_LOG_CATEGORIES,
+            parent=self,
+        )
+        metric_alerts(
+            f"{name}-alert",
+            resource_id=resource.id,
+            resource_type="Microsoft.Storage/storageAccounts",
+            resource_group_name=group.name,
+            routes=args.alert_routes,
+            tags=args.service.tags,
             parent=self,
         )
         if args.service.lock:

@@ -113,6 +113,7 @@ ARM_TYPES: dict[str, ArmType] = {
         "Microsoft.Insights", ("dataCollectionRules", "dataCollectionRuleName")
     ),
     "azure-native:monitor:ActionGroup": _t("Microsoft.Insights", ("actionGroups", "actionGroupName")),
+    "azure-native:monitor:MetricAlert": _t("Microsoft.Insights", ("metricAlerts", "ruleName")),
     "azure-native:alertsmanagement:PrometheusRuleGroup": _t(
         "Microsoft.AlertsManagement", ("prometheusRuleGroups", "ruleGroupName")
     ),

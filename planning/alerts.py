@@ -172,3 +172,84 @@ def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
     if cluster_key in config.streaming_clusters() and config.streaming and config.streaming.jobs:
         groups.append(RuleGroup("platform-flink", "Flink jobs.", alerts=FLINK_ALERTS))
     return groups
+
+
+# --- Azure-side signals Prometheus does not see: Azure Monitor metric alerts ---------------------
+
+
+@dataclass(frozen=True)
+class MetricAlert:
+    name: str
+    # The metric's name in Azure Monitor's REST API (learn.microsoft.com/azure/azure-monitor
+    # /reference/supported-metrics/<namespace>-metrics).
+    metric: str
+    operator: str  # GreaterThan | LessThan
+    threshold: float
+    aggregation: str  # Average | Total | Maximum | Minimum
+    window: str  # ISO 8601
+    severity: str
+    why: str
+
+
+# Thresholds after Azure Monitor Baseline Alerts (azure.github.io/azure-monitor-baseline-alerts,
+# the platform monitoring packs), where it has one.
+AZURE_METRIC_ALERTS: dict[str, tuple[MetricAlert, ...]] = {
+    "Microsoft.Network/azureFirewalls": (
+        MetricAlert(
+            "firewall-health",
+            "FirewallHealth",
+            "LessThan",
+            90,
+            "Average",
+            "PT5M",
+            "critical",
+            "every node of the region leaves through its firewall: below 90% (the baseline's threshold) egress is failing",
+        ),
+        MetricAlert(
+            "firewall-snat",
+            "SNATPortUtilization",
+            "GreaterThan",
+            80,
+            "Maximum",
+            "PT5M",
+            "error",
+            "at 100% new outbound connections fail; 80% leaves time to add a public IP (the baseline's threshold)",
+        ),
+    ),
+    "Microsoft.Storage/storageAccounts": (
+        MetricAlert(
+            "storage-availability",
+            "Availability",
+            "LessThan",
+            99,
+            "Average",
+            "PT5M",
+            "error",
+            "weights, checkpoints and datasets: below 99% over five minutes jobs are failing reads and writes",
+        ),
+    ),
+    "Microsoft.KeyVault/vaults": (
+        MetricAlert(
+            "keyvault-availability",
+            "Availability",
+            "LessThan",
+            99,
+            "Average",
+            "PT5M",
+            "error",
+            "workloads read secrets and storage its keys at start: below 99% pods and accounts fail to start",
+        ),
+    ),
+    "Microsoft.EventHub/namespaces": (
+        MetricAlert(
+            "eventhubs-throttled",
+            "ThrottledRequests",
+            "GreaterThan",
+            0,
+            "Total",
+            "PT5M",
+            "warning",
+            "any throttling means the namespace's capacity (units) is too small for the traffic",
+        ),
+    ),
+}

@@ -168,3 +168,35 @@ def test_a_route_names_a_receiver_and_a_receiver_reaches_someone():
         set_in("operations.alerts.receivers.platform", {"webhooks": ["https://hooks.example.com/x?token=secret"]}),
         "platform:operations.alerts.receivers.platform.webhooks[0]",
     )
+
+
+METRIC_ALERT = "azure-native:monitor:MetricAlert"
+WATCHED = {
+    "azure-native:network:AzureFirewall": "Microsoft.Network/azureFirewalls",
+    "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
+    "azure-native:keyvault:Vault": "Microsoft.KeyVault/vaults",
+    "azure-native:eventhub:Namespace": "Microsoft.EventHub/namespaces",
+}
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_azure_side_signals_have_metric_alerts_on_every_resource(plans, stack):
+    """What Prometheus does not see: each firewall, storage account (replicas too), vault and
+    Event Hubs namespace has its Azure Monitor metric alerts, on itself, routed by severity."""
+    from tests.test_private_data import resource_id
+
+    plan = plans[stack]
+    config = _configs()[stack]
+    alerts_by_scope: dict[str, set[str]] = {}
+    for alert in plan.of_type(METRIC_ALERT):
+        (scope,) = alert.inputs["scopes"]
+        (criterion,) = alert.inputs["criteria"]["allOf"]
+        assert criterion["metricNamespace"] == alert.inputs["targetResourceType"]
+        alerts_by_scope.setdefault(scope, set()).add(criterion["metricName"])
+        severity = next(s for s, n in ALERT_SEVERITIES.items() if n == alert.inputs["severity"])
+        assert len(alert.inputs.get("actions", [])) == len(config.operations.alerts.routes.get(severity, []))
+    watched = [r for token in WATCHED for r in plan.of_type(token)]
+    assert watched
+    for resource in watched:
+        expected = {a.metric for a in alerts_plan.AZURE_METRIC_ALERTS[WATCHED[resource.type]]}
+        assert alerts_by_scope.get(resource_id(resource)) == expected, resource.name

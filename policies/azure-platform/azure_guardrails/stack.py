@@ -38,6 +38,7 @@ TAGGABLE_TYPES = frozenset(
         "azure-native:managedidentity:UserAssignedIdentity",
         "azure-native:monitor:ActionGroup",
         "azure-native:monitor:AzureMonitorWorkspace",
+        "azure-native:monitor:MetricAlert",
         "azure-native:monitor:DataCollectionEndpoint",
         "azure-native:monitor:DataCollectionRule",
         "azure-native:network:AzureFirewall",
