@@ -16,9 +16,9 @@ Facts (Kueue v0.19.2, checked in its source; docs/decisions/0008-regional-failur
   exec plugins and token files are refused, an inline token is accepted
   (pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig);
 - the worker-side role: site/static/examples/multikueue/create-multikueue-kubeconfig.sh,
-  narrowed to the job kinds the platform's Kueue manages.
+  narrowed to the job kinds the platform's Kueue manages, plus TrainJob, which it omits.
 
-Imports only facts and planning.
+Imports facts, planning and the config model; nothing of Pulumi.
 """
 
 from __future__ import annotations

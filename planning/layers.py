@@ -4,14 +4,18 @@ An environment is deployed as several stacks, split by risk, cadence and permiss
 Kubernetes playbook, "stacks by risk and function"; the AKS baseline's split between the
 network team's and the workload team's deployments):
 
-- `foundation`: observability, the regional networks (NSGs, NAT or firewall, routes,
-  peerings), private DNS, the registry, the Key Vault, the workloads' managed identities;
-- `data`: storage accounts, their keys and locks, Event Hubs; `protect` on, strictest review;
-- `cluster` (one per cluster): AKS and its pools, monitoring and grants, and the in-cluster
-  platform baseline (admission, priorities, platform namespaces and their isolation, the GPU
-  stack, the Strimzi operator and its Kafka cluster);
+- `foundation`: observability and the alerts' action groups, the regional networks (NSGs, NAT
+  or firewall, routes, peerings), private DNS, the registry, each region's Key Vault, the
+  workloads' managed identities;
+- `data`: storage accounts and their replicas, their keys and locks, Event Hubs; `protect` on,
+  strictest review;
+- `cluster` (one per cluster): AKS and its pools, monitoring, alert rules and grants, and the
+  in-cluster platform baseline (admission, priorities, platform namespaces and their isolation,
+  the GPU stack or a dispatcher's Kueue, the Strimzi operator and its Kafka cluster, a MultiKueue
+  worker's service account and token);
 - `tenants`: what teams change daily: federated credentials and workload grants, team
-  namespaces and RBAC, Kueue queues, Kafka topics and users, MirrorMaker and its CA copies;
+  namespaces and RBAC, Kueue queues and MultiKueue's objects, Kafka topics and users,
+  MirrorMaker and its CA copies;
 - `fleet` (two or more clusters): Fleet Manager, members, update strategies.
 
 Every platform component belongs to one layer (a component that spanned two was split:
