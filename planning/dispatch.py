@@ -23,13 +23,14 @@ Imports facts, planning and the config model; nothing of Pulumi.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import yaml
 
 from facts.gpu import POOL_LABEL
 from planning.capacity import PoolCapacity, plan_cluster
-from planning.queues import COHORT, COVERED_RESOURCES, TEAM_LABEL, Manifest, flavor_name, flavor_quota
+from planning.queues import COHORT, COVERED_RESOURCES, TEAM_LABEL, Manifest, flavor_name, flavor_spec, quota_amounts
 from stackconfig.model import PlatformConfig, TeamConfig
 
 # The LocalQueue teams submit to for "any region", on the dispatchers and (as MultiKueue
@@ -116,40 +117,15 @@ def server_and_ca(cluster_kubeconfig: str) -> tuple[str, str]:
     return cluster["server"], cluster["certificate-authority-data"]
 
 
-def _sum_quotas(flavors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Flavor quotas of the same flavor on several workers, added up."""
-    summed: dict[str, dict[str, int]] = {}
-    for flavor in flavors:
-        into = summed.setdefault(flavor["name"], {})
-        for resource in flavor["resources"]:
-            value = resource["nominalQuota"]
-            amount = int(value[:-2]) if isinstance(value, str) and value.endswith("Gi") else int(value)
-            into[resource["name"]] = into.get(resource["name"], 0) + amount
-    return [
-        {
-            "name": name,
-            "resources": [
-                {
-                    "name": resource,
-                    "nominalQuota": f"{amounts[resource]}Gi" if resource == "memory" else amounts[resource],
-                }
-                for resource in COVERED_RESOURCES
-            ],
-        }
-        for name, amounts in summed.items()
-    ]
-
-
 def team_quotas(workers: dict[str, list[PoolCapacity]], team: str) -> list[dict[str, Any]]:
     """A team's quota on a dispatcher: its quota on each worker's pools, added up per pool name."""
-    return _sum_quotas(
-        [
-            flavor_quota(p.name, p.gpu_pool, p.gpu_units_per_node, p.gpu_pool.quotas[team])
-            for pools in workers.values()
-            for p in pools
-            if team in p.gpu_pool.quotas
-        ]
-    )
+    summed: dict[str, Counter[str]] = {}
+    for pools in workers.values():
+        for p in pools:
+            if team in p.gpu_pool.quotas:
+                amounts = quota_amounts(p.gpu_pool, p.gpu_units_per_node, p.gpu_pool.quotas[team])
+                summed.setdefault(p.name, Counter()).update(amounts)
+    return [flavor_spec(pool, dict(amounts)) for pool, amounts in summed.items()]
 
 
 def dispatcher_manifests(workers: dict[str, list[PoolCapacity]], teams: dict[str, TeamConfig]) -> list[Manifest]:

@@ -52,18 +52,31 @@ def resource_flavor(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig)
     )
 
 
-def flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[str, Any]:
-    """Quota on one flavor: the GPUs, and the CPU and memory that come with them."""
+def quota_amounts(pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[str, int]:
+    """The GPUs, and the CPU (cores) and memory (GiB) that come with them, per covered resource."""
     size = GPU_VM_SIZES[pool.vm_size]
     share = gpus / units_per_node  # nodes' worth of this pool
     return {
+        "cpu": max(int(size.vcpus * share), 1),
+        "memory": max(int(size.memory_gib * share), 1),
+        GPU_RESOURCE: gpus,
+    }
+
+
+def flavor_spec(pool_name: str, amounts: dict[str, int]) -> dict[str, Any]:
+    """A ClusterQueue flavor entry with these amounts (memory in GiB)."""
+    return {
         "name": flavor_name(pool_name),
         "resources": [
-            {"name": "cpu", "nominalQuota": max(int(size.vcpus * share), 1)},
-            {"name": "memory", "nominalQuota": f"{max(int(size.memory_gib * share), 1)}Gi"},
-            {"name": GPU_RESOURCE, "nominalQuota": gpus},
+            {"name": resource, "nominalQuota": f"{amounts[resource]}Gi" if resource == "memory" else amounts[resource]}
+            for resource in COVERED_RESOURCES
         ],
     }
+
+
+def flavor_quota(pool_name: str, pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[str, Any]:
+    """Quota on one flavor: the GPUs, and the CPU and memory that come with them."""
+    return flavor_spec(pool_name, quota_amounts(pool, units_per_node, gpus))
 
 
 def cluster_queue(team: str, pools: list[PoolCapacity]) -> Manifest:

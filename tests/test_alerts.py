@@ -5,6 +5,8 @@ emits (facts/metrics.py) and that the cluster actually scrapes."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import promql_parser
 import pytest
 
@@ -51,13 +53,14 @@ def test_the_parser_bites():
         promql_parser.parse("max(a[5m]) > 1")
 
 
-def _configs():
-    return {stack: parse_platform_config(stack_values(stack), stack=stack) for stack in ALL_STACKS}
+@cache
+def _config(stack: str):
+    return parse_platform_config(stack_values(stack), stack=stack)
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_expression_parses_and_reads_only_metrics_its_exporter_emits(stack):
-    config = _configs()[stack]
+    config = _config(stack)
     recorded = {record for rules in metrics.AKS_RECORDING_RULES.values() for record, _, _ in rules}
     for key in config.clusters:
         for group in alerts_plan.rule_groups(config, key):
@@ -78,7 +81,7 @@ def test_each_alert_groups_exporter_is_scraped_on_its_cluster(plans, stack):
     """A rule over series that never arrive never fires: each group's exporter has the scrape
     configuration (azmonitoring.coreos.com, the CRDs AKS's metrics add-on reads) on that cluster."""
     plan = plans[stack]
-    config = _configs()[stack]
+    config = _config(stack)
     monitors = {
         (
             r.provider.split("::")[-2].removeprefix("aks-").removesuffix("-k8s"),
@@ -186,7 +189,7 @@ def test_azure_side_signals_have_metric_alerts_on_every_resource(plans, stack):
     from tests.test_private_data import resource_id
 
     plan = plans[stack]
-    config = _configs()[stack]
+    config = _config(stack)
     alerts_by_scope: dict[str, set[str]] = {}
     for alert in plan.of_type(METRIC_ALERT):
         (scope,) = alert.inputs["scopes"]
