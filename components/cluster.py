@@ -32,6 +32,7 @@ from components.groups import resource_group
 from components.observability import send_logs
 from components.rbac import assign_role
 from facts.gpu import GPU_VM_SIZES
+from planning import alerts as alerts_plan
 from planning import sandbox
 from planning.gpu import gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
@@ -367,7 +368,7 @@ class AksCluster(pulumi.ComponentResource):
                 metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(
                     enabled=True,
                     kube_state_metrics=aks.ManagedClusterAzureMonitorProfileKubeStateMetricsArgs(
-                        metric_labels_allowlist="", metric_annotations_allow_list=""
+                        metric_labels_allowlist=alerts_plan.kube_state_metric_labels(), metric_annotations_allow_list=""
                     ),
                 )
             ),

@@ -25,6 +25,7 @@ from planning.gpu import has_infiniband
 from planning.gpu_stack import (
     dcgm_service_monitor,
     gpu_operator_values,
+    kueue_service_monitor,
     kueue_values,
     network_operator_values,
     nic_cluster_policy_spec,
@@ -116,6 +117,7 @@ class GpuStack(pulumi.ComponentResource):
             namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)),
             kueue_values(args.priority_class, args.multikueue_origin),
         )
+        apply(kueue_service_monitor(), depends_on=[kueue])
         for manifest in flavor_manifests(cluster, args.gpu_pools):
             apply(manifest, depends_on=[kueue])
         self.kueue = kueue

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from facts.aks_node import AGENT_POOL_LABEL
 from offline.engine import CapturedResource, Plan
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -87,7 +88,7 @@ class ClusterView:
         for p in profiles:
             labels = {
                 **(p.get("nodeLabels") or {}),
-                "kubernetes.azure.com/agentpool": p["name"],
+                AGENT_POOL_LABEL: p["name"],
                 "kubernetes.io/os": "linux",
             }
             if p.get("scaleSetPriority") == "Spot":

@@ -14,6 +14,8 @@ node`) can confirm.
 
 from __future__ import annotations
 
+# The label AKS puts on every node with its pool's name.
+AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 # Published kube-reserved CPU (millicores) by core count.
 KUBE_RESERVED_CPU_TABLE = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}
 EVICTION_MEMORY_MIB = 100

@@ -81,6 +81,13 @@ ACCELERATOR_LABEL = "accelerator"
 POOL_LABEL = f"{LABEL_PREFIX}/gpu-pool"
 # training, batch or inference (the pool's `purpose`): Kueue flavors and the policy packs read it.
 PURPOSE_LABEL = f"{LABEL_PREFIX}/gpu-purpose"
+# The preflight gate: a GPU node's health checker labels it `passed` once active checks pass
+# (or `failed`); Kueue's flavors require `passed`, so no admitted job lands on an unchecked node.
+PREFLIGHT_LABEL = f"{LABEL_PREFIX}/preflight"
+PREFLIGHT_PASSED = "passed"
+# Passive health: the checker taints a node whose GPUs or fabric report faults (NoSchedule: no
+# new gang member lands there; what runs is drained by remediation, rate-limited).
+UNHEALTHY_TAINT_KEY = f"{LABEL_PREFIX}/gpu-unhealthy"
 
 
 def known_sizes() -> str:

@@ -379,6 +379,8 @@ KUBE_STATE_METRICS: frozenset[str] = frozenset(
         "kube_job_status_succeeded",
         "kube_namespace_status_phase",
         "kube_node_info",
+        # Kept as kube_.*_labels; carries only the labels of metricLabelsAllowlist.
+        "kube_node_labels",
         "kube_node_spec_taint",
         "kube_node_status_allocatable",
         "kube_node_status_capacity",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from facts.aks_node import AGENT_POOL_LABEL
+from facts.gpu import POOL_LABEL, PREFLIGHT_LABEL, UNHEALTHY_TAINT_KEY
 from facts.metrics import AKS_RECORDING_RULES
 from planning import kafka as kafka_plan
 from stackconfig.model import PlatformConfig
@@ -37,6 +39,81 @@ class RuleGroup:
     alerts: tuple[Alert, ...] = field(default_factory=tuple)
     interval: str = "PT1M"
 
+
+# Node labels kube-state-metrics exports as `kube_node_labels` (AKS's
+# azureMonitorProfile.metrics.kubeStateMetrics.metricLabelsAllowlist; none by default): which
+# pool a node is in, and whether it passed its GPU preflight.
+EXPORTED_NODE_LABELS = (AGENT_POOL_LABEL, POOL_LABEL, PREFLIGHT_LABEL)
+
+
+def kube_state_metric_labels() -> str:
+    """The allowlist in kube-state-metrics' `--metric-labels-allowlist` syntax, as AKS takes it."""
+    return f"nodes=[{','.join(EXPORTED_NODE_LABELS)}]"
+
+
+def label_series(label: str) -> str:
+    """The series label kube-state-metrics makes of a Kubernetes label (non-alphanumerics become _)."""
+    return "label_" + "".join(c if c.isalnum() else "_" for c in label)
+
+
+# Pending pods asking for GPUs (kube-state-metrics names the resource nvidia_com_gpu).
+_PENDING_GPU_PODS = (
+    'sum(kube_pod_container_resource_requests{resource="nvidia_com_gpu"} '
+    '* on (namespace, pod) group_left () (kube_pod_status_phase{phase="Pending"} == 1)) > 0'
+)
+
+
+def pool_at_max_alerts(config: PlatformConfig, cluster_key: str) -> tuple[Alert, ...]:
+    """One alert per autoscaled user pool: at its maximum while pods wait for what it has."""
+    cluster = config.clusters[cluster_key]
+    pools = [(name, pool.max_count, _PENDING_GPU_PODS) for name, pool in cluster.gpu_pools.items()]
+    pools += [
+        (name, pool.max_count, 'sum(kube_pod_status_phase{phase="Pending"}) > 0')
+        for name, pool in cluster.node_pools.items()
+    ]
+    return tuple(
+        Alert(
+            f"PoolAtMax-{name}",
+            f'count(kube_node_labels{{{label_series(AGENT_POOL_LABEL)}="{name}"}}) >= {max_count} and on () {pending}',
+            "PT15M",
+            "warning",
+            f"Pool {name} is at its maximum of {max_count} nodes and pods are waiting.",
+            "the autoscaler adds nodes until the pool's maxCount; at it, waiting pods wait for other jobs "
+            "to end, so a lasting wait is a capacity decision (raise maxCount, or the queue's quota)",
+        )
+        for name, max_count, pending in sorted(pools)
+    )
+
+
+GPU_HEALTH_ALERTS = (
+    Alert(
+        "GpuNodeFailedPreflight",
+        f'kube_node_labels{{{label_series(PREFLIGHT_LABEL)}="failed"}} == 1',
+        "PT0M",
+        "error",
+        "GPU node {{ $labels.node }} failed its preflight checks and takes no jobs.",
+        "a node that fails preflight holds no work but still costs; it needs a reimage or Azure support "
+        "(the node's events name the failed check)",
+    ),
+    Alert(
+        "GpuNodeUnhealthy",
+        f'kube_node_spec_taint{{key="{UNHEALTHY_TAINT_KEY}"}} == 1',
+        "PT0M",
+        "error",
+        "GPU node {{ $labels.node }} reported a GPU or fabric fault ({{ $labels.value }}) and takes no new jobs.",
+        "the health checker taints a node on a fault that breaks gang jobs; remediation drains it at "
+        "the configured rate, and a person decides whether Azure replaces the hardware",
+    ),
+    Alert(
+        "GpuNodesUnhealthyMany",
+        f'count(kube_node_spec_taint{{key="{UNHEALTHY_TAINT_KEY}"}}) > 3',
+        "PT0M",
+        "critical",
+        "More than 3 GPU nodes are tainted unhealthy at once.",
+        "hardware fails one node at a time; several at once points at a driver or image rollout, which "
+        "the remediation rate limit holds back until a person looks",
+    ),
+)
 
 NODE_ALERTS = (
     Alert(
@@ -132,6 +209,28 @@ MIRROR_ALERTS = (
     ),
 )
 
+KUEUE_ALERTS = (
+    Alert(
+        "KueueWorkloadsInadmissible",
+        'sum by (cluster_queue) (kueue_pending_workloads{status="inadmissible"}) > 0',
+        "PT30M",
+        "warning",
+        "Queue {{ $labels.cluster_queue }} holds jobs that cannot be admitted at all.",
+        "an inadmissible job asks for more than its queue could ever give (or a flavor that does "
+        "not exist); it waits forever, and 30 minutes rules out a queue being edited",
+    ),
+    Alert(
+        "KueueQueueStalled",
+        "sum by (cluster_queue) (kueue_pending_workloads) > 0 "
+        "unless sum by (cluster_queue) (increase(kueue_admitted_workloads_total[2h])) > 0",
+        "PT15M",
+        "warning",
+        "Queue {{ $labels.cluster_queue }} has pending jobs and admitted none in two hours.",
+        "a busy queue admits as jobs finish; two hours without one while jobs wait means quota "
+        "held by stuck jobs or no nodes to place them on",
+    ),
+)
+
 FLINK_ALERTS = (
     Alert(
         "FlinkJobRestarting",
@@ -163,8 +262,14 @@ def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
     groups.append(RuleGroup("platform-nodes", "Nodes and pods.", alerts=NODE_ALERTS))
     if cluster.gpu_pools:
         groups.append(RuleGroup("platform-gpus", "GPU health from DCGM.", alerts=GPU_ALERTS))
-    # Kueue's alerts wait for its metrics to be scraped (its endpoint needs authentication; not
-    # built yet): a rule over series that never arrive would never fire.
+        groups.append(RuleGroup("platform-gpu-health", "Preflight and passive GPU health.", alerts=GPU_HEALTH_ALERTS))
+    if cluster.gpu_pools or cluster.node_pools:
+        groups.append(
+            RuleGroup("platform-capacity", "Pools at their maximum.", alerts=pool_at_max_alerts(config, cluster_key))
+        )
+    # Kueue runs where jobs are admitted: every cluster with GPU pools, and each dispatcher.
+    if cluster.gpu_pools or cluster.role == "dispatch":
+        groups.append(RuleGroup("platform-kueue", "Kueue's queues.", alerts=KUEUE_ALERTS))
     if cluster_key in config.kafka_clusters():
         groups.append(RuleGroup("platform-kafka", "Strimzi Kafka.", alerts=KAFKA_ALERTS))
     if cluster_key in kafka_plan.mirror_clusters(config):

@@ -12,7 +12,7 @@ import yaml
 
 from facts.gpu import LABEL_PREFIX
 from planning.charts import NETWORK_OPERATOR, SYSTEM_POOL_TOLERATION
-from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE
+from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE
 from planning.gpu import has_infiniband, platform_taints, toleration
 from planning.images import mirrored
 from planning.queues import TEAM_LABEL, Manifest
@@ -127,6 +127,45 @@ def dcgm_service_monitor() -> Manifest:
             "endpoints": [{"port": DCGM_PORT, "interval": "30s", "path": "/metrics"}],
         },
         namespace=GPU_OPERATOR_NAMESPACE,
+        api_version="azmonitoring.coreos.com/v1",
+    )
+
+
+# The chart's metrics Service (charts/kueue/templates/manager/auth_proxy_service.yaml at v0.19.2).
+KUEUE_METRICS_SERVICE_LABELS = {"app.kubernetes.io/component": "metrics-service"}
+
+
+def kueue_service_monitor() -> Manifest:
+    """Managed Prometheus scrapes Kueue's metrics, which it serves over HTTPS to authorized callers only.
+
+    The collector presents its own service account token, as the chart's own monitor does
+    (charts/kueue/templates/prometheus/monitor.yaml); `ama-metrics-serviceaccount` may already
+    `get` the non-resource URL `/metrics` (its ClusterRole `ama-metrics-reader` in
+    Azure/prometheus-collector otelcollector/deploy/addon-chart/azure-monitor-metrics-addon
+    /templates/ama-metrics-clusterRole.yaml at v7.1.1-main-07-21-2026-39583fd5), which is what
+    Kueue's authorization filter asks the API server. Kueue's serving certificate is its own
+    self-signed one, so the chart skips verification; the token goes nowhere but this Service.
+    """
+    return Manifest(
+        "ServiceMonitor",
+        "kueue-controller-manager",
+        {
+            "labelLimit": 63,
+            "labelNameLengthLimit": 511,
+            "labelValueLengthLimit": 1023,
+            "selector": {"matchLabels": KUEUE_METRICS_SERVICE_LABELS},
+            "endpoints": [
+                {
+                    "port": "https",
+                    "scheme": "https",
+                    "path": "/metrics",
+                    "interval": "30s",
+                    "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                    "tlsConfig": {"insecureSkipVerify": True},
+                }
+            ],
+        },
+        namespace=KUEUE_NAMESPACE,
         api_version="azmonitoring.coreos.com/v1",
     )
 

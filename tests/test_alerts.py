@@ -25,7 +25,10 @@ CLUSTER = "azure-native:containerservice:ManagedCluster"
 # into the cluster's workspace (AKS scrapes kube-state-metrics and node-exporter itself).
 SOURCES = {
     "platform-nodes": (metrics.KUBE_STATE_METRICS, None),
+    "platform-capacity": (metrics.KUBE_STATE_METRICS, None),
+    "platform-gpu-health": (metrics.KUBE_STATE_METRICS, None),
     "platform-gpus": (metrics.DCGM_METRICS, ("ServiceMonitor", "nvidia-dcgm-exporter")),
+    "platform-kueue": (frozenset(metrics.KUEUE_METRICS), ("ServiceMonitor", "kueue-controller-manager")),
     "platform-kafka": (metrics.STRIMZI_METRICS, ("PodMonitor", "strimzi")),
     "platform-mirrormaker": (metrics.STRIMZI_METRICS, ("PodMonitor", "strimzi")),
     "platform-flink": (metrics.FLINK_METRICS, ("PodMonitor", None)),
@@ -203,3 +206,25 @@ def test_azure_side_signals_have_metric_alerts_on_every_resource(plans, stack):
     for resource in watched:
         expected = {a.metric for a in alerts_plan.AZURE_METRIC_ALERTS[WATCHED[resource.type]]}
         assert alerts_by_scope.get(resource_id(resource)) == expected, resource.name
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_node_labels_the_alerts_read_are_exported_by_each_cluster(plans, stack):
+    """kube_node_labels carries only the labels AKS's kube-state-metrics is allowed to export:
+    an alert matching `label_<name>` of any other label never fires."""
+    config = _config(stack)
+    exported = {alerts_plan.label_series(label) for label in alerts_plan.EXPORTED_NODE_LABELS}
+    read: set[str] = set()
+
+    def visit(node):
+        if isinstance(node, promql_parser.VectorSelector) and node.name == "kube_node_labels":
+            read.update(m.name for m in node.matchers.matchers if m.name.startswith("label_"))
+
+    for key in config.clusters:
+        for group in alerts_plan.rule_groups(config, key):
+            for alert in group.alerts:
+                promql_parser.walk(promql_parser.parse(alert.expression), visit)
+    assert read and read <= exported, read - exported
+    for cluster in plans[stack].of_type(CLUSTER):
+        ksm = cluster.inputs["azureMonitorProfile"]["metrics"]["kubeStateMetrics"]
+        assert ksm["metricLabelsAllowlist"] == alerts_plan.kube_state_metric_labels(), cluster.name
