@@ -95,11 +95,13 @@ class GpuStack(pulumi.ComponentResource):
 
         # NVIDIA's node agents need host access (drivers, devices); nothing else runs here.
         privileged = pod_security_labels(PRIVILEGED)
+        self.gpu_operator: pulumi.Resource | None = None
         if args.gpu_pools:
             gpu_operator = release(
                 GPU_OPERATOR, namespace(GPU_OPERATOR_NAMESPACE, privileged), gpu_operator_values(cluster)
             )
             apply(dcgm_service_monitor(), depends_on=[gpu_operator])
+            self.gpu_operator = gpu_operator
 
         if has_infiniband(cluster):
             network_operator = release(

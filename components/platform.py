@@ -39,6 +39,7 @@ from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, Cl
 from components.dispatch import ClusterAccess, DispatchWorker, DispatchWorkerArgs, JobDispatch, JobDispatchArgs
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
+from components.gpu_health import GpuHealth, GpuHealthArgs
 from components.gpu_stack import GpuStack, GpuStackArgs, TeamQueues, TeamQueuesArgs
 from components.kafka import (
     KafkaAccess,
@@ -91,6 +92,7 @@ from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
+    GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
     KUEUE_NAMESPACE,
     NETWORK_OPERATOR_NAMESPACE,
@@ -119,7 +121,7 @@ API_SERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
 PRIVATE_ENDPOINT_SUBNET = "private-endpoints"
 FIREWALL_SUBNET = "firewall"
 # Namespaces whose node agents need host access (Pod Security `privileged`).
-PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE)
+PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE, GPU_HEALTH_NAMESPACE)
 
 
 def alert_routes(
@@ -567,7 +569,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
     gpu_pools = capacity.plan_cluster(config, key).gpu_pools
     dispatcher = key in config.jobs.dispatchers
     if gpu_pools or dispatcher:
-        kueue = GpuStack(
+        gpu_stack = GpuStack(
             f"kueue-{key}" if dispatcher else f"gpu-{key}",
             GpuStackArgs(
                 cluster=cluster,
@@ -581,7 +583,21 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
             ),
             provider=provider,
             opts=ctx.opts,
-        ).kueue
+        )
+        kueue = gpu_stack.kueue
+        if gpu_stack.gpu_operator is not None:
+            GpuHealth(
+                f"gpu-health-{key}",
+                GpuHealthArgs(
+                    cluster=cluster,
+                    settings=config.operations.gpu_health,
+                    login_server=login_server,
+                    traffic=traffic[GPU_HEALTH_NAMESPACE],
+                    ready=[gpu_stack.gpu_operator, *pull_ready],
+                ),
+                provider=provider,
+                opts=ctx.opts,
+            )
     ClusterAdmins(
         f"admins-{key}",
         ClusterAdminsArgs(

@@ -64,7 +64,9 @@ def vap_refusals(
     refusals = []
     for binding in view.objects(VAP_BINDING):
         spec = binding["spec"]
-        if not selector_matches(spec["matchResources"]["namespaceSelector"], labels):
+        # A binding without matchResources applies everywhere; its policy says to what.
+        selector = (spec.get("matchResources") or {}).get("namespaceSelector", {})
+        if not selector_matches(selector, labels):
             continue
         policy = policies[spec["policyName"]]["spec"]
         resources = {r for rule in policy["matchConstraints"]["resourceRules"] for r in rule["resources"]}

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from facts.aks_node import AGENT_POOL_LABEL
+from facts.gpu import PREFLIGHT_PASSED
 from offline.engine import CapturedResource, Plan
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -23,6 +24,7 @@ NIC_POLICY = "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"
 KAFKA = "kubernetes:kafka.strimzi.io/v1:Kafka"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 POLICY_ASSIGNMENT = "azure-native:authorization:PolicyAssignment"
 RULE_COLLECTION_GROUP = "azure-native:network:FirewallPolicyRuleCollectionGroup"
 FEDERATED_CREDENTIAL = "azure-native:managedidentity:FederatedIdentityCredential"
@@ -93,15 +95,35 @@ class ClusterView:
             }
             if p.get("scaleSetPriority") == "Spot":
                 labels["kubernetes.azure.com/scalesetpriority"] = "spot"
+            taints = tuple(p.get("nodeTaints") or ())
+            labels |= self._preflight_labels(labels, taints)
             pools[p["name"]] = Pool(
                 p["name"],
                 p["vmSize"],
                 labels,
-                tuple(p.get("nodeTaints") or ()),
+                taints,
                 int(p.get("maxPods") or 110),
                 p.get("mode", "User"),
             )
         return pools
+
+    def _preflight_labels(self, labels: dict[str, str], taints: tuple[str, ...]) -> dict[str, str]:
+        """The label a node of the pool earns at run time: a GPU health agent (a DaemonSet that
+        lands on the pool and publishes `PREFLIGHT_LABEL`) labels each node that passes its
+        checks (planning/gpu_health.py). A pool no agent covers never earns it."""
+        for daemon_set in self.in_cluster(DAEMON_SET):
+            pod = daemon_set.inputs["spec"]["template"]["spec"]
+            published = {
+                e["value"]
+                for c in [*(pod.get("initContainers") or []), *pod["containers"]]
+                for e in c.get("env") or []
+                if e["name"] == "PREFLIGHT_LABEL"
+            }
+            selected = all(labels.get(k) == v for k, v in (pod.get("nodeSelector") or {}).items())
+            tolerated = {t["key"] for t in pod.get("tolerations") or [] if t.get("operator") == "Exists"}
+            if published and selected and all(t.split("=")[0].split(":")[0] in tolerated for t in taints):
+                return dict.fromkeys(published, PREFLIGHT_PASSED)
+        return {}
 
     @cached_property
     def kueue_config(self) -> dict[str, Any]:

@@ -22,6 +22,8 @@ class GpuVmSize:
     gpu_memory_gb: int  # per GPU
     mig: bool  # supports Multi-Instance GPU partitioning (gpuInstanceProfile)
     infiniband: bool  # RDMA over InfiniBand between VMs (needs the Network Operator)
+    # Speed of each of the VM's InfiniBand links (one per GPU): HDR 200, NDR 400 Gb/s.
+    infiniband_gbps: int = 0
 
     @property
     def facts(self) -> VmSize:
@@ -56,11 +58,12 @@ GPU_VM_SIZES: dict[str, GpuVmSize] = {
         GpuVmSize("Standard_NC40ads_H100_v5", "H100", 94, mig=True, infiniband=False),
         GpuVmSize("Standard_NC80adis_H100_v5", "H100", 94, mig=True, infiniband=False),
         # ND A100 v4 / ND H100 v5 / ND H200 v5: 8 SXM GPUs with NVLink and one InfiniBand
-        # link per GPU; the training sizes.
-        GpuVmSize("Standard_ND96asr_v4", "A100", 40, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 80, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 80, mig=True, infiniband=True),
-        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 141, mig=True, infiniband=True),
+        # link per GPU (8 x 200 Gb/s HDR on A100 v4, 8 x 400 Gb/s NDR on H100 and H200 v5);
+        # the training sizes.
+        GpuVmSize("Standard_ND96asr_v4", "A100", 40, mig=True, infiniband=True, infiniband_gbps=200),
+        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 80, mig=True, infiniband=True, infiniband_gbps=200),
+        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 80, mig=True, infiniband=True, infiniband_gbps=400),
+        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 141, mig=True, infiniband=True, infiniband_gbps=400),
         # NCasT4_v3: T4 16 GB; cheap inference and CI, no MIG.
         GpuVmSize("Standard_NC4as_T4_v3", "T4", 16, mig=False, infiniband=False),
         GpuVmSize("Standard_NC64as_T4_v3", "T4", 16, mig=False, infiniband=False),

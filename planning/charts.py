@@ -92,8 +92,14 @@ GPU_OPERATOR = HelmChart(
         "dcgmExporter.repository": f"{NGC}/k8s",
         "node-feature-discovery.image.repository": NFD_IMAGE,
     },
-    # kubernetes-sigs/node-feature-discovery, deployment/helm/node-feature-discovery/values.yaml
-    subchart_defaults={"node-feature-discovery": {"image": {"repository": NFD_IMAGE, "pullPolicy": "IfNotPresent"}}},
+    # kubernetes-sigs/node-feature-discovery deployment/helm/node-feature-discovery/values.yaml at
+    # v0.19.0, the subchart gpu-operator v26.7.0 bundles (its Chart.yaml).
+    subchart_defaults={
+        "node-feature-discovery": {
+            "image": {"repository": NFD_IMAGE, "pullPolicy": "IfNotPresent"},
+            "master": {"enableTaints": False},
+        }
+    },
 )
 NETWORK_OPERATOR = HelmChart(
     "network-operator",

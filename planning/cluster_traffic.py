@@ -27,6 +27,12 @@ from stackconfig.model import PlatformConfig
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 NETWORK_OPERATOR_NAMESPACE = "nvidia-network-operator"
 KUEUE_NAMESPACE = "kueue-system"
+GPU_HEALTH_NAMESPACE = "gpu-health"
+# kured's service account there: the one pod of the namespace that calls the API server.
+GPU_REMEDIATION = "gpu-remediation"
+# The GPU operator's standalone DCGM host engine (its `dcgm.enabled`; assets/state-dcgm at v26.7.0).
+DCGM_PORT = 5555
+DCGM_POD_LABELS = {"app": "nvidia-dcgm"}
 
 # Kueue's controller: admission webhooks, the visibility API (an aggregated API server)
 # and its metrics endpoint (HTTPS), on the pods' container ports.
@@ -131,7 +137,21 @@ def gpu_operator_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceT
         GPU_OPERATOR_NAMESPACE,
         api_server={},
         metrics_ports=(Port(DCGM_EXPORTER_PORT), Port(GPU_OPERATOR_METRICS_PORT)),
+        # The health agents query their node's DCGM host engine.
+        ingress=(Peer("gpu-health", (Port(DCGM_PORT),), namespace=GPU_HEALTH_NAMESPACE),),
         fqdns=_driver_builds(config, cluster_key) if driver else (),
+    )
+
+
+def gpu_health_traffic() -> NamespaceTraffic:
+    """The GPU health agents reach only their node's DCGM; kured, the API server (drains, its lock)."""
+    return NamespaceTraffic(
+        GPU_HEALTH_NAMESPACE,
+        within_namespace=False,
+        api_server={
+            "matchExpressions": [{"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": [GPU_REMEDIATION]}]
+        },
+        egress=(Peer("dcgm", (Port(DCGM_PORT),), namespace=GPU_OPERATOR_NAMESPACE, pod_labels=DCGM_POD_LABELS),),
     )
 
 
@@ -210,6 +230,7 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
     }
     if cluster.gpu_pools:
         traffic[GPU_OPERATOR_NAMESPACE] = gpu_operator_traffic(config, cluster_key)
+        traffic[GPU_HEALTH_NAMESPACE] = gpu_health_traffic()
         if has_infiniband(cluster):
             traffic[NETWORK_OPERATOR_NAMESPACE] = network_operator_traffic(config, cluster_key)
     if cluster.gpu_pools or cluster_key in config.jobs.dispatchers:
@@ -222,9 +243,14 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
 
 
 def component_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:
-    """The platform's own namespaces in this cluster (each holds a Helm release's records)."""
+    """The platform's own namespaces in this cluster that hold a Helm release's records (GPU
+    health's holds plain objects only)."""
     teams = {namespace for spec in config.teams.values() for namespace in spec.namespaces}
-    return [namespace for namespace in cluster_traffic(config, cluster_key) if namespace not in teams]
+    return [
+        namespace
+        for namespace in cluster_traffic(config, cluster_key)
+        if namespace not in teams and namespace != GPU_HEALTH_NAMESPACE
+    ]
 
 
 def fqdn_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:

@@ -12,6 +12,7 @@ from facts.gpu import (
     POOL_LABEL,
     PURPOSE_LABEL,
     SPOT_TAINT,
+    UNHEALTHY_TAINT_KEY,
     GpuVmSize,
     gpu_units_per_node,
 )
@@ -34,6 +35,17 @@ def taint_effect(taint: str) -> str:
 def platform_taints(gpu_taint: str, spot: bool) -> list[str]:
     """The taints the platform puts on a GPU pool: the cluster's GPU taint, and Spot's."""
     return [gpu_taint] + ([SPOT_TAINT] if spot else [])
+
+
+# The fault taint the GPU health checks put on a node (planning/gpu_health.py, through NFD).
+UNHEALTHY_TAINT = f"{UNHEALTHY_TAINT_KEY}=true:NoSchedule"
+
+
+def node_agent_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
+    """What a node agent on any GPU pool tolerates: the GPU and Spot taints, and the fault taint
+    (agents keep running, and restart, on a node the health checks took out of service)."""
+    any_spot = any(pool.spot for pool in cluster.gpu_pools.values())
+    return [toleration(t) for t in [*platform_taints(cluster.gpu.taint, any_spot), UNHEALTHY_TAINT]]
 
 
 def gpu_pool_labels(pool: str, size: GpuVmSize, purpose: str, mig_profile: str | None) -> dict[str, str]:

@@ -13,7 +13,7 @@ import yaml
 from facts.gpu import LABEL_PREFIX
 from planning.charts import NETWORK_OPERATOR, SYSTEM_POOL_TOLERATION
 from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE
-from planning.gpu import has_infiniband, platform_taints, toleration
+from planning.gpu import has_infiniband, node_agent_tolerations
 from planning.images import mirrored
 from planning.queues import TEAM_LABEL, Manifest
 from planning.streaming import STREAMING_NAMESPACE_LABEL
@@ -32,8 +32,7 @@ MELLANOX_IMAGES = "nvcr.io/nvidia/mellanox"
 
 
 def gpu_node_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
-    any_spot = any(pool.spot for pool in cluster.gpu_pools.values())
-    return [toleration(t) for t in platform_taints(cluster.gpu.taint, any_spot)]
+    return node_agent_tolerations(cluster)
 
 
 def gpu_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
@@ -57,10 +56,14 @@ def gpu_operator_values(cluster: ClusterConfig) -> dict[str, Any]:
         "mig": {"strategy": "single"},
         "migManager": {"enabled": False},
         "devicePlugin": {"enabled": True},
+        # DCGM's own host engine on each GPU node: the exporter and the health agents
+        # (planning/gpu_health.py) share it instead of the exporter embedding one.
+        "dcgm": {"enabled": True},
         "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": False}},
         "daemonsets": {"tolerations": node_tolerations},
         "operator": operator,
-        "node-feature-discovery": {"worker": {"tolerations": node_tolerations}},
+        # NFD labels the health agents' verdicts and taints faulty nodes (a NodeFeatureRule).
+        "node-feature-discovery": {"worker": {"tolerations": node_tolerations}, "master": {"enableTaints": True}},
     }
 
 

@@ -1,7 +1,7 @@
 """Kueue objects for one cluster, as plain Kubernetes manifests (apiVersion kueue.x-k8s.io/v1beta2).
 
-- A ResourceFlavor per GPU pool: the pool's node label, and the tolerations Kueue adds to
-  admitted pods so they land on (tainted) GPU nodes.
+- A ResourceFlavor per GPU pool: the pool's node label and the preflight gate (`passed`), and
+  the tolerations Kueue adds to admitted pods so they land on (tainted) GPU nodes.
 - A ClusterQueue per team holding quota on any pool: nominal GPUs (or MIG slices) from the
   pool's `quotas`, with CPU and memory in proportion to the node shape. All teams share a
   cohort, so idle quota can be borrowed and is reclaimed by its owner.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL
+from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL, PREFLIGHT_LABEL, PREFLIGHT_PASSED
 from planning.capacity import PoolCapacity
 from planning.gpu import platform_taints, toleration
 from stackconfig.model import ClusterConfig, GpuPoolConfig, TeamConfig
@@ -48,7 +48,12 @@ def resource_flavor(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig)
     return Manifest(
         "ResourceFlavor",
         flavor_name(pool_name),
-        {"nodeLabels": {POOL_LABEL: pool_name}, "tolerations": [toleration(t) for t in taints]},
+        # Kueue writes these into every admitted pod's nodeSelector: the pool, and only nodes
+        # that passed their preflight checks (planning/gpu_health.py).
+        {
+            "nodeLabels": {POOL_LABEL: pool_name, PREFLIGHT_LABEL: PREFLIGHT_PASSED},
+            "tolerations": [toleration(t) for t in taints],
+        },
     )
 
 

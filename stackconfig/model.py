@@ -70,6 +70,13 @@ VmSize = Annotated[str, StringConstraints(pattern=r"^Standard_[A-Za-z0-9_]+$")]
 MaxSurge = Annotated[str, StringConstraints(pattern=r"^([1-9][0-9]*%|[1-9][0-9]*)$")]
 # Go-style durations as the AKS autoscaler profile takes them: "10s", "10m", "1h".
 Duration = Annotated[str, StringConstraints(pattern=r"^[0-9]+(s|m|h)$")]
+
+
+def duration_seconds(value: str) -> int:
+    """A `Duration` (`90s`, `30m`, `24h`) in seconds."""
+    return int(value[:-1]) * {"s": 1, "m": 60, "h": 3600}[value[-1]]
+
+
 # A Kubernetes taint as AKS takes it: key=value:Effect.
 Taint = Annotated[
     str,
@@ -708,6 +715,55 @@ class AlertsConfig(Model):
     )
 
 
+class GpuRemediationConfig(Model):
+    """How a GPU node with a fault leaves service: kured drains it (evictions, so PodDisruptionBudgets
+    hold) and reboots it; the node's preflight runs again before it takes work."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Reboot faulty GPU nodes automatically. Off: a fault only taints the node and alerts; a person "
+        "drains it.",
+    )
+    concurrency: int = Field(
+        default=1,
+        ge=1,
+        le=20,
+        description="GPU nodes of a cluster drained and rebooted at once (kured's lock): the rate limit that keeps a "
+        "bad driver rollout from draining a whole pool.",
+    )
+    min_reboot_interval: Duration = Field(
+        default="24h",
+        description="A node asks for a reboot at most this often; a fault that survives a reboot stays tainted "
+        "for a person (alert GpuNodeUnhealthy).",
+    )
+    wait_for_jobs: bool = Field(
+        default=True,
+        description="Never drain a node while a pod of an admitted Kueue job runs on it: a gang finishes (or fails "
+        "by itself) first. Off: the node is drained at once.",
+    )
+    drain_timeout: Duration = Field(
+        default="30m", description="Give up a drain after this long (the node is uncordoned and retried later)."
+    )
+
+
+class GpuHealthConfig(Model):
+    """Preflight and passive health checks on every GPU node (docs/gpus.md, "Health")."""
+
+    diag_level: Literal[1, 2, 3] = Field(
+        default=1,
+        description="Level of DCGM's diagnostic in preflight: 1 (software and configuration, seconds), 2 (adds "
+        "PCIe/NVLink bandwidth and short GPU tests, minutes), 3 (adds stress, tens of minutes).",
+    )
+    check_interval: Duration = Field(
+        default="60s",
+        description="How often passive checks run (DCGM health watches, GPU count, InfiniBand ports). A node's "
+        "result expires after three intervals without a check, closing the gate.",
+    )
+    remediation: GpuRemediationConfig = Field(
+        default_factory=GpuRemediationConfig, description="How a faulty node is drained and rebooted."
+    )
+
+
 class OperationsConfig(Model):
     log_retention_days: int = Field(default=90, ge=30, le=730, description="Log Analytics retention, 30-730.")
     defender: bool = Field(
@@ -724,6 +780,10 @@ class OperationsConfig(Model):
         default_factory=AlertsConfig,
         description="Alert receivers and severity routing; staging and prod must route critical alerts "
         "(policy alerting-on-every-cluster).",
+    )
+    gpu_health: GpuHealthConfig = Field(
+        default_factory=GpuHealthConfig,
+        description="GPU preflight and passive health checks and the remediation of faulty nodes.",
     )
 
 

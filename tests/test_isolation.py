@@ -231,6 +231,11 @@ def test_admission_policies_use_the_environments_action(plans, stack, actions):
     for cluster in clusters:
         policies = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type(VAP) if cluster_of(r) == cluster}
         bindings = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type(BINDING) if cluster_of(r) == cluster}
+        # GPU clusters also hold kured's guard, which always denies (tests/test_gpu_health.py).
+        guard = "platform-gpu-remediation-own-node"
+        if guard in policies:
+            assert bindings.pop(guard)["spec"]["validationActions"] == ["Deny"]
+            del policies[guard]
         assert set(policies) == set(bindings) == names
         for name, binding in bindings.items():
             assert binding["spec"]["policyName"] == name
@@ -327,7 +332,7 @@ def test_nested_virtualization_catalogue(size, nested):
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     from components.streaming import JOB_ROLE, JOB_RULES
-    from planning import dispatch
+    from planning import dispatch, gpu_health
     from planning.streaming import streaming_namespaces
     from tests.conftest import stack_values
     from validation.loader import parse_platform_config
@@ -353,6 +358,22 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
                 {"kind": "ServiceAccount", "name": dispatch.WORKER_SERVICE_ACCOUNT, "namespace": "kueue-system"}
             ]
             continue
+        # GPU remediation (kured): the drain's rights and a lock on its own DaemonSet, bound to its
+        # service account only; admission keeps it to its own node (tests/test_gpu_health.py).
+        if metadata["name"] in ("platform-gpu-remediation", "gpu-remediation-lock"):
+            assert r.inputs["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+            if r.inputs["kind"] in ("ClusterRole", "Role"):
+                expected = (
+                    gpu_health.REMEDIATION_RULES
+                    if r.inputs["kind"] == "ClusterRole"
+                    else gpu_health.REMEDIATION_LOCK_RULES
+                )
+                assert r.inputs["rules"] == expected
+            else:
+                assert r.inputs["subjects"] == [
+                    {"kind": "ServiceAccount", "name": "gpu-remediation", "namespace": "gpu-health"}
+                ]
+            continue
         assert r.inputs["kind"] in ("Role", "RoleBinding"), r.name
         assert metadata["namespace"] in streaming_namespaces(config), r.name
         if r.inputs["kind"] == "Role":
@@ -362,6 +383,8 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
             assert r.inputs["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": JOB_ROLE}
             assert subject["name"] in jobs and jobs[subject["name"]].namespace == metadata["namespace"]
     for account in plan.of_type("kubernetes:core/v1:ServiceAccount"):
+        if account.inputs["metadata"]["name"] == gpu_health.REMEDIATION:
+            continue  # kured calls the API server (drains, its lock)
         if account.inputs["metadata"]["name"] == dispatch.WORKER_SERVICE_ACCOUNT:
             # Its token is the dispatchers', in a Secret; no pod runs as it.
             assert account.inputs["automountServiceAccountToken"] is False
@@ -432,6 +455,8 @@ CUSTOM_GROUPS = {
     "azmonitoring.coreos.com",
     "cilium.io",
     "flink.apache.org",  # test_streaming validates every FlinkDeployment against the pinned CRD
+    # NFD's CRDs are not in the pinned reference set either: test_gpu_health asserts the rule's structure.
+    "nfd.k8s-sigs.io",
 }
 
 

@@ -332,6 +332,7 @@ def test_cache_rules_pull_the_platforms_upstreams(plans):
         "registry.k8s.io/*": "k8s/*",
         "quay.io/strimzi/*": "strimzi/*",
         "ghcr.io/apache/flink-kubernetes-operator": "apache/flink-kubernetes-operator",
+        "ghcr.io/kubereboot/kured": "kubereboot/kured",
     }
 
 

@@ -50,9 +50,25 @@ def _containers(spec: Mapping):
             yield field, container
 
 
+# Namespace -> why its node agents may run privileged or share the host's PID namespace; a
+# reviewed exception (the GPU health namespace's kured reboots its node through the host's init).
+NODE_AGENT_SCHEMA = {
+    "nodeAgentNamespaces": {
+        "type": "object",
+        "additionalProperties": {"type": "string", "minLength": 10},
+        "default": {},
+    },
+}
+
+
+def _node_agent(args) -> bool:
+    namespace = lookup(args.props, "metadata.namespace")
+    return namespace in args.get_config().get("nodeAgentNamespaces", {})
+
+
 def no_privileged_containers(args, report):
     spec = _pod_spec(args)
-    if spec is None:
+    if spec is None or _node_agent(args):
         return
     for field, container in _containers(spec):
         context = container.get("securityContext") or {}
@@ -65,7 +81,7 @@ def no_privileged_containers(args, report):
 
 def no_host_namespaces(args, report):
     spec = _pod_spec(args)
-    if spec is None:
+    if spec is None or _node_agent(args):
         return
     for field in HOST_NAMESPACES:
         if spec.get(field) is True:
@@ -187,21 +203,25 @@ POLICIES = [
         "Pods the platform creates run no privileged containers and add no SYS_ADMIN/ALL capabilities.",
         no_privileged_containers,
         severity=Severity.CRITICAL,
-        remediation="Drop securityContext.privileged and the added capabilities; node-level agents belong in "
-        "a namespace listed in k8s-namespace-pod-security's privilegedNamespaces.",
+        remediation="Drop securityContext.privileged and the added capabilities; a node agent that needs them "
+        "goes in a namespace listed in nodeAgentNamespaces (with its reason) and in k8s-namespace-pod-security's "
+        "privilegedNamespaces.",
         builtin=BuiltIn(
             "95edb821-ddaf-4404-9732-666045e056b4", "Kubernetes cluster should not allow privileged containers"
         ),
+        config=NODE_AGENT_SCHEMA,
     ),
     resource_policy(
         "k8s-no-host-namespaces",
         "Pods the platform creates share no host network, PID or IPC namespace and bind no host ports.",
         no_host_namespaces,
         severity=Severity.HIGH,
-        remediation="Remove hostNetwork/hostPID/hostIPC and hostPort; expose the pod through a Service.",
+        remediation="Remove hostNetwork/hostPID/hostIPC and hostPort; expose the pod through a Service. A node "
+        "agent that needs them goes in a namespace listed in nodeAgentNamespaces, with its reason.",
         builtin=BuiltIn(
             "47a1ee2f-2a2a-4576-bf2a-e0e36709c2b8", "Kubernetes cluster containers should not share host namespaces"
         ),
+        config=NODE_AGENT_SCHEMA,
     ),
     stack_policy(
         "k8s-namespace-pod-security",

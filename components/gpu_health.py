@@ -1,0 +1,165 @@
+"""GPU and fabric health on one cluster's GPU nodes: the health agent on every GPU pool, kured
+to drain and reboot faulty nodes (rate-limited), the admission policy that keeps kured to its
+own node's cordon, and the NodeFeatureRule that turns a fault into a taint. What each does and
+why: planning/gpu_health.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as kubernetes
+
+from components.dispatch import rule_args
+from components.isolation import isolate
+from planning import gpu_health as plan
+from planning.network_policy import NamespaceTraffic
+from planning.pod_security import PRIVILEGED, pod_security_labels
+from stackconfig.model import ClusterConfig, GpuHealthConfig
+
+
+@dataclass(frozen=True)
+class GpuHealthArgs:
+    cluster: ClusterConfig
+    settings: GpuHealthConfig
+    login_server: str
+    traffic: NamespaceTraffic
+    # The GPU operator (DCGM's host engine, NFD and its CRDs) and the image pulls' prerequisites.
+    ready: Sequence[pulumi.Resource] = field(default_factory=list)
+
+
+def _metadata(manifest: dict[str, Any]) -> kubernetes.meta.v1.ObjectMetaArgs:
+    metadata = manifest["metadata"]
+    return kubernetes.meta.v1.ObjectMetaArgs(
+        name=metadata["name"], namespace=metadata.get("namespace"), labels=metadata.get("labels")
+    )
+
+
+class GpuHealth(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: GpuHealthArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:gpu:Health", name, None, opts)
+        cluster = args.cluster
+        # Host directories and kured's reboot need a privileged namespace: a reviewed exception
+        # (policy k8s-namespace-pod-security), whose traffic is denied but for DCGM and kured's API calls.
+        namespace = kubernetes.core.v1.Namespace(
+            f"{name}-ns",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                name=plan.HEALTH_NAMESPACE, labels=pod_security_labels(PRIVILEGED)
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        isolate(name, args.traffic, provider=provider, parent=self, namespace=namespace)
+        in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *args.ready])
+
+        script = kubernetes.core.v1.ConfigMap(
+            f"{name}-agent-script",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=plan.AGENT, namespace=plan.HEALTH_NAMESPACE),
+            data={"gpu-health.sh": plan.agent_script()},
+            opts=in_namespace,
+        )
+        for pool_name, pool in cluster.gpu_pools.items():
+            manifest = plan.agent_daemonset(pool_name, pool, cluster, args.settings, args.login_server)
+            kubernetes.apps.v1.DaemonSet(
+                f"{name}-agent-{pool_name}",
+                metadata=_metadata(manifest),
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[script])),
+            )
+
+        kubernetes.apiextensions.CustomResource(
+            f"{name}-fault-taint",
+            api_version=plan.NFD_API,
+            kind="NodeFeatureRule",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name="platform-gpu-health"),
+            spec=plan.node_feature_rule(),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(args.ready)),
+        )
+
+        if args.settings.remediation.enabled:
+            self._remediation(name, args, provider, in_namespace)
+        self.register_outputs({})
+
+    def _remediation(
+        self, name: str, args: GpuHealthArgs, provider: kubernetes.Provider, in_namespace: pulumi.ResourceOptions
+    ) -> None:
+        account = kubernetes.core.v1.ServiceAccount(
+            f"{name}-remediation-sa",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=plan.REMEDIATION, namespace=plan.HEALTH_NAMESPACE),
+            opts=in_namespace,
+        )
+        subject = kubernetes.rbac.v1.SubjectArgs(
+            kind="ServiceAccount", name=plan.REMEDIATION, namespace=plan.HEALTH_NAMESPACE
+        )
+        cluster_role = kubernetes.rbac.v1.ClusterRole(
+            f"{name}-remediation-role",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.REMEDIATION}"),
+            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in plan.REMEDIATION_RULES],
+            opts=in_namespace,
+        )
+        kubernetes.rbac.v1.ClusterRoleBinding(
+            f"{name}-remediation-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.REMEDIATION}"),
+            role_ref=kubernetes.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=cluster_role.metadata.name
+            ),
+            subjects=[subject],
+            opts=in_namespace,
+        )
+        lock_role = kubernetes.rbac.v1.Role(
+            f"{name}-remediation-lock-role",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                name=f"{plan.REMEDIATION}-lock", namespace=plan.HEALTH_NAMESPACE
+            ),
+            rules=[
+                kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule), resource_names=rule["resourceNames"])
+                for rule in plan.REMEDIATION_LOCK_RULES
+            ],
+            opts=in_namespace,
+        )
+        kubernetes.rbac.v1.RoleBinding(
+            f"{name}-remediation-lock-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                name=f"{plan.REMEDIATION}-lock", namespace=plan.HEALTH_NAMESPACE
+            ),
+            role_ref=kubernetes.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name=lock_role.metadata.name
+            ),
+            subjects=[subject],
+            opts=in_namespace,
+        )
+        # The guard is in place before kured can write anything.
+        guard_name = f"platform-{plan.REMEDIATION}-own-node"
+        # A manifest (planning/gpu_health.py), as the admission component passes its policies.
+        guard_spec: Any = plan.remediation_guard()
+        guard = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicy(
+            f"{name}-remediation-guard",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
+            spec=guard_spec,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        guard_binding = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            f"{name}-remediation-guard-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
+            spec=kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpecArgs(
+                policy_name=guard_name, validation_actions=["Deny"]
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[guard]),
+        )
+        manifest = plan.remediation_daemonset(args.cluster, args.settings, args.login_server)
+        kubernetes.apps.v1.DaemonSet(
+            f"{name}-remediation",
+            metadata=_metadata(manifest),
+            spec=manifest["spec"],
+            opts=pulumi.ResourceOptions.merge(
+                in_namespace, pulumi.ResourceOptions(depends_on=[account, guard_binding])
+            ),
+        )

@@ -1,0 +1,134 @@
+#!/bin/bash
+# The GPU health agent (planning/gpu_health.py): `preflight` once per boot, then `watch`.
+#
+# It holds no Kubernetes credential. It publishes its verdict as a node-feature-discovery
+# feature file (labels `$PREFLIGHT_LABEL` and, on a fault, `$FAULT_LABEL`; NFD's master
+# applies them and a NodeFeatureRule turns the fault into a taint), and it asks kured for a
+# drain and a reboot through a sentinel file. Whatever fails is written to `$PROBLEM`, which
+# the container's readiness probe prints: the kubelet records it as the pod's event.
+# DCGM runs as the GPU operator's standalone host engine on this node (`$DCGM_HOST`).
+set -uo pipefail
+
+# Where the pod mounts things (overridden only by tests/test_gpu_health.py).
+HOST=${HOST_ROOT:-/host}
+STATUS=${STATUS_DIR:-/status}
+SYSFS=${SYSFS_ROOT:-/sys}
+FEATURES=$HOST/features.d/platform-gpu-health
+STAGING=$HOST/features.d/.platform-gpu-health # NFD skips dot files; written, then renamed
+SENTINEL=$HOST/sentinel/reboot-required
+LAST_REBOOT=$HOST/state/last-reboot-request
+RESULT=$STATUS/preflight
+PROBLEM=$STATUS/problem
+
+dcgm() { dcgmi "$@" --host "$DCGM_HOST"; }
+
+publish() { # $1: passed|failed, $2: the failed check's name or ""
+    {
+        # Stale results lapse: a dead agent closes the gate (NFD's expiry-time directive).
+        echo "# +expiry-time=$(date -u -d "+$((3 * CHECK_INTERVAL_SECONDS)) seconds" +%Y-%m-%dT%H:%M:%SZ)"
+        echo "$PREFLIGHT_LABEL=$1"
+        if [ -n "$2" ]; then echo "$FAULT_LABEL=$2"; fi
+    } >"$STAGING" && mv "$STAGING" "$FEATURES"
+}
+
+fail() { # $1: check, $2: detail
+    echo "$1: $2" | tee "$PROBLEM" >&2
+    FAILED=$1
+}
+
+request_reboot() { # at most once per MIN_REBOOT_INTERVAL_SECONDS on this node
+    [ "$REMEDIATE" = "true" ] || return 0
+    local now last
+    now=$(date +%s)
+    last=$(cat "$LAST_REBOOT" 2>/dev/null || echo 0)
+    if [ $((now - last)) -ge "$MIN_REBOOT_INTERVAL_SECONDS" ]; then
+        echo "$now" >"$LAST_REBOOT" && touch "$SENTINEL"
+        echo "reboot requested for $FAILED" >&2
+    else
+        echo "no reboot: the last request was $(((now - last) / 60)) minutes ago" >&2
+    fi
+}
+
+check_gpus() { # every GPU of the size is there ("8 GPUs found (Active).")
+    local found
+    found=$(dcgm discovery -l | sed -n 's/^\([0-9][0-9]*\) GPUs\{0,1\} found.*/\1/p')
+    [ "${found:-0}" -eq "$EXPECTED_GPUS" ] || fail gpu-count "found ${found:-0} GPUs, expected $EXPECTED_GPUS"
+}
+
+check_infiniband() { # every InfiniBand port is ACTIVE at the size's speed
+    [ "$IB_PORTS" -gt 0 ] || return 0
+    local active=0 port rate
+    for port in "$SYSFS"/class/infiniband/*/ports/1; do
+        # Accelerated networking's Ethernet functions are mlx5 devices too.
+        [ "$(cat "$port/link_layer" 2>/dev/null)" = "InfiniBand" ] || continue
+        case "$(cat "$port/state")" in *ACTIVE*) ;; *) continue ;; esac
+        rate=$(cut -d' ' -f1 <"$port/rate")
+        [ "${rate%.*}" -ge "$IB_GBPS" ] && active=$((active + 1))
+    done
+    [ "$active" -eq "$IB_PORTS" ] || fail infiniband "$active of $IB_PORTS InfiniBand ports active at $IB_GBPS Gb/s"
+}
+
+check_diag() { # DCGM's diagnostic; with MIG on, one GPU at a time (nvvs refuses several)
+    local gpu output status
+    for gpu in $(if [ "$MIG" = "true" ]; then seq 0 $((PHYSICAL_GPUS - 1)); else echo all; fi); do
+        if [ "$gpu" = all ]; then
+            output=$(dcgm diag -r "$DIAG_LEVEL" 2>&1)
+            status=$?
+        else
+            output=$(dcgm diag -r "$DIAG_LEVEL" -i "$gpu" 2>&1)
+            status=$?
+        fi
+        if [ "$status" -ne 0 ] || echo "$output" | grep -q "Fail"; then
+            fail dcgm-diag "$(echo "$output" | grep -m 3 -i "fail" | tr -s ' \n' ' ')"
+            return
+        fi
+    done
+}
+
+check_health() { # DCGM's health watches: XIDs, memory, PCIe, NVLink, thermal, power, InfoROM
+    local output
+    output=$(dcgm health -c 2>&1) || { fail dcgm-health "$output"; return; }
+    if echo "$output" | grep "Overall Health" | grep -q "Failure"; then
+        fail dcgm-health "$(echo "$output" | grep -m 3 -i "fail\|xid" | tr -s ' \n' ' ')"
+    fi
+}
+
+preflight() {
+    rm -f "$FEATURES" "$PROBLEM" # a new boot is unchecked until it passes
+    FAILED=""
+    check_gpus
+    [ -n "$FAILED" ] || check_infiniband
+    [ -n "$FAILED" ] || check_diag
+    if [ -n "$FAILED" ]; then
+        echo failed >"$RESULT"
+        publish failed "$FAILED"
+        request_reboot
+    else
+        echo passed >"$RESULT"
+        publish passed ""
+    fi
+    exit 0 # the verdict is the label; the watch container reports it
+}
+
+watch() {
+    # Watches take a minute of samples before the first check.
+    dcgm health -s a >/dev/null || echo "could not set DCGM health watches" >&2
+    local verdict
+    verdict=$(cat "$RESULT" 2>/dev/null || echo failed)
+    while true; do
+        FAILED=""
+        if [ "$verdict" = passed ]; then rm -f "$PROBLEM"; fi
+        check_gpus
+        [ -n "$FAILED" ] || check_infiniband
+        [ -n "$FAILED" ] || check_health
+        publish "$verdict" "$FAILED"
+        if [ -n "$FAILED" ]; then request_reboot; fi
+        sleep "$CHECK_INTERVAL_SECONDS"
+    done
+}
+
+case "${1:-}" in
+preflight) preflight ;;
+watch) watch ;;
+*) echo "usage: $0 preflight|watch" >&2 && exit 2 ;;
+esac

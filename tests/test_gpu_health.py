@@ -1,0 +1,391 @@
+"""GPU and fabric health (issue 22, part 1): every GPU pool of every stack is gated by preflight
+and watched passively, and a faulty node leaves at a configured rate, with least privilege.
+
+What the plan cannot show is checked another way: the agent's script runs here against a fake
+DCGM and a fake sysfs (what it publishes, when it asks for a reboot); ShellCheck lints it;
+kured's admission guard is evaluated with a CEL interpreter against the node writes a drain
+makes and the ones it must not; the golden InfiniBand job lands only on checked nodes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from contracts.admission import cel_program
+from contracts.cluster import ClusterView, cluster_of
+from contracts.golden import evaluate
+from facts.gpu import PREFLIGHT_LABEL, PREFLIGHT_PASSED, UNHEALTHY_TAINT_KEY
+from offline.reference import shared_dir
+from planning import gpu_health
+from planning.charts import GPU_OPERATOR
+from planning.gpu import UNHEALTHY_TAINT, platform_taints, taint_key
+from stackconfig.model import GpuHealthConfig
+from tests.conftest import ALL_STACKS, stack_values
+from tests.support.plan_edits import changed, without
+from tests.test_contracts import applicable
+from validation.loader import parse_platform_config
+
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
+RULE = "kubernetes:nfd.k8s-sigs.io/v1alpha1:NodeFeatureRule"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NIC_POLICY = "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"
+
+
+def _config(stack: str):
+    return parse_platform_config(stack_values(stack), stack=stack)
+
+
+def _tolerated(tolerations: list[dict], taint: str) -> bool:
+    return any(t.get("operator") == "Exists" and t.get("key") == taint_key(taint) for t in tolerations)
+
+
+def ungated_pools(plan, config) -> list[str]:
+    """Every GPU pool whose work is not held to checked nodes, and why: its Kueue flavor must
+    require the preflight label, and a health agent must run preflight on the pool's nodes
+    (select them, tolerate their taints and the fault taint) and publish that label."""
+    problems = []
+    for key, cluster in config.clusters.items():
+        flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in plan.of_type(FLAVOR) if cluster_of(r) == key}
+        agents = [
+            r.inputs["spec"]["template"]["spec"]
+            for r in plan.of_type(DAEMON_SET)
+            if cluster_of(r) == key and r.inputs["metadata"]["namespace"] == gpu_health.HEALTH_NAMESPACE
+        ]
+        for name, pool in cluster.gpu_pools.items():
+            where = f"{key}/{name}"
+            flavor = flavors.get(f"gpu-{name}")
+            if flavor is None or flavor["nodeLabels"].get(PREFLIGHT_LABEL) != PREFLIGHT_PASSED:
+                problems.append(f"{where}: Kueue's flavor does not require {PREFLIGHT_LABEL}={PREFLIGHT_PASSED}")
+            taints = [*platform_taints(cluster.gpu.taint, pool.spot), UNHEALTHY_TAINT]
+            covering = [
+                spec
+                for spec in agents
+                if spec["nodeSelector"].get("platform.ai/gpu-pool") == name
+                and all(_tolerated(spec["tolerations"], t) for t in taints)
+                and [c["name"] for c in spec["initContainers"]] == ["preflight"]
+                and {"name": "PREFLIGHT_LABEL", "value": PREFLIGHT_LABEL} in spec["containers"][0]["env"]
+            ]
+            if len(covering) != 1:
+                problems.append(f"{where}: {len(covering)} health agents run preflight on its nodes")
+    return problems
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_every_gpu_pool_of_every_stack_is_gated_by_preflight(plans, stack):
+    config = _config(stack)
+    assert any(cluster.gpu_pools for cluster in config.clusters.values())
+    assert ungated_pools(plans[stack], config) == []
+
+
+def test_removing_the_gate_or_the_agent_from_one_pool_is_named(plans):
+    plan, config = plans["prod"], _config("prod")
+    flavor = next(r for r in plan.of_type(FLAVOR) if r.inputs["metadata"]["name"] == "gpu-h100")
+    spec = dict(flavor.inputs["spec"], nodeLabels={"platform.ai/gpu-pool": "h100"})
+    ungated = changed(plan, flavor.name, inputs=dict(flavor.inputs, spec=spec))
+    assert ungated_pools(ungated, config) == [
+        f"{cluster_of(flavor)}/h100: Kueue's flavor does not require {PREFLIGHT_LABEL}={PREFLIGHT_PASSED}"
+    ]
+    agent = next(
+        r
+        for r in plan.of_type(DAEMON_SET)
+        if cluster_of(r) == cluster_of(flavor) and r.inputs["metadata"]["name"] == gpu_health.agent_name("h100")
+    )
+    assert ungated_pools(without(plan, agent.name), config) == [
+        f"{cluster_of(flavor)}/h100: 0 health agents run preflight on its nodes"
+    ]
+
+
+def test_prod_admits_the_infiniband_gang_only_on_nodes_that_passed_preflight(plans):
+    """The headline job still lands (its nodes earn the label from the agent); without the agent
+    on its pool, no node of the pool ever would, and the scheduling contract says so."""
+    view, item = applicable(plans, "prod", "training-infiniband")[0]
+    assert view.pools["h100"].labels[PREFLIGHT_LABEL] == PREFLIGHT_PASSED
+    assert evaluate(view, item)["scheduling"] == []
+    agent = next(
+        r
+        for r in plans["prod"].of_type(DAEMON_SET)
+        if cluster_of(r) == view.key and r.inputs["metadata"]["name"] == gpu_health.agent_name("h100")
+    )
+    unchecked = ClusterView(without(plans["prod"], agent.name), view.key, view.config)
+    assert PREFLIGHT_LABEL not in unchecked.pools["h100"].labels
+    assert evaluate(unchecked, item)["scheduling"]
+
+
+# -- the agent, run here -----------------------------------------------------------------------
+
+
+def _run_agent(tmp_path: Path, mode: str, *, gpus: int, ports: list[tuple[str, str, str]], env=None, fail_diag=False):
+    """Run the agent's script with a fake `dcgmi` and a fake sysfs (one entry per InfiniBand
+    port: link layer, state, rate); returns the completed process."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    dcgmi = bin_dir / "dcgmi"
+    diag = 'echo "| Memory | Fail |"; exit 226' if fail_diag else 'echo "| Memory | Pass |"'
+    dcgmi.write_text(
+        "#!/bin/bash\n"
+        'case "$1" in\n'
+        f'  discovery) echo "{gpus} GPUs found (Active)." ;;\n'
+        f"  diag) {diag} ;;\n"
+        '  health) if [ "$2" = "-c" ]; then echo "| Overall Health: ${FAKE_HEALTH:-Healthy} |"; fi ;;\n'
+        "esac\n"
+    )
+    dcgmi.chmod(0o755)
+    for index, (layer, state, rate) in enumerate(ports):
+        port = tmp_path / "sys" / "class" / "infiniband" / f"mlx5_{index}" / "ports" / "1"
+        port.mkdir(parents=True, exist_ok=True)
+        (port / "link_layer").write_text(layer + "\n")
+        (port / "state").write_text(state + "\n")
+        (port / "rate").write_text(rate + "\n")
+    for directory in ("host/features.d", "host/sentinel", "host/state", "status"):
+        (tmp_path / directory).mkdir(parents=True, exist_ok=True)
+    settings = GpuHealthConfig()
+    pool = _config("prod").clusters["eus2"].gpu_pools["h100"]
+    environment = {
+        **os.environ,
+        **gpu_health.pool_checks(pool, settings),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HOST_ROOT": str(tmp_path / "host"),
+        "STATUS_DIR": str(tmp_path / "status"),
+        "SYSFS_ROOT": str(tmp_path / "sys"),
+        "EXPECTED_GPUS": "8",
+        **(env or {}),
+    }
+    script = str(gpu_health.SCRIPT)
+    if mode == "watch":  # one round of the loop
+        return subprocess.run(
+            ["timeout", "5", "bash", "-c", f'sleep() {{ exit 0; }}; export -f sleep; source "{script}" watch'],
+            env=environment,
+            capture_output=True,
+            text=True,
+        )
+    return subprocess.run(["bash", script, mode], env=environment, capture_output=True, text=True, timeout=30)
+
+
+NDR = [("InfiniBand", "4: ACTIVE", "400 Gb/sec (4X NDR)")] * 8
+ETHERNET = [("Ethernet", "4: ACTIVE", "100 Gb/sec (4X EDR)")]
+
+
+def _published(tmp_path: Path) -> dict[str, str]:
+    text = (tmp_path / "host/features.d/platform-gpu-health").read_text()
+    assert re.match(r"# \+expiry-time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n", text), text
+    return dict(line.split("=", 1) for line in text.splitlines() if not line.startswith("#"))
+
+
+def test_a_healthy_h100_node_passes_preflight_and_asks_for_nothing(tmp_path):
+    result = _run_agent(tmp_path, "preflight", gpus=8, ports=NDR + ETHERNET)
+    assert result.returncode == 0, result.stderr
+    assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed"}
+    assert not (tmp_path / "host/sentinel/reboot-required").exists()
+    assert not (tmp_path / "status/problem").exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "gpus", "ports", "fail_diag", "check", "detail"),
+    [
+        ("a GPU fell off the bus", 7, NDR, False, "gpu-count", "found 7 GPUs, expected 8"),
+        (
+            "an IB link is down",
+            8,
+            NDR[:7] + [("InfiniBand", "1: DOWN", "400 Gb/sec (4X NDR)")],
+            False,
+            "infiniband",
+            "7 of 8 InfiniBand ports active at 400 Gb/s",
+        ),
+        (
+            "an IB link trained at HDR",
+            8,
+            NDR[:7] + [("InfiniBand", "4: ACTIVE", "200 Gb/sec (4X HDR)")],
+            False,
+            "infiniband",
+            "7 of 8",
+        ),
+        ("DCGM's diagnostic fails", 8, NDR, True, "dcgm-diag", "Memory | Fail"),
+    ],
+)
+def test_a_failed_check_is_labelled_reported_and_asks_for_one_reboot(
+    tmp_path, case, gpus, ports, fail_diag, check, detail
+):
+    result = _run_agent(tmp_path, "preflight", gpus=gpus, ports=ports, fail_diag=fail_diag)
+    assert result.returncode == 0, result.stderr
+    assert _published(tmp_path) == {PREFLIGHT_LABEL: "failed", gpu_health.FAULT_LABEL: check}, case
+    problem = (tmp_path / "status/problem").read_text()
+    assert problem.startswith(f"{check}: ") and detail in problem, problem
+    assert (tmp_path / "host/sentinel/reboot-required").exists()
+    # The same failure again within minRebootInterval: no second reboot.
+    (tmp_path / "host/sentinel/reboot-required").unlink()
+    again = _run_agent(tmp_path, "preflight", gpus=gpus, ports=ports, fail_diag=fail_diag)
+    assert not (tmp_path / "host/sentinel/reboot-required").exists(), again.stderr
+    assert "no reboot" in again.stderr
+
+
+def test_remediation_off_reports_without_asking_for_a_reboot(tmp_path):
+    _run_agent(tmp_path, "preflight", gpus=7, ports=NDR, env={"REMEDIATE": "false"})
+    assert _published(tmp_path)[gpu_health.FAULT_LABEL] == "gpu-count"
+    assert not (tmp_path / "host/sentinel/reboot-required").exists()
+
+
+def test_passive_health_taints_a_node_that_passed_preflight(tmp_path):
+    assert _run_agent(tmp_path, "preflight", gpus=8, ports=NDR).returncode == 0
+    healthy = _run_agent(tmp_path, "watch", gpus=8, ports=NDR)
+    assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed"}, healthy.stderr
+    _run_agent(tmp_path, "watch", gpus=8, ports=NDR, env={"FAKE_HEALTH": "Failure"})
+    assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed", gpu_health.FAULT_LABEL: "dcgm-health"}
+    assert (tmp_path / "host/sentinel/reboot-required").exists()
+
+
+def test_the_agent_passes_shellcheck():
+    shellcheck = Path(sys.executable).parent / "shellcheck"
+    result = subprocess.run([str(shellcheck), str(gpu_health.SCRIPT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+# -- rights ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_the_agent_has_no_credential_and_no_privilege(plans, stack):
+    agents = [
+        r.inputs for r in plans[stack].of_type(DAEMON_SET) if r.inputs["metadata"]["name"].startswith(gpu_health.AGENT)
+    ]
+    assert agents
+    for agent in agents:
+        pod = agent["spec"]["template"]["spec"]
+        assert pod["automountServiceAccountToken"] is False and "serviceAccountName" not in pod
+        assert not pod.get("hostPID") and not pod.get("hostNetwork")
+        for container in [*pod["initContainers"], *pod["containers"]]:
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False and context["capabilities"] == {"drop": ["ALL"]}
+            assert "privileged" not in context
+        host_paths = sorted(v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v)
+        assert host_paths == sorted([gpu_health.NFD_FEATURES_DIR, gpu_health.SENTINEL_DIR, gpu_health.STATE_DIR])
+
+
+def _node(name: str, **changes) -> dict:
+    node: dict[str, Any] = {
+        "metadata": {"name": name, "labels": {"platform.ai/gpu-pool": "h100"}, "annotations": {"a": "b"}},
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+    }
+    for path, value in changes.items():
+        section, key = path.split("__")
+        node[section] = {**node[section], key: value}
+    return node
+
+
+def _guard_allows(old: dict, new: dict, node_name: str = "aks-h100-1") -> list[str]:
+    import celpy
+
+    guard = gpu_health.remediation_guard()
+    activation = {
+        "object": celpy.json_to_cel(new),
+        "oldObject": celpy.json_to_cel(old),
+        "request": celpy.json_to_cel(
+            {
+                "userInfo": {
+                    "username": f"system:serviceaccount:{gpu_health.HEALTH_NAMESPACE}:{gpu_health.REMEDIATION}",
+                    "extra": {gpu_health.NODE_NAME_EXTRA: [node_name]},
+                }
+            }
+        ),
+    }
+    assert all(cel_program(c["expression"]).evaluate(activation) for c in guard["matchConditions"])
+    activation["variables"] = celpy.celtypes.MapType(
+        {
+            celpy.celtypes.StringType(v["name"]): cel_program(v["expression"]).evaluate(activation)
+            for v in guard["variables"]
+        }
+    )
+    return [v["message"] for v in guard["validations"] if not cel_program(v["expression"]).evaluate(activation)]
+
+
+def test_kured_may_cordon_and_annotate_only_its_own_node():
+    old = _node("aks-h100-1")
+    cordon = _node("aks-h100-1", spec__unschedulable=True)
+    assert _guard_allows(old, cordon) == []
+    lock = _node("aks-h100-1", metadata__annotations={"a": "b", "weave.works/kured-reboot-in-progress": "t"})
+    assert _guard_allows(old, lock) == []
+    # Another node, even the same change:
+    assert _guard_allows(_node("aks-h100-2"), _node("aks-h100-2", spec__unschedulable=True)) == [
+        "gpu-remediation may change only the node it runs on"
+    ]
+    # Its own node, but lifting a taint, relabelling, or touching others' annotations:
+    assert _guard_allows(old, _node("aks-h100-1", spec__taints=[])) == [
+        "gpu-remediation may not change a node's taints or labels"
+    ]
+    assert _guard_allows(old, _node("aks-h100-1", metadata__labels={PREFLIGHT_LABEL: "passed"})) == [
+        "gpu-remediation may not change a node's taints or labels"
+    ]
+    assert _guard_allows(old, _node("aks-h100-1", metadata__annotations={})) == [
+        "gpu-remediation may change only its own annotations (weave.works/kured-*)"
+    ]
+
+
+@pytest.mark.parametrize("stack", ["prod", "staging"])
+def test_remediation_is_rate_limited_waits_for_jobs_and_guarded(plans, stack):
+    config = _config(stack)
+    remediation = config.operations.gpu_health.remediation
+    for kured in (
+        r for r in plans[stack].of_type(DAEMON_SET) if r.inputs["metadata"]["name"] == gpu_health.REMEDIATION
+    ):
+        container = kured.inputs["spec"]["template"]["spec"]["containers"][0]
+        assert f"--concurrency={remediation.concurrency}" in container["command"]
+        assert ("--blocking-pod-selector=kueue.x-k8s.io/podset" in container["command"]) is remediation.wait_for_jobs
+        assert container["image"].endswith(f"/kubereboot/kured:{gpu_health.KURED_VERSION}")
+        assert kured.inputs["spec"]["template"]["spec"]["serviceAccountName"] == gpu_health.REMEDIATION
+        assert (f"platform-{gpu_health.REMEDIATION}-own-node", cluster_of(kured)) in {
+            (r.inputs["metadata"]["name"], cluster_of(r))
+            for r in plans[stack].of_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
+            if r.inputs["spec"]["validationActions"] == ["Deny"]
+        }
+
+
+# -- NFD, the GPU operator and every node agent ---------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_every_node_agent_keeps_running_on_a_node_it_took_out_of_service(plans, stack):
+    """A NoSchedule taint keeps a DaemonSet's replacement pod off the node unless it tolerates
+    it: DCGM, the device plugin, NFD's worker, the Network Operator and the health agents must."""
+    plan = plans[stack]
+    for release in plan.of_type(RELEASE):
+        if release.inputs["chart"] == GPU_OPERATOR.chart:
+            values = release.inputs["values"]
+            assert _tolerated(values["daemonsets"]["tolerations"], UNHEALTHY_TAINT)
+            assert _tolerated(values["node-feature-discovery"]["worker"]["tolerations"], UNHEALTHY_TAINT)
+            # DCGM's own host engine (the agents' and the exporter's), and NFD's taints.
+            assert values["dcgm"]["enabled"] is True
+            assert values["node-feature-discovery"]["master"]["enableTaints"] is True
+    for policy in plan.of_type(NIC_POLICY):
+        assert _tolerated(policy.inputs["spec"]["tolerations"], UNHEALTHY_TAINT)
+    for agent in plan.of_type(DAEMON_SET):
+        if agent.inputs["metadata"]["namespace"] == gpu_health.HEALTH_NAMESPACE:
+            assert _tolerated(agent.inputs["spec"]["template"]["spec"]["tolerations"], UNHEALTHY_TAINT)
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_nfd_taints_a_node_the_agent_reports_faulty(plans, stack):
+    """NFD's CRDs are not in the pinned reference set: the rule's structure, as NFD v0.19.0's
+    customization guide defines a taint rule over the local source's labels."""
+    rules = plans[stack].of_type(RULE)
+    gpu_clusters = {key for key, c in _config(stack).clusters.items() if c.gpu_pools}
+    assert {cluster_of(r) for r in rules} == gpu_clusters
+    for rule in rules:
+        (only,) = rule.inputs["spec"]["rules"]
+        assert only["taints"] == [{"key": UNHEALTHY_TAINT_KEY, "value": "true", "effect": "NoSchedule"}]
+        assert only["matchFeatures"] == [
+            {"feature": "local.label", "matchExpressions": {gpu_health.FAULT_LABEL: {"op": "Exists"}}}
+        ]
+
+
+def test_the_agents_dcgm_is_the_version_the_gpu_operator_pins():
+    values = yaml.safe_load((shared_dir() / "reference/helm-values" / GPU_OPERATOR.values_file).read_text())
+    assert values["dcgm"]["version"] == gpu_health.DCGM_VERSION
+    assert values["dcgm"]["repository"] + "/" + values["dcgm"]["image"] == gpu_health.DCGM_REPOSITORY
