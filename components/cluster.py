@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Any, TypedDict, get_args
 
 import pulumi
 import pulumi_kubernetes as kubernetes
@@ -35,10 +35,13 @@ from facts.gpu import GPU_VM_SIZES
 from planning import alerts as alerts_plan
 from planning import sandbox
 from planning.gpu import gpu_pool_labels, platform_taints
+from planning.gpu_health import autoscaler_template_tags
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
 from stackconfig.model import (
     ClusterConfig,
+    ContainerInsightsTable,
+    ContainerLogsConfig,
     GpuPoolConfig,
     NetworkConfig,
     NodePoolConfig,
@@ -89,6 +92,10 @@ class ClusterMonitoring:
     log_analytics_workspace_id: pulumi.Input[str]
     monitor_workspace_id: pulumi.Input[str]
     monitor_workspace_region: str
+    # The region's collection endpoint (components/observability.py): Prometheus ingestion and
+    # the agents' configuration, private when the environment uses a private link scope.
+    data_collection_endpoint_id: pulumi.Input[str]
+    container_logs: ContainerLogsConfig = field(default_factory=ContainerLogsConfig)
 
 
 @dataclass(frozen=True)
@@ -355,6 +362,16 @@ class AksCluster(pulumi.ComponentResource):
             ),
             auto_scaler_profile=self._autoscaler_profile(cfg),
             addon_profiles={
+                # Container Insights' agent, signing in with its managed identity (no workspace key).
+                "omsagent": aks.ManagedClusterAddonProfileArgs(
+                    enabled=args.monitoring.container_logs.enabled,
+                    config={
+                        "logAnalyticsWorkspaceResourceID": args.monitoring.log_analytics_workspace_id,
+                        "useAADAuth": "true",
+                    }
+                    if args.monitoring.container_logs.enabled
+                    else None,
+                ),
                 "azurepolicy": aks.ManagedClusterAddonProfileArgs(enabled=True),
                 "azureKeyvaultSecretsProvider": aks.ManagedClusterAddonProfileArgs(
                     enabled=True,
@@ -408,7 +425,8 @@ class AksCluster(pulumi.ComponentResource):
                 orchestrator_version=cfg.kubernetes_version,
                 vnet_subnet_id=args.subnets.nodes_subnet_id,
                 pod_subnet_id=args.subnets.pods_subnet_id,
-                tags=args.tags,
+                # GPU pools: what their nodes earn at run time, for the autoscaler's template.
+                tags={**args.tags, **(autoscaler_template_tags() if pool_name in cfg.gpu_pools else {})},
                 **inputs,
                 opts=pulumi.ResourceOptions(
                     parent=self,
@@ -616,30 +634,82 @@ class AksCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
+    def _container_insights(
+        self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
+    ) -> None:
+        """Container Insights through the Azure Monitor agent (its managed identity, `useAADAuth`):
+        the collection rule, and the cluster's two associations, as Microsoft's template has them
+        (microsoft/Docker-Provider scripts/onboarding/aks/onboarding-using-msi-auth): the rule's
+        `ContainerInsightsExtension`, and `configurationAccessEndpoint` (a name AKS requires) to the
+        region's endpoint, private with a private link scope."""
+        naming, key, monitoring = args.naming, args.key, args.monitoring
+        logs = monitoring.container_logs
+        child = pulumi.ResourceOptions(parent=self)
+        streams = [f"Microsoft-{table}" for table in get_args(ContainerInsightsTable)]
+        settings: dict[str, Any] = {
+            "interval": logs.interval,
+            "namespaceFilteringMode": logs.namespace_filtering_mode,
+            "enableContainerLogV2": True,
+        }
+        if logs.namespaces:
+            settings["namespaces"] = list(logs.namespaces)
+        rule = monitor.DataCollectionRule(
+            f"{name}-logs-dcr",
+            data_collection_rule_name=naming.name("dcr", key, "logs"),
+            resource_group_name=group.name,
+            location=monitoring.monitor_workspace_region,
+            kind=monitor.KnownDataCollectionRuleResourceKind.LINUX,
+            data_sources=monitor.DataCollectionRuleDataSourcesArgs(
+                extensions=[
+                    monitor.ExtensionDataSourceArgs(
+                        name="ContainerInsightsExtension",
+                        extension_name="ContainerInsights",
+                        streams=streams,
+                        extension_settings={"dataCollectionSettings": settings},
+                    )
+                ]
+            ),
+            destinations=monitor.DataCollectionRuleDestinationsArgs(
+                log_analytics=[
+                    monitor.LogAnalyticsDestinationArgs(
+                        name="ciworkspace", workspace_resource_id=monitoring.log_analytics_workspace_id
+                    )
+                ]
+            ),
+            data_flows=[monitor.DataFlowArgs(streams=streams, destinations=["ciworkspace"])],
+            tags=args.tags,
+            opts=child,
+        )
+        monitor.DataCollectionRuleAssociation(
+            f"{name}-logs-dcra",
+            association_name="ContainerInsightsExtension",
+            resource_uri=cluster.id,
+            data_collection_rule_id=rule.id,
+            opts=child,
+        )
+        monitor.DataCollectionRuleAssociation(
+            f"{name}-config-dcea",
+            association_name="configurationAccessEndpoint",
+            resource_uri=cluster.id,
+            data_collection_endpoint_id=monitoring.data_collection_endpoint_id,
+            opts=child,
+        )
+
     def _monitoring(
         self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
     ) -> None:
         naming, key = args.naming, args.key
         child = pulumi.ResourceOptions(parent=self)
         monitoring = args.monitoring
-        # Managed Prometheus: endpoint and rule live in the Azure Monitor workspace's region
-        # (as in AKS's own template), the association on the cluster.
-        endpoint = monitor.DataCollectionEndpoint(
-            f"{name}-prometheus-dce",
-            data_collection_endpoint_name=naming.name("dce", key, "prometheus"),
-            resource_group_name=group.name,
-            location=monitoring.monitor_workspace_region,
-            kind=monitor.KnownDataCollectionEndpointResourceKind.LINUX,
-            tags=args.tags,
-            opts=child,
-        )
+        # Managed Prometheus: the rule lives in the Azure Monitor workspace's region (as in AKS's
+        # own template) and ingests through the region's endpoint; the association on the cluster.
         rule = monitor.DataCollectionRule(
             f"{name}-prometheus-dcr",
             data_collection_rule_name=naming.name("dcr", key, "prometheus"),
             resource_group_name=group.name,
             location=monitoring.monitor_workspace_region,
             kind=monitor.KnownDataCollectionRuleResourceKind.LINUX,
-            data_collection_endpoint_id=endpoint.id,
+            data_collection_endpoint_id=monitoring.data_collection_endpoint_id,
             data_sources=monitor.DataCollectionRuleDataSourcesArgs(
                 prometheus_forwarder=[
                     monitor.PrometheusForwarderDataSourceArgs(
@@ -668,6 +738,8 @@ class AksCluster(pulumi.ComponentResource):
             data_collection_rule_id=rule.id,
             opts=child,
         )
+        if monitoring.container_logs.enabled:
+            self._container_insights(name, args, group, cluster)
         send_logs(
             f"{name}-audit-logs",
             resource_uri=cluster.id,

@@ -1,16 +1,19 @@
-"""Environment-wide observability: Log Analytics (audit logs, Defender) and the Azure
-Monitor workspace that stores managed Prometheus metrics. Per-cluster wiring (data
-collection endpoint/rule/association, diagnostic settings) lives in the cluster component."""
+"""A region's observability: Log Analytics (audit logs, Defender, Container Insights) with each
+table's plan and retention, the Azure Monitor workspace that stores managed Prometheus
+metrics, and the data collection endpoint its clusters' agents ingest and fetch their
+configuration through (private when the environment uses a private link scope). Per-cluster
+wiring (collection rules and associations, diagnostic settings) lives in the cluster component."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import monitor, operationalinsights
 
 from components.groups import resource_group
 from planning.naming import Naming
+from stackconfig.model import ContainerLogsConfig
 
 
 @dataclass(frozen=True)
@@ -20,12 +23,16 @@ class ObservabilityArgs:
     retention_days: int
     protect: bool
     tags: dict[str, str]
+    container_logs: ContainerLogsConfig = field(default_factory=ContainerLogsConfig)
+    # Ingestion only through a private link scope: the endpoint and the workspace refuse public ingestion.
+    private_ingestion: bool = False
 
 
 class Observability(pulumi.ComponentResource):
     resource_group_name: pulumi.Output[str]
     log_analytics_workspace_id: pulumi.Output[str]
     monitor_workspace_id: pulumi.Output[str]
+    data_collection_endpoint_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:observability:Observability", name, None, opts)
@@ -42,6 +49,13 @@ class Observability(pulumi.ComponentResource):
             retention_in_days=args.retention_days,
             # Entra ID only: no workspace shared keys for ingestion or queries.
             features=operationalinsights.WorkspaceFeaturesArgs(disable_local_auth=True),
+            # Log Analytics ingestion ignores the scope's access mode: the workspace itself refuses
+            # public ingestion. Queries stay open to Entra ID (the portal's Container Insights views
+            # query through Resource Manager); learn.microsoft.com/azure/azure-monitor/logs/private-link-design.
+            public_network_access_for_ingestion=operationalinsights.PublicNetworkAccessType.DISABLED
+            if args.private_ingestion
+            else operationalinsights.PublicNetworkAccessType.ENABLED,
+            public_network_access_for_query=operationalinsights.PublicNetworkAccessType.ENABLED,
             tags=args.tags,
             opts=stateful,
         )
@@ -54,14 +68,45 @@ class Observability(pulumi.ComponentResource):
             opts=stateful,
         )
 
+        # One endpoint for the region's clusters: Prometheus ingestion (the rules' endpoint) and the
+        # agents' configuration (the clusters' `configurationAccessEndpoint` association).
+        endpoint = monitor.DataCollectionEndpoint(
+            f"{name}-dce",
+            data_collection_endpoint_name=naming.regional("dce", args.region),
+            resource_group_name=group.name,
+            location=args.region,
+            kind=monitor.KnownDataCollectionEndpointResourceKind.LINUX,
+            network_acls=monitor.DataCollectionEndpointNetworkAclsArgs(
+                public_network_access=monitor.KnownPublicNetworkAccessOptions.DISABLED
+                if args.private_ingestion
+                else monitor.KnownPublicNetworkAccessOptions.ENABLED
+            ),
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        for table, settings in args.container_logs.tables.items():
+            operationalinsights.Table(
+                f"{name}-table-{table}",
+                resource_group_name=group.name,
+                workspace_name=workspace.name,
+                table_name=table,
+                plan=operationalinsights.TablePlanEnum(settings.plan),
+                retention_in_days=settings.retention_days,
+                total_retention_in_days=settings.total_retention_days,
+                # A built-in table: removing it from config leaves it (and its data) as it is.
+                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+            )
+
         self.resource_group_name = group.name
         self.log_analytics_workspace_id = workspace.id
         self.monitor_workspace_id = metrics.id
+        self.data_collection_endpoint_id = endpoint.id
         self.region = args.region
         self.register_outputs(
             {
                 "logAnalyticsWorkspaceId": workspace.id,
                 "monitorWorkspaceId": metrics.id,
+                "dataCollectionEndpointId": endpoint.id,
             }
         )
 

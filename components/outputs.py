@@ -29,7 +29,7 @@ from planning.layers import Unit, parse_stack
 #    regionalWorkspaces), the alert receivers' action groups (actionGroupIds); the data unit
 #    exports the object-replication replicas' containers (replicaContainerIds); a MultiKueue
 #    worker's cluster unit exports the dispatchers' kubeconfig (dispatchKubeconfig, a secret).
-CONTRACT_VERSION = 3
+CONTRACT_VERSION = 4
 VERSION_KEY = "contractVersion"
 
 
@@ -81,7 +81,10 @@ class FoundationOutputs:
 
     log_analytics_workspace_id: pulumi.Input[str]
     monitor_workspace_id: pulumi.Input[str]
-    # region -> {"logAnalytics": ID, "monitor": ID}: the workspaces of each non-primary region with clusters
+    # The primary region's data collection endpoint (Prometheus ingestion, agents' configuration)
+    data_collection_endpoint_id: pulumi.Input[str]
+    # region -> {"logAnalytics": ID, "monitor": ID, "dataCollectionEndpoint": ID}: each non-primary
+    # region with clusters
     regional_workspaces: Mapping[str, Mapping[str, pulumi.Input[str]]]
     # alert receiver -> its action group's ID
     action_group_ids: Mapping[str, pulumi.Input[str]]
@@ -103,6 +106,8 @@ class FoundationOutputs:
     identity_principal_ids: Mapping[str, pulumi.Input[str]]
     identity_names: Mapping[str, pulumi.Input[str]]
     identity_resource_group: pulumi.Input[str]
+    # The environment's Managed Grafana (its endpoint), if it has one
+    grafana_endpoint: pulumi.Input[str] | None = None
     # Within one stack: what clusters wait for (DNS links, registry endpoint and cache rules),
     # and the DNS zones' VNet links by (zone, VNet name).
     after: Sequence[pulumi.Resource] = field(default=(), compare=False)
@@ -115,11 +120,17 @@ class FoundationOutputs:
             return self.log_analytics_workspace_id, self.monitor_workspace_id
         return own["logAnalytics"], own["monitor"]
 
+    def collection_endpoint(self, region: str) -> pulumi.Input[str]:
+        """The data collection endpoint a region's clusters use (the primary's if it has none)."""
+        own = self.regional_workspaces.get(region)
+        return self.data_collection_endpoint_id if own is None else own["dataCollectionEndpoint"]
+
     def to_exports(self) -> dict[str, Any]:
         return {
             VERSION_KEY: CONTRACT_VERSION,
             "logAnalyticsWorkspaceId": self.log_analytics_workspace_id,
             "monitorWorkspaceId": self.monitor_workspace_id,
+            "dataCollectionEndpointId": self.data_collection_endpoint_id,
             "regionalWorkspaces": {region: dict(ids) for region, ids in self.regional_workspaces.items()},
             "actionGroupIds": dict(self.action_group_ids),
             "vnetIds": dict(self.vnet_ids),
@@ -128,6 +139,7 @@ class FoundationOutputs:
             "dnsZoneIds": dict(self.dns_zone_ids),
             "regionalDnsZoneIds": {region: dict(ids) for region, ids in self.regional_dns_zone_ids.items()},
             "registryId": self.registry_id,
+            "grafanaEndpoint": self.grafana_endpoint,
             "keyVaultIds": dict(self.key_vault_ids),
             "storageKeys": {
                 region: {"vaultUri": key.vault_uri, "keyId": key.key_id} for region, key in self.storage_keys.items()
@@ -150,6 +162,7 @@ class FoundationOutputs:
         regional_zones: Mapping[str, Sequence[str]],
         vault_regions: Sequence[str],
         receivers: Sequence[str] = (),
+        grafana: bool = False,
     ) -> FoundationOutputs:
         """The foundation's outputs a unit uses: `subnets` (region -> keys: the regions it builds
         in), `zones`, `workloads`, the regions with a vault, from config."""
@@ -158,8 +171,12 @@ class FoundationOutputs:
         return FoundationOutputs(
             log_analytics_workspace_id=get("logAnalyticsWorkspaceId"),
             monitor_workspace_id=get("monitorWorkspaceId"),
+            data_collection_endpoint_id=get("dataCollectionEndpointId"),
             regional_workspaces={
-                region: {kind: get("regionalWorkspaces", region, kind) for kind in ("logAnalytics", "monitor")}
+                region: {
+                    kind: get("regionalWorkspaces", region, kind)
+                    for kind in ("logAnalytics", "monitor", "dataCollectionEndpoint")
+                }
                 for region in regional_zones
             },
             action_group_ids={receiver: get("actionGroupIds", receiver) for receiver in receivers},
@@ -174,6 +191,7 @@ class FoundationOutputs:
                 for region, names in regional_zones.items()
             },
             registry_id=get("registryId"),
+            grafana_endpoint=get("grafanaEndpoint") if grafana else None,
             key_vault_ids={region: get("keyVaultIds", region) for region in vault_regions},
             storage_keys={
                 region: CustomerManagedKey(

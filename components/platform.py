@@ -41,6 +41,7 @@ from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.gpu_health import GpuHealth, GpuHealthArgs
 from components.gpu_stack import GpuStack, GpuStackArgs, TeamQueues, TeamQueuesArgs
+from components.grafana import Dashboards, DashboardsArgs, ManagedGrafana, ManagedGrafanaArgs
 from components.kafka import (
     KafkaAccess,
     KafkaAccessArgs,
@@ -54,6 +55,7 @@ from components.kafka import (
     StrimziKafkaArgs,
 )
 from components.keyvault import KeyVault, KeyVaultArgs
+from components.monitoring_private_link import MonitoringPrivateLink, MonitoringPrivateLinkArgs
 from components.network import (
     FirewallSpec,
     HubPeeringSpec,
@@ -111,7 +113,7 @@ from planning.naming import (
 )
 from planning.network_policy import NamespaceTraffic
 from planning.priorities import PLATFORM_CRITICAL
-from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone
+from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone, zones_of
 from planning.workloads import workload_context
 from stackconfig.model import EventHubsConfig, PlatformConfig
 
@@ -191,7 +193,14 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
 def private_dns_zones(config: PlatformConfig) -> list[str]:
     """The zones this environment's private endpoints and private API servers need."""
     private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
-    return data_plane_zones(config) + [api_server_zone(region) for region in private_regions]
+    data_plane = data_plane_zones(config)
+    grafana = [ZONE_BY_GROUP_ID["grafana"]] if config.operations.grafana.enabled else []
+    # On the hub's scope, the hub's endpoint writes the Azure Monitor zones: every VNet of the
+    # environment links to them, or its agents would resolve the public endpoints the
+    # workspaces refuse.
+    scope = config.operations.private_link_scope
+    monitor = [z for z in zones_of("azuremonitor") if z not in data_plane] if scope.enabled and scope.scope_id else []
+    return data_plane + grafana + monitor + [api_server_zone(region) for region in private_regions]
 
 
 def endpoint_regions(config: PlatformConfig) -> list[str]:
@@ -209,7 +218,16 @@ def data_plane_zones(config: PlatformConfig) -> list[str]:
         group_ids.append("dfs")
     if config.kafka and config.kafka.engine == "eventhubs":
         group_ids.append("namespace")
-    return [ZONE_BY_GROUP_ID[group_id] for group_id in group_ids]
+    if own_monitoring_scope(config):
+        group_ids.append("azuremonitor")
+    return list(dict.fromkeys(zone for group_id in group_ids for zone in zones_of(group_id)))
+
+
+def own_monitoring_scope(config: PlatformConfig) -> bool:
+    """Whether the environment creates its own Azure Monitor private link scope (its own zones),
+    rather than joining the hub's (config validation: the hub's zones come with the hub's scope)."""
+    scope = config.operations.private_link_scope
+    return scope.enabled and scope.scope_id is None
 
 
 def cache_rules(config: PlatformConfig) -> tuple[CacheRule, ...]:
@@ -369,6 +387,8 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
                 retention_days=config.operations.log_retention_days,
                 protect=config.protect,
                 tags=ctx.tags,
+                container_logs=config.operations.container_logs,
+                private_ingestion=config.operations.private_link_scope.enabled,
             ),
             opts=ctx.opts,
         )
@@ -392,6 +412,31 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
     regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
     service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, workspace_ids)
+    scope = config.operations.private_link_scope
+    if scope.enabled:
+        MonitoringPrivateLink(
+            "monitoring-link",
+            MonitoringPrivateLinkArgs(
+                naming=naming,
+                settings=scope,
+                resource_group_name=observability[region].resource_group_name,
+                workspace_ids=workspace_ids,
+                endpoint_ids={r: o.data_collection_endpoint_id for r, o in observability.items()},
+                endpoints=service.endpoints,
+                tags=ctx.tags,
+                hub_provider=ctx.subscription_provider(scope.scope_id.split("/")[2]) if scope.scope_id else None,
+            ),
+            # Endpoints register in zones linked to the VNets, as every data-plane endpoint.
+            opts=pulumi.ResourceOptions.merge(
+                ctx.opts,
+                pulumi.ResourceOptions(
+                    depends_on=[
+                        *dns.links.values(),
+                        *(link for d in regional_dns.values() for link in d.links.values()),
+                    ]
+                ),
+            ),
+        )
     # A vault per region with clusters: Key Vault replicates only to its paired region, so each
     # region's secrets and keys are its own (decision 0008).
     vaults = {
@@ -419,6 +464,26 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         ),
         opts=ctx.opts,
     )
+    grafana_settings = config.operations.grafana
+    grafana_endpoint = None
+    if grafana_settings.enabled:
+        grafana_endpoint = ManagedGrafana(
+            "grafana",
+            ManagedGrafanaArgs(
+                naming=naming,
+                region=region,
+                resource_group_name=observability[region].resource_group_name,
+                zone_redundant=grafana_settings.zone_redundant,
+                admin_group_ids=list(grafana_settings.admins or config.entra.admin_group_object_ids),
+                viewer_group_ids=list(grafana_settings.viewers),
+                monitor_workspace_ids={r: o.monitor_workspace_id for r, o in observability.items()},
+                log_analytics_workspace_ids=workspace_ids,
+                endpoints=service.endpoints.regions[0],
+                subscription_id=ctx.deployer.subscription_id,
+                tags=ctx.tags,
+            ),
+            opts=pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(depends_on=list(dns.links.values()))),
+        ).endpoint
     identities = WorkloadIdentities(
         "workloads",
         WorkloadIdentitiesArgs(naming=naming, region=region, workloads=identity_workloads(config), tags=ctx.tags),
@@ -428,8 +493,13 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         log_analytics_workspace_id=observability[region].log_analytics_workspace_id,
         monitor_workspace_id=observability[region].monitor_workspace_id,
         action_group_ids=action_groups.ids,
+        data_collection_endpoint_id=observability[region].data_collection_endpoint_id,
         regional_workspaces={
-            r: {"logAnalytics": o.log_analytics_workspace_id, "monitor": o.monitor_workspace_id}
+            r: {
+                "logAnalytics": o.log_analytics_workspace_id,
+                "monitor": o.monitor_workspace_id,
+                "dataCollectionEndpoint": o.data_collection_endpoint_id,
+            }
             for r, o in observability.items()
             if r != region
         },
@@ -439,6 +509,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         dns_zone_ids=dns.zone_ids,
         regional_dns_zone_ids=regional_zone_ids,
         registry_id=registry.registry_id,
+        grafana_endpoint=grafana_endpoint,
         key_vault_ids={r: vault.vault_id for r, vault in vaults.items()},
         storage_keys={r: vault.storage_key for r, vault in vaults.items() if vault.storage_key is not None},
         identity_client_ids=identities.client_ids,
@@ -526,6 +597,8 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 log_analytics_workspace_id=foundation.workspaces(region)[0],
                 monitor_workspace_id=foundation.workspaces(region)[1],
                 monitor_workspace_region=region,
+                data_collection_endpoint_id=foundation.collection_endpoint(region),
+                container_logs=config.operations.container_logs,
             ),
             protect=config.protect,
             upgrade_channel=config.upgrade_channel(key),
@@ -789,6 +862,12 @@ def build_tenants(
                 issuers={c: clusters[c].oidc_issuer_url for c in mirrors},
                 grants=[],
             )
+        )
+    if foundation.grafana_endpoint is not None:
+        Dashboards(
+            "dashboards",
+            DashboardsArgs(environment=config.environment, grafana_endpoint=foundation.grafana_endpoint),
+            opts=ctx.opts,
         )
     workload_access = WorkloadAccess(
         "workloads",
@@ -1124,6 +1203,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
         storage_key=config.storage.customer_managed_key,
         vault_regions=endpoint_regions(config),
         receivers=list(config.operations.alerts.receivers),
+        grafana=config.operations.grafana.enabled,
     )
 
 

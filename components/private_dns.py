@@ -19,7 +19,7 @@ from pulumi_azure_native import network, privatedns
 
 from components.groups import resource_group
 from planning.naming import Naming
-from planning.private_link import ZONE_BY_GROUP_ID, zone_config_name
+from planning.private_link import zone_config_name, zones_of
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,6 @@ class PrivateEndpoints:
 
         Returns the endpoint and its zone group: clients can use the endpoint once both exist.
         """
-        zone = ZONE_BY_GROUP_ID[group_id]
         suffix = self.suffix
         endpoint = network.PrivateEndpoint(
             f"{name}-pe-{group_id}{suffix}",
@@ -159,6 +158,7 @@ class PrivateEndpoints:
             resource_group_name=resource_group_name,
             private_dns_zone_configs=[
                 network.PrivateDnsZoneConfigArgs(name=zone_config_name(zone), private_dns_zone_id=self.zone_ids[zone])
+                for zone in zones_of(group_id)
             ],
             opts=pulumi.ResourceOptions(parent=parent),
         )

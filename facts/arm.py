@@ -113,6 +113,14 @@ ARM_TYPES: dict[str, ArmType] = {
         "Microsoft.Insights", ("dataCollectionRules", "dataCollectionRuleName")
     ),
     "azure-native:monitor:ActionGroup": _t("Microsoft.Insights", ("actionGroups", "actionGroupName")),
+    "azure-native:monitor:PrivateLinkScope": _t("Microsoft.Insights", ("privateLinkScopes", "scopeName")),
+    "azure-native:monitor:PrivateLinkScopedResource": _t(
+        "Microsoft.Insights", ("privateLinkScopes", "scopeName"), ("scopedResources", "name")
+    ),
+    "azure-native:operationalinsights:Table": _t(
+        "Microsoft.OperationalInsights", ("workspaces", "workspaceName"), ("tables", "tableName")
+    ),
+    "azure-native:dashboard:Grafana": _t("Microsoft.Dashboard", ("grafana", "workspaceName")),
     "azure-native:monitor:MetricAlert": _t("Microsoft.Insights", ("metricAlerts", "ruleName")),
     "azure-native:alertsmanagement:PrometheusRuleGroup": _t(
         "Microsoft.AlertsManagement", ("prometheusRuleGroups", "ruleGroupName")

@@ -77,8 +77,11 @@ def stack_identities(stack: str) -> Identities:
     return environment_identities(stack, config["platform:environment"], plan_identity)
 
 
-def bootstrap_args(environment: str, subscription: str, hub: dict[str, Any] | None) -> list[str]:
-    """Bootstrap flags for one environment whose resources live in `subscription`."""
+def bootstrap_args(
+    environment: str, subscription: str, hub: dict[str, Any] | None, scope: str | None = None
+) -> list[str]:
+    """Bootstrap flags for one environment whose resources live in `subscription` (`scope`: the
+    hub's Azure Monitor private link scope it joins)."""
     hub_vnet = (
         hub["virtualNetworkId"]
         if hub
@@ -110,6 +113,8 @@ def bootstrap_args(environment: str, subscription: str, hub: dict[str, Any] | No
     ]
     if hub:
         args += ["--hub-env", environment]
+    if scope:
+        args += ["--monitor-scope-id", scope]
     return args
 
 
@@ -239,7 +244,8 @@ def environment_identities(stack: str, environment: str, plan_identity: dict[str
     role_ids = {}
     if plan_identity:
         role_ids[f"Platform preview secret reader ({PREFIX}-{environment})"] = plan_identity["secretReaderRoleId"]
-    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack)))
+    scope = ((_stack_file_config(stack).get("platform:operations") or {}).get("privateLinkScope") or {}).get("scopeId")
+    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), scope))
     return read_identities(environment, commands, role_ids)
 
 

@@ -23,12 +23,33 @@ from pulumi import _types as pulumi_types
 
 from offline.engine import UNKNOWN, CapturedResource
 
+CONTAINER_INSIGHTS_STREAMS = frozenset(
+    f"Microsoft-{table}"
+    for table in (
+        "ContainerLogV2",
+        "KubeEvents",
+        "KubePodInventory",
+        "KubeNodeInventory",
+        "KubePVInventory",
+        "KubeServices",
+        "KubeMonAgentEvents",
+        "InsightsMetrics",
+        "ContainerInventory",
+        "ContainerNodeInventory",
+        "Perf",
+    )
+)
 # Values the SDK's enum does not list but Azure documents. Azure's "Known..." enums are
 # open-ended (modelAsString); each exception names where it is documented.
 DOCUMENTED_ENUM_EXTENSIONS: dict[tuple[str, str], frozenset[str]] = {
     # AKS's managed Prometheus template (Azure/prometheus-collector, AddonBicepTemplate)
     # routes this stream; KnownDataFlowStreams predates it.
-    ("azure-native:monitor:DataCollectionRule", "dataFlows[].streams[]"): frozenset({"Microsoft-PrometheusMetrics"}),
+    # Container Insights' streams likewise (microsoft/Docker-Provider scripts/onboarding/aks
+    # /onboarding-msi-bicep, the data collection rule of Microsoft's own onboarding).
+    ("azure-native:monitor:DataCollectionRule", "dataFlows[].streams[]"): frozenset(
+        {"Microsoft-PrometheusMetrics", *CONTAINER_INSIGHTS_STREAMS}
+    ),
+    ("azure-native:monitor:DataCollectionRule", "dataSources.extensions[].streams[]"): CONTAINER_INSIGHTS_STREAMS,
     # Fleet Manager's auto-upgrade channels (Microsoft.ContainerService/fleets/autoUpgradeProfiles,
     # azure-rest-api-specs Fleet.Management autoupgradeprofile.tsp); the SDK merged this enum
     # with the managed cluster's lowercase UpgradeChannel.

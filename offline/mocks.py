@@ -179,6 +179,13 @@ class OfflineMocks(Mocks):
                 **inputs.get("properties", {}),
                 "vaultUri": f"https://{inputs.get('vaultName')}.vault.azure.net/",
             }
+        elif token == "azure-native:dashboard:Grafana":
+            workspace = inputs.get("workspaceName")
+            state["properties"] = {
+                **inputs.get("properties", {}),
+                "endpoint": f"https://{workspace}-{self._uuid(resource_id)[:8]}.{inputs.get('location')}.grafana.azure.com",
+            }
+            state["identity"] = {**inputs.get("identity", {}), "principalId": self._uuid(resource_id, "principal")}
         elif token == "azure-native:keyvault:Key":
             state["keyUri"] = f"https://{inputs.get('vaultName')}.vault.azure.net/keys/{inputs.get('keyName')}"
         elif token == "azure-native:containerregistry:Registry":
@@ -220,6 +227,8 @@ class OfflineMocks(Mocks):
                 "subscriptionId": self.subscription_id,
                 "tenantId": self.tenant_id,
             }
+        if args.token == "azure-native:authorization:getClientToken":
+            return {"token": "offline-token"}
         if args.token == "azure-native:containerservice:listManagedClusterUserCredentials":
             cluster = args.args.get("resourceName", "cluster")
             server = f"https://{cluster}.offline.azmk8s.io:443"

@@ -38,6 +38,7 @@ from facts.gpu import (
     LABEL_PREFIX,
     POOL_LABEL,
     PREFLIGHT_LABEL,
+    PREFLIGHT_PASSED,
     UNHEALTHY_TAINT_KEY,
 )
 from planning.admission import KUEUE_PODSET_LABEL
@@ -94,6 +95,23 @@ NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name"
 KURED_ANNOTATION_PREFIX = "weave.works/kured-"
 
 
+# The one MIG profile that is a whole GPU (one instance of all its slices).
+WHOLE_GPU_MIG_PROFILE = "MIG7g"
+# The cluster autoscaler builds a pool's template node from the pool when it has no nodes; a
+# template without the preflight label fits no gated job, and a pool at zero would never
+# scale up for one. The upstream Azure provider reads template labels from the scale set's
+# tags, `_` standing for `/` (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure,
+# nodeLabelTagName "k8s.io_cluster-autoscaler_node-template_label_"); AKS copies a pool's tags
+# to its scale set. Whether AKS's managed autoscaler reads them could not be verified offline
+# (docs/gpus.md, "Health").
+AUTOSCALER_TEMPLATE_LABEL_TAG = "k8s.io_cluster-autoscaler_node-template_label_"
+
+
+def autoscaler_template_tags() -> dict[str, str]:
+    """Tags telling the autoscaler that a new node of a gated pool will carry the preflight label."""
+    return {AUTOSCALER_TEMPLATE_LABEL_TAG + PREFLIGHT_LABEL.replace("/", "_"): PREFLIGHT_PASSED}
+
+
 def agent_script() -> str:
     return SCRIPT.read_text()
 
@@ -107,15 +125,17 @@ def pool_checks(pool: GpuPoolConfig, settings: GpuHealthConfig) -> dict[str, str
     size = GPU_VM_SIZES[pool.vm_size]
     interval = duration_seconds(settings.check_interval)
     remediation = settings.remediation
+    # DCGM's diagnostic refuses GPUs whose MIG instances do not cover the whole GPU
+    # (nvvs/src/Gpu.cpp IsMigModeDiagCompatible, NVIDIA/DCGM v4.6.0): there only the health
+    # watches run.
+    partitioned = bool(pool.mig_profile) and pool.mig_profile != WHOLE_GPU_MIG_PROFILE
     return {
         # DCGM counts physical GPUs, MIG or not.
         "EXPECTED_GPUS": str(size.gpus),
-        "PHYSICAL_GPUS": str(size.gpus),
-        "MIG": str(bool(pool.mig_profile)).lower(),
         # One InfiniBand link per GPU on the ND sizes.
         "IB_PORTS": str(size.gpus if size.infiniband else 0),
         "IB_GBPS": str(size.infiniband_gbps),
-        "DIAG_LEVEL": str(settings.diag_level),
+        "DIAG_LEVEL": "0" if partitioned else str(settings.diag_level),
         "CHECK_INTERVAL_SECONDS": str(interval),
         "REMEDIATE": str(remediation.enabled).lower(),
         "MIN_REBOOT_INTERVAL_SECONDS": str(duration_seconds(remediation.min_reboot_interval)),
@@ -161,6 +181,8 @@ def agent_daemonset(
             "image": image,
             "imagePullPolicy": "IfNotPresent",
             "command": ["/bin/bash", "/agent/gpu-health.sh", mode],
+            # dcgmi writes its log to the working directory; the root file system is read-only.
+            "workingDir": "/tmp",
             "env": env,
             "volumeMounts": mounts,
             "securityContext": security,
@@ -181,7 +203,9 @@ def agent_daemonset(
         "metadata": {"name": agent_name(pool_name), "namespace": HEALTH_NAMESPACE, "labels": labels},
         "spec": {
             "selector": {"matchLabels": labels},
-            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%"}},
+            # A new agent runs preflight again, which would judge GPUs busy with jobs: a change
+            # takes effect on a node's next boot (or when its agent pod is deleted).
+            "updateStrategy": {"type": "OnDelete"},
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {

@@ -180,7 +180,8 @@ def kueue_manager_config(multikueue_origin: str | None = None) -> str:
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # Per-queue quota and usage series, which the fleet dashboard reads (dashboards/).
+        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         # The chart's defaults, kept: replacing the config must not lower them.

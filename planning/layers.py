@@ -108,6 +108,9 @@ class Registered(Protocol):
 # The layer of each platform component's resources.
 COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:observability:Observability": "foundation",
+    "platform:observability:PrivateLinkScope": "foundation",
+    "platform:observability:Grafana": "foundation",
+    "platform:observability:Dashboards": "tenants",
     "platform:observability:ActionGroups": "foundation",
     "platform:observability:ClusterAlerts": "cluster",
     "platform:network:RegionalNetwork": "foundation",

@@ -40,9 +40,11 @@ AKS = "Microsoft.ContainerService/managedClusters"
 USER_CREDENTIALS = f"{AKS}/listClusterUserCredential/action"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
-# What an invoke needs: getClientConfig reads only the caller's own token.
+# What an invoke needs: getClientConfig and getClientToken read only the caller's own token
+# (getClientToken asks Entra ID for one to another audience: Managed Grafana's).
 INVOKE_ACTIONS: dict[str, str | None] = {
     "azure-native:authorization:getClientConfig": None,
+    "azure-native:authorization:getClientToken": None,
     "azure-native:containerservice:listManagedClusterUserCredentials": USER_CREDENTIALS,
 }
 

@@ -14,7 +14,26 @@ ZONE_BY_GROUP_ID: dict[str, str] = {
     "registry": "privatelink.azurecr.io",
     # Event Hubs, including its Kafka endpoint.
     "namespace": "privatelink.servicebus.windows.net",
+    # Azure Managed Grafana.
+    "grafana": "privatelink.grafana.azure.com",
 }
+# Sub-resources whose endpoint registers in several zones: an Azure Monitor Private Link Scope
+# (global endpoints, workspaces' ingestion and agent endpoints, and the agents' solution packs
+# in Microsoft's storage).
+ZONES_BY_GROUP_ID: dict[str, tuple[str, ...]] = {
+    "azuremonitor": (
+        "privatelink.monitor.azure.com",
+        "privatelink.oms.opinsights.azure.com",
+        "privatelink.ods.opinsights.azure.com",
+        "privatelink.agentsvc.azure-automation.net",
+        "privatelink.blob.core.windows.net",
+    ),
+}
+
+
+def zones_of(group_id: str) -> tuple[str, ...]:
+    """Every zone an endpoint to this sub-resource registers in."""
+    return ZONES_BY_GROUP_ID.get(group_id) or (ZONE_BY_GROUP_ID[group_id],)
 
 
 def api_server_zone(region: str) -> str:

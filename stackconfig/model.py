@@ -764,6 +764,112 @@ class GpuHealthConfig(Model):
     )
 
 
+# The tables Container Insights writes (its data collection rule's streams, Microsoft's template
+# in microsoft/Docker-Provider scripts/onboarding/aks/onboarding-msi-bicep), and the one of them
+# whose plan may be Basic (learn.microsoft.com/azure/azure-monitor/logs/logs-table-plans: built-in
+# tables that support Basic; the page converts ContainerLogV2 as its example).
+ContainerInsightsTable = Literal[
+    "ContainerLogV2",
+    "KubeEvents",
+    "KubePodInventory",
+    "KubeNodeInventory",
+    "KubePVInventory",
+    "KubeServices",
+    "KubeMonAgentEvents",
+    "InsightsMetrics",
+    "ContainerInventory",
+    "ContainerNodeInventory",
+    "Perf",
+]
+BASIC_PLAN_TABLES = ("ContainerLogV2",)
+
+
+class LogTableConfig(Model):
+    """One Log Analytics table's plan and retention."""
+
+    plan: Literal["Analytics", "Basic"] = Field(
+        default="Analytics",
+        description="`Analytics` (full KQL, alerts; interactive retention up to 2 years) or `Basic` (about a fifth "
+        "of the ingestion price, 30 days interactive, limited queries): for high-volume logs read only in incidents.",
+    )
+    retention_days: Optional[int] = Field(
+        default=None,
+        ge=4,
+        le=730,
+        description="Interactive retention of an Analytics table (4-730 days). Unset: the workspace's. Basic tables "
+        "are fixed at 30.",
+    )
+    total_retention_days: Optional[int] = Field(
+        default=None,
+        ge=4,
+        le=4383,
+        description="Total retention, interactive plus long-term (up to 12 years), at the long-term price. Unset: "
+        "the interactive retention.",
+    )
+
+
+class ContainerLogsConfig(Model):
+    """Container Insights on every cluster: the Azure Monitor agent, with its managed identity,
+    sends logs, events and inventory to its region's Log Analytics workspace (docs/operations.md, "Logs")."""
+
+    enabled: bool = Field(default=True, description="Collect container logs, Kubernetes events and inventory.")
+    interval: Duration = Field(default="1m", description="How often inventory and metrics are collected.")
+    namespace_filtering_mode: Literal["Off", "Include", "Exclude"] = Field(
+        default="Off",
+        description="`Off` (every namespace), `Include` (only `namespaces`) or `Exclude` (all but `namespaces`).",
+    )
+    namespaces: list[NamespaceName] = Field(
+        default_factory=list, description="The namespaces `namespaceFilteringMode` includes or excludes."
+    )
+    tables: dict[ContainerInsightsTable, LogTableConfig] = Field(
+        default_factory=dict,
+        description="Plan and retention per table; tables not named keep Analytics and the workspace's retention.",
+    )
+
+
+class MonitoringPrivateLinkConfig(Model):
+    """Azure Monitor Private Link Scope (AMPLS): the agents' log and metric ingestion stays on
+    private endpoints. A VNet can use one scope and Microsoft puts it with the DNS zones: the
+    environment's own (one endpoint per region with clusters, in its zones), or the hub's."""
+
+    enabled: bool = Field(
+        default=True, description="Ingest through a private link scope; off, the agents use public endpoints."
+    )
+    scope_id: Optional[
+        Annotated[
+            str,
+            StringConstraints(
+                pattern=r"(?i)^/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\w._()]+"
+                r"/providers/microsoft\.insights/privateLinkScopes/[-\w._]+$"
+            ),
+        ]
+    ] = Field(
+        default=None,
+        description="The hub's scope, when the hub's shared zones serve several environments "
+        "(`network.hub.privateDnsZonesResourceGroupId`): the environment adds its workspaces and endpoints to it "
+        "(it needs write on the scope); the hub owns its private endpoint. Unset: the environment's own scope.",
+    )
+    query_access: Literal["Open", "PrivateOnly"] = Field(
+        default="Open",
+        description="Queries through the scope only (`PrivateOnly`) or from anywhere with Entra ID (`Open`): the "
+        "portal's Container Insights views query through Azure Resource Manager and need `Open`.",
+    )
+
+
+class GrafanaConfig(Model):
+    """Azure Managed Grafana: private, Entra ID sign-in, reading every region's Prometheus
+    metrics; the dashboards in dashboards/ are provisioned by the tenants unit."""
+
+    enabled: bool = Field(default=True, description="Create the environment's Grafana and its dashboards.")
+    admins: UuidList = Field(
+        default_factory=list,
+        description="Entra ID groups with Grafana Admin (dashboards, data sources, users). Empty: the environment's "
+        "`entra.adminGroupObjectIds`.",
+    )
+    viewers: UuidList = Field(default_factory=list, description="Entra ID groups with Grafana Viewer.")
+    zone_redundant: bool = Field(default=False, description="Spread the instance over availability zones.")
+
+
 class OperationsConfig(Model):
     log_retention_days: int = Field(default=90, ge=30, le=730, description="Log Analytics retention, 30-730.")
     defender: bool = Field(
@@ -785,6 +891,13 @@ class OperationsConfig(Model):
         default_factory=GpuHealthConfig,
         description="GPU preflight and passive health checks and the remediation of faulty nodes.",
     )
+    container_logs: ContainerLogsConfig = Field(
+        default_factory=ContainerLogsConfig, description="Container Insights: logs, events and inventory."
+    )
+    private_link_scope: MonitoringPrivateLinkConfig = Field(
+        default_factory=MonitoringPrivateLinkConfig, description="Private ingestion of logs and metrics (AMPLS)."
+    )
+    grafana: GrafanaConfig = Field(default_factory=GrafanaConfig, description="Azure Managed Grafana and dashboards.")
 
 
 class FleetConfig(Model):

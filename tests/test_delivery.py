@@ -577,6 +577,16 @@ def hub() -> tuple[str, str, list[str]]:
     return vnets.pop(), zones.pop(), peered
 
 
+def hub_monitor_scope() -> str:
+    """The hub's Azure Monitor private link scope, which every stack on the hub's zones joins."""
+    scopes = set()
+    for stack in hub()[2]:
+        config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        scopes.add(config["platform:operations"]["privateLinkScope"]["scopeId"])
+    assert len(scopes) == 1, "one scope for the hub's zones"
+    return scopes.pop()
+
+
 def bootstrap_args(envs=DEPLOYED) -> list[str]:
     vnet, zones, peered = hub()
     args = [
@@ -590,6 +600,8 @@ def bootstrap_args(envs=DEPLOYED) -> list[str]:
         f"{vnet}/subnets/snet-private-endpoints",
         "--hub-vnet-id",
         vnet,
+        "--monitor-scope-id",
+        hub_monitor_scope(),
         "--admin-group-object-id",
         ADMINS,
     ]
@@ -840,7 +852,12 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
                 (f"<name of Platform policy assigner (ailab-{env})>", subscription),
                 (ROLE["Azure Kubernetes Service RBAC Cluster Admin"], subscription),
             },
-            "tenants": {(f"<name of Platform tenant writer (ailab-{env})>", subscription), (rbac, subscription)},
+            # Grafana Admin: a data action on Managed Grafana only, to provision dashboards/.
+            "tenants": {
+                (f"<name of Platform tenant writer (ailab-{env})>", subscription),
+                (rbac, subscription),
+                (ROLE["Grafana Admin"], subscription),
+            },
             "fleet": {(contributor, subscription)},
         }
         plan = {
@@ -857,7 +874,12 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
                 (ROLE["Key Vault Crypto User"], key.format(env, other)) for other in (layer, *UPSTREAM[layer])
             }
         if env in peered:
-            deploy["foundation"] |= {(ROLE["Network Contributor"], vnet), (ROLE["Private DNS Zone Contributor"], zones)}
+            deploy["foundation"] |= {
+                (ROLE["Network Contributor"], vnet),
+                (ROLE["Private DNS Zone Contributor"], zones),
+                ("<name of Platform monitor scope joiner (ailab)>", hub_monitor_scope()),
+            }
+            plan["foundation"] |= {(ROLE["Reader"], hub_monitor_scope())}
             deploy["data"] |= {(joiner, zones)}
             deploy["cluster"] |= {(joiner, zones), (rbac, zones)}
             plan["foundation"] |= {(ROLE["Reader"], vnet), (ROLE["Reader"], zones)}

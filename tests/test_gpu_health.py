@@ -123,16 +123,26 @@ def test_prod_admits_the_infiniband_gang_only_on_nodes_that_passed_preflight(pla
 # -- the agent, run here -----------------------------------------------------------------------
 
 
-def _run_agent(tmp_path: Path, mode: str, *, gpus: int, ports: list[tuple[str, str, str]], env=None, fail_diag=False):
+def _run_agent(
+    tmp_path: Path,
+    mode: str,
+    *,
+    gpus: int,
+    ports: list[tuple[str, str, str]],
+    env=None,
+    fail_diag=False,
+    dcgm_down=False,
+):
     """Run the agent's script with a fake `dcgmi` and a fake sysfs (one entry per InfiniBand
     port: link layer, state, rate); returns the completed process."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
     dcgmi = bin_dir / "dcgmi"
     diag = 'echo "| Memory | Fail |"; exit 226' if fail_diag else 'echo "| Memory | Pass |"'
     dcgmi.write_text(
         "#!/bin/bash\n"
-        'case "$1" in\n'
+        + ('echo "Error: unable to establish a connection to the specified host" >&2; exit 255\n' if dcgm_down else "")
+        + 'case "$1" in\n'
         f'  discovery) echo "{gpus} GPUs found (Active)." ;;\n'
         f"  diag) {diag} ;;\n"
         '  health) if [ "$2" = "-c" ]; then echo "| Overall Health: ${FAKE_HEALTH:-Healthy} |"; fi ;;\n'
@@ -157,6 +167,7 @@ def _run_agent(tmp_path: Path, mode: str, *, gpus: int, ports: list[tuple[str, s
         "STATUS_DIR": str(tmp_path / "status"),
         "SYSFS_ROOT": str(tmp_path / "sys"),
         "EXPECTED_GPUS": "8",
+        "WAIT_SECONDS": "0",
         **(env or {}),
     }
     script = str(gpu_health.SCRIPT)
@@ -237,9 +248,60 @@ def test_passive_health_taints_a_node_that_passed_preflight(tmp_path):
     assert _run_agent(tmp_path, "preflight", gpus=8, ports=NDR).returncode == 0
     healthy = _run_agent(tmp_path, "watch", gpus=8, ports=NDR)
     assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed"}, healthy.stderr
+    # One failing round is a blip (a driver reload, a link retraining): no taint, no reboot.
     _run_agent(tmp_path, "watch", gpus=8, ports=NDR, env={"FAKE_HEALTH": "Failure"})
+    assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed"}
+    assert not (tmp_path / "host/sentinel/reboot-required").exists()
+    # A fault that holds (here: for FAULT_AFTER=1 round) taints the node and asks for a reboot.
+    _run_agent(tmp_path, "watch", gpus=8, ports=NDR, env={"FAKE_HEALTH": "Failure", "FAULT_AFTER": "1"})
     assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed", gpu_health.FAULT_LABEL: "dcgm-health"}
     assert (tmp_path / "host/sentinel/reboot-required").exists()
+
+
+def test_a_node_whose_dcgm_is_not_up_yet_stays_unchecked_and_is_not_faulted(tmp_path):
+    """DCGM's host engine starts after the driver: a preflight that cannot reach it judges
+    nothing (no label, no taint, no reboot) and exits non-zero, so the kubelet runs it again."""
+    result = _run_agent(tmp_path, "preflight", gpus=8, ports=NDR, dcgm_down=True)
+    assert result.returncode != 0
+    assert not (tmp_path / "host/features.d/platform-gpu-health").exists()
+    assert not (tmp_path / "host/sentinel/reboot-required").exists()
+    assert "unknown: DCGM's host engine not ready" in (tmp_path / "status/problem").read_text()
+    # Nor do InfiniBand devices the driver has not brought up yet make a fault.
+    result = _run_agent(tmp_path / "ib", "preflight", gpus=8, ports=[])
+    assert result.returncode != 0 and not (tmp_path / "ib/host/sentinel/reboot-required").exists()
+
+
+def test_passive_checks_keep_the_verdict_while_dcgm_restarts_then_let_it_lapse(tmp_path):
+    assert _run_agent(tmp_path, "preflight", gpus=8, ports=NDR).returncode == 0
+    (tmp_path / "host/features.d/platform-gpu-health").unlink()
+    _run_agent(tmp_path, "watch", gpus=8, ports=NDR, dcgm_down=True)
+    # First blind round: the verdict is kept (no fault); after three, the agent stops
+    # refreshing it and NFD drops it at its expiry.
+    assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed"}
+    assert not (tmp_path / "host/sentinel/reboot-required").exists()
+
+
+def test_partly_mig_partitioned_pools_skip_dcgms_diagnostic():
+    """nvvs refuses GPUs whose MIG instances do not cover the whole GPU (staging's MIG3g)."""
+    settings = GpuHealthConfig(diag_level=2)
+    a100 = _config("staging").clusters["eus2"].gpu_pools["a100"]
+    assert a100.mig_profile == "MIG3g" and gpu_health.pool_checks(a100, settings)["DIAG_LEVEL"] == "0"
+    h100 = _config("staging").clusters["eus2"].gpu_pools["h100"]
+    assert gpu_health.pool_checks(h100, settings)["DIAG_LEVEL"] == "2"
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_a_gated_pool_at_zero_tells_the_autoscaler_its_nodes_will_pass(plans, stack):
+    """From zero the autoscaler's template is the pool's spec: without the template label, no
+    gated job would ever scale a pool up (Azure/AKS#2586: a pool's template comes from its AKS
+    properties when it has no node)."""
+    for pool in plans[stack].of_type("azure-native:containerservice:AgentPool"):
+        if "gpuProfile" not in pool.inputs:
+            continue
+        tag = gpu_health.AUTOSCALER_TEMPLATE_LABEL_TAG + "platform.ai_preflight"
+        assert pool.inputs["tags"][tag] == PREFLIGHT_PASSED, pool.name
+        # The upstream provider's decoding: `_` stands for `/` in the label's name.
+        assert tag.removeprefix(gpu_health.AUTOSCALER_TEMPLATE_LABEL_TAG).replace("_", "/") == PREFLIGHT_LABEL
 
 
 def test_the_agent_passes_shellcheck():

@@ -49,7 +49,7 @@ def test_a_misspelled_subnet_property_fails(plans):
 
 
 def test_documented_enum_extensions_stay_narrow(plans):
-    rule = plans["dev"].one("azure-native:monitor:DataCollectionRule")
+    rule = plans["dev"].one("azure-native:monitor:DataCollectionRule", "aks-eus2-prometheus-dcr")
     problems = input_problems(
         with_inputs(rule, lambda i: i["dataFlows"][0].update(streams=["Microsoft-PrometheusMetricz"]))
     )

@@ -114,6 +114,13 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
         "privatelink.azurecr.io",
         # Event Hubs (dev's Kafka engine).
         "privatelink.servicebus.windows.net",
+        # dev's own Azure Monitor private link scope (its zones come with its own scope).
+        "privatelink.monitor.azure.com",
+        "privatelink.oms.opinsights.azure.com",
+        "privatelink.ods.opinsights.azure.com",
+        "privatelink.agentsvc.azure-automation.net",
+        # Managed Grafana's private endpoint.
+        "privatelink.grafana.azure.com",
     }
     # staging and prod share one hub, which can link only one zone of each name: they use the
     # hub's zones, linking their own VNets to them through the hub subscription's provider.
@@ -142,6 +149,8 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
 def test_an_environment_with_its_own_zones_links_them_to_the_hub_too():
     def own_zones(values):
         del values["platform:network"]["hub"]["privateDnsZonesResourceGroupId"]
+        # Its own zones come with its own Azure Monitor private link scope (validation).
+        del values["platform:operations"]["privateLinkScope"]["scopeId"]
 
     plan = run_with("staging", own_zones)
     assert plan.ok, plan.error

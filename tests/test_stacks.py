@@ -296,10 +296,12 @@ def test_operations_are_wired(plans, stack):
         (diagnostic,) = diagnostics
         assert {"kube-audit-admin", "guard"} <= {log["category"] for log in diagnostic.inputs["logs"]}
         assert "/workspaces/" in diagnostic.inputs["workspaceId"]
+        # Prometheus' rule (Container Insights' associations: tests/test_operations.py).
         (association,) = [
             a
             for a in plan.of_type("azure-native:monitor:DataCollectionRuleAssociation")
             if a.inputs["resourceUri"].endswith(cluster_id_suffix)
+            and a.inputs["associationName"].endswith("-prometheus")
         ]
         rule = next(
             r

@@ -41,6 +41,7 @@ from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule
 from planning.naming import Naming, storage_account_name
 from stackconfig.keys import key
 from stackconfig.model import (
+    BASIC_PLAN_TABLES,
     GEO_REDUNDANT_STORAGE,
     REQUIRED_TAGS,
     EventHubsConfig,
@@ -1217,6 +1218,51 @@ def check_alerts(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 )
 
 
+def check_monitoring(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """Table plans the tables support; a namespace filter that names namespaces; one private
+    link scope per DNS: the hub's when its shared zones serve the environment."""
+    logs = config.operations.container_logs
+    for table, settings in logs.tables.items():
+        where = ("operations", "containerLogs", "tables", table)
+        if settings.plan == "Basic" and table not in BASIC_PLAN_TABLES:
+            yield ConfigProblem(
+                key(*where, "plan"),
+                f"{table} cannot use the Basic plan (of Container Insights' tables only {', '.join(BASIC_PLAN_TABLES)} can)",
+            )
+        if settings.plan == "Basic" and settings.retention_days is not None:
+            yield ConfigProblem(
+                key(*where, "retentionDays"),
+                "a Basic table keeps 30 days interactive; set totalRetentionDays for longer",
+            )
+        interactive = settings.retention_days or (
+            30 if settings.plan == "Basic" else config.operations.log_retention_days
+        )
+        if settings.total_retention_days is not None and settings.total_retention_days < interactive:
+            yield ConfigProblem(
+                key(*where, "totalRetentionDays"),
+                f"{settings.total_retention_days} is shorter than the table's interactive retention ({interactive} days)",
+            )
+    if (logs.namespace_filtering_mode == "Off") != (not logs.namespaces):
+        yield ConfigProblem(
+            key("operations", "containerLogs", "namespaces"),
+            "name namespaces exactly when namespaceFilteringMode is Include or Exclude",
+        )
+    scope = config.operations.private_link_scope
+    shared_zones = config.network.hub is not None and config.network.hub.private_dns_zones_resource_group_id
+    if scope.enabled and shared_zones and not scope.scope_id:
+        yield ConfigProblem(
+            key("operations", "privateLinkScope", "scopeId"),
+            "the hub's shared zones serve this environment, and a VNet uses one Azure Monitor private link scope "
+            "per DNS: name the hub's scope (or set enabled: false)",
+        )
+    if scope.scope_id and not shared_zones:
+        yield ConfigProblem(
+            key("operations", "privateLinkScope", "scopeId"),
+            "a hub's scope needs the hub's zones (network.hub.privateDnsZonesResourceGroupId); with the "
+            "environment's own zones, leave it unset and the environment creates its own",
+        )
+
+
 # MultiKueueConfig: 1-20 clusters (kueue v0.19.2, apis/kueue/v1beta2/multikueue_types.go).
 MAX_MULTIKUEUE_WORKERS = 20
 
@@ -1325,6 +1371,7 @@ CHECKS = (
     check_kafka,
     check_jobs,
     check_alerts,
+    check_monitoring,
 )
 
 

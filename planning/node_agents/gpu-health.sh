@@ -6,7 +6,8 @@
 # applies them and a NodeFeatureRule turns the fault into a taint), and it asks kured for a
 # drain and a reboot through a sentinel file. Whatever fails is written to `$PROBLEM`, which
 # the container's readiness probe prints: the kubelet records it as the pod's event.
-# DCGM runs as the GPU operator's standalone host engine on this node (`$DCGM_HOST`).
+# DCGM runs as the GPU operator's standalone host engine on this node (`$DCGM_HOST`), which
+# comes up after the driver: until it answers, the node's health is unknown, not faulty.
 set -uo pipefail
 
 # Where the pod mounts things (overridden only by tests/test_gpu_health.py).
@@ -19,12 +20,15 @@ SENTINEL=$HOST/sentinel/reboot-required
 LAST_REBOOT=$HOST/state/last-reboot-request
 RESULT=$STATUS/preflight
 PROBLEM=$STATUS/problem
+# A fault must show in this many checks in a row before it taints the node or asks for a
+# reboot: a driver reload or a link retraining is not a fault.
+FAULT_AFTER=${FAULT_AFTER:-3}
 
 dcgm() { dcgmi "$@" --host "$DCGM_HOST"; }
 
 publish() { # $1: passed|failed, $2: the failed check's name or ""
     {
-        # Stale results lapse: a dead agent closes the gate (NFD's expiry-time directive).
+        # Stale results lapse: a dead or blind agent closes the gate (NFD's expiry-time directive).
         echo "# +expiry-time=$(date -u -d "+$((3 * CHECK_INTERVAL_SECONDS)) seconds" +%Y-%m-%dT%H:%M:%SZ)"
         echo "$PREFLIGHT_LABEL=$1"
         if [ -n "$2" ]; then echo "$FAULT_LABEL=$2"; fi
@@ -49,6 +53,22 @@ request_reboot() { # at most once per MIN_REBOOT_INTERVAL_SECONDS on this node
     fi
 }
 
+dcgm_answers() { dcgm discovery -l >/dev/null 2>&1; }
+
+wait_for() { # $1: what, $2: command; gives up after WAIT_SECONDS (the node stays unchecked)
+    local waited=0
+    until eval "$2"; do
+        if [ "$waited" -ge "${WAIT_SECONDS:-900}" ]; then
+            echo "unknown: $1 not ready after ${waited}s; the node stays unchecked" | tee "$PROBLEM" >&2
+            return 1
+        fi
+        sleep 10
+        waited=$((waited + 10))
+    done
+}
+
+ib_ports_present() { [ "$IB_PORTS" -eq 0 ] || compgen -G "$SYSFS/class/infiniband/*/ports/1" >/dev/null; }
+
 check_gpus() { # every GPU of the size is there ("8 GPUs found (Active).")
     local found
     found=$(dcgm discovery -l | sed -n 's/^\([0-9][0-9]*\) GPUs\{0,1\} found.*/\1/p')
@@ -68,33 +88,32 @@ check_infiniband() { # every InfiniBand port is ACTIVE at the size's speed
     [ "$active" -eq "$IB_PORTS" ] || fail infiniband "$active of $IB_PORTS InfiniBand ports active at $IB_GBPS Gb/s"
 }
 
-check_diag() { # DCGM's diagnostic; with MIG on, one GPU at a time (nvvs refuses several)
-    local gpu output status
-    for gpu in $(if [ "$MIG" = "true" ]; then seq 0 $((PHYSICAL_GPUS - 1)); else echo all; fi); do
-        if [ "$gpu" = all ]; then
-            output=$(dcgm diag -r "$DIAG_LEVEL" 2>&1)
-            status=$?
-        else
-            output=$(dcgm diag -r "$DIAG_LEVEL" -i "$gpu" 2>&1)
-            status=$?
-        fi
-        if [ "$status" -ne 0 ] || echo "$output" | grep -q "Fail"; then
-            fail dcgm-diag "$(echo "$output" | grep -m 3 -i "fail" | tr -s ' \n' ' ')"
-            return
-        fi
-    done
+check_diag() { # DCGM's diagnostic (level 0: not run, e.g. on partly MIG-partitioned GPUs)
+    [ "$DIAG_LEVEL" -gt 0 ] || return 0
+    local output status
+    output=$(dcgm diag -r "$DIAG_LEVEL" 2>&1)
+    status=$?
+    if [ "$status" -ne 0 ] || echo "$output" | grep -q "Fail"; then
+        fail dcgm-diag "$(echo "$output" | grep -m 3 -i "fail" | tr -s ' \n' ' ')"
+    fi
 }
 
 check_health() { # DCGM's health watches: XIDs, memory, PCIe, NVLink, thermal, power, InfoROM
     local output
-    output=$(dcgm health -c 2>&1) || { fail dcgm-health "$output"; return; }
+    # Watches live in the host engine's memory: set them again each round, so a restarted
+    # engine is watched again (setting them is idempotent).
+    dcgm health -s a >/dev/null 2>&1
+    output=$(dcgm health -c 2>&1) || return 0 # no answer: unknown, not a fault
     if echo "$output" | grep "Overall Health" | grep -q "Failure"; then
         fail dcgm-health "$(echo "$output" | grep -m 3 -i "fail\|xid" | tr -s ' \n' ' ')"
     fi
 }
 
 preflight() {
-    rm -f "$FEATURES" "$PROBLEM" # a new boot is unchecked until it passes
+    rm -f "$FEATURES" "$PROBLEM" "$RESULT" # a new boot is unchecked until it passes
+    # Not ready yet is not a fault: exit non-zero and the kubelet runs preflight again.
+    wait_for "DCGM's host engine" dcgm_answers || exit 1
+    wait_for "the InfiniBand devices" ib_ports_present || exit 1
     FAILED=""
     check_gpus
     [ -n "$FAILED" ] || check_infiniband
@@ -111,18 +130,31 @@ preflight() {
 }
 
 watch() {
-    # Watches take a minute of samples before the first check.
-    dcgm health -s a >/dev/null || echo "could not set DCGM health watches" >&2
-    local verdict
+    local verdict strikes=0 blind=0 fault=""
     verdict=$(cat "$RESULT" 2>/dev/null || echo failed)
     while true; do
         FAILED=""
-        if [ "$verdict" = passed ]; then rm -f "$PROBLEM"; fi
-        check_gpus
-        [ -n "$FAILED" ] || check_infiniband
-        [ -n "$FAILED" ] || check_health
-        publish "$verdict" "$FAILED"
-        if [ -n "$FAILED" ]; then request_reboot; fi
+        if dcgm_answers; then
+            blind=0
+            check_gpus
+            [ -n "$FAILED" ] || check_infiniband
+            [ -n "$FAILED" ] || check_health
+            if [ -n "$FAILED" ]; then strikes=$((strikes + 1)); else strikes=0; fi
+            if [ "$strikes" -ge "$FAULT_AFTER" ]; then
+                # A fault held for FAULT_AFTER rounds: taint and ask for a reboot once.
+                [ "$fault" = "$FAILED" ] || request_reboot
+                fault=$FAILED
+            elif [ "$strikes" -eq 0 ]; then
+                fault=""
+                if [ "$verdict" = passed ]; then rm -f "$PROBLEM"; fi
+            fi
+            publish "$verdict" "$fault"
+        else
+            # DCGM does not answer (restarting, upgrading): the health is unknown. Keep the
+            # last verdict for a while, then let it lapse so no new work lands blind.
+            blind=$((blind + 1))
+            if [ "$blind" -lt 3 ]; then publish "$verdict" "$fault"; fi
+        fi
         sleep "$CHECK_INTERVAL_SECONDS"
     done
 }

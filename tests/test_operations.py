@@ -1,0 +1,243 @@
+"""Dashboards and logs (issue 22, part 3): Container Insights on every cluster, private
+ingestion through an Azure Monitor Private Link Scope in both DNS layouts, table plans and
+retention from config, Managed Grafana private with Entra ID, and dashboards as code whose
+every query parses and reads only series the platform collects."""
+
+from __future__ import annotations
+
+import json
+
+import promql_parser
+import pytest
+
+from components.grafana import dashboard_files
+from facts import metrics
+from planning import alerts as alerts_plan
+from planning.private_link import ZONES_BY_GROUP_ID
+from tests.conftest import stack_values
+from tests.test_alerts import selected_metrics
+from tests.test_config_errors import expect_problem, set_in
+from validation.loader import parse_platform_config
+
+CLUSTER = "azure-native:containerservice:ManagedCluster"
+DCR = "azure-native:monitor:DataCollectionRule"
+DCRA = "azure-native:monitor:DataCollectionRuleAssociation"
+DCE = "azure-native:monitor:DataCollectionEndpoint"
+WORKSPACE = "azure-native:operationalinsights:Workspace"
+TABLE = "azure-native:operationalinsights:Table"
+SCOPE = "azure-native:monitor:PrivateLinkScope"
+SCOPED = "azure-native:monitor:PrivateLinkScopedResource"
+ENDPOINT = "azure-native:network:PrivateEndpoint"
+ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
+GRAFANA = "azure-native:dashboard:Grafana"
+ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+DASHBOARD = "grafana:oss/dashboard:Dashboard"
+
+
+def _config(stack: str):
+    return parse_platform_config(stack_values(stack), stack=stack)
+
+
+def _name(resource_id: str) -> str:
+    return resource_id.rstrip("/").rsplit("/", 1)[1]
+
+
+def _names(plan, token: str, key: str) -> set[str]:
+    return {r.inputs[key] for r in plan.of_type(token)}
+
+
+# -- logs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_container_insights_on_every_cluster_with_its_managed_identity(plans, stack):
+    plan = plans[stack]
+    clusters = plan.of_type(CLUSTER)
+    assert len(clusters) == len(_config(stack).clusters)
+    rules = {r.inputs["dataCollectionRuleName"]: r.inputs for r in plan.of_type(DCR)}
+    for cluster in clusters:
+        agent = cluster.inputs["addonProfiles"]["omsagent"]
+        assert agent["enabled"] is True
+        assert agent["config"]["useAADAuth"] == "true"
+        assert "/workspaces/" in agent["config"]["logAnalyticsWorkspaceResourceID"]
+        key = cluster.inputs["tags"]["cluster"]
+        logs = next(r for name, r in rules.items() if name.endswith(f"-{key}-logs"))
+        (extension,) = logs["dataSources"]["extensions"]
+        assert extension["extensionName"] == "ContainerInsights"
+        assert "Microsoft-ContainerLogV2" in extension["streams"]
+        assert extension["extensionSettings"]["dataCollectionSettings"]["enableContainerLogV2"] is True
+        # Legacy ContainerLog doubles the bill for the same lines: not collected.
+        assert "Microsoft-ContainerLog" not in extension["streams"]
+    associations = [r.inputs for r in plan.of_type(DCRA)]
+    names = [a["associationName"] for a in associations]
+    assert names.count("ContainerInsightsExtension") == len(clusters)
+    # AKS requires this exact name for the agents' configuration endpoint.
+    assert names.count("configurationAccessEndpoint") == len(clusters)
+
+
+def test_table_plans_and_retention_come_from_config(plans):
+    tables = {(r.inputs["workspaceName"], r.inputs["tableName"]): r for r in plans["prod"].of_type(TABLE)}
+    workspaces = {r.inputs["workspaceName"] for r in plans["prod"].of_type(WORKSPACE)}
+    for workspace in workspaces:
+        logs = tables[(workspace, "ContainerLogV2")]
+        assert logs.inputs["plan"] == "Basic" and logs.inputs["totalRetentionInDays"] == 90
+        assert "retentionInDays" not in logs.inputs
+        events = tables[(workspace, "KubeEvents")]
+        assert events.inputs["plan"] == "Analytics" and events.inputs["retentionInDays"] == 90
+        # Built-in tables: removing one from config must not try to delete it.
+        assert logs.options.retain_on_delete and events.options.retain_on_delete
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "key", "reason"),
+    [
+        (
+            "operations.containerLogs.tables.KubeEvents",
+            {"plan": "Basic"},
+            "platform:operations.containerLogs.tables.KubeEvents.plan",
+            "cannot use the Basic plan",
+        ),
+        (
+            "operations.containerLogs.tables.ContainerLogV2",
+            {"plan": "Basic", "retentionDays": 60},
+            "platform:operations.containerLogs.tables.ContainerLogV2.retentionDays",
+            "30 days interactive",
+        ),
+        (
+            "operations.containerLogs.namespaces",
+            [],
+            "platform:operations.containerLogs.namespaces",
+            "namespaceFilteringMode",
+        ),
+        (
+            "operations.privateLinkScope.scopeId",
+            None,
+            "platform:operations.privateLinkScope.scopeId",
+            "one Azure Monitor private link scope per DNS",
+        ),
+    ],
+)
+def test_bad_logging_config_names_its_key(path, value, key, reason):
+    expect_problem("prod", set_in(path, value), key, reason)
+
+
+# -- private link scope, both layouts -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_with_the_hubs_zones_the_environment_joins_the_hubs_scope(plans, stack):
+    plan, config = plans[stack], _config(stack)
+    hub_scope = config.operations.private_link_scope.scope_id
+    assert not plan.of_type(SCOPE)  # one scope per DNS: the hub's
+    members = {_name(r.inputs["linkedResourceId"]) for r in plan.of_type(SCOPED)}
+    assert {r.inputs["scopeName"] for r in plan.of_type(SCOPED)} == {_name(hub_scope)}
+    workspaces = _names(plan, WORKSPACE, "workspaceName")
+    endpoints = _names(plan, DCE, "dataCollectionEndpointName")
+    assert workspaces and endpoints
+    assert members == workspaces | endpoints
+    _refuse_public_ingestion(plan)
+
+
+def test_with_its_own_zones_the_environment_has_its_own_scope_and_endpoints(plans):
+    plan = plans["dev"]
+    (scope,) = plan.of_type(SCOPE)
+    assert scope.inputs["accessModeSettings"]["ingestionAccessMode"] == "PrivateOnly"
+    assert scope.inputs["accessModeSettings"]["queryAccessMode"] == "Open"
+    endpoints = [r for r in plan.of_type(ENDPOINT) if r.name.endswith("-pe-azuremonitor")]
+    assert len(endpoints) == len({c.region for c in _config("dev").clusters.values()})
+    groups = [r for r in plan.of_type(ZONE_GROUP) if r.name.startswith("monitoring-link-pe-azuremonitor")]
+    for group in groups:
+        zones = [c["name"] for c in group.inputs["privateDnsZoneConfigs"]]
+        assert zones == [z.replace(".", "-") for z in ZONES_BY_GROUP_ID["azuremonitor"]]
+    members = {_name(r.inputs["linkedResourceId"]) for r in plan.of_type(SCOPED)}
+    assert members == _names(plan, WORKSPACE, "workspaceName") | _names(plan, DCE, "dataCollectionEndpointName")
+    _refuse_public_ingestion(plan)
+
+
+def _refuse_public_ingestion(plan):
+    for endpoint in plan.of_type(DCE):
+        assert endpoint.inputs["networkAcls"]["publicNetworkAccess"] == "Disabled", endpoint.name
+    for workspace in plan.of_type(WORKSPACE):
+        assert workspace.inputs["publicNetworkAccessForIngestion"] == "Disabled", workspace.name
+    # Prometheus ingests through the region's endpoint, the one in the scope.
+    endpoints = _names(plan, DCE, "dataCollectionEndpointName")
+    for rule in plan.of_type(DCR):
+        if "prometheusForwarder" in rule.inputs.get("dataSources", {}):
+            assert _name(rule.inputs["dataCollectionEndpointId"]) in endpoints
+
+
+# -- Grafana and dashboards ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_grafana_is_private_entra_only_and_reads_every_regions_workspace(plans, stack):
+    plan = plans[stack]
+    (instance,) = plan.of_type(GRAFANA)
+    properties = instance.inputs["properties"]
+    assert properties["publicNetworkAccess"] == "Disabled"
+    assert properties["apiKey"] == "Disabled"  # no service-account tokens that outlive a role
+    monitor_workspaces = _names(plan, "azure-native:monitor:AzureMonitorWorkspace", "azureMonitorWorkspaceName")
+    integrations = properties["grafanaIntegrations"]["azureMonitorWorkspaceIntegrations"]
+    assert {_name(i["azureMonitorWorkspaceResourceId"]) for i in integrations} == monitor_workspaces
+    assert [r for r in plan.of_type(ENDPOINT) if r.name == "grafana-pe-grafana"]
+    readers = {
+        _name(r.inputs["scope"])
+        for r in plan.of_type(ASSIGNMENT)
+        if r.inputs["roleDefinitionId"].endswith("b0d8363b-8ddd-447d-831f-62ca05bff136")
+    }
+    assert readers == monitor_workspaces
+    admins = [
+        r
+        for r in plan.of_type(ASSIGNMENT)
+        if r.inputs["roleDefinitionId"].endswith("22926164-76b3-42b3-bc55-97df8dab3e41")
+    ]
+    assert admins and all(r.inputs["principalType"] == "Group" for r in admins)
+
+
+def test_dashboards_are_in_the_prod_plan_one_per_file(plans):
+    dashboards = plans["prod"].of_type(DASHBOARD)
+    assert sorted(json.loads(r.inputs["configJson"])["uid"] for r in dashboards) == sorted(
+        board["uid"] for board in dashboard_files().values()
+    )
+
+
+def _queries(board):
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            yield panel["title"], target["expr"].replace("$cluster", "c")
+
+
+def test_every_dashboard_query_parses_and_reads_only_collected_series():
+    known = (
+        metrics.DCGM_METRICS
+        | metrics.KUBE_STATE_METRICS
+        | frozenset(metrics.KUEUE_METRICS)
+        | metrics.STRIMZI_METRICS
+        | {record for rules in metrics.AKS_RECORDING_RULES.values() for record, _, _ in rules}
+    )
+    exported = {alerts_plan.label_series(label) for label in alerts_plan.EXPORTED_NODE_LABELS}
+    boards = dashboard_files()
+    assert {"fleet-capacity", "gpu-health", "kafka", "networking"} <= set(boards)
+    assert len({b["uid"] for b in boards.values()}) == len(boards)
+    for name, board in boards.items():
+        for title, expression in _queries(board):
+            unknown = selected_metrics(expression) - known
+            assert not unknown, (name, title, unknown)
+            labels: set[str] = set()
+
+            def visit(node, labels=labels):
+                if isinstance(node, promql_parser.VectorSelector) and node.name == "kube_node_labels":
+                    labels.update(m.name for m in node.matchers.matchers if m.name.startswith("label_"))
+
+            promql_parser.walk(promql_parser.parse(expression), visit)
+            assert labels <= exported, (name, title, labels - exported)
+
+
+def test_the_offline_engines_container_insights_streams_are_the_models_tables():
+    """One list, restated where the engine checks stream names: they must agree."""
+    from typing import get_args
+
+    from offline.inputs import CONTAINER_INSIGHTS_STREAMS
+    from stackconfig.model import ContainerInsightsTable
+
+    assert {f"Microsoft-{table}" for table in get_args(ContainerInsightsTable)} == CONTAINER_INSIGHTS_STREAMS
