@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pulumi
-from pulumi_azure_native import monitor, operationalinsights
+import pulumi_kubernetes as kubernetes
+from pulumi_azure_native import monitor, operationalinsights, resources
 
 from components.groups import resource_group
 from planning.naming import Naming
@@ -84,17 +85,22 @@ class Observability(pulumi.ComponentResource):
             tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self),
         )
-        for table, settings in args.container_logs.tables.items():
-            operationalinsights.Table(
-                f"{name}-table-{table}",
+        if args.container_logs.tables:
+            # Built-in tables exist with the workspace, and the provider refuses to create a
+            # resource that exists (`cannot create already existing resource`): an incremental
+            # ARM deployment PUTs the tables' plan and retention over them instead.
+            resources.Deployment(
+                f"{name}-tables",
+                deployment_name=f"tables-{naming.regional('log', args.region)}"[:64],
                 resource_group_name=group.name,
-                workspace_name=workspace.name,
-                table_name=table,
-                plan=operationalinsights.TablePlanEnum(settings.plan),
-                retention_in_days=settings.retention_days,
-                total_retention_in_days=settings.total_retention_days,
-                # A built-in table: removing it from config leaves it (and its data) as it is.
-                opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+                properties=resources.DeploymentPropertiesArgs(
+                    mode=resources.DeploymentMode.INCREMENTAL,
+                    template=workspace.name.apply(
+                        lambda workspace_name: tables_template(workspace_name, args.container_logs)
+                    ),
+                ),
+                tags=args.tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[workspace]),
             )
 
         self.resource_group_name = group.name
@@ -109,6 +115,82 @@ class Observability(pulumi.ComponentResource):
                 "dataCollectionEndpointId": endpoint.id,
             }
         )
+
+
+# The tables API version the template writes (Microsoft.OperationalInsights/workspaces/tables).
+TABLES_API_VERSION = "2023-09-01"
+
+
+def tables_template(workspace_name: str, logs: ContainerLogsConfig) -> dict:
+    """An ARM template setting each configured table's plan and retention (interactive, total)."""
+    tables = []
+    for table, settings in logs.tables.items():
+        properties: dict = {"plan": settings.plan}
+        if settings.retention_days is not None:
+            properties["retentionInDays"] = settings.retention_days
+        if settings.total_retention_days is not None:
+            properties["totalRetentionInDays"] = settings.total_retention_days
+        tables.append(
+            {
+                "type": "Microsoft.OperationalInsights/workspaces/tables",
+                "apiVersion": TABLES_API_VERSION,
+                "name": f"{workspace_name}/{table}",
+                "properties": properties,
+            }
+        )
+    return {
+        "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+        "contentVersion": "1.0.0.0",
+        "resources": tables,
+    }
+
+
+# The agent's own settings (microsoft/Docker-Provider kubernetes/container-azm-ms-agentconfig.yaml):
+# container stdout/stderr logs are filtered here, not by the collection rule's namespace filter
+# (which covers inventory and metrics). Without it the agent skips these two by default.
+AGENT_CONFIG_MAP = "container-azm-ms-agentconfig"
+AGENT_DEFAULT_EXCLUDED = ("kube-system", "gatekeeper-system")
+
+
+def agent_config(logs: ContainerLogsConfig) -> dict[str, str]:
+    """The agent's ConfigMap data: which namespaces' container logs it leaves out."""
+    excluded = list(dict.fromkeys([*AGENT_DEFAULT_EXCLUDED, *logs.namespaces]))
+    namespaces = ", ".join(f'"{namespace}"' for namespace in excluded)
+    settings = "\n".join(
+        [
+            "[log_collection_settings]",
+            *(
+                f"  [log_collection_settings.{stream}]\n    enabled = true\n    exclude_namespaces = [{namespaces}]"
+                for stream in ("stdout", "stderr")
+            ),
+        ]
+    )
+    return {"schema-version": "v1", "config-version": "ver1", "log-data-collection-settings": settings}
+
+
+@dataclass(frozen=True)
+class ClusterLogSettingsArgs:
+    container_logs: ContainerLogsConfig
+
+
+class ClusterLogSettings(pulumi.ComponentResource):
+    """Inside one cluster: the Container Insights agent's settings (kube-system's ConfigMap)."""
+
+    def __init__(
+        self,
+        name: str,
+        args: ClusterLogSettingsArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:observability:ClusterLogSettings", name, None, opts)
+        kubernetes.core.v1.ConfigMap(
+            f"{name}-agent",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=AGENT_CONFIG_MAP, namespace="kube-system"),
+            data=agent_config(args.container_logs),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        self.register_outputs({})
 
 
 def send_logs(

@@ -64,7 +64,7 @@ from components.network import (
     SubnetSpec,
     peer_regions,
 )
-from components.observability import Observability, ObservabilityArgs
+from components.observability import ClusterLogSettings, ClusterLogSettingsArgs, Observability, ObservabilityArgs
 from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
 from components.plan_access import PlanAccess, PlanAccessArgs
 from components.private_dns import (
@@ -625,6 +625,13 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
     # Also the DNS links: a node resolves the registry only once its VNet is linked.
     pull_ready = [*foundation.after, aks.kubelet_pull_grant]
     traffic = cluster_traffic(config, key)
+    if config.operations.container_logs.enabled:
+        ClusterLogSettings(
+            f"logs-{key}",
+            ClusterLogSettingsArgs(container_logs=config.operations.container_logs),
+            provider=provider,
+            opts=ctx.opts,
+        )
     admission = ClusterAdmission(
         f"admission-{key}",
         ClusterAdmissionArgs(
@@ -1160,6 +1167,10 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple
     elif hub:
         # Our zones: deploy runners and resolvers in the hub must resolve them too.
         vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
+    # The environment's own Azure Monitor zones stay off the hub's VNet: linked there, they would
+    # send the hub's own Azure Monitor traffic to this environment's scope.
+    hub_vnet = parse_resource_id(hub.virtual_network_id).name if hub else None
+    monitor_only = {z for z in zones_of("azuremonitor") if z not in ZONE_BY_GROUP_ID.values()}
     own_zones = [r for r in endpoint_regions(config) if r != config.primary_region]
     elsewhere = {naming.regional("vnet", r) for r in own_zones}
     shared = PrivateDns(
@@ -1171,7 +1182,10 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple
             vnet_ids=vnet_ids,
             central=central,
             tags=ctx.tags,
-            vnets_by_zone={zone: [v for v in vnet_ids if v not in elsewhere] for zone in data_plane_zones(config)},
+            vnets_by_zone={
+                zone: [v for v in vnet_ids if v not in elsewhere and not (zone in monitor_only and v == hub_vnet)]
+                for zone in data_plane_zones(config)
+            },
         ),
         opts=ctx.opts,
     )

@@ -117,9 +117,7 @@ ARM_TYPES: dict[str, ArmType] = {
     "azure-native:monitor:PrivateLinkScopedResource": _t(
         "Microsoft.Insights", ("privateLinkScopes", "scopeName"), ("scopedResources", "name")
     ),
-    "azure-native:operationalinsights:Table": _t(
-        "Microsoft.OperationalInsights", ("workspaces", "workspaceName"), ("tables", "tableName")
-    ),
+    "azure-native:resources:Deployment": _t("Microsoft.Resources", ("deployments", "deploymentName")),
     "azure-native:dashboard:Grafana": _t("Microsoft.Dashboard", ("grafana", "workspaceName")),
     "azure-native:monitor:MetricAlert": _t("Microsoft.Insights", ("metricAlerts", "ruleName")),
     "azure-native:alertsmanagement:PrometheusRuleGroup": _t(

@@ -4,18 +4,20 @@ An environment is deployed as several stacks, split by risk, cadence and permiss
 Kubernetes playbook, "stacks by risk and function"; the AKS baseline's split between the
 network team's and the workload team's deployments):
 
-- `foundation`: observability and the alerts' action groups, the regional networks (NSGs, NAT
-  or firewall, routes, peerings), private DNS, the registry, each region's Key Vault, the
+- `foundation`: observability (workspaces, collection endpoints, table plans, the Azure Monitor
+  private link scope's members, Managed Grafana) and the alerts' action groups, the regional
+  networks (NSGs, NAT or firewall, routes, peerings), private DNS, the registry, each region's Key Vault, the
   workloads' managed identities;
 - `data`: storage accounts and their replicas, their keys and locks, Event Hubs; `protect` on,
   strictest review;
 - `cluster` (one per cluster): AKS and its pools, monitoring, alert rules and grants, and the
   in-cluster platform baseline (admission, priorities, platform namespaces and their isolation,
-  the GPU stack or a dispatcher's Kueue, the Strimzi operator and its Kafka cluster, a MultiKueue
+  the GPU stack and its health checks or a dispatcher's Kueue, the log agent's settings, the
+  Strimzi operator and its Kafka cluster, a MultiKueue
   worker's service account and token);
 - `tenants`: what teams change daily: federated credentials and workload grants, team
   namespaces and RBAC, Kueue queues and MultiKueue's objects, Kafka topics and users,
-  MirrorMaker and its CA copies;
+  MirrorMaker and its CA copies, the Grafana dashboards;
 - `fleet` (two or more clusters): Fleet Manager, members, update strategies.
 
 Every platform component belongs to one layer (a component that spanned two was split:
@@ -110,6 +112,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:observability:Observability": "foundation",
     "platform:observability:PrivateLinkScope": "foundation",
     "platform:observability:Grafana": "foundation",
+    "platform:observability:ClusterLogSettings": "cluster",
     "platform:observability:Dashboards": "tenants",
     "platform:observability:ActionGroups": "foundation",
     "platform:observability:ClusterAlerts": "cluster",
@@ -155,6 +158,7 @@ PER_CLUSTER_PREFIXES = (
     "streaming-",
     "dispatch-worker-",
     "alerts-",
+    "logs-",
 )
 
 

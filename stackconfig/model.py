@@ -814,12 +814,13 @@ class ContainerLogsConfig(Model):
 
     enabled: bool = Field(default=True, description="Collect container logs, Kubernetes events and inventory.")
     interval: Duration = Field(default="1m", description="How often inventory and metrics are collected.")
-    namespace_filtering_mode: Literal["Off", "Include", "Exclude"] = Field(
+    namespace_filtering_mode: Literal["Off", "Exclude"] = Field(
         default="Off",
-        description="`Off` (every namespace), `Include` (only `namespaces`) or `Exclude` (all but `namespaces`).",
+        description="`Off` (every namespace but AKS's `kube-system` and `gatekeeper-system`, whose container "
+        "logs the agent skips by default) or `Exclude` (also `namespaces`): container logs, inventory and metrics.",
     )
     namespaces: list[NamespaceName] = Field(
-        default_factory=list, description="The namespaces `namespaceFilteringMode` includes or excludes."
+        default_factory=list, description="The namespaces `namespaceFilteringMode: Exclude` leaves out."
     )
     tables: dict[ContainerInsightsTable, LogTableConfig] = Field(
         default_factory=dict,

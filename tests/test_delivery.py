@@ -878,6 +878,10 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
                 (ROLE["Network Contributor"], vnet),
                 (ROLE["Private DNS Zone Contributor"], zones),
                 ("<name of Platform monitor scope joiner (ailab)>", hub_monitor_scope()),
+                (
+                    "<name of Platform monitor scope operation reader (ailab)>",
+                    hub_monitor_scope().split("/providers/")[0],
+                ),
             }
             plan["foundation"] |= {(ROLE["Reader"], hub_monitor_scope())}
             deploy["data"] |= {(joiner, zones)}
@@ -911,8 +915,20 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
         "Microsoft.Network/privateDnsZones/join/action",
     ]
     assert custom["Platform private DNS zone joiner (ailab)"]["AssignableScopes"] == [zones]
+    # The hub's Azure Monitor scope: join it, and read its operations in its resource group only.
+    scope = hub_monitor_scope()
+    assert custom["Platform monitor scope joiner (ailab)"]["AssignableScopes"] == [scope]
+    assert custom["Platform monitor scope joiner (ailab)"]["Actions"] == [
+        "Microsoft.Insights/privateLinkScopes/read",
+        "Microsoft.Insights/privateLinkScopes/scopedResources/read",
+        "Microsoft.Insights/privateLinkScopes/scopedResources/write",
+        "Microsoft.Insights/privateLinkScopes/scopedResources/delete",
+    ]
+    operations = custom["Platform monitor scope operation reader (ailab)"]
+    assert operations["AssignableScopes"] == [scope.split("/providers/")[0]]
+    assert operations["Actions"] == ["Microsoft.Insights/privateLinkScopeOperationStatuses/read"]
     for name, definition in custom.items():
-        if "joiner" not in name:
+        if "joiner" not in name and "monitor scope" not in name:
             assert definition["AssignableScopes"] in ([f"/subscriptions/{SUBSCRIPTIONS[env]}"] for env in DEPLOYED)
 
     admins = [grant for grant in grants(dry_run) if grant["assignee-object-id"] == ADMINS]

@@ -24,7 +24,7 @@ DCR = "azure-native:monitor:DataCollectionRule"
 DCRA = "azure-native:monitor:DataCollectionRuleAssociation"
 DCE = "azure-native:monitor:DataCollectionEndpoint"
 WORKSPACE = "azure-native:operationalinsights:Workspace"
-TABLE = "azure-native:operationalinsights:Table"
+DEPLOYMENT = "azure-native:resources:Deployment"
 SCOPE = "azure-native:monitor:PrivateLinkScope"
 SCOPED = "azure-native:monitor:PrivateLinkScopedResource"
 ENDPOINT = "azure-native:network:PrivateEndpoint"
@@ -76,16 +76,21 @@ def test_container_insights_on_every_cluster_with_its_managed_identity(plans, st
 
 
 def test_table_plans_and_retention_come_from_config(plans):
-    tables = {(r.inputs["workspaceName"], r.inputs["tableName"]): r for r in plans["prod"].of_type(TABLE)}
-    workspaces = {r.inputs["workspaceName"] for r in plans["prod"].of_type(WORKSPACE)}
-    for workspace in workspaces:
-        logs = tables[(workspace, "ContainerLogV2")]
-        assert logs.inputs["plan"] == "Basic" and logs.inputs["totalRetentionInDays"] == 90
-        assert "retentionInDays" not in logs.inputs
-        events = tables[(workspace, "KubeEvents")]
-        assert events.inputs["plan"] == "Analytics" and events.inputs["retentionInDays"] == 90
-        # Built-in tables: removing one from config must not try to delete it.
-        assert logs.options.retain_on_delete and events.options.retain_on_delete
+    """Set through an incremental ARM deployment: built-in tables exist with their workspace,
+    and the provider refuses to create an existing resource."""
+    workspaces = _names(plans["prod"], WORKSPACE, "workspaceName")
+    deployments = [r for r in plans["prod"].of_type(DEPLOYMENT) if r.inputs["deploymentName"].startswith("tables-")]
+    assert len(deployments) == len(workspaces)
+    for deployment in deployments:
+        assert deployment.inputs["properties"]["mode"] == "Incremental"
+        tables = {
+            r["name"].split("/")[1]: (r["name"].split("/")[0], r["properties"])
+            for r in deployment.inputs["properties"]["template"]["resources"]
+        }
+        (workspace,) = {w for w, _ in tables.values()}
+        assert workspace in workspaces
+        assert tables["ContainerLogV2"][1] == {"plan": "Basic", "totalRetentionInDays": 90}
+        assert tables["KubeEvents"][1] == {"plan": "Analytics", "retentionInDays": 90, "totalRetentionInDays": 365}
 
 
 @pytest.mark.parametrize(
@@ -119,6 +124,38 @@ def test_table_plans_and_retention_come_from_config(plans):
 )
 def test_bad_logging_config_names_its_key(path, value, key, reason):
     expect_problem("prod", set_in(path, value), key, reason)
+
+
+def test_a_grafana_name_beyond_azures_limit_names_the_key():
+    # `grafana-platformla-staging`: 26 characters.
+    expect_problem(
+        "staging",
+        set_in("prefix", "platformla"),
+        "platform:operations.grafana.enabled",
+        "longer than Managed Grafana's 23 characters",
+    )
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_the_agent_leaves_out_the_excluded_namespaces_container_logs(plans, stack):
+    """Container logs are filtered by the agent's ConfigMap, not the collection rule (which
+    covers inventory and metrics): parsed here as the agent parses it, TOML."""
+    import tomllib
+
+    excluded = set(_config(stack).operations.container_logs.namespaces)
+    maps = [
+        r.inputs
+        for r in plans[stack].of_type("kubernetes:core/v1:ConfigMap")
+        if r.inputs["metadata"]["name"] == "container-azm-ms-agentconfig"
+    ]
+    assert len(maps) == len(_config(stack).clusters)
+    for config_map in maps:
+        assert config_map["metadata"]["namespace"] == "kube-system"
+        assert config_map["data"]["schema-version"] == "v1"
+        settings = tomllib.loads(config_map["data"]["log-data-collection-settings"])["log_collection_settings"]
+        for stream in ("stdout", "stderr"):
+            assert settings[stream]["enabled"] is True
+            assert {"kube-system", "gatekeeper-system"} | excluded == set(settings[stream]["exclude_namespaces"])
 
 
 # -- private link scope, both layouts -----------------------------------------------------------

@@ -356,6 +356,16 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
             value=[{**rule, "actions": []} for rule in p.one(RULE_GROUP, "alerts-eus2-platform-kafka").inputs["rules"]],
         ),
     ),
+    (
+        "monitoring-private",
+        "a collection endpoint taking public ingestion",
+        lambda p: changed(p, "ops-dce", path="networkAcls.publicNetworkAccess", value="Enabled"),
+    ),
+    (
+        "monitoring-private",
+        "a cluster without Container Insights",
+        lambda p: changed(p, "aks-eus2-aks", path="addonProfiles.omsagent", value={"enabled": False}),
+    ),
     ("stateful-resources-protected", "unprotected storage", lambda p: options(p, "storage-weights", protect=False)),
     (
         "address-ranges-disjoint",

@@ -14,6 +14,7 @@ from offline.chartcheck import chart_defaults
 from offline.mocks import arm_id
 from offline.reference import facts_table, reference_file
 from planning.charts import CHARTS
+from planning.private_link import ZONES_BY_GROUP_ID
 from tests.conftest import ALL_STACKS, STACKS, run_with, stack_values
 
 STORAGE = "azure-native:storage:StorageAccount"
@@ -156,13 +157,18 @@ def test_an_environment_with_its_own_zones_links_them_to_the_hub_too():
     assert plan.ok, plan.error
     zones = {z.inputs["privateZoneName"] for z in plan.of_type("azure-native:privatedns:PrivateZone")}
     assert "privatelink.eastus2.azmk8s.io" in zones and "privatelink.blob.core.windows.net" in zones
+    monitor_only = {z for z in ZONES_BY_GROUP_ID["azuremonitor"] if z != "privatelink.blob.core.windows.net"}
+    assert monitor_only <= zones
     for zone in zones:
         linked = {
             link.inputs["virtualNetworkLinkName"]
             for link in plan.of_type(LINK)
             if link.inputs["privateZoneName"] == zone
         }
-        assert linked == {"link-vnet-hub-eus2", "link-vnet-ailab-staging-eus2"}, zone
+        # Its own Azure Monitor zones stay off the hub: they would send the hub's own Azure
+        # Monitor traffic to this environment's private link scope.
+        expected = {"link-vnet-ailab-staging-eus2"} | (set() if zone in monitor_only else {"link-vnet-hub-eus2"})
+        assert linked == expected, zone
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)

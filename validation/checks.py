@@ -1218,6 +1218,9 @@ def check_alerts(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 )
 
 
+GRAFANA_NAME_MAX = 23
+
+
 def check_monitoring(config: PlatformConfig) -> Iterator[ConfigProblem]:
     """Table plans the tables support; a namespace filter that names namespaces; one private
     link scope per DNS: the hub's when its shared zones serve the environment."""
@@ -1245,7 +1248,15 @@ def check_monitoring(config: PlatformConfig) -> Iterator[ConfigProblem]:
     if (logs.namespace_filtering_mode == "Off") != (not logs.namespaces):
         yield ConfigProblem(
             key("operations", "containerLogs", "namespaces"),
-            "name namespaces exactly when namespaceFilteringMode is Include or Exclude",
+            "name namespaces exactly when namespaceFilteringMode is Exclude",
+        )
+    # Managed Grafana names: 2-23 letters, digits and hyphens (Microsoft.Dashboard/grafana).
+    grafana_name = f"grafana-{config.prefix}-{config.environment}"
+    if config.operations.grafana.enabled and len(grafana_name) > GRAFANA_NAME_MAX:
+        yield ConfigProblem(
+            key("operations", "grafana", "enabled"),
+            f"the instance's name {grafana_name!r} is longer than Managed Grafana's {GRAFANA_NAME_MAX} characters: "
+            "shorten platform:prefix or the environment's name",
         )
     scope = config.operations.private_link_scope
     shared_zones = config.network.hub is not None and config.network.hub.private_dns_zones_resource_group_id

@@ -54,6 +54,7 @@ TAGGABLE_TYPES = frozenset(
         "azure-native:operationalinsights:Workspace",
         "azure-native:privatedns:PrivateZone",
         "azure-native:privatedns:VirtualNetworkLink",
+        "azure-native:resources:Deployment",
         "azure-native:resources:ResourceGroup",
         "azure-native:storage:StorageAccount",
     }
@@ -175,6 +176,33 @@ def alerting_on_every_cluster(args, report):
                 "critical to a receiver.",
                 cluster.urn,
             )
+
+
+DATA_COLLECTION_ENDPOINT = "azure-native:monitor:DataCollectionEndpoint"
+LOG_WORKSPACE = "azure-native:operationalinsights:Workspace"
+
+
+def monitoring_private(args, report):
+    """Every cluster sends its container logs with the agent's managed identity (Container
+    Insights), and logs and metrics reach Azure Monitor only privately: no collection endpoint
+    or workspace takes public ingestion."""
+    public = {
+        DATA_COLLECTION_ENDPOINT: ("data collection endpoint", "networkAcls.publicNetworkAccess"),
+        LOG_WORKSPACE: ("Log Analytics workspace", "publicNetworkAccessForIngestion"),
+    }
+    for resource in args.resources:
+        if resource.resource_type == MANAGED_CLUSTER:
+            agent = lookup(resource.props, "addonProfiles.omsagent") or {}
+            if not agent.get("enabled") or (agent.get("config") or {}).get("useAADAuth") != "true":
+                report(
+                    f"cluster {resource.name} collects no container logs with the agent's managed identity "
+                    "(Container Insights, useAADAuth).",
+                    resource.urn,
+                )
+        elif resource.resource_type in public:
+            kind, path = public[resource.resource_type]
+            if lookup(resource.props, path) != "Disabled":
+                report(f"{kind} {resource.name} accepts public ingestion.", resource.urn)
 
 
 def stateful_protected(args, report):
@@ -313,6 +341,16 @@ POLICIES = [
         severity=Severity.HIGH,
         remediation="Route critical alerts to a receiver: platform:operations.alerts.receivers and .routes "
         "(components/alerting.py makes the rules for every cluster).",
+    ),
+    stack_policy(
+        "monitoring-private",
+        "Every cluster sends container logs through Container Insights with its managed identity, and no "
+        "data collection endpoint or Log Analytics workspace accepts public ingestion (Azure Monitor Private "
+        "Link Scope).",
+        monitoring_private,
+        severity=Severity.HIGH,
+        remediation="Keep platform:operations.containerLogs.enabled and platform:operations.privateLinkScope."
+        "enabled (the defaults); with the hub's zones, name the hub's scope in privateLinkScope.scopeId.",
     ),
     stack_policy(
         "stateful-resources-protected",
