@@ -85,28 +85,23 @@ class ManagedGrafana(pulumi.ComponentResource):
         )
         principal = instance.identity.apply(lambda identity: identity.principal_id if identity else "")
         scope_key = f"{naming.environment}/grafana"
-        for region, workspace_id in args.monitor_workspace_ids.items():
-            assign_role(
-                f"{name}-reads-metrics-{region}",
-                role="Monitoring Data Reader",
-                scope=workspace_id,
-                scope_key=f"{naming.environment}/amw/{region}",
-                principal_id=principal,
-                principal_key=scope_key,
-                subscription_id=args.subscription_id,
-                parent=self,
-            )
-        for region, workspace_id in args.log_analytics_workspace_ids.items():
-            assign_role(
-                f"{name}-reads-logs-{region}",
-                role="Monitoring Reader",
-                scope=workspace_id,
-                scope_key=f"{naming.environment}/log/{region}",
-                principal_id=principal,
-                principal_key=scope_key,
-                subscription_id=args.subscription_id,
-                parent=self,
-            )
+        # Its own identity reads each region's metrics and logs.
+        readers = [
+            ("metrics", "amw", "Monitoring Data Reader", args.monitor_workspace_ids),
+            ("logs", "log", "Monitoring Reader", args.log_analytics_workspace_ids),
+        ]
+        for what, kind, role, workspace_ids in readers:
+            for region, workspace_id in workspace_ids.items():
+                assign_role(
+                    f"{name}-reads-{what}-{region}",
+                    role=role,
+                    scope=workspace_id,
+                    scope_key=f"{naming.environment}/{kind}/{region}",
+                    principal_id=principal,
+                    principal_key=scope_key,
+                    subscription_id=args.subscription_id,
+                    parent=self,
+                )
         grants = [(group, "Grafana Admin") for group in args.admin_group_ids]
         grants += [(group, "Grafana Viewer") for group in args.viewer_group_ids]
         for group, role in grants:

@@ -17,28 +17,15 @@ import typing
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
 from pulumi import _types as pulumi_types
 
 from offline.engine import UNKNOWN, CapturedResource
+from stackconfig.model import ContainerInsightsTable
 
-CONTAINER_INSIGHTS_STREAMS = frozenset(
-    f"Microsoft-{table}"
-    for table in (
-        "ContainerLogV2",
-        "KubeEvents",
-        "KubePodInventory",
-        "KubeNodeInventory",
-        "KubePVInventory",
-        "KubeServices",
-        "KubeMonAgentEvents",
-        "InsightsMetrics",
-        "ContainerInventory",
-        "ContainerNodeInventory",
-        "Perf",
-    )
-)
+# Container Insights' streams: one per table the config model names.
+CONTAINER_INSIGHTS_STREAMS = frozenset(f"Microsoft-{table}" for table in get_args(ContainerInsightsTable))
 # Values the SDK's enum does not list but Azure documents. Azure's "Known..." enums are
 # open-ended (modelAsString); each exception names where it is documented.
 DOCUMENTED_ENUM_EXTENSIONS: dict[tuple[str, str], frozenset[str]] = {

@@ -268,13 +268,3 @@ def test_every_dashboard_query_parses_and_reads_only_collected_series():
 
             promql_parser.walk(promql_parser.parse(expression), visit)
             assert labels <= exported, (name, title, labels - exported)
-
-
-def test_the_offline_engines_container_insights_streams_are_the_models_tables():
-    """One list, restated where the engine checks stream names: they must agree."""
-    from typing import get_args
-
-    from offline.inputs import CONTAINER_INSIGHTS_STREAMS
-    from stackconfig.model import ContainerInsightsTable
-
-    assert {f"Microsoft-{table}" for table in get_args(ContainerInsightsTable)} == CONTAINER_INSIGHTS_STREAMS
