@@ -13,8 +13,8 @@ Three parts, each with the least it needs:
   (planning/queues.py), so no admitted job lands on an unchecked or failed node; the taint
   keeps new gang members off a sick one. A failed check is the pod's event (its readiness
   probe prints it) and, through kube-state-metrics' node labels, a metric and an alert.
-- **Remediation** (kured, the Kubernetes reboot daemon AKS's documentation uses, on GPU nodes
-  only): when the agent asks (a sentinel file, at most once per `minRebootInterval` per node),
+- **Remediation** (kured, the reboot daemon AKS documents for its nodes: MicrosoftDocs/
+  azure-aks-docs upgrade-node-image-kured.md; on GPU nodes only): when the agent asks (a sentinel file, at most once per `minRebootInterval` per node),
   kured takes a cluster-wide lock held by at most `concurrency` nodes, waits while pods of
   admitted jobs run there (`waitForJobs`), cordons and drains the node through evictions (so
   PodDisruptionBudgets hold), reboots it and uncordons it; the preflight runs again on boot.
