@@ -14,10 +14,11 @@ Three parts, each with the least it needs:
   keeps new gang members off a sick one. A failed check is the pod's event (its readiness
   probe prints it) and, through kube-state-metrics' node labels, a metric and an alert.
 - **Remediation** (kured, the reboot daemon AKS documents for its nodes: MicrosoftDocs/
-  azure-aks-docs upgrade-node-image-kured.md; on GPU nodes only): when the agent asks (a sentinel file, at most once per `minRebootInterval` per node),
-  kured takes a cluster-wide lock held by at most `concurrency` nodes, waits while pods of
-  admitted jobs run there (`waitForJobs`), cordons and drains the node through evictions (so
-  PodDisruptionBudgets hold), reboots it and uncordons it; the preflight runs again on boot.
+  azure-aks-docs upgrade-node-image-kured.md; on GPU nodes only): when the agent asks (a
+  sentinel file, at most once per `minRebootInterval` per node), kured takes a cluster-wide
+  lock held by at most `concurrency` nodes, waits while pods of admitted jobs run there
+  (`waitForJobs`), cordons and drains the node through evictions (so PodDisruptionBudgets
+  hold), reboots it and uncordons it; the preflight runs again on boot.
   A fault that survives stays tainted for a person (docs/gpus.md, "Health").
 - **Rights**: the agent has none; kured may patch and drain nodes, and a
   ValidatingAdmissionPolicy lets it touch only its own node (the service account token's node
