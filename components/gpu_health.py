@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 
 from components.dispatch import rule_args
-from components.isolation import isolate
+from components.isolation import isolate, manifest_metadata
 from planning import gpu_health as plan
 from planning.network_policy import NamespaceTraffic
 from planning.pod_security import PRIVILEGED, pod_security_labels
@@ -29,13 +29,6 @@ class GpuHealthArgs:
     traffic: NamespaceTraffic
     # The GPU operator (DCGM's host engine, NFD and its CRDs) and the image pulls' prerequisites.
     ready: Sequence[pulumi.Resource] = field(default_factory=list)
-
-
-def _metadata(manifest: dict[str, Any]) -> kubernetes.meta.v1.ObjectMetaArgs:
-    metadata = manifest["metadata"]
-    return kubernetes.meta.v1.ObjectMetaArgs(
-        name=metadata["name"], namespace=metadata.get("namespace"), labels=metadata.get("labels")
-    )
 
 
 class GpuHealth(pulumi.ComponentResource):
@@ -70,7 +63,7 @@ class GpuHealth(pulumi.ComponentResource):
             manifest = plan.agent_daemonset(pool_name, pool, cluster, args.settings, args.login_server)
             kubernetes.apps.v1.DaemonSet(
                 f"{name}-agent-{pool_name}",
-                metadata=_metadata(manifest),
+                metadata=manifest_metadata(manifest),
                 spec=manifest["spec"],
                 opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[script])),
             )
@@ -157,7 +150,7 @@ class GpuHealth(pulumi.ComponentResource):
         manifest = plan.remediation_daemonset(args.cluster, args.settings, args.login_server)
         kubernetes.apps.v1.DaemonSet(
             f"{name}-remediation",
-            metadata=_metadata(manifest),
+            metadata=manifest_metadata(manifest),
             spec=manifest["spec"],
             opts=pulumi.ResourceOptions.merge(
                 in_namespace, pulumi.ResourceOptions(depends_on=[account, guard_binding])

@@ -22,10 +22,11 @@ class NamespaceIsolationArgs:
     traffic: NamespaceTraffic
 
 
-def _metadata(manifest: dict[str, Any]) -> kubernetes.meta.v1.ObjectMetaArgs:
+def manifest_metadata(manifest: dict[str, Any]) -> kubernetes.meta.v1.ObjectMetaArgs:
+    """A plain manifest's metadata (name, namespace if it has one, labels) as the SDK takes it."""
     metadata = manifest["metadata"]
     return kubernetes.meta.v1.ObjectMetaArgs(
-        name=metadata["name"], namespace=metadata["namespace"], labels=metadata.get("labels")
+        name=metadata["name"], namespace=metadata.get("namespace"), labels=metadata.get("labels")
     )
 
 
@@ -52,13 +53,13 @@ class NamespaceIsolation(pulumi.ComponentResource):
         logical = f"{name}-{manifest['metadata']['name']}"
         if manifest["kind"] == "NetworkPolicy":
             return kubernetes.networking.v1.NetworkPolicy(
-                logical, metadata=_metadata(manifest), spec=manifest["spec"], opts=opts
+                logical, metadata=manifest_metadata(manifest), spec=manifest["spec"], opts=opts
             )
         return kubernetes.apiextensions.CustomResource(
             f"{logical}-cilium",
             api_version=manifest["apiVersion"],
             kind=manifest["kind"],
-            metadata=_metadata(manifest),
+            metadata=manifest_metadata(manifest),
             spec=manifest["spec"],
             opts=opts,
         )
