@@ -447,25 +447,43 @@ def failure_cells() -> str:
     return "\n".join(out)
 
 
+def prod_diagram() -> str:
+    """The Mermaid diagram of prod, as the pull-request review draws it (offline/diagram.py)."""
+    from google.protobuf import json_format
+    from pulumi.runtime import rpc
+
+    from offline.diagram import mermaid
+    from offline.environment import preview_environment
+    from scripts.review_side import stacks_json
+
+    environment = preview_environment("prod")
+    assert environment.ok, environment.error
+    stacks = stacks_json(environment, rpc, json_format)
+    return "```mermaid\n" + mermaid(r for stack in stacks.values() for r in stack["resources"]) + "```\n"
+
+
 def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
     """Generated blocks inside hand-written pages: (page, block name) -> its content."""
     return {
         (ROOT / "README.md", "environments"): lambda: environments_table(stack_configs()),
         (ROOT / "README.md", "failure-table"): failure_table,
+        (ROOT / "README.md", "diagram-prod"): prod_diagram,
         (ROOT / "docs" / "resilience.md", "failure-cells"): failure_cells,
         (ROOT / "policies" / "README.md", "policies"): policies_table,
         (ROOT / "docs" / "deploying.md", "permissions"): permissions_table,
     }
 
 
-def pages() -> dict[Path, str]:
-    """Every generated file and its whole content."""
+def pages(only: Path | None = None) -> dict[Path, str]:
+    """Every generated file and its whole content (`only`: that file's, if it is generated)."""
     result = {
         ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems()),
         ROOT / "docs" / "catalogue.md": catalogue_page(),
         ROOT / "docs" / "migration.md": migration_page(),
     }
     for (path, name), render in blocks().items():
+        if only is not None and path != only:
+            continue
         text = result.get(path) or path.read_text()
         match = next((m for m in BLOCK.finditer(text) if m.group("name") == name), None)
         if match is None:

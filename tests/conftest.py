@@ -6,8 +6,10 @@ from __future__ import annotations
 import copy
 import fcntl
 import functools
+import json
 import pickle
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -136,10 +138,34 @@ def copy_project(destination: Path) -> Path:
         ROOT,
         destination,
         symlinks=True,
-        ignore=shutil.ignore_patterns("venv", ".git", "out", ".pytest_cache", "__pycache__"),
+        ignore=shutil.ignore_patterns(
+            "venv", ".git", "out", ".pytest_cache", "__pycache__", ".mypy_cache", ".ruff_cache", "node_modules"
+        ),
     )
     return destination
 
 
 def azure_resources(plan: Plan) -> list:
     return [r for r in plan.resources if r.type.startswith("azure-native:")]
+
+
+def review_side(root: Path, stacks: tuple[str, ...], out: Path) -> dict[str, Any]:
+    """One side of `make review BASE=...` (scripts/review_side.py) of the checkout at `root`."""
+    command = [sys.executable, str(ROOT / "scripts" / "review_side.py"), "--root", str(root), "--out", str(out)]
+    command += [arg for stack in stacks for arg in ("--stack", stack)]
+    subprocess.run(command, cwd=root, check=True)
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="session")
+def head_side(tmp_path_factory, worker_id) -> dict[str, Any]:
+    """This checkout's side document of every environment, made once per run (workers share it):
+    the base that the tests' edited copies are compared with."""
+    directory = _shared_directory(tmp_path_factory, worker_id)
+    cached = directory / "head-side.json"
+    with (directory / "head-side.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not cached.exists():
+            review_side(ROOT, ALL_STACKS, directory / "head-side.tmp.json").get("environments")
+            (directory / "head-side.tmp.json").rename(cached)
+    return json.loads(cached.read_text())

@@ -901,7 +901,7 @@ def test_configuration_reference_is_generated_from_the_model_and_current():
     undocumented = [key.path for key in keys() if len(key.description) < 10]
     assert undocumented == []
     page = ROOT / "docs" / "configuration.md"
-    assert page.read_text() == docs.pages()[page], "docs/configuration.md is stale: run `make docs`"
+    assert page.read_text() == docs.pages(page)[page], "docs/configuration.md is stale: run `make docs`"
     text = page.read_text()
     assert "| `podCidr` | CIDR | required | dev: `100.64.0.0/16`" in text
     assert "dev: `Standard_LRS`" in text, "a stack's explicit weakening shows beside the default"

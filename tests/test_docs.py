@@ -58,9 +58,11 @@ def test_every_link_resolves(page: Path):
 
 def test_the_readme_is_a_front_door_and_links_every_page():
     readme = (ROOT / "README.md").read_text()
-    # Room for the regional failure table and the region-down runbook (issue 21), and what is
-    # watched and who is told (issue 22).
-    assert len(readme.splitlines()) <= 240
+    # Room for the regional failure table and the region-down runbook (issue 21), what is
+    # watched and who is told (issue 22), and an example review comment (issue 23); generated
+    # blocks (the tables, the diagram of prod) do not count.
+    written = docs.BLOCK.sub(lambda m: m.group(1) + m.group(4), readme)
+    assert len(written.splitlines()) <= 240
     for page in (ROOT / "docs").glob("*.md"):
         assert f"docs/{page.name}" in readme, f"README does not link docs/{page.name}"
     for command in ("make preview", "make test"):

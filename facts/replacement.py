@@ -1,0 +1,206 @@
+"""Which input changes make the providers replace a resource, and which resources are stateful.
+
+The Python SDKs carry no such knowledge; the providers decide at diff time. What they decide:
+
+- azure-native 3.x (provider/pkg/provider/diff.go, `calculateDetailedDiff`): every *path
+  parameter* of the resource's PUT (the resource group, the resource's own name, `scope`) replaces;
+  so does a top-level property the REST spec marks create-only (`x-ms-mutability` without
+  `update`, e.g. a TrackedResource's `location`) and each name in the hand-kept `forceNewMap`
+  (provider/pkg/gen/replacement.go), one level deep; nested create-only properties only land in
+  `reports/forceNewTypes.json` and do *not* replace (the provider's own example: a storage
+  account's `encryption.services.blob.keyType`). A change below a replacing property replaces.
+- kubernetes 4.x (provider/pkg/provider/provider.go `Diff`, diff.go `forceNew`): `metadata.name`
+  and `metadata.namespace` for every kind, plus per-kind fields (below); custom resources,
+  PriorityClasses and patches only the name and namespace; a Helm Release `name`/`namespace`.
+  A provider whose `clusterIdentifier` changes replaces everything it deployed (`DiffConfig`).
+
+Properties the providers send as in-place updates that Azure or the API server then refuses
+(an agent pool's `osDiskType`, a subnet's `addressPrefix` in use, a PriorityClass's `value`,
+a StorageClass's `reclaimPolicy`) are not here: `pulumi up` fails on them instead of replacing.
+
+Sources are named per entry: AN = pulumi/pulumi-azure-native provider/pkg/gen/replacement.go
+(`forceNewMap`) at the 3.29 line; PATH = a path parameter of the resource's PUT (diff.go);
+SPEC = the REST spec's create-only `location` (common-types TrackedResource) at the SDK's default
+API version; K8S = pulumi/pulumi-kubernetes provider/pkg/provider/diff.go at the 4.34 line.
+"""
+
+from __future__ import annotations
+
+AN = "azure-native forceNewMap (provider/pkg/gen/replacement.go)"
+PATH = "azure-native: a path parameter of the resource's PUT (provider/pkg/provider/diff.go)"
+SPEC = "REST spec: create-only (x-ms-mutability) at the SDK's default API version"
+K8S = "pulumi-kubernetes forceNew (provider/pkg/provider/diff.go)"
+K8S_NAME = "pulumi-kubernetes: every kind (provider/pkg/provider/provider.go Diff)"
+
+
+def _paths(source: str, *paths: str) -> dict[str, str]:
+    return dict.fromkeys(paths, source)
+
+
+# type token -> {Pulumi input path (wire names; `[*]` any item): source}.
+FORCE_NEW: dict[str, dict[str, str]] = {
+    "azure-native:containerservice:ManagedCluster": {
+        **_paths(PATH, "resourceGroupName", "resourceName"),
+        **_paths(AN, "location", "dnsPrefix", "fqdnSubdomain", "diskEncryptionSetID", "nodeResourceGroup"),
+        **_paths(AN, "linuxProfile", "windowsProfile"),
+        **_paths(
+            AN,
+            *(
+                f"networkProfile.{leaf}"
+                for leaf in (
+                    "serviceCidr",
+                    "serviceCidrs",
+                    "dnsServiceIP",
+                    "networkMode",
+                    "networkPlugin",
+                    "networkPluginMode",
+                    "podCidr",
+                    "podCidrs",
+                    "networkDataplane",
+                    "networkPolicy",
+                    "outboundType",
+                    "ipFamilies",
+                )
+            ),
+        ),
+    },
+    "azure-native:containerservice:AgentPool": {
+        **_paths(PATH, "resourceGroupName", "resourceName", "agentPoolName"),
+        **_paths(AN, "vmSize", "gpuInstanceProfile", "networkProfile.nodePublicIPTags"),
+    },
+    "azure-native:network:VirtualNetwork": {
+        **_paths(PATH, "resourceGroupName", "virtualNetworkName"),
+        **_paths(AN, "location"),
+    },
+    "azure-native:network:Subnet": _paths(PATH, "resourceGroupName", "virtualNetworkName", "subnetName"),
+    "azure-native:network:PrivateEndpoint": {
+        **_paths(PATH, "resourceGroupName", "privateEndpointName"),
+        **_paths(AN, "subnet"),
+    },
+    "azure-native:network:PublicIPAddress": {
+        **_paths(PATH, "resourceGroupName", "publicIpAddressName"),
+        **_paths(AN, "location", "publicIPAddressVersion", "publicIPPrefix", "sku"),
+    },
+    "azure-native:network:AzureFirewall": _paths(PATH, "resourceGroupName", "azureFirewallName"),
+    "azure-native:network:NetworkSecurityGroup": _paths(PATH, "resourceGroupName", "networkSecurityGroupName"),
+    "azure-native:network:VirtualNetworkPeering": _paths(
+        PATH, "resourceGroupName", "virtualNetworkName", "virtualNetworkPeeringName"
+    ),
+    "azure-native:network:PrivateDnsZoneGroup": _paths(
+        PATH, "resourceGroupName", "privateEndpointName", "privateDnsZoneGroupName"
+    ),
+    "azure-native:privatedns:PrivateZone": _paths(PATH, "resourceGroupName", "privateZoneName"),
+    "azure-native:privatedns:VirtualNetworkLink": _paths(
+        PATH, "resourceGroupName", "privateZoneName", "virtualNetworkLinkName"
+    ),
+    "azure-native:storage:StorageAccount": {
+        **_paths(PATH, "resourceGroupName", "accountName"),
+        **_paths(AN, "location", "isHnsEnabled"),
+    },
+    "azure-native:storage:BlobContainer": _paths(PATH, "resourceGroupName", "accountName", "containerName"),
+    "azure-native:keyvault:Vault": _paths(PATH, "resourceGroupName", "vaultName"),
+    "azure-native:keyvault:Key": _paths(PATH, "resourceGroupName", "vaultName", "keyName"),
+    "azure-native:containerregistry:Registry": {
+        **_paths(PATH, "resourceGroupName", "registryName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:containerregistry:Replication": {
+        **_paths(PATH, "resourceGroupName", "registryName", "replicationName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:eventhub:Namespace": {
+        **_paths(PATH, "resourceGroupName", "namespaceName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:eventhub:EventHub": _paths(PATH, "resourceGroupName", "namespaceName", "eventHubName"),
+    "azure-native:managedidentity:UserAssignedIdentity": {
+        **_paths(PATH, "resourceGroupName", "resourceName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:managedidentity:FederatedIdentityCredential": _paths(
+        PATH, "resourceGroupName", "resourceName", "federatedIdentityCredentialResourceName"
+    ),
+    "azure-native:authorization:RoleAssignment": {
+        **_paths(PATH, "scope", "roleAssignmentName"),
+        **_paths(AN, "principalId"),
+    },
+    "azure-native:operationalinsights:Workspace": {
+        **_paths(PATH, "resourceGroupName", "workspaceName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:monitor:AzureMonitorWorkspace": {
+        **_paths(PATH, "resourceGroupName", "azureMonitorWorkspaceName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:dashboard:Grafana": {
+        **_paths(PATH, "resourceGroupName", "workspaceName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:containerservice:Fleet": {
+        **_paths(PATH, "resourceGroupName", "fleetName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:resources:ResourceGroup": {
+        **_paths(PATH, "resourceGroupName"),
+        **_paths(AN, "location"),
+    },
+    # Kubernetes: per kind, beyond the name and namespace every kind has (K8S_FORCE_NEW below).
+    "kubernetes:apps/v1:Deployment": _paths(K8S, "spec.selector"),
+    "kubernetes:apps/v1:DaemonSet": _paths(K8S, "spec.selector"),
+    "kubernetes:apps/v1:StatefulSet": _paths(
+        K8S, "spec.podManagementPolicy", "spec.revisionHistoryLimit", "spec.selector", "spec.serviceName"
+    )
+    | _paths(K8S, "spec.volumeClaimTemplates"),
+    "kubernetes:batch/v1:Job": _paths(K8S, "spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
+    "kubernetes:core/v1:PersistentVolumeClaim": _paths(
+        K8S, "spec.accessModes", "spec.selector", "spec.storageClassName", "spec.volumeName"
+    ),
+    "kubernetes:core/v1:Service": _paths(K8S, "spec.clusterIP"),
+    "kubernetes:core/v1:ResourceQuota": _paths(K8S, "spec.scopes"),
+    # The provider's defaults (enableSecretMutable / enableConfigMapMutable false) replace on data.
+    "kubernetes:core/v1:Secret": _paths(K8S, "type", "data", "stringData"),
+    "kubernetes:core/v1:ConfigMap": _paths(K8S, "data", "binaryData"),
+    "kubernetes:storage.k8s.io/v1:StorageClass": _paths(K8S, "parameters", "provisioner"),
+    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": _paths(K8S, "roleRef"),
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": _paths(K8S, "roleRef"),
+    "kubernetes:helm.sh/v3:Release": _paths("pulumi-kubernetes helm_release.go forceNewFields", "name", "namespace"),
+    # A provider pointed at another cluster replaces what it deployed (its DiffConfig).
+    "pulumi:providers:kubernetes": _paths("pulumi-kubernetes DiffConfig: another cluster", "clusterIdentifier"),
+}
+K8S_FORCE_NEW = _paths(K8S_NAME, "metadata.name", "metadata.namespace")
+
+# type token -> why losing it (a replacement or deletion) is more than a re-create. A predicted
+# replacement or deletion of one of these is a finding that fails the review.
+STATEFUL: dict[str, str] = {
+    "azure-native:storage:StorageAccount": "holds the blobs; a new account starts empty",
+    "azure-native:storage:BlobContainer": "holds blobs",
+    "azure-native:keyvault:Vault": "holds keys and secrets; a deleted vault keeps its name for the soft-delete period",
+    "azure-native:keyvault:Key": "data encrypted with it becomes unreadable",
+    "azure-native:containerregistry:Registry": "holds the images and the pull-through cache",
+    "azure-native:containerregistry:Replication": "a region's replica of the images",
+    "azure-native:containerservice:ManagedCluster": "every node, workload and in-cluster state goes with it",
+    "azure-native:containerservice:AgentPool": "its nodes are drained and recreated: running jobs stop",
+    "azure-native:network:VirtualNetwork": "clusters and endpoints in it must go first",
+    "azure-native:network:Subnet": "clusters and endpoints in it must go first",
+    "azure-native:eventhub:Namespace": "holds events not yet consumed",
+    "azure-native:eventhub:EventHub": "holds events not yet consumed",
+    "azure-native:managedidentity:UserAssignedIdentity": "a new principal: every role and federated credential to it is recreated",
+    "azure-native:operationalinsights:Workspace": "holds the logs",
+    "azure-native:monitor:AzureMonitorWorkspace": "holds the metrics",
+    "azure-native:dashboard:Grafana": "holds dashboards people edited",
+    "azure-native:privatedns:PrivateZone": "private endpoints stop resolving until records return",
+    "kubernetes:core/v1:Namespace": "deleting a namespace deletes everything in it",
+    "kubernetes:core/v1:PersistentVolumeClaim": "its volume, by its class's reclaim policy",
+    "kubernetes:kafka.strimzi.io/v1:Kafka": "the brokers and the topics' data",
+    "kubernetes:kafka.strimzi.io/v1:KafkaNodePool": "its brokers' volumes",
+    "kubernetes:kafka.strimzi.io/v1:KafkaTopic": "the topic's messages",
+    "kubernetes:flink.apache.org/v1beta1:FlinkDeployment": "the running job: it resumes only from a checkpoint that survives",
+}
+
+
+def force_new(type_: str) -> dict[str, str]:
+    """The input paths whose change replaces a resource of `type_`, with their sources."""
+    rules = dict(FORCE_NEW.get(type_, {}))
+    if type_.startswith("kubernetes:") and not type_.endswith("Patch") and type_ != "kubernetes:helm.sh/v3:Release":
+        rules |= K8S_FORCE_NEW
+    return rules

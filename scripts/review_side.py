@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""One side of `make review BASE=<ref>`: preview every environment of a checkout and write its
+plans and policy reviews as JSON, for offline/plandiff.py to compare.
+
+    python scripts/review_side.py --root <checkout> --out side.json [--stack prod ...]
+
+It runs *that checkout's* program with that checkout's engine and packs (its folder first on
+`sys.path`, nothing imported from here), in its own process and venv, so a base commit previews
+exactly as it would have on its own branch. It relies only on the engine's long-standing surface
+(`preview_environment`, `union_plan`, `review_environment`, the captured requests), and writes:
+inputs as the engine received them, secrets replaced by a digest (their values never reach the
+report; a change still shows), unknowns as "[unknown]", alias specs resolved to URNs, options,
+and each environment's violations, enforcement levels and waivers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", required=True, help="the checkout to preview")
+    parser.add_argument("--out", required=True, help="where to write the JSON")
+    parser.add_argument("--stack", action="append", help="environment (repeatable; default: every environment)")
+    return parser.parse_args(argv)
+
+
+def masked(value: Any, rpc: Any) -> Any:
+    """A wire value (protobuf Struct as a dict) with secrets digested and unknowns named."""
+    if isinstance(value, dict):
+        sig = value.get(rpc._special_sig_key)
+        if sig == rpc._special_secret_sig:
+            digest = hashlib.sha256(json.dumps(value.get("value"), sort_keys=True).encode()).hexdigest()[:16]
+            return {"[secret]": digest}
+        if sig == getattr(rpc, "_special_output_value_sig", None):
+            inner = masked(value["value"], rpc) if "value" in value else "[unknown]"
+            if value.get("secret"):
+                digest = hashlib.sha256(json.dumps(inner, sort_keys=True).encode()).hexdigest()[:16]
+                return {"[secret]": digest}
+            return inner
+        return {k: masked(v, rpc) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v, rpc) for v in value]
+    if value == rpc.UNKNOWN:
+        return "[unknown]"
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def urn_of(stack: str, project: str, parent: str | None, type_: str, name: str) -> str:
+    """A URN as the plan's other URNs were made: the engine qualifies a child's type by its
+    parent's, and the offline monitor (pulumi.runtime.mocks.MockMonitor.make_urn) by the parent's
+    last type only; the diff compares like with like (plandiff.normal_urn drops the root stack)."""
+    if parent:
+        type_ = parent.split("::")[2].split("$")[-1] + "$" + type_
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
+
+
+def alias_urns(resource: Any, stack: str, project: str) -> list[str]:
+    """The URNs the resource's own alias specs name (inherited ones are the diff's job)."""
+    urns = []
+    for raw in resource.aliases:
+        alias = json.loads(raw)
+        if "urn" in alias:
+            urns.append(alias["urn"])
+            continue
+        spec = alias.get("spec", {})
+        # No parent given (an empty parentUrn): the resource's own, as the engine reads the spec.
+        parent = None if spec.get("noParent") else (spec.get("parentUrn") or resource.parent)
+        urns.append(
+            urn_of(
+                spec.get("stack") or stack,
+                spec.get("project") or project,
+                parent,
+                spec.get("type") or resource.type,
+                spec.get("name") or resource.name,
+            )
+        )
+    return sorted(set(urns))
+
+
+def resource_json(resource: Any, stack: str, project: str, rpc: Any, json_format: Any) -> dict[str, Any]:
+    options = resource.options
+    return {
+        "urn": resource.urn,
+        "type": resource.type,
+        "name": resource.name,
+        "parent": resource.parent,
+        "custom": resource.custom,
+        # The provider's URN (its reference is "<urn>::<id>", and the ID is the cloud's).
+        "provider": resource.provider.rsplit("::", 1)[0] if resource.provider else "",
+        "inputs": masked(json_format.MessageToDict(resource.raw_inputs), rpc),
+        "dependencies": list(resource.dependencies),
+        "aliases": alias_urns(resource, stack, project),
+        "options": {
+            "protect": options.protect,
+            "ignoreChanges": list(options.ignore_changes),
+            "replaceOnChanges": list(options.replace_on_changes),
+            "deleteBeforeReplace": options.delete_before_replace,
+            "retainOnDelete": options.retain_on_delete,
+        },
+    }
+
+
+def stacks_json(environment: Any, rpc: Any, json_format: Any) -> dict[str, Any]:
+    """An environment's unit plans as the diff reads them: stack -> its resources."""
+    return {
+        stack: {
+            "ok": plan.ok,
+            "resources": [resource_json(r, stack, plan.project, rpc, json_format) for r in plan.resources],
+        }
+        for stack, plan in environment.plans.items()
+    }
+
+
+def review_json(review: Any) -> dict[str, Any]:
+    return {
+        "passed": review.passed,
+        "violations": [
+            {
+                "pack": v.pack,
+                "policy": v.policy,
+                "level": v.level,
+                "urn": v.urn,
+                "type": v.resource_type,
+                "name": v.resource_name,
+                "message": v.message.split("\n", 1)[-1],
+            }
+            for v in review.violations
+        ],
+        "levels": {
+            config.pack.name: {policy: level.value for policy, level in sorted(config.levels.items())}
+            for config in review.configs
+        },
+        "waivers": [
+            {
+                "pack": w.pack,
+                "policy": w.policy,
+                "level": w.level,
+                "reason": w.reason,
+                "approvedBy": w.approved_by,
+                "expires": str(w.expires) if w.expires else None,
+                "expired": w.expired(review.today),
+            }
+            for w in review.waivers
+        ],
+    }
+
+
+def preview_side(root: Path, stacks: list[str] | None) -> dict[str, Any]:
+    sys.path.insert(0, str(root))
+    from google.protobuf import json_format
+    from pulumi.runtime import rpc
+
+    from offline.environment import preview_environment, review_environment
+    from validation.loader import parse_platform_config
+    from validation.stackfile import available_stacks, read_stack_config
+
+    every = [stack for stack in available_stacks(root) if "." not in stack]
+    document: dict[str, Any] = {"environments": {}}
+    for environment_name in stacks or every:
+        entry: dict[str, Any] = {"ok": False, "error": None, "stacks": {}, "review": None}
+        document["environments"][environment_name] = entry
+        if environment_name not in every:
+            entry["error"] = "no such environment at this commit"
+            entry["missing"] = True
+            continue
+        started = time.perf_counter()
+        environment = preview_environment(environment_name, root)
+        entry["stacks"] = stacks_json(environment, rpc, json_format)
+        entry["ok"], entry["error"] = environment.ok, environment.error
+        if environment.ok:
+            try:
+                config = parse_platform_config(read_stack_config(root, environment_name).values)
+                entry["review"] = review_json(review_environment(environment, config.environment))
+            except Exception as error:  # a policy config the base or head gets wrong: reported, not fatal
+                entry["error"] = f"policy review: {type(error).__name__}: {error}"
+        entry["seconds"] = round(time.perf_counter() - started, 2)
+    return document
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    try:
+        document = preview_side(Path(args.root).resolve(), args.stack)
+    except Exception:
+        document = {"error": traceback.format_exc(), "environments": {}}
+    Path(args.out).write_text(json.dumps(document, sort_keys=True))
+    return 0 if "error" not in document else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
