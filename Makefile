@@ -8,13 +8,15 @@ UNIT ?=
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
-.PHONY: help install schemas preview preview-all review capacity docs lint test bench lock clean tools
+.PHONY: help install schemas preview preview-all review prices capacity docs lint test bench lock clean tools
 
 help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of an environment's stacks (creates ./venv first)"
 	@echo "        [UNIT=cluster-eus2]             only one unit (and the units it reads)"
 	@echo "make preview-all                        offline preview of every stack"
-	@echo "make review                             offline preview + policy review of every stack, Markdown in out/"
+	@echo "make review [BASE=origin/main]          every stack at BASE and here, compared: changes, replacements,"
+	@echo "                                        policies, capacity, cost, diagrams (out/review.md)"
+	@echo "make prices                             refresh the Retail Prices snapshot (network)"
 	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
 	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
 	@echo "make docs                               regenerate docs/ pages that restate code (config reference, tables)"
@@ -44,16 +46,28 @@ schemas: $(VENV)/.installed
 preview-all: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --no-tree
 
-# What a pull request gets (no credentials): every stack, its policies, a Markdown report.
+# What a pull request gets (no credentials): every stack previewed at BASE (a git worktree, its
+# own venv when its pins differ) and at the head, both cores at once, compared: changes, predicted
+# replacements, policies, capacity and cost, diagrams. Without BASE, the head alone.
+# ACCEPT_FINDINGS=true: replacements of stateful resources are deliberate (a maintainer's label).
+# Comment: out/review.md; whole report: out/review-full.md (docs/deploying.md, "Pull requests").
 review: $(VENV)/.installed
-	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --stack prod-scale --no-tree \
-	  --markdown out/policy-review.md
+	$(PY) scripts/review.py $(if $(BASE),--base $(BASE)) $(if $(filter true,$(ACCEPT_FINDINGS)),--accept-findings)
 
-# shellcheck (Debian's package) checks scripts/bootstrap in the tests.
-tools:
-	@command -v shellcheck >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq shellcheck >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq shellcheck >/dev/null; fi; }
+# Refresh facts/retail_prices.json from Azure's Retail Prices API (network; .github/workflows/prices.yml).
+prices: $(VENV)/.installed
+	$(PY) scripts/prices.py
+
+# shellcheck (Debian's package) checks scripts/bootstrap in the tests; Mermaid's own parser
+# (npm, pinned in tools/mermaid/package-lock.json, run by Node) checks the review's diagrams.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+tools: tools/mermaid/node_modules/.installed
+	@command -v shellcheck >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq shellcheck >/dev/null; }
+
+tools/mermaid/node_modules/.installed: tools/mermaid/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
+	cd tools/mermaid && npm ci --ignore-scripts --no-audit --no-fund --silent
+	touch $@
 
 # Format, lint and type checks (settings in pyproject.toml); `make test` runs them first.
 lint: $(VENV)/.installed
@@ -82,4 +96,4 @@ lock:
 	  | sed '1i # Transitive pins, so a fresh clone installs exactly what CI tested.\n# Regenerate with `make lock` after changing requirements*.txt.' > constraints.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache out
+	rm -rf $(VENV) .pytest_cache out tools/mermaid/node_modules

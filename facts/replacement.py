@@ -140,6 +140,43 @@ FORCE_NEW: dict[str, dict[str, str]] = {
         **_paths(PATH, "resourceGroupName", "fleetName"),
         **_paths(SPEC, "location"),
     },
+    "azure-native:alertsmanagement:PrometheusRuleGroup": _paths(PATH, "resourceGroupName", "ruleGroupName"),
+    "azure-native:authorization:ManagementLockByScope": _paths(PATH, "scope", "lockName"),
+    "azure-native:authorization:PolicyAssignment": _paths(PATH, "scope", "policyAssignmentName"),
+    "azure-native:containerregistry:CacheRule": _paths(PATH, "resourceGroupName", "registryName", "cacheRuleName"),
+    "azure-native:containerservice:AutoUpgradeProfile": _paths(
+        PATH, "resourceGroupName", "fleetName", "autoUpgradeProfileName"
+    ),
+    "azure-native:containerservice:FleetMember": _paths(PATH, "resourceGroupName", "fleetName", "fleetMemberName"),
+    "azure-native:containerservice:FleetUpdateStrategy": _paths(
+        PATH, "resourceGroupName", "fleetName", "updateStrategyName"
+    ),
+    "azure-native:containerservice:MaintenanceConfiguration": _paths(
+        PATH, "resourceGroupName", "resourceName", "configName"
+    ),
+    "azure-native:eventhub:ConsumerGroup": _paths(
+        PATH, "resourceGroupName", "namespaceName", "eventHubName", "consumerGroupName"
+    ),
+    "azure-native:monitor:ActionGroup": _paths(PATH, "resourceGroupName", "actionGroupName"),
+    "azure-native:monitor:DataCollectionEndpoint": _paths(PATH, "resourceGroupName", "dataCollectionEndpointName"),
+    "azure-native:monitor:DataCollectionRule": _paths(PATH, "resourceGroupName", "dataCollectionRuleName"),
+    "azure-native:monitor:DataCollectionRuleAssociation": _paths(PATH, "resourceUri", "associationName"),
+    "azure-native:monitor:DiagnosticSetting": _paths(PATH, "resourceUri", "name"),
+    "azure-native:monitor:MetricAlert": _paths(PATH, "resourceGroupName", "ruleName"),
+    "azure-native:monitor:PrivateLinkScope": _paths(PATH, "resourceGroupName", "scopeName"),
+    "azure-native:monitor:PrivateLinkScopedResource": _paths(PATH, "resourceGroupName", "scopeName", "name"),
+    "azure-native:network:FirewallPolicy": _paths(PATH, "resourceGroupName", "firewallPolicyName"),
+    "azure-native:network:FirewallPolicyRuleCollectionGroup": _paths(
+        PATH, "resourceGroupName", "firewallPolicyName", "ruleCollectionGroupName"
+    ),
+    "azure-native:network:NatGateway": _paths(PATH, "resourceGroupName", "natGatewayName"),
+    "azure-native:network:RouteTable": _paths(PATH, "resourceGroupName", "routeTableName"),
+    "azure-native:resources:Deployment": _paths(PATH, "resourceGroupName", "deploymentName"),
+    "azure-native:storage:BlobServiceProperties": _paths(PATH, "resourceGroupName", "accountName", "blobServicesName"),
+    "azure-native:storage:ManagementPolicy": _paths(PATH, "resourceGroupName", "accountName", "managementPolicyName"),
+    "azure-native:storage:ObjectReplicationPolicy": _paths(
+        PATH, "resourceGroupName", "accountName", "objectReplicationPolicyId"
+    ),
     "azure-native:resources:ResourceGroup": {
         **_paths(PATH, "resourceGroupName"),
         **_paths(AN, "location"),
@@ -201,6 +238,9 @@ STATEFUL: dict[str, str] = {
 def force_new(type_: str) -> dict[str, str]:
     """The input paths whose change replaces a resource of `type_`, with their sources."""
     rules = dict(FORCE_NEW.get(type_, {}))
+    if type_.startswith("azure-native:"):
+        # Every ARM resource's resource group (or, for an extension resource, its scope) is in its path.
+        rules = _paths(PATH, "resourceGroupName") | rules
     if type_.startswith("kubernetes:") and not type_.endswith("Patch") and type_ != "kubernetes:helm.sh/v3:Release":
         rules |= K8S_FORCE_NEW
     return rules

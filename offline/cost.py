@@ -48,8 +48,16 @@ class Meter:
 
     @property
     def key(self) -> str:
-        parts = [self.service, self.region, self.arm_sku or "", self.product or "", self.sku or "", self.meter or ""]
-        return " | ".join(parts) + (" | Spot" if self.spot else "")
+        parts = [
+            self.service,
+            self.region,
+            self.arm_sku,
+            self.product,
+            self.sku,
+            self.meter,
+            "Spot" if self.spot else None,
+        ]
+        return " · ".join(part for part in parts if part)
 
     def api_filter(self) -> str:
         terms = [("serviceName", self.service), ("armRegionName", self.region), ("priceType", "Consumption")]
@@ -207,6 +215,8 @@ def capacity(resources: Iterable[Mapping[str, Any]]) -> Capacity:
     for agent_pool in of("AgentPool"):
         owner = str(agent_pool["inputs"].get("resourceName", "?"))
         result.pools.append(_pool(owner, regions.get(owner, "?"), agent_pool["inputs"], agent_pool["name"]))
+    # Registration order is the engine's (asynchronous): one order for reports and diffs.
+    result.pools.sort(key=lambda p: (p.cluster, p.name != "system", p.name))
     for pool in result.pools:
         meter = Meter("Virtual Machines", pool.region, "1 Hour", arm_sku=pool.vm_size, spot=pool.spot)
         result.items.append(LineItem(f"pool {pool.cluster}/{pool.name}", meter, pool.min_nodes, pool.max_nodes))

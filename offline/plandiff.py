@@ -291,6 +291,9 @@ def diff_stack(
                     causes=[Cause("(resource)", "no longer in the program, and no alias names it")],
                 )
             )
+    order = {"replace": 0, "delete": 1, "update": 2, "create": 3}
+    diffs.sort(key=lambda d: (order[d.action], d.type, d.name))
+    renames.sort(key=lambda d: (d.type, d.name))
     return diffs, renames
 
 

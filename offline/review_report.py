@@ -88,6 +88,8 @@ class _Environment:
     base_priced: Priced | None
     # The base's resources this change deletes: the diagram draws them, as removed.
     deleted: list[Mapping[str, Any]] = field(default_factory=list)
+    # A maintainer said the findings are deliberate: they are reported and do not fail.
+    accept_findings: bool = False
 
     @property
     def review(self) -> Mapping[str, Any]:
@@ -104,7 +106,7 @@ class _Environment:
     @property
     def passed(self) -> bool:
         expired = [w for w in self.review.get("waivers", []) if w.get("expired")]
-        findings = self.diff.findings if self.diff else []
+        findings = self.diff.findings if self.diff and not self.accept_findings else []
         return (
             self.ok
             and bool(self.review.get("passed"))
@@ -125,6 +127,11 @@ class _Environment:
                 kinds = sorted({_what(f) for f in findings})
                 changed.append(f"⚠ {len(findings)} stateful or protected {'/'.join(kinds)} replaced or deleted")
             parts.append(", ".join(changed) or "no change")
+            if self.base_capacity is not None:
+                gpus = self.capacity.gpus()[1] - self.base_capacity.gpus()[1]
+                nodes = self.capacity.nodes()[1] - self.base_capacity.nodes()[1]
+                if gpus or nodes:
+                    parts.append(f"{nodes:+,} nodes, {gpus:+,} GPUs at max")
             if self.base_priced is not None:
                 delta = self.priced.monthly_max - self.base_priced.monthly_max
                 if round(delta):
@@ -149,8 +156,13 @@ class _Environment:
 def _capacity_lines(env: _Environment, snapshot: Snapshot, full: bool) -> list[str]:
     cap, priced = env.capacity, env.priced
     nodes, gpus = cap.nodes(), cap.gpus()
+    change = ""
+    if env.base_capacity is not None:
+        base_nodes, base_gpus = env.base_capacity.nodes(), env.base_capacity.gpus()
+        if (base_nodes, base_gpus) != (nodes, gpus):
+            change = f" (this change: {nodes[1] - base_nodes[1]:+,} nodes, {gpus[1] - base_gpus[1]:+,} GPUs at max)"
     lines = [
-        f"**Capacity:** {nodes[0]:,}–{nodes[1]:,} nodes, {gpus[0]:,}–{gpus[1]:,} GPUs, "
+        f"**Capacity:** {nodes[0]:,}–{nodes[1]:,} nodes, {gpus[0]:,}–{gpus[1]:,} GPUs{change}, "
         + ", ".join(f"{n} {what}" for what, n in cap.counts.items())
         + "  ",
     ]
@@ -201,7 +213,7 @@ def _capacity_details(env: _Environment, snapshot: Snapshot, full: bool) -> list
             else ""
         )
         lines.append(f"| {region} | {family} | {vcpus:,}{change} |")
-    if full or len(priced.rows) <= 40:
+    if priced.rows and (full or len(priced.rows) <= 40):
         lines += ["", "| item | meter | unit price | month at min | month at max |", "|---|---|---|---|---|"]
         for item, unit_price, low, high in priced.rows:
             lines.append(
@@ -219,10 +231,12 @@ def _capacity_details(env: _Environment, snapshot: Snapshot, full: bool) -> list
     return lines
 
 
-def _changes(diff: EnvironmentDiff, full: bool, limit: int) -> list[str]:
+def _changes(diff: EnvironmentDiff, full: bool, limit: int, accepted: bool) -> list[str]:
     lines: list[str] = []
     if diff.findings:
         lines += ["#### ⚠ Findings: stateful or protected resources replaced or deleted", ""]
+        if accepted:
+            lines += ["Accepted as deliberate by the `accept-replacement` label: reported, not failing.", ""]
         lines += ["| stack | resource | action | because | avoid it |", "|---|---|---|---|---|"]
         for f in diff.findings:
             why = "; ".join(f"`{c.path}` ({c.source})" for c in f.causes)
@@ -306,7 +320,7 @@ def _environment(env: _Environment, snapshot: Snapshot, full: bool, diagrams: bo
     if env.diff and env.diff.error:
         lines += [f"No comparison: {env.diff.error[:2000]}", ""]
     if env.diff:
-        lines += _changes(env.diff, full, limit)
+        lines += _changes(env.diff, full, limit, env.accept_findings)
     review = env.review
     violations = review.get("violations", [])
     lines.append(
@@ -342,6 +356,7 @@ def render(
     diffs: list[EnvironmentDiff] | None,
     notes: list[str] | None = None,
     snapshot: Snapshot | None = None,
+    accept_findings: bool = False,
 ) -> Report:
     snapshot = snapshot or load_snapshot()
     by_name = {d.environment: d for d in diffs or []}
@@ -360,6 +375,7 @@ def render(
             price(cap.items, snapshot),
             base_cap,
             price(base_cap.items, snapshot) if base_cap else None,
+            accept_findings=accept_findings,
         )
         if base and env.diff:
             deleted = {normal_urn(r.urn) for r in env.diff.resources if r.action == "delete"}

@@ -6,10 +6,11 @@ The floor is a bare interpreter that imports exactly the SDK modules a preview l
 (dev, staging, prod, the 7,600-GPU-node prod-scale fleet) and a synthetic fleet of 50 clusters,
 each previewed whole as the graph of its unit stacks (`make preview`), sequentially and with
 both cores (`--workers 2`: a wave's units side by side), with the time per registered resource;
-then the largest single unit stack of each, which bounds one CI job. Goals (docs/performance.md):
-prod within 1.5x the floor; prod-scale within 2x prod; cost that follows pools and clusters, not
-nodes. Then, once each, `make lint` and the test suite as `make test` runs it (goal: under 3
-minutes on 2 cores).
+then the largest single unit stack of each, which bounds one CI job; then `make review BASE=HEAD`
+next to the head's side alone. Goals (docs/performance.md): prod within 1.5x the floor; prod-scale
+within 2x prod; cost that follows pools and clusters, not nodes; a review with its base within
+1.5x the head alone. Then, once each, `make lint` and the test suite as `make test` runs it (goal:
+under 3 minutes on 2 cores).
 
     python scripts/bench.py [--runs 5] [--stack prod ...] [--synthetic-clusters 50] [--no-tests]
 """
@@ -212,12 +213,39 @@ def test_suite_seconds() -> tuple[float, float, str]:
     return lint, seconds, summary
 
 
+def review_seconds(runs: int) -> dict[str, tuple[float, int]]:
+    """`make review BASE=HEAD` (every stack at a base and at the head, two processes) next to
+    the head's side alone (scripts/review_side.py): the base costs the other core, not time."""
+    import tempfile
+
+    out = Path(tempfile.mkdtemp(prefix="bench-review-"))
+    commands = {
+        "review: the head alone": [
+            sys.executable,
+            "scripts/review_side.py",
+            "--root",
+            str(ROOT),
+            "--out",
+            str(out / "head.json"),
+        ],
+        "review: base and head": [
+            sys.executable,
+            "scripts/review.py",
+            "--base",
+            "HEAD",
+            *("--markdown", str(out / "review.md"), "--full", str(out / "full.md"), "--json", str(out / "review.json")),
+        ],
+    }
+    return measure(commands, runs)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--stack", action="append", help="stacks to time (default: dev, staging, prod, prod-scale)")
     parser.add_argument("--synthetic-clusters", type=int, default=50, help="clusters of the synthetic fleet (0: skip)")
     parser.add_argument("--no-tests", action="store_true", help="skip timing make lint and the test suite")
+    parser.add_argument("--review-runs", type=int, default=3, help="runs of `make review BASE=HEAD` (0: skip)")
     parser.add_argument("--tests-only", action="store_true", help="time only make lint and the test suite")
     parser.add_argument("--preview-synthetic", type=int, help=argparse.SUPPRESS)  # the timed child process
     parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
@@ -283,6 +311,14 @@ def main() -> int:
         ratio = results["prod-scale"][0] / results["prod"][0]
         print(
             f"goal: prod-scale (7,600 GPU nodes) <= 2x prod -> {ratio:.2f}x ({'meets' if ratio <= 2 else 'misses'} the goal)"
+        )
+    if args.review_runs:
+        timings = review_seconds(args.review_runs)
+        for name, (seconds, memory) in timings.items():
+            print(f"{name + ' (every stack, policies)':<50}{seconds:>9.2f}s{memory:>10} MiB peak")
+        ratio = timings["review: base and head"][0] / timings["review: the head alone"][0]
+        print(
+            f"goal: base and head <= 1.5x the head alone -> {ratio:.2f}x ({'meets' if ratio <= 1.5 else 'misses'} the goal)"
         )
     if not args.no_tests:
         lint, seconds, summary = test_suite_seconds()

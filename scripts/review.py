@@ -12,8 +12,9 @@ resources as findings, policy results, enforcement levels and waivers, capacity 
 diagram of each environment. Writes the Markdown report (`--markdown`, the PR comment's source)
 and the full report (`--full`, the job summary and artifact).
 
-Exit 0 when the head previews, passes its mandatory policies and has no finding; 1 otherwise;
-2 on usage errors (an unknown base ref).
+Exit 0 when the head previews, passes its mandatory policies and has no finding (or the findings
+are accepted: `--accept-findings`, which the pull-request workflow passes when a maintainer labels
+the pull request `accept-replacement`); 1 otherwise; 2 on usage errors (an unknown base ref).
 """
 
 from __future__ import annotations
@@ -115,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", default="out/review.md", help="the comment: headline and per-stack details")
     parser.add_argument("--full", default="out/review-full.md", help="the whole report (job summary, artifact)")
     parser.add_argument("--json", default="out/review.json", help="the comparison, machine-readable")
+    parser.add_argument(
+        "--accept-findings",
+        action="store_true",
+        help="replacements and deletions of stateful resources are deliberate (a maintainer's label): report, pass",
+    )
     args = parser.parse_args(argv)
 
     log: list[str] = []
@@ -150,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     base = Side("base", base_sha, documents["base"]) if base_sha else None
     diffs = diff_sides(base.document if base else {"environments": {}}, head.document) if base else None
     timing = ", ".join(f"{label} {value:.1f}s" for label, value in seconds.items())
-    report = render(head, base, diffs, notes=log + [f"previewed in parallel: {timing}"])
+    report = render(
+        head, base, diffs, notes=log + [f"previewed in parallel: {timing}"], accept_findings=args.accept_findings
+    )
     for path, text in ((args.markdown, report.comment), (args.full, report.full)):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)

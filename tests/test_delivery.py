@@ -138,6 +138,7 @@ def test_workflows_match_githubs_schema(tmp_path: Path):
         "deploy.yml",
         "drift.yml",
         "pulumi.yml",
+        "prices.yml",
     }
     result = check_jsonschema(*workflows)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -417,6 +418,7 @@ def test_which_units_deploy_as_github_schedules_the_jobs(outputs, failing, deplo
 def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
     workflow = load("pull-request.yml")
     assert set(workflow["on"]) == {"pull_request"}
+    assert {"labeled", "unlabeled", "synchronize"} <= set(workflow["on"]["pull_request"]["types"])
     jobs = workflow["jobs"]
     runs = {name: "\n".join(step.get("run", "") for step in job.get("steps", [])) for name, job in jobs.items()}
     assert "make test" in runs["test"] and "make review" in runs["review"]
@@ -425,7 +427,14 @@ def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
         assert "permissions" not in jobs[name]
     assert "GITHUB_STEP_SUMMARY" in runs["review"] and "pr-number" in runs["review"]
     (upload,) = step_uses(jobs["review"], "actions/upload-artifact")
-    assert upload["if"] == "always()" and upload["with"]["name"] == "policy-review"
+    assert upload["if"] == "always()" and upload["with"]["name"] == "review"
+    checkout = step_uses(jobs["review"], "actions/checkout")[0]
+    assert checkout["with"]["fetch-depth"] == 0, "the base commit must be there for its worktree"
+    assert 'make review BASE="$BASE_SHA" ACCEPT_FINDINGS="$ACCEPT_FINDINGS"' in runs["review"]
+    (make_review,) = [step for step in jobs["review"]["steps"] if "make review" in step.get("run", "")]
+    assert make_review["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}", (
+        "data through env, not ${{ }} in run"
+    )
 
     fork = {
         "github": {
@@ -469,13 +478,25 @@ def test_the_comment_workflow_writes_only_what_it_validated():
     assert not any("run" in step for step in job["steps"]), "no shell steps on untrusted data"
     (download,) = step_uses(job, "actions/download-artifact")
     assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
-    assert download["with"]["name"] == "policy-review"
+    assert download["with"]["name"] == "review"
     (script,) = step_uses(job, "actions/github-script")
     code = script["with"]["script"]
     assert "/^[1-9][0-9]{0,9}$/.test(raw)" in code, "the PR number is checked to be an integer"
     assert "pr.head.sha !== process.env.HEAD_SHA" in code, "the PR must be the one the review ran on"
     assert "updateComment" in code and "createComment" in code
     assert "${{" not in code, "no expressions inside the script: data goes in through env"
+
+
+def test_prices_refresh_weekly_into_a_pull_request_with_no_credentials():
+    """The Retail Prices API needs none; the job may push a branch and open a pull request, no more."""
+    workflow = load("prices.yml")
+    assert set(workflow["on"]) == {"schedule", "workflow_dispatch"}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "write", "pull-requests": "write"}
+    run = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "scripts/prices.py" in run and "gh pr create" in run
+    assert "azure/login" not in (WORKFLOWS / "prices.yml").read_text() and "id-token" not in str(workflow)
+    assert "${{" not in run, "data goes in through env"
 
 
 def test_drift_runs_nightly_with_refresh_and_expect_no_changes():

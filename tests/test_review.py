@@ -398,3 +398,50 @@ def test_make_review_compares_a_commit_with_its_parent(project):
     )
     assert unknown.returncode == 2 and "is not a commit here" in unknown.stderr
     shutil.rmtree(project / "out")
+
+
+def test_a_maintainers_label_accepts_a_deliberate_replacement_and_still_reports_it(head_side):
+    environment = head_side["environments"]["dev"]
+    head = json.loads(json.dumps(environment))
+    account = next(r for s in head["stacks"].values() for r in s["resources"] if r["type"].endswith(":StorageAccount"))
+    account["inputs"]["isHnsEnabled"] = not account["inputs"]["isHnsEnabled"]
+    diff = diff_environment("dev", environment, head)
+    assert [f.name for f in diff.findings] == [account["name"]]
+    sides = (
+        Side("head", None, {"environments": {"dev": head}}),
+        Side("base", None, {"environments": {"dev": environment}}),
+    )
+    assert not render(*sides, [diff]).passed
+    accepted = render(*sides, [diff], accept_findings=True)
+    assert accepted.passed and "Accepted as deliberate by the `accept-replacement` label" in accepted.comment
+
+
+def test_the_path_parameters_named_in_the_replacement_table_are_the_sdks_inputs(head_side):
+    """Each azure-native path parameter the table names is an input of that resource in the
+    pinned SDK, and every azure-native type the environments deploy has its entry."""
+    import importlib
+    import inspect
+
+    from facts.replacement import PATH
+
+    def camel(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+    for token, rules in FORCE_NEW.items():
+        if not token.startswith("azure-native:"):
+            continue
+        _, module, kind = token.split(":")
+        cls = getattr(importlib.import_module(f"pulumi_azure_native.{module}"), kind)
+        parameters = {camel(p) for p in inspect.signature(cls._internal_init).parameters}
+        for path, source in rules.items():
+            if source == PATH:
+                # The SDK's Python names: `resource_uri` -> resourceUri, `public_ip_address_name` -> publicIpAddressName.
+                assert path in parameters, f"{token}: {path} is not an input ({sorted(parameters)})"
+    deployed = {
+        r["type"]
+        for e in head_side["environments"]
+        for r in resources(head_side, e)
+        if r["type"].startswith("azure-native:")
+    }
+    assert deployed - set(FORCE_NEW) == set()
