@@ -6,9 +6,12 @@ The Python SDKs carry no such knowledge; the providers decide at diff time. What
   parameter* of the resource's PUT (the resource group, the resource's own name, `scope`) replaces;
   so does a top-level property the REST spec marks create-only (`x-ms-mutability` without
   `update`, e.g. a TrackedResource's `location`) and each name in the hand-kept `forceNewMap`
-  (provider/pkg/gen/replacement.go), one level deep; nested create-only properties only land in
+  (provider/pkg/gen/replacement.go), which also reaches one level into nested objects (a
+  cluster's `networkProfile.podCidr`); nested create-only properties only land in
   `reports/forceNewTypes.json` and do *not* replace (the provider's own example: a storage
-  account's `encryption.services.blob.keyType`). A change below a replacing property replaces.
+  account's `encryption.services.blob.keyType`). A change below a replacing property replaces,
+  and azure-native deletes the old resource before creating the new one (its Diff sets
+  DeleteBeforeReplace with any replacement).
 - kubernetes 4.x (provider/pkg/provider/provider.go `Diff`, diff.go `forceNew`): `metadata.name`
   and `metadata.namespace` for every kind, plus per-kind fields (below); custom resources,
   PriorityClasses and patches only the name and namespace; a Helm Release `name`/`namespace`.
@@ -43,6 +46,9 @@ FORCE_NEW: dict[str, dict[str, str]] = {
         **_paths(PATH, "resourceGroupName", "resourceName"),
         **_paths(AN, "location", "dnsPrefix", "fqdnSubdomain", "diskEncryptionSetID", "nodeResourceGroup"),
         **_paths(AN, "linuxProfile", "windowsProfile"),
+        # Per leaf since pulumi/pulumi-azure-native#4771 (merged 2026-07-16, before 3.29.0): ACNS,
+        # load balancer and NAT gateway profiles update in place. podCidrs and ipFamilies are in
+        # the newest forceNewMap read (the fix for #4782); kept, as Azure cannot change them either.
         **_paths(
             AN,
             *(

@@ -36,6 +36,17 @@ def normal_urn(urn: str) -> str:
     return urn.replace("::" + _ROOT_STACK, "::")
 
 
+def _unsecret(value: Any) -> Any:
+    """A value with each secret's digest replaced by "[secret]": digests stay out of reports."""
+    if isinstance(value, dict):
+        if set(value) == {SECRET}:
+            return SECRET
+        return {k: _unsecret(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unsecret(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Change:
     path: str
@@ -45,7 +56,8 @@ class Change:
     def shown(self, value: Any) -> str:
         if value is _MISSING:
             return "(none)"
-        if isinstance(value, dict) and set(value) == {SECRET}:
+        value = _unsecret(value)
+        if value == SECRET:
             return SECRET
         text = json.dumps(value, sort_keys=True, default=str)
         return text if len(text) <= 80 else text[:77] + "..."
@@ -74,6 +86,8 @@ class ResourceDiff:
     protected: bool = False
     delete_before_replace: bool = False
     renamed_from: str | None = None
+    # Deleted from the program with `retain_on_delete`: Pulumi forgets it, Azure keeps it.
+    retained: bool = False
 
     @property
     def stateful(self) -> str | None:
@@ -82,6 +96,8 @@ class ResourceDiff:
     @property
     def finding(self) -> bool:
         """Data or a hard-to-replace resource would be lost, or `pulumi up` would stop on it."""
+        if self.action == "delete" and self.retained and not self.protected:
+            return False
         return self.action in ("delete", "replace") and (self.protected or self.stateful is not None)
 
 
@@ -101,6 +117,10 @@ class EnvironmentDiff:
     base_ok: bool
     head_ok: bool
     error: str | None = None  # why there is no diff (a side did not preview)
+    # An error fails the review unless it is the base's own program that does not preview (then
+    # the pull request may be its fix).
+    blocking: bool = True
+    notes: list[str] = field(default_factory=list)
     resources: list[ResourceDiff] = field(default_factory=list)
     renamed: list[ResourceDiff] = field(default_factory=list)
     policy: list[PolicyChange] = field(default_factory=list)
@@ -171,22 +191,42 @@ def _matches(paths: tuple[str, ...] | list[str], change: str) -> str | None:
 
 
 def _alias_candidates(resource: Mapping[str, Any], by_urn: Mapping[str, Mapping[str, Any]]) -> set[str]:
-    """Normal URNs the resource may have had: its aliases, and its own name and type under any
-    alias of its parent (the engine's inherited child aliases)."""
+    """URNs the resource may have had: its own aliases, and the engine's inherited ones: under
+    each alias of its parent, its type qualified by that alias's chain and, where its name starts
+    with the parent's, that prefix swapped for the alias's name (pulumi/pulumi
+    pkg/resource/deploy/step_generator.go and the SDK's `inherited_child_alias`), so children
+    named `f"{name}-..."` follow a renamed component."""
     urns = {normal_urn(a) for a in resource.get("aliases", [])}
     parent = by_urn.get(resource.get("parent") or "")
     if parent is not None:
-        for parent_urn in _alias_candidates(parent, by_urn):
-            parent_type = parent_urn.split("::")[2].split("$")[-1]
-            stack, project = resource["urn"].split("::")[0], resource["urn"].split("::")[1]
-            urns.add(normal_urn(f"{stack}::{project}::{parent_type}${resource['type']}::{resource['name']}"))
+        prefix, name = resource["urn"].split("::")[0:2], resource["name"]
+        for parent_alias in _alias_candidates(parent, by_urn):
+            chain, alias_name = parent_alias.split("::")[2], parent_alias.rsplit("::", 1)[-1]
+            prefixed = name.startswith(parent["name"])
+            name_then = alias_name + name[len(parent["name"]) :] if prefixed else name
+            urns.add(normal_urn(f"{prefix[0]}::{prefix[1]}::{chain}${resource['type']}::{name_then}"))
     return urns
+
+
+def _same_location(type_: str, change: Change) -> bool:
+    """azure-native compares `location` without case or spaces ("East US 2" is eastus2)."""
+    if change.path != "location" or not type_.startswith("azure-native:"):
+        return False
+
+    def plain(value: Any) -> str:
+        return str(value).replace(" ", "").lower()
+
+    return plain(change.old) == plain(change.new)
 
 
 def diff_resource(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceDiff | None:
     options = new.get("options", {})
     ignored = tuple(options.get("ignoreChanges", ()))
-    changes = [c for c in leaf_changes(old.get("inputs", {}), new.get("inputs", {})) if not _matches(ignored, c.path)]
+    changes = [
+        c
+        for c in leaf_changes(old.get("inputs", {}), new.get("inputs", {}))
+        if not _matches(ignored, c.path) and not _same_location(new["type"], c)
+    ]
     provider_changed = normal_urn(old.get("provider", "")) != normal_urn(new.get("provider", ""))
     if not changes and not provider_changed:
         return None
@@ -213,7 +253,10 @@ def diff_resource(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) ->
         changes=changes,
         causes=causes,
         protected=bool(old.get("options", {}).get("protect")),
-        delete_before_replace=bool(options.get("deleteBeforeReplace")),
+        # azure-native deletes first whenever it replaces (one name, one resource: its Diff sets
+        # DeleteBeforeReplace with any replace key, provider/pkg/provider/provider.go).
+        delete_before_replace=bool(options.get("deleteBeforeReplace"))
+        or (bool(causes) and new["type"].startswith("azure-native:")),
     )
 
 
@@ -289,6 +332,7 @@ def diff_stack(
                     "delete",
                     protected=bool(old.get("options", {}).get("protect")),
                     causes=[Cause("(resource)", "no longer in the program, and no alias names it")],
+                    retained=bool(old.get("options", {}).get("retainOnDelete")),
                 )
             )
     order = {"replace": 0, "delete": 1, "update": 2, "create": 3}
@@ -358,6 +402,7 @@ def diff_environment(name: str, base: Mapping[str, Any] | None, head: Mapping[st
         return result
     if not base.get("ok") and not base.get("missing"):
         result.error = f"the base does not preview {name} (nothing to compare with): {base.get('error')}"
+        result.blocking = False
         return result
     base_stacks, head_stacks = base.get("stacks", {}), head.get("stacks", {})
     for stack in list(head_stacks) + [s for s in base_stacks if s not in head_stacks]:
@@ -366,13 +411,25 @@ def diff_environment(name: str, base: Mapping[str, Any] | None, head: Mapping[st
         )
         result.resources += diffs
         result.renamed += renames
-    result.policy = diff_policies(base.get("review"), head.get("review"))
+    if base.get("review") is None and not base.get("missing"):
+        result.notes.append("the base's engine has no policy review of the environment: policies not compared")
+    else:
+        result.policy = diff_policies(base.get("review"), head.get("review"))
     return result
 
 
 def diff_sides(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[EnvironmentDiff]:
     environments = list(head.get("environments", {}))
     environments += [e for e in base.get("environments", {}) if e not in environments]
+    if "error" in base:
+        # The base's side crashed (not its program: the tooling): nothing is known of it, so
+        # nothing may pass as "only creations".
+        return [
+            EnvironmentDiff(
+                e, False, True, error=f"the base's review crashed, nothing compared: {str(base['error'])[-1500:]}"
+            )
+            for e in environments
+        ]
     return [
         diff_environment(e, base.get("environments", {}).get(e), head.get("environments", {}).get(e))
         for e in environments

@@ -100,7 +100,14 @@ class _Environment:
         return [v for v in self.review.get("violations", []) if v["level"] == "mandatory"]
 
     @property
+    def removed(self) -> bool:
+        """The pull request removes the environment (its stack file): all its resources go."""
+        return self.head is None and self.diff is not None and not self.diff.error
+
+    @property
     def ok(self) -> bool:
+        if self.removed:
+            return True
         return bool(self.head and self.head.get("ok")) and not (self.head or {}).get("error")
 
     @property
@@ -109,16 +116,18 @@ class _Environment:
         findings = self.diff.findings if self.diff and not self.accept_findings else []
         return (
             self.ok
-            and bool(self.review.get("passed"))
+            and (self.removed or bool(self.review.get("passed")))
             and not expired
             and not findings
-            and not (self.diff and self.diff.error)
+            and not (self.diff and self.diff.error and self.diff.blocking)
         )
 
     def headline(self) -> str:
         parts = []
         if not self.ok:
             return f"{self.name}: ❌ does not preview"
+        if self.removed:
+            parts.append("the environment is removed")
         if self.diff is not None:
             counts = self.diff.counts()
             changed = [f"{n} {_ACTIONS[a]}" for a, n in counts.items() if n]
@@ -318,9 +327,13 @@ def _environment(env: _Environment, snapshot: Snapshot, full: bool, diagrams: bo
         lines += ["```", str((env.head or {}).get("error") or "").strip()[:4000], "```", ""]
         return lines
     if env.diff and env.diff.error:
-        lines += [f"No comparison: {env.diff.error[:2000]}", ""]
+        lines += [f"{'❌' if env.diff.blocking else '⚠'} No comparison: {env.diff.error[:2000]}", ""]
+    if env.diff:
+        lines += [f"Note: {note}" for note in env.diff.notes] + ([""] if env.diff.notes else [])
     if env.diff:
         lines += _changes(env.diff, full, limit, env.accept_findings)
+    if env.removed:
+        return lines
     review = env.review
     violations = review.get("violations", [])
     lines.append(

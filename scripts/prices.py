@@ -84,19 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         if len(matching) != 1:
             problems.append(f"{meter.key}: {len(matching)} matching records (filter: {meter.api_filter()})")
         kept += [r for r in matching if r not in kept]
+    items = sorted(
+        kept,
+        key=lambda r: (r.get("serviceName", ""), r.get("armRegionName", ""), r.get("meterId", ""), r.get("skuId", "")),
+    )
+    previous = load_snapshot()
+    # Unchanged prices keep the snapshot as it is: no weekly pull request for a new date alone.
+    fetched = (
+        previous.fetched if list(previous.records) == items else datetime.datetime.now(datetime.UTC).date().isoformat()
+    )
     document = {
         "source": f"{API}?api-version={API_VERSION}",
         "currency": "USD",
-        "fetched": datetime.datetime.now(datetime.UTC).date().isoformat(),
-        "items": sorted(
-            kept,
-            key=lambda r: (
-                r.get("serviceName", ""),
-                r.get("armRegionName", ""),
-                r.get("meterId", ""),
-                r.get("skuId", ""),
-            ),
-        ),
+        "fetched": fetched,
+        "items": items,
     }
     SNAPSHOT.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     print(f"{len(kept)} records for {len(wanted)} meters written to {SNAPSHOT.relative_to(ROOT)}")

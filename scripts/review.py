@@ -99,13 +99,19 @@ def run_sides(sides: list[tuple[str, str, Path, Path]], stacks: list[str]) -> di
     running = []
     for label, python, root, out in sides:
         command = [python, script, "--root", str(root), "--out", str(out), *extra]
-        running.append((label, subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True)))
+        # Errors to a file, not a pipe: a side that writes much would block while the other runs.
+        log = out.with_suffix(".log").open("w")
+        running.append(
+            (label, subprocess.Popen(command, cwd=root, stderr=log, stdout=log), log, out.with_suffix(".log"))
+        )
     seconds = {}
-    for label, process in running:
-        _, stderr = process.communicate()
+    for label, process, log, path in running:
+        process.wait()
+        log.close()
         seconds[label] = time.perf_counter() - started
-        if process.returncode != 0 and stderr.strip():
-            sys.stderr.write(f"{label}: {stderr.strip()[-4000:]}\n")
+        errors = path.read_text().strip()
+        if process.returncode != 0 and errors:
+            sys.stderr.write(f"{label}: {errors[-4000:]}\n")
     return seconds
 
 

@@ -7,7 +7,7 @@ plans and policy reviews as JSON, for offline/plandiff.py to compare.
 It runs *that checkout's* program with that checkout's engine and packs (its folder first on
 `sys.path`, nothing imported from here), in its own process and venv, so a base commit previews
 exactly as it would have on its own branch. It relies only on the engine's long-standing surface
-(`preview_environment`, `union_plan`, `review_environment`, the captured requests), and writes:
+(`preview_environment`, the captured requests; `review_environment` where it exists), and writes:
 inputs as the engine received them, secrets replaced by a digest (their values never reach the
 report; a change still shows), unknowns as "[unknown]", alias specs resolved to URNs, options,
 and each environment's violations, enforcement levels and waivers.
@@ -56,31 +56,42 @@ def masked(value: Any, rpc: Any) -> Any:
     return value
 
 
-def urn_of(stack: str, project: str, parent: str | None, type_: str, name: str) -> str:
-    """A URN as the plan's other URNs were made: the engine qualifies a child's type by its
-    parent's, and the offline monitor (pulumi.runtime.mocks.MockMonitor.make_urn) by the parent's
-    last type only; the diff compares like with like (plandiff.normal_urn drops the root stack)."""
-    if parent:
-        type_ = parent.split("::")[2].split("$")[-1] + "$" + type_
+def engine_urn(stack: str, project: str, parent: str | None, type_: str, name: str) -> str:
+    """A URN as the Pulumi engine builds it (resource.NewURN): a child's type is qualified by its
+    parent's whole type chain, except under the root stack. The offline monitor
+    (pulumi.runtime.mocks.MockMonitor.make_urn) uses the parent's last type only, so a component
+    moved under another grandparent would keep its mock URNs while the engine's change: the diff
+    compares the engine's."""
+    if parent and parent.split("::")[2] != "pulumi:pulumi:Stack":
+        type_ = f"{parent.split('::')[2]}${type_}"
     return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
 
 
-def alias_urns(resource: Any, stack: str, project: str) -> list[str]:
-    """The URNs the resource's own alias specs name (inherited ones are the diff's job)."""
+def engine_urns(resources: list[Any], stack: str, project: str) -> dict[str, str]:
+    """Each captured resource's mock URN -> its engine URN (a parent registers before its children)."""
+    real: dict[str, str] = {}
+    for resource in resources:
+        parent = real.get(resource.parent) if resource.parent else None
+        real[resource.urn] = engine_urn(stack, project, parent, resource.type, resource.name)
+    return real
+
+
+def alias_urns(resource: Any, stack: str, project: str, real: dict[str, str]) -> list[str]:
+    """The engine URNs the resource's own alias specs name (inherited ones are the diff's job)."""
     urns = []
     for raw in resource.aliases:
         alias = json.loads(raw)
         if "urn" in alias:
-            urns.append(alias["urn"])
+            urns.append(real.get(alias["urn"], alias["urn"]))
             continue
         spec = alias.get("spec", {})
         # No parent given (an empty parentUrn): the resource's own, as the engine reads the spec.
         parent = None if spec.get("noParent") else (spec.get("parentUrn") or resource.parent)
         urns.append(
-            urn_of(
+            engine_urn(
                 spec.get("stack") or stack,
                 spec.get("project") or project,
-                parent,
+                real.get(parent, parent) if parent else None,
                 spec.get("type") or resource.type,
                 spec.get("name") or resource.name,
             )
@@ -88,19 +99,21 @@ def alias_urns(resource: Any, stack: str, project: str) -> list[str]:
     return sorted(set(urns))
 
 
-def resource_json(resource: Any, stack: str, project: str, rpc: Any, json_format: Any) -> dict[str, Any]:
+def resource_json(
+    resource: Any, stack: str, project: str, real: dict[str, str], rpc: Any, json_format: Any
+) -> dict[str, Any]:
     options = resource.options
+    # The provider's URN (its reference is "<urn>::<id>", and the ID is the cloud's).
+    provider = resource.provider.rsplit("::", 1)[0] if resource.provider else ""
     return {
-        "urn": resource.urn,
+        "urn": real[resource.urn],
         "type": resource.type,
         "name": resource.name,
-        "parent": resource.parent,
+        "parent": real.get(resource.parent) if resource.parent else None,
         "custom": resource.custom,
-        # The provider's URN (its reference is "<urn>::<id>", and the ID is the cloud's).
-        "provider": resource.provider.rsplit("::", 1)[0] if resource.provider else "",
+        "provider": real.get(provider, provider),
         "inputs": masked(json_format.MessageToDict(resource.raw_inputs), rpc),
-        "dependencies": list(resource.dependencies),
-        "aliases": alias_urns(resource, stack, project),
+        "aliases": alias_urns(resource, stack, project, real),
         "options": {
             "protect": options.protect,
             "ignoreChanges": list(options.ignore_changes),
@@ -113,16 +126,15 @@ def resource_json(resource: Any, stack: str, project: str, rpc: Any, json_format
 
 def stacks_json(environment: Any, rpc: Any, json_format: Any) -> dict[str, Any]:
     """An environment's unit plans as the diff reads them: stack -> its resources."""
-    return {
-        stack: {
-            "ok": plan.ok,
-            "resources": [resource_json(r, stack, plan.project, rpc, json_format) for r in plan.resources],
-        }
-        for stack, plan in environment.plans.items()
-    }
+    stacks = {}
+    for stack, plan in environment.plans.items():
+        real = engine_urns(plan.resources, stack, plan.project)
+        resources = [resource_json(r, stack, plan.project, real, rpc, json_format) for r in plan.resources]
+        stacks[stack] = {"ok": plan.ok, "resources": resources, "urns": real}
+    return stacks
 
 
-def review_json(review: Any) -> dict[str, Any]:
+def review_json(review: Any, real: dict[str, str]) -> dict[str, Any]:
     return {
         "passed": review.passed,
         "violations": [
@@ -130,7 +142,7 @@ def review_json(review: Any) -> dict[str, Any]:
                 "pack": v.pack,
                 "policy": v.policy,
                 "level": v.level,
-                "urn": v.urn,
+                "urn": real.get(v.urn, v.urn),
                 "type": v.resource_type,
                 "name": v.resource_name,
                 "message": v.message.split("\n", 1)[-1],
@@ -161,7 +173,11 @@ def preview_side(root: Path, stacks: list[str] | None) -> dict[str, Any]:
     from google.protobuf import json_format
     from pulumi.runtime import rpc
 
-    from offline.environment import preview_environment, review_environment
+    import offline.environment as engine
+    from offline.environment import preview_environment
+
+    # A base from before the environments' union review: plans only, no policies compared.
+    review_environment = getattr(engine, "review_environment", None)
     from validation.loader import parse_platform_config
     from validation.stackfile import available_stacks, read_stack_config
 
@@ -177,11 +193,12 @@ def preview_side(root: Path, stacks: list[str] | None) -> dict[str, Any]:
         started = time.perf_counter()
         environment = preview_environment(environment_name, root)
         entry["stacks"] = stacks_json(environment, rpc, json_format)
+        real = {mock: urn for stack in entry["stacks"].values() for mock, urn in stack.pop("urns").items()}
         entry["ok"], entry["error"] = environment.ok, environment.error
-        if environment.ok:
+        if environment.ok and review_environment is not None:
             try:
                 config = parse_platform_config(read_stack_config(root, environment_name).values)
-                entry["review"] = review_json(review_environment(environment, config.environment))
+                entry["review"] = review_json(review_environment(environment, config.environment), real)
             except Exception as error:  # a policy config the base or head gets wrong: reported, not fatal
                 entry["error"] = f"policy review: {type(error).__name__}: {error}"
         entry["seconds"] = round(time.perf_counter() - started, 2)

@@ -429,12 +429,10 @@ def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
     (upload,) = step_uses(jobs["review"], "actions/upload-artifact")
     assert upload["if"] == "always()" and upload["with"]["name"] == "review"
     checkout = step_uses(jobs["review"], "actions/checkout")[0]
-    assert checkout["with"]["fetch-depth"] == 0, "the base commit must be there for its worktree"
-    assert 'make review BASE="$BASE_SHA" ACCEPT_FINDINGS="$ACCEPT_FINDINGS"' in runs["review"]
+    assert checkout["with"]["fetch-depth"] == 2, "the merge commit and its base, for the base's worktree"
+    assert 'make review BASE=HEAD^1 ACCEPT_FINDINGS="$ACCEPT_FINDINGS"' in runs["review"]
     (make_review,) = [step for step in jobs["review"]["steps"] if "make review" in step.get("run", "")]
-    assert make_review["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}", (
-        "data through env, not ${{ }} in run"
-    )
+    assert "accept-replacement" in make_review["env"]["ACCEPT_FINDINGS"], "data through env, not ${{ }} in run"
 
     fork = {
         "github": {

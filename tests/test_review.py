@@ -96,6 +96,98 @@ def test_renaming_with_an_alias_is_no_change_and_without_one_is_a_deletion(proje
     assert [(r.name, r.renamed_from.rsplit("::", 1)[-1]) for r in diff.renamed] == [("keyvault-kv", "keyvault-vault")]
 
 
+def test_renaming_a_component_with_an_alias_carries_its_children(project, head_side, tmp_path):
+    """The engine gives each child an alias under its parent's alias, with the parent's name
+    prefix swapped (`inheritedChildAlias`): the vault, its endpoint and alerts stay; only the role
+    assignment whose GUID the program derives from the name is replaced, nothing stateful."""
+    platform = project / "components" / "platform.py"
+    edit(
+        platform,
+        "        r: KeyVault(\n            vault_key(config, r),",
+        '        r: KeyVault(\n            "secrets-" + vault_key(config, r),',
+    )
+    edit(
+        platform,
+        "                alert_routes=routes,\n            ),\n            opts=ctx.opts,",
+        "                alert_routes=routes,\n            ),\n            opts=pulumi.ResourceOptions.merge(\n"
+        "                ctx.opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(name=vault_key(config, r))])\n            ),",
+    )
+    head = review_side(project, ("dev",), tmp_path / "head.json")
+    diff = diff_environment("dev", head_side["environments"]["dev"], head["environments"]["dev"])
+    assert {r.name for r in diff.renamed} >= {
+        "secrets-keyvault-vault",
+        "secrets-keyvault-pe-vault",
+        "secrets-keyvault-rg",
+    }
+    assert [(d.action, d.type) for d in diff.resources] == [("replace", "azure-native:authorization:RoleAssignment")]
+    assert diff.resources[0].causes[0].path == "roleAssignmentName" and not diff.findings
+
+
+def test_the_engines_urns_qualify_a_child_by_its_whole_parent_chain():
+    """The mock monitor qualifies a child by its parent's last type only; the engine by the whole
+    chain, so a component moved under another grandparent changes its children's URNs."""
+    from types import SimpleNamespace
+
+    from scripts.review_side import engine_urns
+
+    def captured(urn: str, type_: str, name: str, parent: str | None) -> SimpleNamespace:
+        return SimpleNamespace(urn=urn, type=type_, name=name, parent=parent)
+
+    stack = "urn:pulumi:dev::platform::pulumi:pulumi:Stack::platform-dev"
+    for grandparent in ("platform:a:Outer", "platform:b:Other"):
+        resources = [
+            captured("g", grandparent, "outer", stack),
+            captured("p", "platform:c:Inner", "inner", "g"),
+            captured("c", "azure-native:storage:StorageAccount", "account", "p"),
+        ]
+        urns = engine_urns(resources, "dev", "platform")
+        assert urns["g"] == f"urn:pulumi:dev::platform::{grandparent}::outer"
+        assert (
+            urns["c"]
+            == f"urn:pulumi:dev::platform::{grandparent}$platform:c:Inner$azure-native:storage:StorageAccount::account"
+        )
+
+
+def test_a_base_whose_review_crashed_fails_and_compares_nothing(head_side):
+    crashed = {"error": "Traceback: ImportError", "environments": {}}
+    diffs = diff_sides(crashed, head_side)
+    assert all(d.error and d.blocking and not d.resources for d in diffs)
+    report = render(Side("head", None, head_side), Side("base", None, crashed), diffs)
+    assert not report.passed and "the base's review crashed" in report.comment
+
+
+def test_a_base_that_does_not_preview_is_not_compared_and_does_not_block_its_fix(head_side):
+    broken = json.loads(json.dumps(head_side))
+    broken["environments"]["dev"] |= {"ok": False, "error": "platform:network.podCidr: too small"}
+    (dev,) = [d for d in diff_sides(broken, head_side) if d.environment == "dev"]
+    assert dev.error and not dev.blocking and not dev.resources
+    report = render(Side("head", None, head_side), Side("base", None, broken), diff_sides(broken, head_side))
+    assert report.passed and "⚠ No comparison: the base does not preview dev" in report.comment
+
+
+def test_removing_an_environment_deletes_everything_in_it_and_names_the_stateful(head_side):
+    head = {"environments": {k: v for k, v in head_side["environments"].items() if k != "staging"}}
+    (staging,) = [d for d in diff_sides(head_side, head) if d.environment == "staging"]
+    assert {d.action for d in staging.resources} == {"delete"} and staging.findings
+    report = render(Side("head", None, head), Side("base", None, head_side), diff_sides(head_side, head))
+    assert "staging: the environment is removed; " in report.headline and "deleted" in report.headline
+    assert not report.passed
+
+
+def test_a_retained_resource_leaving_the_program_is_not_a_loss(head_side):
+    environment = head_side["environments"]["dev"]
+    base = json.loads(json.dumps(environment))
+    account = next(r for s in base["stacks"].values() for r in s["resources"] if r["type"].endswith(":StorageAccount"))
+    head = json.loads(json.dumps(base))
+    for stack in head["stacks"].values():
+        stack["resources"] = [r for r in stack["resources"] if r["urn"] != account["urn"]]
+    (deleted,) = diff_environment("dev", base, head).resources
+    assert deleted.finding
+    account["options"]["retainOnDelete"] = True
+    (deleted,) = diff_environment("dev", base, head).resources
+    assert deleted.action == "delete" and deleted.retained and not deleted.finding
+
+
 def test_a_pull_request_that_adds_a_namespace_creates_exactly_it_in_every_stack_with_the_team(
     project, head_side, tmp_path
 ):
@@ -170,6 +262,9 @@ def test_changes_are_leaf_paths_with_named_list_items_and_secrets_masked():
     new = {"pools": [{"name": "b", "count": 3}, {"name": "a", "count": 1}], "key": {"[secret]": "2"}}
     changes = {c.path: str(c) for c in leaf_changes(old, new)}
     assert changes == {"pools[name=b].count": "pools[name=b].count: 2 → 3", "key": "key: [secret] → [secret]"}
+    # A list that changes whole, with a secret inside: the digest never reaches the report.
+    (change,) = leaf_changes({"env": [{"[secret]": "digest1"}]}, {"env": [{"[secret]": "digest2"}, "b"]})
+    assert "digest" not in str(change) and '["[secret]", "b"]' in str(change)
 
 
 def test_ignore_changes_hides_what_the_provider_would_ignore(head_side):
@@ -185,9 +280,11 @@ def test_ignore_changes_hides_what_the_provider_would_ignore(head_side):
 
 
 def test_every_stateful_type_has_its_replacement_rules():
-    """A stateful type without rules would never be predicted replaced (only deleted)."""
+    """A stateful Azure type without its own entry would be predicted replaced only when its
+    resource group moves; Kubernetes kinds all replace on their name and namespace."""
     for token in STATEFUL:
-        assert force_new(token), token
+        assert token in FORCE_NEW or token.startswith("kubernetes:"), token
+        assert {"metadata.name", "metadata.namespace"} <= set(force_new(token)) or len(force_new(token)) > 1, token
     for token, rules in FORCE_NEW.items():
         assert all(source for source in rules.values()), token
 
