@@ -28,6 +28,7 @@ from facts.vm_sizes import VM_SIZES
 SNAPSHOT = Path(__file__).resolve().parent.parent / "facts" / "retail_prices.json"
 # A month is 730 hours (365 × 24 / 12), the convention of Azure's pricing calculator.
 HOURS_PER_MONTH = 730
+TOTAL_REGIONAL_VCPUS = "Total Regional vCPUs"
 # What one retail price buys, as a share of a month (the units this report prices).
 PER_MONTH = {"1 Hour": HOURS_PER_MONTH, "1/Day": HOURS_PER_MONTH / 24, "1/Month": 1}
 
@@ -144,6 +145,10 @@ class Capacity:
         needed: dict[tuple[str, str], int] = defaultdict(int)
         for pool in self.pools:
             needed[(pool.region, pool.quota_family)] += pool.quota_vcpus
+            # Every family also counts against the region's total ("Total Regional vCPUs"; Spot
+            # has its own low-priority total): learn.microsoft.com/azure/virtual-machines/quotas.
+            if not pool.spot:
+                needed[(pool.region, TOTAL_REGIONAL_VCPUS)] += pool.quota_vcpus
         return dict(sorted(needed.items()))
 
     def gpus(self) -> tuple[int, int]:

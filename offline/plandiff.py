@@ -219,7 +219,9 @@ def _same_location(type_: str, change: Change) -> bool:
     return plain(change.old) == plain(change.new)
 
 
-def diff_resource(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceDiff | None:
+def diff_resource(
+    stack: str, old: Mapping[str, Any], new: Mapping[str, Any], provider_aliases: Mapping[str, set[str]] | None = None
+) -> ResourceDiff | None:
     options = new.get("options", {})
     ignored = tuple(options.get("ignoreChanges", ()))
     changes = [
@@ -227,7 +229,10 @@ def diff_resource(stack: str, old: Mapping[str, Any], new: Mapping[str, Any]) ->
         for c in leaf_changes(old.get("inputs", {}), new.get("inputs", {}))
         if not _matches(ignored, c.path) and not _same_location(new["type"], c)
     ]
-    provider_changed = normal_urn(old.get("provider", "")) != normal_urn(new.get("provider", ""))
+    # The same provider under another name (an alias) is no change (the engine's providerChanged).
+    provider = normal_urn(new.get("provider", ""))
+    same = {provider} | (provider_aliases or {}).get(provider, set())
+    provider_changed = normal_urn(old.get("provider", "")) not in same
     if not changes and not provider_changed:
         return None
     causes = []
@@ -267,6 +272,8 @@ def diff_stack(
     base_by = {normal_urn(r["urn"]): r for r in base}
     head_by_urn = {r["urn"]: r for r in head}
     matched: set[str] = set()
+    providers = [r for r in head if r["type"].startswith("pulumi:providers:")]
+    provider_aliases = {normal_urn(p["urn"]): _alias_candidates(p, head_by_urn) for p in providers}
     diffs: list[ResourceDiff] = []
     renames: list[ResourceDiff] = []
     for resource in head:
@@ -285,7 +292,7 @@ def diff_stack(
         matched.add(normal_urn(old["urn"]))
         if not resource.get("custom", True):
             continue
-        diff = diff_resource(stack, old, resource)
+        diff = diff_resource(stack, old, resource, provider_aliases)
         if renamed_from:
             renames.append(
                 ResourceDiff(

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from facts.replacement import FORCE_NEW, STATEFUL, force_new
-from offline.cost import HOURS_PER_MONTH, Meter, Snapshot, capacity, load_snapshot, price
+from offline.cost import HOURS_PER_MONTH, TOTAL_REGIONAL_VCPUS, Meter, Snapshot, capacity, load_snapshot, price
 from offline.diagram import MAX_EDGES, MAX_TEXT, edge_count, mermaid
 from offline.plandiff import diff_environment, diff_sides, leaf_changes, normal_urn
 from offline.review_report import COMMENT_LIMIT, Side, render
@@ -438,6 +438,9 @@ def test_capacity_names_the_vcpu_quota_per_family_and_region(head_side):
         expected = sum(96 * (p.max_nodes + p.surge_nodes) for p in h100 if p.region == region)
         assert quota[(region, "standardNDSH100v5Family")] == expected
     assert prod.gpus()[1] == sum(p.max_nodes * p.gpus_per_node for p in prod.pools) > 0
+    for region in {p.region for p in prod.pools}:
+        families = sum(v for (r, family), v in quota.items() if r == region and family != TOTAL_REGIONAL_VCPUS)
+        assert quota[(region, TOTAL_REGIONAL_VCPUS)] == families, "every family counts against the regional total"
     assert Meter("Virtual Machines", "eastus2", "1 Hour", arm_sku="Standard_D4ds_v5").api_filter() == (
         "serviceName eq 'Virtual Machines' and armRegionName eq 'eastus2' and priceType eq 'Consumption' "
         "and armSkuName eq 'Standard_D4ds_v5'"
@@ -542,3 +545,26 @@ def test_the_path_parameters_named_in_the_replacement_table_are_the_sdks_inputs(
         if r["type"].startswith("azure-native:")
     }
     assert deployed - set(FORCE_NEW) == set()
+
+
+def test_a_provider_renamed_with_an_alias_replaces_nothing_and_without_one_everything_it_deployed(head_side):
+    base = head_side["environments"]["dev"]
+    stack = next(name for name in base["stacks"] if ".cluster-" in name)
+    provider = next(r for r in base["stacks"][stack]["resources"] if r["type"] == "pulumi:providers:kubernetes")
+    old, new = provider["urn"], provider["urn"] + "-renamed"
+
+    def renamed(alias: bool) -> dict[str, Any]:
+        head = json.loads(json.dumps(base))
+        for r in head["stacks"][stack]["resources"]:
+            if r["urn"] == old:
+                r["urn"], r["name"], r["aliases"] = new, r["name"] + "-renamed", [old] if alias else []
+            if r.get("provider") == old:
+                r["provider"] = new
+        return head
+
+    deployed = sum(1 for r in base["stacks"][stack]["resources"] if r.get("provider") == old)
+    assert deployed > 10
+    aliased = diff_environment("dev", base, renamed(alias=True))
+    assert aliased.resources == [] and [r.name for r in aliased.renamed] == [provider["name"] + "-renamed"]
+    moved = diff_environment("dev", base, renamed(alias=False))
+    assert sum(1 for d in moved.resources if d.action == "replace" and d.causes[-1].path == "provider") == deployed
