@@ -374,36 +374,18 @@ def api_record(**fields: Any) -> dict[str, Any]:
 def test_costs_come_only_from_the_snapshot_and_the_rest_is_listed_unpriced(head_side):
     dev = capacity(resources(head_side, "dev"))
     system = next(p for p in dev.pools if p.name == "system")
+
+    def row(**fields: Any) -> dict[str, Any]:
+        return api_record(
+            **({"armRegionName": system.region, "armSkuName": system.vm_size, "skuName": "D4ds v5"} | fields)
+        )
+
     records = (
-        api_record(
-            armRegionName=system.region,
-            armSkuName=system.vm_size,
-            skuName="D4ds v5",
-            meterName="D4ds v5",
-            retailPrice=2.0,
-        ),
+        row(meterName="D4ds v5", retailPrice=2.0),
         # Windows, Spot and DevTest rows of the same size: never the pool's price.
-        api_record(
-            armRegionName=system.region,
-            armSkuName=system.vm_size,
-            skuName="D4ds v5",
-            productName="Virtual Machines Ddsv5 Series Windows",
-            retailPrice=9.0,
-        ),
-        api_record(
-            armRegionName=system.region,
-            armSkuName=system.vm_size,
-            skuName="D4ds v5 Spot",
-            meterName="D4ds v5 Spot",
-            retailPrice=0.5,
-        ),
-        api_record(
-            armRegionName=system.region,
-            armSkuName=system.vm_size,
-            skuName="D4ds v5",
-            type="DevTestConsumption",
-            retailPrice=1.0,
-        ),
+        row(productName="Virtual Machines Ddsv5 Series Windows", retailPrice=9.0),
+        row(skuName="D4ds v5 Spot", meterName="D4ds v5 Spot", retailPrice=0.5),
+        row(type="DevTestConsumption", retailPrice=1.0),
     )
     snapshot = Snapshot(
         "2026-11-01", "https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview", "USD", records
