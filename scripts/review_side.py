@@ -9,8 +9,10 @@ It runs *that checkout's* program with that checkout's engine and packs (its fol
 exactly as it would have on its own branch. It relies only on the engine's long-standing surface
 (`preview_environment`, the captured requests; `review_environment` where it exists), and writes:
 inputs as the engine received them, secrets replaced by a digest (their values never reach the
-report; a change still shows), unknowns as "[unknown]", alias specs resolved to URNs, options,
-and each environment's violations, enforcement levels and waivers.
+report; a change still shows), unknowns as "[unknown]", the engine's URNs (not the mock
+monitor's) with alias specs resolved to them, options, and each environment's violations,
+enforcement levels and waivers. A base from before the unit-stack engine (no
+`offline.environment`) cannot be previewed this way: its side fails, and so does the review.
 """
 
 from __future__ import annotations
