@@ -430,6 +430,8 @@ def test_pull_requests_read_only_and_never_give_forks_an_oidc_token():
     assert upload["if"] == "always()" and upload["with"]["name"] == "review"
     checkout = step_uses(jobs["review"], "actions/checkout")[0]
     assert checkout["with"]["fetch-depth"] == 2, "the merge commit and its base, for the base's worktree"
+    (cache,) = step_uses(jobs["review"], "actions/cache")
+    assert cache["with"]["path"] == "~/.cache/platform-review/venvs", "where scripts/review.py keeps base venvs"
     assert 'make review BASE=HEAD^1 ACCEPT_FINDINGS="$ACCEPT_FINDINGS"' in runs["review"]
     (make_review,) = [step for step in jobs["review"]["steps"] if "make review" in step.get("run", "")]
     assert "accept-replacement" in make_review["env"]["ACCEPT_FINDINGS"], "data through env, not ${{ }} in run"
