@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -355,20 +355,29 @@ def _violation_key(v: Mapping[str, Any]) -> tuple[str, str, str, str]:
     return (v["pack"], v["policy"], normal_urn(v["urn"]), v["level"])
 
 
+def _added_and_removed(
+    old: list[Mapping[str, Any]], new: list[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], tuple[str, ...]]
+) -> Iterator[tuple[bool, Mapping[str, Any]]]:
+    """(added?, item) for each item on one side only, by `key`, in key order."""
+    old_by, new_by = {key(i): i for i in old}, {key(i): i for i in new}
+    for added, keys, side in (
+        (True, new_by.keys() - old_by.keys(), new_by),
+        (False, old_by.keys() - new_by.keys(), old_by),
+    ):
+        for k in sorted(keys):
+            yield added, side[k]
+
+
 def diff_policies(base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> list[PolicyChange]:
     base, head = base or {}, head or {}
     changes: list[PolicyChange] = []
-    old_v = {_violation_key(v): v for v in base.get("violations", [])}
-    new_v = {_violation_key(v): v for v in head.get("violations", [])}
-    for kind, keys, side in (
-        ("introduced", new_v.keys() - old_v.keys(), new_v),
-        ("resolved", old_v.keys() - new_v.keys(), old_v),
-    ):
-        for key in sorted(keys):
-            v = side[key]
-            changes.append(
-                PolicyChange(kind, v["pack"], v["policy"], v["message"], v["level"], f"{v['type']} {v['name']}")
+    for added, v in _added_and_removed(base.get("violations", []), head.get("violations", []), _violation_key):
+        resource = f"{v['type']} {v['name']}"
+        changes.append(
+            PolicyChange(
+                "introduced" if added else "resolved", v["pack"], v["policy"], v["message"], v["level"], resource
             )
+        )
     old_levels, new_levels = base.get("levels", {}), head.get("levels", {})
     for pack in sorted(set(old_levels) | set(new_levels)):
         before, after = old_levels.get(pack, {}), new_levels.get(pack, {})
@@ -380,16 +389,11 @@ def diff_policies(base: Mapping[str, Any] | None, head: Mapping[str, Any] | None
     def waiver_key(w: Mapping[str, Any]) -> tuple[str, ...]:
         return (w["pack"], w["policy"], w["level"], w["reason"], w["approvedBy"], str(w["expires"]))
 
-    old_w: dict[tuple[str, ...], Mapping[str, Any]] = {waiver_key(w): w for w in base.get("waivers", [])}
-    new_w = {waiver_key(w): w for w in head.get("waivers", [])}
-    for kind, waiver_keys, waivers in (
-        ("waiver-added", new_w.keys() - old_w.keys(), new_w),
-        ("waiver-removed", old_w.keys() - new_w.keys(), old_w),
-    ):
-        for waiver_key_ in sorted(waiver_keys):
-            w = waivers[waiver_key_]
-            detail = f"{w['reason']} (approved by {w['approvedBy']}, expires {w['expires'] or 'never'})"
-            changes.append(PolicyChange(kind, w["pack"], w["policy"], detail, w["level"]))
+    for added, w in _added_and_removed(base.get("waivers", []), head.get("waivers", []), waiver_key):
+        detail = f"{w['reason']} (approved by {w['approvedBy']}, expires {w['expires'] or 'never'})"
+        changes.append(
+            PolicyChange("waiver-added" if added else "waiver-removed", w["pack"], w["policy"], detail, w["level"])
+        )
     return changes
 
 

@@ -122,6 +122,15 @@ class _Environment:
             and not (self.diff and self.diff.error and self.diff.blocking)
         )
 
+    @property
+    def capacity_change(self) -> str:
+        """What the change does to nodes and GPUs at max ("" without a base or a difference)."""
+        if self.base_capacity is None:
+            return ""
+        nodes = self.capacity.nodes()[1] - self.base_capacity.nodes()[1]
+        gpus = self.capacity.gpus()[1] - self.base_capacity.gpus()[1]
+        return f"{nodes:+,} nodes, {gpus:+,} GPUs at max" if nodes or gpus else ""
+
     def headline(self) -> str:
         parts = []
         if not self.ok:
@@ -136,11 +145,8 @@ class _Environment:
                 kinds = sorted({_what(f) for f in findings})
                 changed.append(f"⚠ {len(findings)} stateful or protected {'/'.join(kinds)} replaced or deleted")
             parts.append(", ".join(changed) or "no change")
-            if self.base_capacity is not None:
-                gpus = self.capacity.gpus()[1] - self.base_capacity.gpus()[1]
-                nodes = self.capacity.nodes()[1] - self.base_capacity.nodes()[1]
-                if gpus or nodes:
-                    parts.append(f"{nodes:+,} nodes, {gpus:+,} GPUs at max")
+            if self.capacity_change:
+                parts.append(self.capacity_change)
             if self.base_priced is not None:
                 delta = self.priced.monthly_max - self.base_priced.monthly_max
                 if round(delta):
@@ -165,11 +171,7 @@ class _Environment:
 def _capacity_lines(env: _Environment, snapshot: Snapshot, full: bool) -> list[str]:
     cap, priced = env.capacity, env.priced
     nodes, gpus = cap.nodes(), cap.gpus()
-    change = ""
-    if env.base_capacity is not None:
-        base_nodes, base_gpus = env.base_capacity.nodes(), env.base_capacity.gpus()
-        if (base_nodes, base_gpus) != (nodes, gpus):
-            change = f" (this change: {nodes[1] - base_nodes[1]:+,} nodes, {gpus[1] - base_gpus[1]:+,} GPUs at max)"
+    change = f" (this change: {env.capacity_change})" if env.capacity_change else ""
     lines = [
         f"**Capacity:** {nodes[0]:,}–{nodes[1]:,} nodes, {gpus[0]:,}–{gpus[1]:,} GPUs{change}, "
         + ", ".join(f"{n} {what}" for what, n in cap.counts.items())
