@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     # Logs (CI, pipes) get whole lines: rich would crop them at 80 columns.
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 220)
+    # emoji=False: config keys and messages print as typed (`platform:x:` is not an emoji).
+    console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 220)
     failed = False
     selected = args.stack or ["dev"]
     reports: list[StackReport] = []

@@ -849,13 +849,20 @@ def test_preview_cli_reports_bad_config_without_a_traceback(tmp_path):
     """The CLI path a user runs: exit 1, the message, no Python traceback."""
     project = copy_project(tmp_path / "project")
     stack_file = project / "stacks" / "Pulumi.dev.yaml"
-    stack_file.write_text(stack_file.read_text().replace("podCidr: 100.64.0.0/16", "podCidr: 100.64.0.0/29"))
+    original = stack_file.read_text()
+    stack_file.write_text(original.replace("podCidr: 100.64.0.0/16", "podCidr: 100.64.0.0/29"))
     result = subprocess.run(
         [sys.executable, "scripts/preview.py", "--stack", "dev"], cwd=project, capture_output=True, text=True
     )
     assert result.returncode == 1
     output = result.stdout + result.stderr
     assert "platform:network.podCidr" in output and "smaller than one node's /24" in output
+    # An unknown key whose name is an emoji code is printed as typed, not as a rich emoji.
+    stack_file.write_text(original.replace("\nconfig:\n", "\nconfig:\n  platform:x: 1\n", 1))
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev"], cwd=project, capture_output=True, text=True
+    )
+    assert result.returncode == 1 and "platform:x: is not a known key" in result.stdout + result.stderr
     assert "Traceback" not in output
 
 
