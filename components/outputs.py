@@ -108,6 +108,9 @@ class FoundationOutputs:
     identity_resource_group: pulumi.Input[str]
     # The environment's Managed Grafana (its endpoint), if it has one
     grafana_endpoint: pulumi.Input[str] | None = None
+    # What the hub's owner makes for this environment (peerings' hub side, links, subzones, scope
+    # members): for the hub, no unit reads it.
+    hub_requests: Mapping[str, Any] | None = field(default=None, compare=False)
     # Within one stack: what clusters wait for (DNS links, registry endpoint and cache rules),
     # and the DNS zones' VNet links by (zone, VNet name).
     after: Sequence[pulumi.Resource] = field(default=(), compare=False)
@@ -150,6 +153,7 @@ class FoundationOutputs:
                 "names": dict(self.identity_names),
                 "resourceGroup": self.identity_resource_group,
             },
+            **({"hubRequests": dict(self.hub_requests)} if self.hub_requests is not None else {}),
         }
 
     @staticmethod

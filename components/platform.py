@@ -200,7 +200,20 @@ def private_dns_zones(config: PlatformConfig) -> list[str]:
     # workspaces refuse.
     scope = config.operations.private_link_scope
     monitor = [z for z in zones_of("azuremonitor") if z not in data_plane] if scope.enabled and scope.scope_id else []
-    return data_plane + grafana + monitor + [api_server_zone(region) for region in private_regions]
+    return data_plane + grafana + monitor + [cluster_api_server_zone(config, region) for region in private_regions]
+
+
+def shared_hub_zones(config: PlatformConfig) -> bool:
+    """Whether the hub's zones serve this environment (and others): then the hub's owner links
+    them, and the environment's API servers register in subzones of its own."""
+    return bool(config.network.hub and config.network.hub.private_dns_zones_resource_group_id)
+
+
+def cluster_api_server_zone(config: PlatformConfig, region: str) -> str:
+    """The zone a private cluster of `region` registers its API server in: the region's, or the
+    environment's own subzone of the hub's."""
+    subzone = Naming(config.prefix, config.environment).api_server_subzone() if shared_hub_zones(config) else None
+    return api_server_zone(region, subzone)
 
 
 def endpoint_regions(config: PlatformConfig) -> list[str]:
@@ -413,8 +426,9 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
     regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
     service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, workspace_ids)
     scope = config.operations.private_link_scope
+    monitoring_link = None
     if scope.enabled:
-        MonitoringPrivateLink(
+        monitoring_link = MonitoringPrivateLink(
             "monitoring-link",
             MonitoringPrivateLinkArgs(
                 naming=naming,
@@ -424,7 +438,6 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
                 endpoint_ids={r: o.data_collection_endpoint_id for r, o in observability.items()},
                 endpoints=service.endpoints,
                 tags=ctx.tags,
-                hub_provider=ctx.subscription_provider(scope.scope_id.split("/")[2]) if scope.scope_id else None,
             ),
             # Endpoints register in zones linked to the VNets, as every data-plane endpoint.
             opts=pulumi.ResourceOptions.merge(
@@ -518,7 +531,40 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         identity_resource_group=identities.resource_group_name,
         after=(*registry.ready, dns, *regional_dns.values()),
         dns_links=dns.links,
+        hub_requests=_hub_requests(ctx, networks, dns, monitoring_link),
     )
+
+
+def _hub_requests(
+    ctx: Context,
+    networks: Mapping[str, RegionalNetwork],
+    dns: PrivateDns,
+    monitoring_link: MonitoringPrivateLink | None,
+) -> dict[str, Any] | None:
+    """What the hub's owner makes for this environment, which it may not write itself: the hub's
+    side of each peering, the links of the hub's shared zones to its VNets, its API server
+    subzones (made in the hub's zones and linked to the hub's VNet, where runners resolve them)
+    and its members of the hub's Azure Monitor scope (docs/deploying.md, "The hub")."""
+    config, naming = ctx.config, ctx.naming
+    hub = config.network.hub
+    if hub is None:
+        return None
+    requests: dict[str, Any] = {}
+    if not hub.create_hub_side_peering:
+        requests["peerings"] = [
+            {
+                "name": f"peer-to-{naming.regional('vnet', region)}",
+                "remoteVirtualNetworkId": network.vnet_id,
+                "allowGatewayTransit": hub.use_remote_gateways,
+            }
+            for region, network in networks.items()
+        ]
+    if shared_hub_zones(config):
+        requests["dnsLinks"] = {zone: vnets for zone, vnets in dns.hub_links.items() if vnets}
+        requests["apiServerZones"] = [z for z in private_dns_zones(config) if z not in dns.hub_links]
+    if monitoring_link is not None and config.operations.private_link_scope.scope_id:
+        requests["monitorScopeMembers"] = dict(monitoring_link.members)
+    return requests
 
 
 def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
@@ -584,7 +630,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 api_server_subnet_id=subnet_ids.get(f"{key}-apiserver"),
                 pods_subnet_id=subnet_ids.get(f"{key}-pods"),
                 vnet_id=foundation.vnet_ids[region],
-                api_server_dns_zone_id=foundation.dns_zone_ids.get(api_server_zone(region)),
+                api_server_dns_zone_id=foundation.dns_zone_ids.get(cluster_api_server_zone(config, region)),
             ),
             admin_group_object_ids=list(config.entra.admin_group_object_ids),
             tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,
@@ -614,7 +660,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 link
                 for (zone, vnet), link in foundation.dns_links.items()
                 if cluster.api_server.private
-                and zone == api_server_zone(region)
+                and zone == cluster_api_server_zone(config, region)
                 and vnet == naming.regional("vnet", region)
             ],
             tags={**ctx.tags, "cluster": key},
@@ -1163,7 +1209,8 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple
     central = None
     if hub and hub.private_dns_zones_resource_group_id:
         zones_group = hub.private_dns_zones_resource_group_id
-        central = CentralZones(zones_group, ctx.subscription_provider(zones_group.split("/")[2]))
+        own = [z for z in private_dns_zones(config) if z.startswith(naming.api_server_subzone() + ".")]
+        central = CentralZones(zones_group, ctx.subscription_provider(zones_group.split("/")[2]), own)
     elif hub:
         # Our zones: deploy runners and resolvers in the hub must resolve them too.
         vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
@@ -1301,3 +1348,5 @@ def _deploy_single_stack(config: PlatformConfig) -> None:
     pulumi.export("workloadContext", workload_context(config))
     # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
     pulumi.export("kubeconfigs", {key: c.kubeconfig for key, c in platform.clusters.items()})
+    if platform.foundation.hub_requests is not None:
+        pulumi.export("hubRequests", platform.foundation.hub_requests)

@@ -6,6 +6,12 @@ servicebus) and `privatelink.<region>.azmk8s.io` per region with private API ser
 zone is linked to every VNet of the environment and to the hub, where deploy runners and
 on-premises resolvers sit. Links only resolve; endpoints write their own A records through
 their zone group, AKS writes the API server's record itself.
+
+In a hub's shared zones, which serve several environments, the hub's owner makes every zone
+and every link (an environment that could link or unlink a shared zone could cut another
+environment's resolution off): the environment only joins them (its endpoints' records) and
+links its own VNets to its own API server subzones (`<prefix>-<env>.privatelink.<region>.azmk8s.io`),
+on which alone it holds rights. What it needs of the hub is its stack output `hubRequests`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ class CentralZones:
     resource_group_id: str
     # Provider for the zones' subscription, which may not be the deployment's.
     provider: pulumi.ProviderResource | None = None
+    # The zones there that serve this environment alone (its API server subzones): it links its
+    # own VNets to them. The hub's owner links the others.
+    own: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -47,16 +56,19 @@ class PrivateDnsArgs:
 
 
 class PrivateDns(pulumi.ComponentResource):
-    """Outputs: `zone_ids[zone name]`, `links[(zone name, VNet name)]`."""
+    """Outputs: `zone_ids[zone name]`, `links[(zone name, VNet name)]`, and `hub_links[zone
+    name]`: the VNets the hub's owner links to a shared zone of the hub's."""
 
     zone_ids: dict[str, pulumi.Input[str]]
     # (zone name, VNet name) -> its link.
     links: dict[tuple[str, str], pulumi.Resource]
+    hub_links: dict[str, list[pulumi.Input[str]]]
 
     def __init__(self, name: str, args: PrivateDnsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:network:PrivateDns", name, None, opts)
         self.zone_ids = {}
         self.links = {}
+        self.hub_links = {}
         if args.central:
             group_name: pulumi.Input[str] = args.central.resource_group_id.rstrip("/").rsplit("/", 1)[-1]
             link_opts = pulumi.ResourceOptions(parent=self, provider=args.central.provider)
@@ -83,6 +95,9 @@ class PrivateDns(pulumi.ComponentResource):
                 )
                 zone_id, zone_ref = zone.id, zone.name
             linked = args.vnets_by_zone.get(zone_name, list(args.vnet_ids))
+            if args.central and zone_name not in args.central.own:
+                self.hub_links[zone_name] = [vnet_id for vnet, vnet_id in args.vnet_ids.items() if vnet in linked]
+                linked = []
             for vnet_name, vnet_id in args.vnet_ids.items():
                 if vnet_name not in linked:
                     continue

@@ -22,10 +22,13 @@ from typing import Any
 
 import yaml
 
+from components.platform import private_dns_zones
 from facts.azure_roles import role_by_id
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from planning.layers import LAYERS
+from planning.naming import Naming
 from planning.permissions import Backend, Condition, Grant, RoleDefinition
+from validation.loader import parse_platform_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = PROJECT_ROOT / "scripts" / "bootstrap"
@@ -78,10 +81,10 @@ def stack_identities(stack: str) -> Identities:
 
 
 def bootstrap_args(
-    environment: str, subscription: str, hub: dict[str, Any] | None, scope: str | None = None
+    environment: str, subscription: str, hub: dict[str, Any] | None, api_server_zones: Iterable[str] = ()
 ) -> list[str]:
-    """Bootstrap flags for one environment whose resources live in `subscription` (`scope`: the
-    hub's Azure Monitor private link scope it joins)."""
+    """Bootstrap flags for one environment whose resources live in `subscription`
+    (`api_server_zones`: its API server subzones in the hub's zones)."""
     hub_vnet = (
         hub["virtualNetworkId"]
         if hub
@@ -113,9 +116,16 @@ def bootstrap_args(
     ]
     if hub:
         args += ["--hub-env", environment]
-    if scope:
-        args += ["--monitor-scope-id", scope]
+    for zone in api_server_zones:
+        args += ["--api-server-zone", f"{environment}={zones}/providers/Microsoft.Network/privateDnsZones/{zone}"]
     return args
+
+
+def stack_api_server_zones(stack: str) -> list[str]:
+    """The API server subzones a stack's environment has in the hub's zones (none without them)."""
+    config = parse_platform_config(_stack_file_config(stack), stack=stack)
+    subzone = Naming(config.prefix, config.environment).api_server_subzone()
+    return [z for z in private_dns_zones(config) if z.startswith(f"{subzone}.")]
 
 
 def dry_run(args: list[str]) -> list[list[str]]:
@@ -244,8 +254,9 @@ def environment_identities(stack: str, environment: str, plan_identity: dict[str
     role_ids = {}
     if plan_identity:
         role_ids[f"Platform preview secret reader ({PREFIX}-{environment})"] = plan_identity["secretReaderRoleId"]
-    scope = ((_stack_file_config(stack).get("platform:operations") or {}).get("privateLinkScope") or {}).get("scopeId")
-    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), scope))
+    hub = stack_hub(stack)
+    zones = stack_api_server_zones(stack) if hub and hub.get("privateDnsZonesResourceGroupId") else []
+    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, hub, zones))
     return read_identities(environment, commands, role_ids)
 
 

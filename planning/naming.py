@@ -75,6 +75,11 @@ class Naming:
     def key_vault(self, region: str) -> str:
         return self.regional("kv", region)
 
+    def api_server_subzone(self) -> str:
+        """The environment's label in a hub's shared API server zones
+        (`ailab-prod.privatelink.eastus2.azmk8s.io`): at most 26 characters, within AKS's 32."""
+        return f"{self.prefix}-{self.environment}"
+
 
 # Azure's naming rules for the globally named resources (learn.microsoft.com, "Naming rules
 # and restrictions for Azure resources").

@@ -184,14 +184,19 @@ class HubConfig(Model):
     )
     address_space: list[IPv4Network] = Field(min_length=1, description="The hub's ranges, checked for overlaps.")
     create_hub_side_peering: bool = Field(
-        default=True, description="Also create the hub-to-spoke half (needs write access to the hub VNet)."
+        default=False,
+        description="Also create the hub-to-spoke half, which needs write access to the hub VNet: only for a hub this"
+        " environment has to itself (no `privateDnsZonesResourceGroupId`, and the bootstrap's `--own-hub-env`). A hub"
+        " that serves several environments is written by its owner alone (stack output `hubRequests`).",
     )
     use_remote_gateways: bool = Field(default=False, description="Route through the hub's VPN/ExpressRoute gateway.")
     private_dns_zones_resource_group_id: Optional[ResourceGroupId] = Field(
         default=None,
         description="Resource group ID of the hub's central privatelink zones. Set it when the hub serves "
-        "several environments (a VNet links to one zone of each name): the environment then links"
-        " its VNets to those zones instead of creating its own. The zones must exist.",
+        "several environments (a VNet links to one zone of each name): the environment then registers its"
+        " endpoints in those zones instead of creating its own, and its private API servers in subzones of its own"
+        " there (`<prefix>-<env>.privatelink.<region>.azmk8s.io`). The hub's owner creates the zones and subzones"
+        " and links the environment's VNets (stack output `hubRequests`).",
     )
 
 
@@ -847,8 +852,9 @@ class MonitoringPrivateLinkConfig(Model):
     ] = Field(
         default=None,
         description="The hub's scope, when the hub's shared zones serve several environments "
-        "(`network.hub.privateDnsZonesResourceGroupId`): the environment adds its workspaces and endpoints to it "
-        "(it needs write on the scope); the hub owns its private endpoint. Unset: the environment's own scope.",
+        "(`network.hub.privateDnsZonesResourceGroupId`): the hub's owner adds the environment's workspaces and "
+        "endpoints to it (stack output `hubRequests`) and owns its private endpoint; the environment writes nothing "
+        "there. Unset: the environment's own scope.",
     )
     query_access: Literal["Open", "PrivateOnly"] = Field(
         default="Open",

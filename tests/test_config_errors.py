@@ -742,6 +742,13 @@ CASES = {
         "platform:kafka.topics[0].retentionHours",
         "less than or equal to",
     ),
+    # One environment writing a hub that others use could cut their peering off.
+    "the hub's side of the peering of a hub several environments share": (
+        "prod",
+        set_in("network.hub.createHubSidePeering", True),
+        "platform:network.hub.createHubSidePeering",
+        "written by its owner alone",
+    ),
 }
 
 # Values that look like credentials: refused with the key and where secrets belong, never echoed.

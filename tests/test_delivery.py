@@ -29,6 +29,7 @@ DEPLOYED = ("dev", "staging", "prod")
 PACKS = ("azure-platform", "kubernetes-platform")
 
 sys.path.insert(0, str(ROOT))
+from offline.identities import stack_api_server_zones  # noqa: E402
 from planning.layers import LAYERS, UPSTREAM  # noqa: E402
 from planning.roles import BUILT_IN_ROLES  # noqa: E402
 from tests.support.fake_az import (  # noqa: E402
@@ -598,14 +599,10 @@ def hub() -> tuple[str, str, list[str]]:
     return vnets.pop(), zones.pop(), peered
 
 
-def hub_monitor_scope() -> str:
-    """The hub's Azure Monitor private link scope, which every stack on the hub's zones joins."""
-    scopes = set()
-    for stack in hub()[2]:
-        config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-        scopes.add(config["platform:operations"]["privateLinkScope"]["scopeId"])
-    assert len(scopes) == 1, "one scope for the hub's zones"
-    return scopes.pop()
+def api_server_zones(env: str) -> list[str]:
+    """An environment's API server subzones in the hub's zones, as its stack file implies."""
+    _, zones, _ = hub()
+    return [f"{zones}/providers/Microsoft.Network/privateDnsZones/{z}" for z in stack_api_server_zones(env)]
 
 
 def bootstrap_args(envs=DEPLOYED) -> list[str]:
@@ -621,8 +618,6 @@ def bootstrap_args(envs=DEPLOYED) -> list[str]:
         f"{vnet}/subnets/snet-private-endpoints",
         "--hub-vnet-id",
         vnet,
-        "--monitor-scope-id",
-        hub_monitor_scope(),
         "--admin-group-object-id",
         ADMINS,
     ]
@@ -631,6 +626,7 @@ def bootstrap_args(envs=DEPLOYED) -> list[str]:
     for env in peered:
         if env in envs:
             args += ["--hub-env", env]
+            args += [arg for zone in api_server_zones(env) for arg in ("--api-server-zone", f"{env}={zone}")]
     return args
 
 
@@ -770,8 +766,8 @@ def test_bootstrap_lets_each_layer_assign_exactly_its_programs_roles(dry_run):
     """On the subscription: together, every role the program names but Contributor, plus the
     preview secret reader; each layer only its own, each only to the principal types it goes
     to (groups for people, service principals for identities), cluster admin only by the cluster
-    layer. On the hub's zones: Private DNS Zone Contributor; Contributor only on the capacity
-    reservation scopes given."""
+    layer. On an environment's own API server subzones: Private DNS Zone Contributor, by its
+    cluster layer; Contributor only on the capacity reservation scopes given."""
     program = {BUILT_IN_ROLES[name] for name in program_roles()}
     assert program, "no roles found in components/"
     _, zones, _ = hub()
@@ -786,7 +782,9 @@ def test_bootstrap_lets_each_layer_assign_exactly_its_programs_roles(dry_run):
         roles, types = _delegated(text)
         assert all(kinds <= {"ServicePrincipal", "Group"} for kinds in types.values())
         layer = re.fullmatch(r"<principal id of id-ailab-deploy-\w+-(\w+)>", grant["assignee-object-id"]).group(1)
-        if grant["scope"] == zones:
+        if grant["scope"].startswith(zones + "/"):
+            env = re.fullmatch(r"<principal id of id-ailab-deploy-(\w+)-\w+>", grant["assignee-object-id"]).group(1)
+            assert grant["scope"] in api_server_zones(env)
             assert (layer, roles) == ("cluster", {ROLE["Private DNS Zone Contributor"]})
         else:
             assert grant["scope"].startswith("/subscriptions/") and grant["scope"].count("/") == 2
@@ -895,21 +893,22 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
                 (ROLE["Key Vault Crypto User"], key.format(env, other)) for other in (layer, *UPSTREAM[layer])
             }
         if env in peered:
+            # Nothing another environment uses: a peer on the hub VNet, join on the shared zones
+            # its endpoints register in, its own API server subzones.
+            own = api_server_zones(env)
+            shared = f"{zones}/providers/Microsoft.Network/privateDnsZones/privatelink"
+            deploy["foundation"] |= {("<name of Platform hub peer (ailab)>", vnet)}
             deploy["foundation"] |= {
-                (ROLE["Network Contributor"], vnet),
-                (ROLE["Private DNS Zone Contributor"], zones),
-                ("<name of Platform monitor scope joiner (ailab)>", hub_monitor_scope()),
-                (
-                    "<name of Platform monitor scope operation reader (ailab)>",
-                    hub_monitor_scope().split("/providers/")[0],
-                ),
+                (joiner, f"{shared}.{z}") for z in ("vaultcore.azure.net", "azurecr.io", "grafana.azure.com")
             }
-            plan["foundation"] |= {(ROLE["Reader"], hub_monitor_scope())}
-            deploy["data"] |= {(joiner, zones)}
-            deploy["cluster"] |= {(joiner, zones), (rbac, zones)}
-            plan["foundation"] |= {(ROLE["Reader"], vnet), (ROLE["Reader"], zones)}
-            plan["data"] |= {(ROLE["Reader"], zones)}
-            plan["cluster"] |= {(ROLE["Reader"], zones)}
+            deploy["foundation"] |= {(ROLE["Private DNS Zone Contributor"], zone) for zone in own}
+            deploy["data"] |= {
+                (joiner, f"{shared}.{z}")
+                for z in ("blob.core.windows.net", "dfs.core.windows.net", "servicebus.windows.net")
+            }
+            deploy["cluster"] |= {(joiner, zone) for zone in own} | {(rbac, zone) for zone in own}
+            plan["foundation"] |= {(ROLE["Reader"], zone) for zone in own}
+            plan["cluster"] |= {(ROLE["Reader"], zone) for zone in own}
         for layer in LAYERS:
             assert by_identity[f"id-ailab-deploy-{env}-{layer}"] == deploy[layer], (env, layer)
             assert by_identity[f"id-ailab-plan-{env}-{layer}"] == plan[layer], (env, layer)
@@ -936,20 +935,15 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
         "Microsoft.Network/privateDnsZones/join/action",
     ]
     assert custom["Platform private DNS zone joiner (ailab)"]["AssignableScopes"] == [zones]
-    # The hub's Azure Monitor scope: join it, and read its operations in its resource group only.
-    scope = hub_monitor_scope()
-    assert custom["Platform monitor scope joiner (ailab)"]["AssignableScopes"] == [scope]
-    assert custom["Platform monitor scope joiner (ailab)"]["Actions"] == [
-        "Microsoft.Insights/privateLinkScopes/read",
-        "Microsoft.Insights/privateLinkScopes/scopedResources/read",
-        "Microsoft.Insights/privateLinkScopes/scopedResources/write",
-        "Microsoft.Insights/privateLinkScopes/scopedResources/delete",
+    # Peer with the hub VNet and nothing else of it: no peering of the hub's own.
+    assert custom["Platform hub peer (ailab)"]["AssignableScopes"] == [vnet]
+    assert custom["Platform hub peer (ailab)"]["Actions"] == [
+        "Microsoft.Network/virtualNetworks/read",
+        "Microsoft.Network/virtualNetworks/peer/action",
     ]
-    operations = custom["Platform monitor scope operation reader (ailab)"]
-    assert operations["AssignableScopes"] == [scope.split("/providers/")[0]]
-    assert operations["Actions"] == ["Microsoft.Insights/privateLinkScopeOperationStatuses/read"]
+    assert not any("Insights/privateLinkScopes" in json.dumps(definition) for definition in custom.values())
     for name, definition in custom.items():
-        if "joiner" not in name and "monitor scope" not in name:
+        if "joiner" not in name and "hub peer" not in name:
             assert definition["AssignableScopes"] in ([f"/subscriptions/{SUBSCRIPTIONS[env]}"] for env in DEPLOYED)
 
     admins = [grant for grant in grants(dry_run) if grant["assignee-object-id"] == ADMINS]

@@ -216,10 +216,13 @@ def test_dispatchers_reach_the_workers_private_api_servers(plans, stack):
     vnets = {v.inputs["location"]: v for v in plan.of_type("azure-native:network:VirtualNetwork")}
     from tests.test_private_data import resource_id
 
+    # The workers' API server zones: the region's, or the environment's own subzone of the hub's.
+    subzone = f"{stack_values(stack)['platform:prefix']}-{stack_values(stack)['platform:environment']}."
+    shared = bool((stack_values(stack)["platform:network"].get("hub") or {}).get("privateDnsZonesResourceGroupId"))
     for key in dispatchers:
         own = resource_id(vnets[clusters[key]["region"]])
         for worker in workers:
-            zone = f"privatelink.{clusters[worker]['region']}.azmk8s.io"
+            zone = f"{subzone if shared else ''}privatelink.{clusters[worker]['region']}.azmk8s.io"
             assert (zone, own) in links, (key, worker)
     regions = {c["region"] for c in clusters.values()}
     peered = {

@@ -162,16 +162,18 @@ def test_the_agent_leaves_out_the_excluded_namespaces_container_logs(plans, stac
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_with_the_hubs_zones_the_environment_joins_the_hubs_scope(plans, stack):
-    plan, config = plans[stack], _config(stack)
-    hub_scope = config.operations.private_link_scope.scope_id
-    assert not plan.of_type(SCOPE)  # one scope per DNS: the hub's
-    members = {_name(r.inputs["linkedResourceId"]) for r in plan.of_type(SCOPED)}
-    assert {r.inputs["scopeName"] for r in plan.of_type(SCOPED)} == {_name(hub_scope)}
+def test_with_the_hubs_zones_the_hubs_owner_adds_the_environment_to_the_hubs_scope(plans, stack):
+    """One scope per DNS, the hub's: the environment writes nothing there (a right to add its own
+    members would be one to remove another environment's) and asks the hub's owner to add every
+    workspace and collection endpoint (stack output hubRequests)."""
+    plan = plans[stack]
+    assert not plan.of_type(SCOPE) and not plan.of_type(SCOPED)
+    members = plan.outputs["hubRequests"]["monitorScopeMembers"]
     workspaces = _names(plan, WORKSPACE, "workspaceName")
     endpoints = _names(plan, DCE, "dataCollectionEndpointName")
     assert workspaces and endpoints
-    assert members == workspaces | endpoints
+    assert set(members) == workspaces | endpoints
+    assert {_name(linked) for linked in members.values()} == workspaces | endpoints
     _refuse_public_ingestion(plan)
 
 

@@ -201,21 +201,33 @@ def test_every_write_of_each_unit_is_permitted_to_its_layers_deploy_identity(uni
         ),
         (
             Unit("foundation"),
-            "peers prod with the hub",
-            "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write",
+            "peers prod's VNets with the hub",
+            "Microsoft.Network/virtualNetworks/peer/action",
             "azure-native:network:VirtualNetworkPeering",
         ),
         (
             Unit("foundation"),
-            "links and records in the hub's privatelink zones",
+            "links prod's VNets to its API server subzone ailab-prod.privatelink.eastus2.azmk8s.io",
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/write",
+            "azure-native:privatedns:VirtualNetworkLink",
+        ),
+        (
+            Unit("foundation"),
+            "registers prod's endpoints in the hub's privatelink.vaultcore.azure.net",
             "Microsoft.Network/privateDnsZones/join/action",
             "azure-native:network:PrivateDnsZoneGroup",
         ),
         (
             Unit("data"),
-            "registers prod's storage and Event Hubs endpoints",
+            "registers prod's endpoints in the hub's privatelink.blob.core.windows.net",
             "Microsoft.Network/privateDnsZones/join/action",
             "azure-native:network:PrivateDnsZoneGroup",
+        ),
+        (
+            Unit("cluster", "eus2"),
+            "lets prod's clusters write their API server records in ailab-prod.privatelink.eastus2.azmk8s.io",
+            "Microsoft.Authorization/roleAssignments/write",
+            "azure-native:authorization:RoleAssignment",
         ),
         (
             Unit("cluster", "eus2"),
@@ -411,42 +423,103 @@ def test_the_tenants_in_cluster_role_is_exactly_what_the_tenants_write(unit_plan
     assert not any("*" in action for action in role.data_actions + role.actions)
 
 
-def _hub_operations() -> list[Operation]:
-    zones = f"/subscriptions/{HUB}/resourceGroups/rg-hub-dns/providers/Microsoft.Network/privateDnsZones"
-    vnet = f"/subscriptions/{HUB}/resourceGroups/rg-hub-eus2/providers/Microsoft.Network/virtualNetworks/vnet-hub-eus2"
-    zone = f"{zones}/privatelink.blob.core.windows.net"
+ZONES = f"/subscriptions/{HUB}/resourceGroups/rg-hub-dns/providers/Microsoft.Network/privateDnsZones"
+HUB_VNET = f"/subscriptions/{HUB}/resourceGroups/rg-hub-eus2/providers/Microsoft.Network/virtualNetworks/vnet-hub-eus2"
+MONITOR_SCOPE = (
+    f"/subscriptions/{HUB}/resourceGroups/rg-hub-monitor/providers/microsoft.insights/privateLinkScopes/ampls-hub"
+)
+
+
+def _hub_objects_of(environment: str) -> list[Operation]:
+    """What changing a hub object that serves `environment` takes: its peering's hub side, the
+    shared zones, their links to its VNets and its records there, its API server subzone and its
+    records, its members of the hub's Azure Monitor scope."""
+    vnet = f"vnet-ailab-{environment}-eus2"
+    subzone = f"{ZONES}/ailab-{environment}.privatelink.eastus2.azmk8s.io"
+    blob = f"{ZONES}/privatelink.blob.core.windows.net"
+    ops = [
+        (
+            "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write",
+            f"{HUB_VNET}/virtualNetworkPeerings/peer-to-{vnet}",
+        ),
+        (
+            "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/delete",
+            f"{HUB_VNET}/virtualNetworkPeerings/peer-to-{vnet}",
+        ),
+        ("Microsoft.Network/privateDnsZones/write", blob),
+        ("Microsoft.Network/privateDnsZones/virtualNetworkLinks/delete", f"{blob}/virtualNetworkLinks/link-{vnet}"),
+        ("Microsoft.Network/privateDnsZones/A/write", f"{blob}/A/stailab{environment}datasets"),
+        ("Microsoft.Network/privateDnsZones/A/write", f"{subzone}/A/aks-ailab-{environment}-eus2-1a2b3c4d"),
+        (
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/delete",
+            f"{subzone}/virtualNetworkLinks/link-vnet-hub-eus2",
+        ),
+        ("Microsoft.Network/privateDnsZones/delete", subzone),
+        (
+            "Microsoft.Insights/privateLinkScopes/scopedResources/delete",
+            f"{MONITOR_SCOPE}/scopedResources/log-ailab-{environment}-eus2",
+        ),
+        (
+            "Microsoft.Authorization/roleAssignments/write",
+            f"{subzone}/providers/Microsoft.Authorization/roleAssignments/x",
+        ),
+    ]
+    # Writing a role assignment names the role: Private DNS Zone Contributor for a service principal.
+    pdzc = (("RoleDefinitionId", "b12aa53e-6015-4669-85d0-8515ebb3ae7f"), ("PrincipalType", "ServicePrincipal"))
     return [
-        Operation(
-            "Microsoft.Network/virtualNetworks/virtualNetworkPeerings/write", f"{vnet}/virtualNetworkPeerings/x", "hub"
-        ),
-        Operation(
-            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/write", f"{zone}/virtualNetworkLinks/x", "hub"
-        ),
-        Operation("Microsoft.Network/privateDnsZones/A/write", f"{zone}/A/x", "hub"),
-        Operation("Microsoft.Network/privateDnsZones/write", zone, "hub"),
+        Operation(action, scope, f"{environment}'s hub objects", attributes=pdzc if "roleAssignments" in action else ())
+        for action, scope in ops
     ]
 
 
-@pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_only_the_foundation_writes_into_the_hub(identities, stack):
-    """Peerings, zone links, records and zones in the hub: the foundation's deploy identity only.
-    The data and cluster layers may join the hub's zones (join only: an endpoint's records, a
-    private cluster's API server zone), and the cluster layer may let a cluster's own identity
-    write its API server record (a delegation limited to Private DNS Zone Contributor)."""
+@pytest.mark.parametrize(("stack", "other"), [("staging", "prod"), ("prod", "staging")])
+def test_no_environment_can_change_a_hub_object_another_environment_uses(identities, stack, other):
+    """The hub serves staging and prod: neither's identities may change the hub's peerings,
+    the shared zones, their links or records, the other's API server subzone or its monitor scope
+    members (the hub's owner makes those, from stack output hubRequests). Reopened, e.g. with
+    Network Contributor on the hub VNet or Private DNS Zone Contributor on the zones' group, this
+    names the identity and what it could change."""
     ids = identities[stack]
-    for _, identity in _every_identity(ids):
-        allowed = [op.action for op in _hub_operations() if not check(identity, ids.grants.get(identity, []), [op])]
-        expected = [op.action for op in _hub_operations()] if identity == ids.deployer("foundation") else []
-        assert allowed == expected, identity
-    join = Operation(
-        "Microsoft.Network/privateDnsZones/join/action",
-        f"/subscriptions/{HUB}/resourceGroups/rg-hub-dns/providers/Microsoft.Network/privateDnsZones/z",
-        "hub",
-    )
-    joiners = {
-        identity for _, identity in _every_identity(ids) if not check(identity, ids.grants.get(identity, []), [join])
+    allowed = [
+        f"{identity} may {op.action} at {op.scope}"
+        for _, identity in _every_identity(ids)
+        for op in _hub_objects_of(other)
+        if not check(identity, ids.grants.get(identity, []), [op])
+    ]
+    assert allowed == []
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_an_environment_reaches_only_its_own_objects_in_the_hub(identities, stack):
+    """Of the hub, an environment joins the shared zones (its endpoints' records), peers its own
+    VNets, links its VNets to its own API server subzones and lets its clusters write their
+    records there: the foundation and the cluster layer, nothing else."""
+    ids = identities[stack]
+    subzone = f"{ZONES}/ailab-{stack}.privatelink.eastus2.azmk8s.io"
+    own = {
+        "link": Operation(
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks/write",
+            f"{subzone}/virtualNetworkLinks/link-vnet-ailab-{stack}-eus2",
+            "own",
+        ),
+        "peer": Operation("Microsoft.Network/virtualNetworks/peer/action", HUB_VNET, "own"),
+        "join": Operation(
+            "Microsoft.Network/privateDnsZones/join/action", f"{ZONES}/privatelink.blob.core.windows.net", "own"
+        ),
+        "name": Operation("Microsoft.Network/privateDnsZones/join/action", subzone, "own"),
     }
-    assert joiners == {ids.deployer("foundation"), ids.deployer("data"), ids.deployer("cluster")}
+    reach = {
+        what: {
+            identity for _, identity in _every_identity(ids) if not check(identity, ids.grants.get(identity, []), [op])
+        }
+        for what, op in own.items()
+    }
+    assert reach == {
+        "link": {ids.deployer("foundation")},
+        "peer": {ids.deployer("foundation")},
+        "join": {ids.deployer("data")},
+        "name": {ids.deployer("foundation"), ids.deployer("cluster")},
+    }
 
 
 def _state_ops(backend: permissions.Backend, stack: str) -> dict[str, list[Operation]]:

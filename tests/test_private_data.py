@@ -84,12 +84,13 @@ def test_every_storage_account_vault_and_registry_is_private_with_a_registered_e
             (config,) = zone_groups[0].inputs["privateDnsZoneConfigs"]
             zone_id = config["privateDnsZoneId"]
             assert zone_id.endswith(f"/privateDnsZones/{zones[group_id]}"), (endpoint.name, zone_id)
-            # The zone resolves in every VNet of the environment.
+            # The zone resolves in every VNet of the environment: its own links, or the hub's
+            # owner's for the hub's shared zones (stack output hubRequests).
             linked = {
                 link.inputs["virtualNetwork"]["id"]
                 for link in plan.of_type(LINK)
                 if link.inputs["privateZoneName"] == zones[group_id]
-            }
+            } | set(plan.outputs.get("hubRequests", {}).get("dnsLinks", {}).get(zones[group_id], []))
             assert env_vnet_ids(plan) <= linked, f"{zones[group_id]} is not linked to every VNet"
 
 

@@ -260,6 +260,13 @@ def test_every_region_with_clusters_reaches_each_data_plane_resource_through_its
         linked[(vnet, zone)] = linked.get((vnet, zone), 0) + 1
         zones_of_vnet.add((vnet, str(link.inputs["resourceGroupName"]), zone))
     assert linked and max(linked.values()) == 1, [k for k, n in linked.items() if n > 1]
+    # The hub's shared zones are linked by the hub's owner, as the stack output hubRequests asks.
+    hub = stack_values(stack)["platform:network"].get("hub") or {}
+    if hub.get("privateDnsZonesResourceGroupId"):
+        hub_group = hub["privateDnsZonesResourceGroupId"].rsplit("/", 1)[-1]
+        for zone, vnets in plan.outputs["hubRequests"]["dnsLinks"].items():
+            assert not {(str(v), zone) for v in vnets} & set(linked), "linked twice"
+            zones_of_vnet |= {(str(vnet), hub_group, zone) for vnet in vnets}
     # Each endpoint's records go into the zone its own region's VNet resolves through.
     vnet_of = {v.inputs["location"]: resource_id(v) for v in plan.of_type("azure-native:network:VirtualNetwork")}
     groups = {str(g.inputs["privateEndpointName"]): g for g in plan.of_type("azure-native:network:PrivateDnsZoneGroup")}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 from ipaddress import IPv4Network
 
 import pytest
 
-from tests.conftest import STACKS, second_preview
+from tests.conftest import STACKS, run_with, second_preview
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"
@@ -42,7 +43,8 @@ def test_staging_and_prod_api_servers_are_private(plans, stack):
         assert access["enableVnetIntegration"] is True and access["subnetId"].endswith("-apiserver")
         assert "authorizedIPRanges" not in access
         region = cluster.inputs["location"]
-        assert access["privateDNSZone"].endswith(f"/privateDnsZones/privatelink.{region}.azmk8s.io")
+        # The environment's own subzone of the hub's zones: rights there reach its records alone.
+        assert access["privateDNSZone"].endswith(f"/privateDnsZones/ailab-{stack}.privatelink.{region}.azmk8s.io")
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
@@ -258,7 +260,9 @@ def test_control_plane_roles_are_least_privilege(plans, stack):
             expected_parent = "virtualNetworks" if cluster_name in private else "subnets"
             assert scope.split("/")[-2] == expected_parent, (assignment.name, scope)
         elif role == "Private DNS Zone Contributor":
-            assert "/privateDnsZones/privatelink." in scope
+            # The region's zone of the environment's own, or its own subzone of the hub's.
+            assert re.search(rf"/privateDnsZones/(ailab-{stack}\.)?privatelink\.\w+\.azmk8s\.io$", scope), scope
+            assert ("/resourceGroups/rg-hub-dns/" in scope) == (f"/ailab-{stack}.privatelink." in scope), scope
         else:
             assert "/userAssignedIdentities/" in scope and scope.endswith("-kubelet")
     names = [a.inputs["roleAssignmentName"] for a in assignments]
@@ -344,39 +348,52 @@ def test_one_owner_of_the_kubernetes_version_and_maintenance_windows(plans, stac
     assert names == sorted(["aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"] * len(clusters(plan)))
 
 
-def test_hub_side_peerings_run_in_the_hub_subscription_one_at_a_time(plans):
+def test_a_shared_hub_gets_its_side_of_the_peerings_from_its_owner(plans):
+    """prod shares the hub with staging: it makes only its own half of each peering (peer/action
+    on the hub VNet), and hands the hub's owner the hub's half in stack output hubRequests."""
     plan = plans["prod"]
+    peerings = plan.of_type("azure-native:network:VirtualNetworkPeering")
+    assert sorted(p.name for p in peerings) == [
+        "net-eastus2-to-hub",
+        "net-southcentralus-to-hub",
+        "peer-eastus2-to-southcentralus",
+        "peer-southcentralus-to-eastus2",
+    ]
+    assert not plans["dev"].of_type("azure-native:network:VirtualNetworkPeering")
+    vnets = {v.inputs["virtualNetworkName"]: v for v in plan.of_type("azure-native:network:VirtualNetwork")}
+    requested = plan.outputs["hubRequests"]["peerings"]
+    assert [(r["name"], r["remoteVirtualNetworkId"].rsplit("/", 1)[-1]) for r in requested] == [
+        ("peer-to-vnet-ailab-prod-eus2", "vnet-ailab-prod-eus2"),
+        ("peer-to-vnet-ailab-prod-scus", "vnet-ailab-prod-scus"),
+    ]
+    assert set(vnets) == {"vnet-ailab-prod-eus2", "vnet-ailab-prod-scus"}
+
+
+def test_a_hub_of_its_own_is_peered_from_both_sides_one_write_at_a_time():
+    """An environment that has a hub to itself (no shared zones) may write the hub's half, in the
+    hub's subscription, one peering after the other (two writes to one VNet at once fail)."""
+
+    def own_hub(values: dict) -> None:
+        values["platform:network"]["hub"]["createHubSidePeering"] = True
+        del values["platform:network"]["hub"]["privateDnsZonesResourceGroupId"]
+        del values["platform:operations"]["privateLinkScope"]["scopeId"]
+
+    plan = run_with("prod", own_hub)
+    assert plan.ok, plan.error
     provider = plan.one("pulumi:providers:azure-native", "subscription-0b1f6471-1bf0-4dda-aec3-111122223333")
-    assert provider.inputs["subscriptionId"] == "0b1f6471-1bf0-4dda-aec3-111122223333"
     hub_side = [p for p in plan.of_type("azure-native:network:VirtualNetworkPeering") if p.name.endswith("-from-hub")]
-    assert len(hub_side) == 2
-    assert all(p.provider.startswith(provider.urn) for p in hub_side)
+    assert hub_side and all(p.provider.startswith(provider.urn) for p in hub_side)
     assert all(
         p.inputs["resourceGroupName"] == "rg-hub-eus2" and p.inputs["virtualNetworkName"] == "vnet-hub-eus2"
         for p in hub_side
     )
-    first, second = sorted(hub_side, key=lambda p: len(p.dependencies))
-    assert first.urn in second.dependencies, "two writes to one hub VNet at once fail"
     for spoke_side in plan.of_type("azure-native:network:VirtualNetworkPeering"):
         if spoke_side.name.endswith("-to-hub"):
-            assert spoke_side.provider == "" or not spoke_side.provider.startswith(provider.urn)
+            assert not spoke_side.provider.startswith(provider.urn)
             assert any(plan.by_urn(u).name.endswith("-from-hub") for u in spoke_side.dependencies)
-
-
-def test_regions_and_hub_are_peered_both_ways(plans):
-    peerings = plans["prod"].of_type("azure-native:network:VirtualNetworkPeering")
-    names = sorted(p.name for p in peerings)
-    assert names == sorted(
-        [
-            "net-eastus2-to-hub",
-            "net-eastus2-from-hub",
-            "net-southcentralus-to-hub",
-            "net-southcentralus-from-hub",
-            "peer-eastus2-to-southcentralus",
-            "peer-southcentralus-to-eastus2",
-        ]
-    )
-    assert not plans["dev"].of_type("azure-native:network:VirtualNetworkPeering")
+    assert "peerings" not in plan.outputs.get("hubRequests", {})
+    first, second = sorted(hub_side, key=lambda p: len(p.dependencies))
+    assert first.urn in second.dependencies, "two writes to one hub VNet at once fail"
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -1266,6 +1266,14 @@ def check_monitoring(config: PlatformConfig) -> Iterator[ConfigProblem]:
             "the hub's shared zones serve this environment, and a VNet uses one Azure Monitor private link scope "
             "per DNS: name the hub's scope (or set enabled: false)",
         )
+    hub = config.network.hub
+    if hub is not None and hub.create_hub_side_peering and hub.private_dns_zones_resource_group_id:
+        yield ConfigProblem(
+            key("network", "hub", "createHubSidePeering"),
+            "the hub's shared zones say it serves several environments, and such a hub is written by its owner "
+            "alone (one environment could change another's peering): leave it false and hand the hub its half "
+            "(stack output hubRequests)",
+        )
     if scope.scope_id and not shared_zones:
         yield ConfigProblem(
             key("operations", "privateLinkScope", "scopeId"),
