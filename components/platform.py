@@ -555,6 +555,10 @@ def _hub_requests(
             {
                 "name": f"peer-to-{naming.regional('vnet', region)}",
                 "remoteVirtualNetworkId": network.vnet_id,
+                # As the hub's half always was (components/network.py): the spoke's return traffic
+                # from the hub's firewall arrives forwarded.
+                "allowVirtualNetworkAccess": True,
+                "allowForwardedTraffic": True,
                 "allowGatewayTransit": hub.use_remote_gateways,
             }
             for region, network in networks.items()

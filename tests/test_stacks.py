@@ -367,6 +367,8 @@ def test_a_shared_hub_gets_its_side_of_the_peerings_from_its_owner(plans):
         ("peer-to-vnet-ailab-prod-scus", "vnet-ailab-prod-scus"),
     ]
     assert set(vnets) == {"vnet-ailab-prod-eus2", "vnet-ailab-prod-scus"}
+    # As the hub's half always was: return traffic from the hub's firewall arrives forwarded.
+    assert all(r["allowForwardedTraffic"] and r["allowVirtualNetworkAccess"] for r in requested)
 
 
 def test_a_hub_of_its_own_is_peered_from_both_sides_one_write_at_a_time():
