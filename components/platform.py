@@ -192,7 +192,6 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
 
 def private_dns_zones(config: PlatformConfig) -> list[str]:
     """The zones this environment's private endpoints and private API servers need."""
-    private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
     data_plane = data_plane_zones(config)
     grafana = [ZONE_BY_GROUP_ID["grafana"]] if config.operations.grafana.enabled else []
     # On the hub's scope, the hub's endpoint writes the Azure Monitor zones: every VNet of the
@@ -200,7 +199,19 @@ def private_dns_zones(config: PlatformConfig) -> list[str]:
     # workspaces refuse.
     scope = config.operations.private_link_scope
     monitor = [z for z in zones_of("azuremonitor") if z not in data_plane] if scope.enabled and scope.scope_id else []
-    return data_plane + grafana + monitor + [cluster_api_server_zone(config, region) for region in private_regions]
+    return data_plane + grafana + monitor + api_server_zones(config)
+
+
+def api_server_zones(config: PlatformConfig) -> list[str]:
+    """The zones the environment's private API servers register in, one per region."""
+    private_regions = dict.fromkeys(c.region for c in config.clusters.values() if c.api_server.private)
+    return [cluster_api_server_zone(config, region) for region in private_regions]
+
+
+def own_hub_zones(config: PlatformConfig) -> list[str]:
+    """The environment's own zones among the hub's shared ones: its API server subzones (none
+    without shared zones). It links its VNets there; the bootstrap's `--api-server-zone`."""
+    return api_server_zones(config) if shared_hub_zones(config) else []
 
 
 def shared_hub_zones(config: PlatformConfig) -> bool:
@@ -565,7 +576,7 @@ def _hub_requests(
         ]
     if shared_hub_zones(config):
         requests["dnsLinks"] = {zone: vnets for zone, vnets in dns.hub_links.items() if vnets}
-        requests["apiServerZones"] = [z for z in private_dns_zones(config) if z not in dns.hub_links]
+        requests["apiServerZones"] = own_hub_zones(config)
     if monitoring_link is not None and config.operations.private_link_scope.scope_id:
         requests["monitorScopeMembers"] = dict(monitoring_link.members)
     return requests
@@ -1213,8 +1224,7 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple
     central = None
     if hub and hub.private_dns_zones_resource_group_id:
         zones_group = hub.private_dns_zones_resource_group_id
-        own = [z for z in private_dns_zones(config) if z.startswith(naming.api_server_subzone() + ".")]
-        central = CentralZones(zones_group, ctx.subscription_provider(zones_group.split("/")[2]), own)
+        central = CentralZones(zones_group, ctx.subscription_provider(zones_group.split("/")[2]), own_hub_zones(config))
     elif hub:
         # Our zones: deploy runners and resolvers in the hub must resolve them too.
         vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id

@@ -22,11 +22,10 @@ from typing import Any
 
 import yaml
 
-from components.platform import private_dns_zones
+from components.platform import own_hub_zones
 from facts.azure_roles import role_by_id
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from planning.layers import LAYERS
-from planning.naming import Naming
 from planning.permissions import Backend, Condition, Grant, RoleDefinition
 from validation.loader import parse_platform_config
 
@@ -123,9 +122,7 @@ def bootstrap_args(
 
 def stack_api_server_zones(stack: str) -> list[str]:
     """The API server subzones a stack's environment has in the hub's zones (none without them)."""
-    config = parse_platform_config(_stack_file_config(stack), stack=stack)
-    subzone = Naming(config.prefix, config.environment).api_server_subzone()
-    return [z for z in private_dns_zones(config) if z.startswith(f"{subzone}.")]
+    return own_hub_zones(parse_platform_config(_stack_file_config(stack), stack=stack))
 
 
 def dry_run(args: list[str]) -> list[list[str]]:
@@ -254,9 +251,8 @@ def environment_identities(stack: str, environment: str, plan_identity: dict[str
     role_ids = {}
     if plan_identity:
         role_ids[f"Platform preview secret reader ({PREFIX}-{environment})"] = plan_identity["secretReaderRoleId"]
-    hub = stack_hub(stack)
-    zones = stack_api_server_zones(stack) if hub and hub.get("privateDnsZonesResourceGroupId") else []
-    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, hub, zones))
+    zones = stack_api_server_zones(stack)
+    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), zones))
     return read_identities(environment, commands, role_ids)
 
 

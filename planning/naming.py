@@ -77,7 +77,8 @@ class Naming:
 
     def api_server_subzone(self) -> str:
         """The environment's label in a hub's shared API server zones
-        (`ailab-prod.privatelink.eastus2.azmk8s.io`): at most 26 characters, within AKS's 32."""
+        (`ailab-prod.privatelink.eastus2.azmk8s.io`): at most 18 characters (prefix and
+        environment names are short by type), within AKS's 32."""
         return f"{self.prefix}-{self.environment}"
 
 

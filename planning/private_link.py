@@ -36,15 +36,11 @@ def zones_of(group_id: str) -> tuple[str, ...]:
     return ZONES_BY_GROUP_ID.get(group_id) or (ZONE_BY_GROUP_ID[group_id],)
 
 
-# AKS's limit on a private API server zone's subzone label (learn.microsoft.com/azure/aks/
-# private-clusters, "Configure a private DNS zone": "a 32 character limit for the <subzone> name").
-SUBZONE_MAX = 32
-
-
 def api_server_zone(region: str, subzone: str | None = None) -> str:
     """The zone of private AKS API servers in a region (group ID `management`); with `subzone`,
     the subzone `<subzone>.privatelink.<region>.azmk8s.io`, which AKS accepts in its place
-    (learn.microsoft.com/azure/aks/private-clusters, "Configure a private DNS zone"). In a hub's
+    (learn.microsoft.com/azure/aks/private-clusters, "Configure a private DNS zone"; the subzone
+    at most 32 characters). In a hub's
     shared zones each environment has its own, so rights on it reach no other environment's
     API server records."""
     return f"{subzone + '.' if subzone else ''}privatelink.{region}.azmk8s.io"
