@@ -34,6 +34,7 @@ from components.rbac import assign_role
 from facts.gpu import GPU_VM_SIZES
 from planning import alerts as alerts_plan
 from planning import sandbox
+from planning.charts import HELM_DRIVER
 from planning.gpu import gpu_pool_labels, platform_taints
 from planning.gpu_health import autoscaler_template_tags
 from planning.kubeconfig import non_interactive_kubeconfig
@@ -476,6 +477,7 @@ class AksCluster(pulumi.ComponentResource):
             # mode) does not replace every in-cluster resource; policies read it too.
             cluster_identifier=naming.cluster(key),
             enable_server_side_apply=True,
+            helm_release_settings=kubernetes.HelmReleaseSettingsArgs(driver=HELM_DRIVER),
             # At the stack's root, where the tenants unit declares its provider for this cluster
             # too: `pulumi state move` copies providers with their parent, so one under this
             # component would point at a parent the destination does not have (docs/migration.md).

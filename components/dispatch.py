@@ -1,29 +1,30 @@
 """Jobs that fail over between regions: MultiKueue's dispatchers and their workers.
 
-On each worker (its cluster unit): the service account the dispatchers act as, its role (what
-MultiKueue creates and watches there) and a token for it. The tenants' unit adds the
-`any-region` LocalQueues the copied jobs name, and on each dispatcher a kubeconfig Secret per
-worker (the worker's private API server, its CA and
-the token, inline: Kueue 0.19 refuses exec plugins, so Entra ID is not an option without the
-alpha ClusterProfile path), and the Kueue objects of planning/dispatch.py.
-
-The token is a service-account token Secret's: it does not expire, and works with local
-accounts disabled (AKS disables the static admin credentials, not service accounts; with Azure
-RBAC for Kubernetes, a service account is authorized by Kubernetes RBAC). It is rotated by
-raising `platform:jobs.tokenGeneration`: the next deploy creates a new Secret on each worker,
-rewrites the dispatchers' kubeconfigs, then deletes the old Secret, which revokes its token.
+Who the dispatchers are on a worker is the environment's `multikueue` managed identity
+(planning/dispatch.py): no token is made by Pulumi or kept in its state.
+- On each worker (its cluster unit): a ClusterRole that reads the job kinds, bound to the
+  identity's object ID, and the custom role "Platform MultiKueue worker" on each team job
+  namespace it receives jobs in (`DispatchWorker`).
+- On each dispatcher (its cluster unit): the refresher, a CronJob that signs in as the identity
+  and keeps each worker's kubeconfig Secret signed in, with its service account and a Role on
+  those Secrets alone (`DispatchRefresher`).
+- The tenants' unit: the `any-region` LocalQueues on the workers, the identity's federated
+  credentials (components/workload_identity.py), and on each dispatcher the workers' API servers
+  and CAs for the refresher and the Kueue objects of planning/dispatch.py (`JobDispatch`).
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
 
 from components.gpu_stack import apply_manifest
+from components.rbac import assign_role
+from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import dispatch
 from planning.capacity import PoolCapacity
 from planning.cluster_traffic import KUEUE_NAMESPACE
@@ -33,77 +34,137 @@ from stackconfig.model import TeamConfig
 
 @dataclass(frozen=True)
 class DispatchWorkerArgs:
-    # The cluster's own kubeconfig (kubelogin): its API server and CA go into the dispatchers'.
-    cluster_kubeconfig: pulumi.Input[str]
-    token_generation: int
-    # Kueue's namespace, which this writes into (the cluster's Kueue release makes it).
-    ready: Sequence[pulumi.Resource] = ()
+    environment: str
+    cluster_key: str
+    cluster_id: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+    # The dispatchers' managed identity's object ID (the foundation's).
+    principal_id: pulumi.Input[str]
+    # The custom role "Platform MultiKueue worker (<prefix>-<env>)" (platform:jobs.workerRoleId).
+    worker_role_id: str
+    # The team job namespaces it receives jobs in (planning/dispatch.py, worker_namespaces).
+    namespaces: Sequence[str]
 
 
 class DispatchWorker(pulumi.ComponentResource):
-    """The dispatchers' identity on one worker (the cluster's layer: cluster-scoped RBAC).
-
-    Output: `kubeconfig`, a secret, which the tenants' unit writes on each dispatcher."""
-
-    kubeconfig: pulumi.Output[str]
+    """What the dispatchers may do on one worker: read the job kinds everywhere, write them in
+    the team job namespaces only."""
 
     def __init__(
         self,
         name: str,
-        worker: str,
         args: DispatchWorkerArgs,
         provider: kubernetes.Provider,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("platform:gpu:DispatchWorker", name, None, opts)
-        in_cluster = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(args.ready))
-        account = kubernetes.core.v1.ServiceAccount(
-            f"{name}-sa",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=dispatch.WORKER_SERVICE_ACCOUNT, namespace=KUEUE_NAMESPACE),
-            automount_service_account_token=False,
-            opts=in_cluster,
-        )
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
         role = kubernetes.rbac.v1.ClusterRole(
-            f"{name}-role",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=dispatch.WORKER_ROLE),
-            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in dispatch.WORKER_RULES],
+            f"{name}-watch",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=dispatch.WATCH_ROLE),
+            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in dispatch.watch_rules()],
             opts=in_cluster,
         )
+        # AKS names a service principal or managed identity by its object ID (Azure/kubelogin,
+        # "service principal": the user in a binding is the object ID).
         kubernetes.rbac.v1.ClusterRoleBinding(
-            f"{name}-binding",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=dispatch.WORKER_ROLE),
+            f"{name}-watch-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=dispatch.WATCH_ROLE),
             role_ref=kubernetes.rbac.v1.RoleRefArgs(
                 api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role.metadata.name
             ),
             subjects=[
                 kubernetes.rbac.v1.SubjectArgs(
-                    kind="ServiceAccount", name=dispatch.WORKER_SERVICE_ACCOUNT, namespace=KUEUE_NAMESPACE
+                    kind="User", name=args.principal_id, api_group="rbac.authorization.k8s.io"
                 )
             ],
             opts=in_cluster,
         )
-        # Kubernetes fills in the token; the provider waits for it (pulumi/pulumi-kubernetes#2048).
-        # A new generation is a new resource: created before the old one is deleted.
-        token = kubernetes.core.v1.Secret(
-            f"{name}-token-{args.token_generation}",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                name=dispatch.token_secret(args.token_generation),
-                namespace=KUEUE_NAMESPACE,
-                annotations={"kubernetes.io/service-account.name": dispatch.WORKER_SERVICE_ACCOUNT},
-            ),
-            type="kubernetes.io/service-account-token",
-            opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[account])),
-        )
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(args.cluster_kubeconfig, token.data).apply(
-                lambda values: dispatch.kubeconfig(
-                    worker,
-                    *dispatch.server_and_ca(values[0]),
-                    base64.b64decode((values[1] or {}).get("token", "")).decode(),
-                )
+        for namespace in args.namespaces:
+            assign_role(
+                f"{name}-write-{namespace}",
+                role=args.worker_role_id,
+                scope=pulumi.Output.concat(args.cluster_id, "/namespaces/", namespace),
+                scope_key=f"{args.environment}/{args.cluster_key}/namespaces/{namespace}",
+                principal_id=args.principal_id,
+                principal_key=f"{args.environment}/{dispatch.DISPATCH_WORKLOAD}",
+                subscription_id=args.subscription_id,
+                parent=self,
             )
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class DispatchRefresherArgs:
+    workers: Sequence[str]
+    # The dispatchers' managed identity's client ID and its tenant.
+    client_id: pulumi.Input[str]
+    tenant_id: pulumi.Input[str]
+    login_server: str
+    priority_class: str
+    tolerations: list[dict[str, Any]]
+    # Kueue's namespace, which this writes into (the cluster's Kueue release makes it).
+    ready: Sequence[pulumi.Resource] = ()
+
+
+class DispatchRefresher(pulumi.ComponentResource):
+    """On one dispatcher: the CronJob that keeps the workers' kubeconfig Secrets signed in."""
+
+    def __init__(
+        self,
+        name: str,
+        args: DispatchRefresherArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:gpu:DispatchRefresher", name, None, opts)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(args.ready))
+        metadata = kubernetes.meta.v1.ObjectMetaArgs(name=dispatch.TOKEN_JOB, namespace=KUEUE_NAMESPACE)
+        account = kubernetes.core.v1.ServiceAccount(
+            f"{name}-sa",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                name=dispatch.TOKEN_JOB,
+                namespace=KUEUE_NAMESPACE,
+                annotations={CLIENT_ID_ANNOTATION: args.client_id, TENANT_ID_ANNOTATION: args.tenant_id},
+            ),
+            opts=in_cluster,
         )
-        self.register_outputs({"kubeconfig": self.kubeconfig})
+        role = kubernetes.rbac.v1.Role(
+            f"{name}-role",
+            metadata=metadata,
+            rules=[
+                kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule), resource_names=rule.get("resourceNames"))
+                for rule in dispatch.token_role_rules(list(args.workers))
+            ],
+            opts=in_cluster,
+        )
+        kubernetes.rbac.v1.RoleBinding(
+            f"{name}-binding",
+            metadata=metadata,
+            role_ref=kubernetes.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name=role.metadata.name
+            ),
+            subjects=[
+                kubernetes.rbac.v1.SubjectArgs(
+                    kind="ServiceAccount", name=dispatch.TOKEN_JOB, namespace=KUEUE_NAMESPACE
+                )
+            ],
+            opts=in_cluster,
+        )
+        script = kubernetes.core.v1.ConfigMap(
+            f"{name}-script",
+            metadata=metadata,
+            data={dispatch.TOKEN_SCRIPT: dispatch.token_script()},
+            opts=in_cluster,
+        )
+        manifest = dispatch.token_cronjob(KUEUE_NAMESPACE, args.login_server, args.priority_class, args.tolerations)
+        kubernetes.batch.v1.CronJob(
+            f"{name}-cronjob",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(**manifest["metadata"]),
+            spec=manifest["spec"],
+            opts=pulumi.ResourceOptions.merge(in_cluster, pulumi.ResourceOptions(depends_on=[account, script])),
+        )
+        self.register_outputs({})
 
 
 @dataclass(frozen=True)
@@ -117,7 +178,7 @@ class ClusterAccess:
 class JobDispatchArgs:
     dispatchers: Mapping[str, ClusterAccess]
     workers: Mapping[str, ClusterAccess]
-    # worker -> the kubeconfig its DispatchWorker made (a secret)
+    # worker -> its cluster's (kubelogin) kubeconfig: the API server and CA the refresher reads
     worker_kubeconfigs: Mapping[str, pulumi.Input[str]]
     # worker -> its GPU pools (capacity and quotas)
     worker_pools: Mapping[str, list[PoolCapacity]]
@@ -126,8 +187,9 @@ class JobDispatchArgs:
 
 
 class JobDispatch(pulumi.ComponentResource):
-    """The tenants' side: on each dispatcher a kubeconfig Secret per worker and the Kueue
-    objects; on each worker the `any-region` LocalQueues the copied jobs name."""
+    """The tenants' side: on each dispatcher the workers' API servers and CAs (a ConfigMap the
+    refresher reads) and the Kueue objects; on each worker the `any-region` LocalQueues the
+    copied jobs name."""
 
     def __init__(self, name: str, args: JobDispatchArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:gpu:JobDispatch", name, None, opts)
@@ -136,19 +198,25 @@ class JobDispatch(pulumi.ComponentResource):
                 self._apply(f"{name}-{worker}", manifest, access, args.team_namespaces.get(worker, {}))
         for key, access in args.dispatchers.items():
             opts_here = pulumi.ResourceOptions(parent=self, provider=access.provider, depends_on=list(access.ready))
-            secrets = [
-                kubernetes.core.v1.Secret(
-                    f"{name}-{key}-{worker}-kubeconfig",
+            endpoints = pulumi.Output.unsecret(
+                pulumi.Output.all(*args.worker_kubeconfigs.values()).apply(
+                    lambda configs: dispatch.workers_config_map_data(
+                        {w: dispatch.server_and_ca(c) for w, c in zip(args.worker_kubeconfigs, configs, strict=True)}
+                    )
+                )
+            )
+            endpoint_maps = [
+                kubernetes.core.v1.ConfigMap(
+                    f"{name}-{key}-workers",
                     metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                        name=dispatch.kubeconfig_secret(worker), namespace=KUEUE_NAMESPACE
+                        name=dispatch.WORKERS_CONFIG_MAP, namespace=KUEUE_NAMESPACE
                     ),
-                    string_data={dispatch.KUBECONFIG_KEY: pulumi.Output.secret(kubeconfig)},
+                    data=endpoints,
                     opts=opts_here,
                 )
-                for worker, kubeconfig in args.worker_kubeconfigs.items()
             ]
             for manifest in dispatch.dispatcher_manifests(dict(args.worker_pools), dict(args.teams)):
-                self._apply(f"{name}-{key}", manifest, access, args.team_namespaces.get(key, {}), after=secrets)
+                self._apply(f"{name}-{key}", manifest, access, args.team_namespaces.get(key, {}), after=endpoint_maps)
         self.register_outputs({})
 
     def _apply(
@@ -171,5 +239,5 @@ class JobDispatch(pulumi.ComponentResource):
         )
 
 
-def rule_args(rule: Mapping[str, list[str]]) -> dict[str, list[str]]:
+def rule_args(rule: Mapping[str, Any]) -> dict[str, list[str]]:
     return {"api_groups": rule["apiGroups"], "resources": rule["resources"], "verbs": rule["verbs"]}

@@ -116,6 +116,10 @@ class StrimziKafkaArgs:
     traffic: NamespaceTraffic
     # What must exist before pods are created (the PriorityClasses).
     ready: list[pulumi.Resource] = field(default_factory=list)
+    # Who reads the CA certificates here, by name (the tenants' plan identity's object ID: its
+    # previews copy them to clients); every Kafka cluster's, as MirrorMaker's copies are named.
+    ca_readers: list[str] = field(default_factory=list)
+    ca_certificates: list[str] = field(default_factory=list)
 
 
 def kafka_scheduling(cluster: str, pool_name: str | None = None) -> dict[str, Any]:
@@ -532,8 +536,43 @@ class StrimziKafka(pulumi.ComponentResource):
             },
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace]),
         )
+        if args.ca_readers:
+            self._ca_readers(name, args, provider, namespace)
         self.namespace = namespace
         self.register_outputs({})
+
+    def _ca_readers(
+        self, name: str, args: StrimziKafkaArgs, provider: kubernetes.Provider, namespace: pulumi.Resource
+    ) -> None:
+        """The CA certificates, by name, and never the CAs' keys beside them: a Kubernetes Role
+        with `resourceNames`, which Azure RBAC for Kubernetes cannot express (it scopes to a
+        namespace at most), bound to each reader's object ID (AKS's username for it)."""
+        metadata = kubernetes.meta.v1.ObjectMetaArgs(
+            name=kafka_plan.CA_READER_ROLE, namespace=kafka_plan.KAFKA_NAMESPACE
+        )
+        in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace])
+        role = kubernetes.rbac.v1.Role(
+            f"{name}-ca-reader",
+            metadata=metadata,
+            rules=[
+                kubernetes.rbac.v1.PolicyRuleArgs(
+                    api_groups=[""], resources=["secrets"], verbs=["get"], resource_names=sorted(args.ca_certificates)
+                )
+            ],
+            opts=in_namespace,
+        )
+        kubernetes.rbac.v1.RoleBinding(
+            f"{name}-ca-reader-binding",
+            metadata=metadata,
+            role_ref=kubernetes.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name=role.metadata.name
+            ),
+            subjects=[
+                kubernetes.rbac.v1.SubjectArgs(kind="User", name=reader, api_group="rbac.authorization.k8s.io")
+                for reader in args.ca_readers
+            ],
+            opts=in_namespace,
+        )
 
 
 @dataclass(frozen=True)
@@ -622,7 +661,7 @@ class KafkaAccess(pulumi.ComponentResource):
         ca = kubernetes.core.v1.Secret.get(
             f"{prefix}-cluster-ca-cert",
             pulumi.Output.from_input(args.kafka_id).apply(
-                partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{cluster}-cluster-ca-cert")
+                partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{kafka_plan.cluster_ca_secret(cluster)}")
             ),
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
@@ -691,7 +730,7 @@ class KafkaMirror(pulumi.ComponentResource):
         for source in args.sources:
             # The other cluster's CA certificate (public), read once its Kafka is Ready; unknown
             # in the preview of a new environment, when there is nothing to read yet.
-            secret_name = f"{source.cluster_key}-cluster-ca-cert"
+            secret_name = kafka_plan.cluster_ca_secret(source.cluster_key)
             remote_ca = kubernetes.core.v1.Secret.get(
                 f"{name}-{source.cluster_key}-ca-source",
                 # Named once the source's Kafka exists (its operator writes the CA Secret).
@@ -722,7 +761,9 @@ class KafkaMirror(pulumi.ComponentResource):
                 "configStorageTopic": kafka_plan.MIRROR_INTERNAL_TOPICS[0],
                 "offsetStorageTopic": kafka_plan.MIRROR_INTERNAL_TOPICS[1],
                 "statusStorageTopic": kafka_plan.MIRROR_INTERNAL_TOPICS[2],
-                "tls": {"trustedCertificates": [{"secretName": f"{cluster}-cluster-ca-cert", "pattern": "*.crt"}]},
+                "tls": {
+                    "trustedCertificates": [{"secretName": kafka_plan.cluster_ca_secret(cluster), "pattern": "*.crt"}]
+                },
                 "authentication": authentication,
             },
             "mirrors": [
@@ -732,7 +773,7 @@ class KafkaMirror(pulumi.ComponentResource):
                         "bootstrapServers": f"{source.bootstrap_address}:{kafka_plan.REPLICATION_PORT}",
                         "tls": {
                             "trustedCertificates": [
-                                {"secretName": f"{source.cluster_key}-cluster-ca-cert", "pattern": "*.crt"}
+                                {"secretName": kafka_plan.cluster_ca_secret(source.cluster_key), "pattern": "*.crt"}
                             ]
                         },
                         "authentication": authentication,

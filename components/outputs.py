@@ -29,7 +29,10 @@ from planning.layers import Unit, parse_stack
 #    regionalWorkspaces), the alert receivers' action groups (actionGroupIds); the data unit
 #    exports the object-replication replicas' containers (replicaContainerIds); a MultiKueue
 #    worker's cluster unit exports the dispatchers' kubeconfig (dispatchKubeconfig, a secret).
-CONTRACT_VERSION = 4
+# 4: the foundation exports its data collection endpoints and Managed Grafana's endpoint.
+# 5: no cluster unit exports dispatchKubeconfig: the dispatchers sign in with an identity of
+#    their own, whose token never leaves the dispatcher (components/dispatch.py).
+CONTRACT_VERSION = 5
 VERSION_KEY = "contractVersion"
 
 
@@ -260,8 +263,6 @@ class ClusterOutputs:
     kubeconfig: pulumi.Input[str]
     # The cluster's `Kafka` resource, where it hosts one.
     kafka_id: pulumi.Input[str] | None
-    # A MultiKueue worker's kubeconfig for the dispatchers (a secret: it holds a token).
-    dispatch_kubeconfig: pulumi.Input[str] | None = None
     # Within one stack: the Kubernetes provider, the Kafka and Kueue resources to wait for.
     provider: Any = field(default=None, compare=False)
     kafka: pulumi.Resource | None = field(default=None, compare=False)
@@ -279,16 +280,14 @@ class ClusterOutputs:
             "oidcIssuerUrl": self.oidc_issuer_url,
             "kubeconfig": self.kubeconfig,
             "kafkaId": self.kafka_id,
-            "dispatchKubeconfig": self.dispatch_kubeconfig,
         }
 
     @staticmethod
-    def read(cluster: str, *, kafka: bool, dispatch: bool = False) -> ClusterOutputs:
+    def read(cluster: str, *, kafka: bool) -> ClusterOutputs:
         get = _Producer(Unit("cluster", cluster)).get
         return ClusterOutputs(
             cluster_id=get("clusterId"),
             oidc_issuer_url=get("oidcIssuerUrl"),
             kubeconfig=pulumi.Output.secret(get("kubeconfig")),
             kafka_id=get("kafkaId") if kafka else None,
-            dispatch_kubeconfig=pulumi.Output.secret(get("dispatchKubeconfig")) if dispatch else None,
         )

@@ -36,7 +36,15 @@ from pulumi_azure_native import authorization
 from components.admission import ClusterAdmission, ClusterAdmissionArgs
 from components.alerting import ActionGroups, ActionGroupsArgs, ClusterAlerts, ClusterAlertsArgs
 from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
-from components.dispatch import ClusterAccess, DispatchWorker, DispatchWorkerArgs, JobDispatch, JobDispatchArgs
+from components.dispatch import (
+    ClusterAccess,
+    DispatchRefresher,
+    DispatchRefresherArgs,
+    DispatchWorker,
+    DispatchWorkerArgs,
+    JobDispatch,
+    JobDispatchArgs,
+)
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.gpu_health import GpuHealth, GpuHealthArgs
@@ -66,7 +74,6 @@ from components.network import (
 )
 from components.observability import ClusterLogSettings, ClusterLogSettingsArgs, Observability, ObservabilityArgs
 from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
-from components.plan_access import PlanAccess, PlanAccessArgs
 from components.private_dns import (
     CentralZones,
     DataPlaneSettings,
@@ -93,13 +100,13 @@ from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
+from planning.charts import HELM_DRIVER, SYSTEM_POOL_TOLERATION
 from planning.cluster_traffic import (
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
     KUEUE_NAMESPACE,
     NETWORK_OPERATOR_NAMESPACE,
     cluster_traffic,
-    component_namespaces,
 )
 from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.layers import Unit
@@ -314,8 +321,13 @@ def replicas(config: PlatformConfig) -> dict[str, tuple[str, str]]:
 
 
 def identity_workloads(config: PlatformConfig) -> list[str]:
-    """Workloads with a managed identity: the configured ones, and MirrorMaker where it runs."""
-    return list(config.workloads) + ([kafka_plan.MIRROR_WORKLOAD] if kafka_plan.mirror_clusters(config) else [])
+    """Workloads with a managed identity: the configured ones, MirrorMaker where it runs, and
+    MultiKueue's dispatchers where there are any."""
+    return (
+        list(config.workloads)
+        + ([kafka_plan.MIRROR_WORKLOAD] if kafka_plan.mirror_clusters(config) else [])
+        + ([dispatch_plan.DISPATCH_WORKLOAD] if config.jobs.dispatchers else [])
+    )
 
 
 def subnet_keys(config: PlatformConfig) -> dict[str, list[str]]:
@@ -750,24 +762,6 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         ),
         opts=ctx.opts,
     )
-    if config.entra.plan_identity is not None:
-        PlanAccess(
-            f"plan-access-{key}",
-            PlanAccessArgs(
-                environment=config.environment,
-                cluster_key=key,
-                cluster_id=aks.cluster_id,
-                namespaces=component_namespaces(config, key),
-                plan_identity=config.entra.plan_identity,
-                tenants_namespaces=[kafka_plan.KAFKA_NAMESPACE]
-                if _hosts_strimzi(config, key)
-                else []
-                # The dispatchers' kubeconfig Secrets, which the tenants' unit writes and refreshes.
-                + ([KUEUE_NAMESPACE] if key in config.jobs.dispatchers else []),
-                subscription_id=ctx.deployer.subscription_id,
-            ),
-            opts=ctx.opts,
-        )
     kafka = None
     if _hosts_strimzi(config, key):
         kafka = _strimzi(ctx, key, foundation, provider, pull_ready, traffic, admission)
@@ -802,25 +796,42 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         ),
         opts=ctx.opts,
     )
-    dispatch_kubeconfig = None
     if key in config.dispatch_workers():
-        dispatch_kubeconfig = DispatchWorker(
+        assert config.jobs.worker_role_id is not None, "validation requires platform:jobs.workerRoleId"
+        DispatchWorker(
             f"dispatch-worker-{key}",
-            key,
             DispatchWorkerArgs(
-                cluster_kubeconfig=aks.kubeconfig,
-                token_generation=config.jobs.token_generation,
+                environment=config.environment,
+                cluster_key=key,
+                cluster_id=aks.cluster_id,
+                subscription_id=ctx.deployer.subscription_id,
+                principal_id=foundation.identity_principal_ids[dispatch_plan.DISPATCH_WORKLOAD],
+                worker_role_id=str(config.jobs.worker_role_id),
+                namespaces=dispatch_plan.worker_namespaces(dispatch_plan.worker_pools(config)[key], dict(config.teams)),
+            ),
+            provider=provider,
+            opts=ctx.opts,
+        )
+    if key in config.jobs.dispatchers:
+        DispatchRefresher(
+            f"dispatch-refresher-{key}",
+            DispatchRefresherArgs(
+                workers=config.dispatch_workers(),
+                client_id=foundation.identity_client_ids[dispatch_plan.DISPATCH_WORKLOAD],
+                tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,
+                login_server=login_server,
+                priority_class=PLATFORM_CRITICAL.name,
+                tolerations=[SYSTEM_POOL_TOLERATION],
                 ready=[kueue] if kueue is not None else [],
             ),
             provider=provider,
             opts=ctx.opts,
-        ).kubeconfig
+        )
     return ClusterOutputs(
         cluster_id=aks.cluster_id,
         oidc_issuer_url=aks.oidc_issuer_url,
         kubeconfig=aks.kubeconfig,
         kafka_id=kafka.id if kafka is not None else None,
-        dispatch_kubeconfig=dispatch_kubeconfig,
         provider=provider,
         kafka=kafka,
         kueue=kueue,
@@ -828,12 +839,6 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         name=aks.cluster_name,
         resource_group_name=aks.resource_group_name,
     )
-
-
-def _dispatch_kubeconfig(cluster: ClusterOutputs) -> pulumi.Input[str]:
-    kubeconfig = cluster.dispatch_kubeconfig
-    assert kubeconfig is not None, "a worker's cluster unit makes its dispatchers' kubeconfig"
-    return kubeconfig
 
 
 def _hosts_strimzi(config: PlatformConfig, key: str) -> bool:
@@ -894,6 +899,10 @@ def _strimzi(
             protect=config.protect,
             traffic=traffic[kafka_plan.KAFKA_NAMESPACE],
             ready=admission.ready,
+            ca_readers=[str(plan.tenants_principal_object_id)]
+            if (plan := config.entra.plan_identity) is not None and plan.tenants_principal_object_id is not None
+            else [],
+            ca_certificates=[kafka_plan.cluster_ca_secret(c) for c in config.kafka_clusters()],
         ),
         provider=provider,
         opts=ctx.opts,
@@ -928,6 +937,17 @@ def build_tenants(
                 namespace=kafka_plan.KAFKA_NAMESPACE,
                 service_account=kafka_plan.MIRROR_SERVICE_ACCOUNT,
                 issuers={c: clusters[c].oidc_issuer_url for c in mirrors},
+                grants=[],
+            )
+        )
+    if config.jobs.dispatchers:
+        # The dispatchers' refresher signs in as the environment's MultiKueue identity.
+        workloads.append(
+            WorkloadSpec(
+                name=dispatch_plan.DISPATCH_WORKLOAD,
+                namespace=KUEUE_NAMESPACE,
+                service_account=dispatch_plan.TOKEN_JOB,
+                issuers={c: clusters[c].oidc_issuer_url for c in config.jobs.dispatchers},
                 grants=[],
             )
         )
@@ -1012,7 +1032,7 @@ def build_tenants(
             JobDispatchArgs(
                 dispatchers={key: access(key) for key in config.jobs.dispatchers},
                 workers={key: access(key) for key in workers},
-                worker_kubeconfigs={key: _dispatch_kubeconfig(clusters[key]) for key in workers},
+                worker_kubeconfigs={key: clusters[key].kubeconfig for key in workers},
                 worker_pools=dispatch_plan.worker_pools(config),
                 teams=dict(config.teams),
                 team_namespaces=namespaces,
@@ -1283,7 +1303,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
 
 
 def _cluster_reference(config: PlatformConfig, key: str) -> ClusterOutputs:
-    outputs = ClusterOutputs.read(key, kafka=_hosts_strimzi(config, key), dispatch=key in config.dispatch_workers())
+    outputs = ClusterOutputs.read(key, kafka=_hosts_strimzi(config, key))
     # Named as the cluster unit's own provider (and as the single stack's), so resources moved
     # here with `pulumi state move` keep theirs (docs/migration.md).
     provider = kubernetes.Provider(
@@ -1291,6 +1311,7 @@ def _cluster_reference(config: PlatformConfig, key: str) -> ClusterOutputs:
         kubeconfig=outputs.kubeconfig,
         cluster_identifier=Naming(config.prefix, config.environment).cluster(key),
         enable_server_side_apply=True,
+        helm_release_settings=kubernetes.HelmReleaseSettingsArgs(driver=HELM_DRIVER),
     )
     return dataclasses.replace(outputs, provider=provider)
 

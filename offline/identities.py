@@ -73,10 +73,10 @@ def stack_hub(stack: str) -> dict[str, Any] | None:
 
 
 def stack_identities(stack: str) -> Identities:
-    """The bootstrap's identities for one stack file: its environment, and its plan identity."""
+    """The bootstrap's identities for one stack file: its environment, and the custom roles it names."""
     config = _stack_file_config(stack)
-    plan_identity = (config.get("platform:entra") or {}).get("planIdentity")
-    return environment_identities(stack, config["platform:environment"], plan_identity)
+    worker_role = (config.get("platform:jobs") or {}).get("workerRoleId")
+    return environment_identities(stack, config["platform:environment"], worker_role)
 
 
 def bootstrap_args(
@@ -193,7 +193,7 @@ def read_identities(
     environment: str, commands: Iterable[list[str]], role_ids: dict[str, str] | None = None
 ) -> Identities:
     """Grants per identity from a dry run. `role_ids` gives custom roles the GUIDs a stack file
-    names for them (`{"Platform preview secret reader (ailab-dev)": "<guid>"}`)."""
+    names for them (`{"Platform MultiKueue worker (ailab-prod)": "<guid>"}`)."""
     role_ids = {name.lower(): guid.lower() for name, guid in (role_ids or {}).items()}
     found = Identities(environment, commands=list(commands))
     for call in found.commands:
@@ -245,12 +245,13 @@ def _custom_name(placeholder: str) -> str:
     return match.group(2).lower() if match else placeholder
 
 
-def environment_identities(stack: str, environment: str, plan_identity: dict[str, str] | None = None) -> Identities:
+def environment_identities(stack: str, environment: str, worker_role_id: str | None = None) -> Identities:
     """The bootstrap's identities for a stack previewed offline (its resources in the offline
-    subscription, its hub as the stack file names it)."""
+    subscription, its hub as the stack file names it; `worker_role_id`: the GUID the stack file
+    gives the MultiKueue worker role)."""
     role_ids = {}
-    if plan_identity:
-        role_ids[f"Platform preview secret reader ({PREFIX}-{environment})"] = plan_identity["secretReaderRoleId"]
+    if worker_role_id:
+        role_ids[f"Platform MultiKueue worker ({PREFIX}-{environment})"] = worker_role_id
     zones = stack_api_server_zones(stack)
     commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), zones))
     return read_identities(environment, commands, role_ids)

@@ -46,6 +46,14 @@ class HelmChart:
         return f"{self.name}-{self.version}.yaml"
 
 
+# Where Helm keeps its release records: ConfigMaps in the release's namespace, which the read-only
+# plan identities read like any object, instead of Secrets, which they may not read there (a
+# namespace holding a release's records also holds Secrets that write: Kueue's MultiKueue
+# kubeconfigs, Strimzi's CA keys). The records hold the rendered manifests and the values, none
+# of them secret (tests/test_permissions.py; docs/decisions/0009-who-reaches-what.md). The
+# provider's `helmReleaseSettings.driver` (pulumi-kubernetes), Helm's `--storage-driver`.
+HELM_DRIVER = "configmap"
+
 # Operators run on the system pool (tainted CriticalAddonsOnly); node agents do not.
 SYSTEM_POOL_TOLERATION = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 

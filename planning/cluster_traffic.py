@@ -162,7 +162,8 @@ def network_operator_traffic(config: PlatformConfig, cluster_key: str) -> Namesp
 
 def kueue_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
     """Kueue: the API server both ways (webhooks, visibility API), and its metrics; on a
-    dispatcher, the workers' API servers too (MultiKueue creates and watches jobs there)."""
+    dispatcher, the workers' API servers too (MultiKueue creates and watches jobs there) and
+    Entra ID (the refresher signs in there for the workers' tokens)."""
     api = config.clusters[cluster_key].api_server
     subnet = config.clusters[cluster_key].subnets.api_server
     workers = dispatch.worker_api_server_ranges(config) if cluster_key in config.jobs.dispatchers else ()
@@ -173,6 +174,7 @@ def kueue_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
         api_server_ranges=(str(subnet),) if api.vnet_integration and subnet is not None else (),
         metrics_ports=(Port(KUEUE_METRICS_PORT),),
         egress=(Peer("worker-api-servers", (Port(HTTPS),), cidrs=workers),) if workers else (),
+        fqdns=(_ENTRA_ID,) if workers else (),
     )
 
 
@@ -240,17 +242,6 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
     if cluster_key in config.streaming_clusters():
         traffic[streaming_plan.OPERATOR_NAMESPACE] = flink_operator_traffic(config, cluster_key)
     return traffic
-
-
-def component_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:
-    """The platform's own namespaces in this cluster that hold a Helm release's records (GPU
-    health's holds plain objects only)."""
-    teams = {namespace for spec in config.teams.values() for namespace in spec.namespaces}
-    return [
-        namespace
-        for namespace in cluster_traffic(config, cluster_key)
-        if namespace not in teams and namespace != GPU_HEALTH_NAMESPACE
-    ]
 
 
 def fqdn_namespaces(config: PlatformConfig, cluster_key: str) -> list[str]:

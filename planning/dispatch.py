@@ -13,10 +13,19 @@ Facts (Kueue v0.19.2, checked in its source; docs/decisions/0008-regional-failur
   "Limitations"), hence dedicated dispatch clusters;
 - a worker needs the job's namespace and a LocalQueue of the same name (setup_multikueue.md);
 - a MultiKueueCluster reads a kubeconfig from a Secret in Kueue's namespace, key `kubeconfig`;
-  exec plugins and token files are refused, an inline token is accepted
-  (pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig);
+  exec plugins and token files are refused, an inline token is accepted, and a changed Secret
+  rebuilds the worker's client (pkg/controller/admissionchecks/multikueue/multikueuecluster.go);
 - the worker-side role: site/static/examples/multikueue/create-multikueue-kubeconfig.sh,
   narrowed to the job kinds the platform's Kueue manages, plus TrainJob, which it omits.
+
+Who the dispatchers are on a worker (docs/decisions/0009-who-reaches-what.md, path 2): a
+managed identity of the environment's (`DISPATCH_WORKLOAD`), whose Entra ID token a CronJob on
+each dispatcher keeps in the kubeconfig Secrets (planning/multikueue_token.py); no credential
+is in Pulumi's state. On each worker it reads the job kinds cluster-wide (MultiKueue's remote
+watches have no namespace: a Kubernetes ClusterRole bound to the identity's object ID, AKS's
+username for a service principal) and writes them only in the teams' job namespaces (the
+custom Azure role "Platform MultiKueue worker", assigned at `<cluster>/namespaces/<ns>`,
+learn.microsoft.com/azure/aks/manage-azure-rbac), never in a system namespace.
 
 Imports facts, planning and the config model; nothing of Pulumi.
 """
@@ -24,12 +33,17 @@ Imports facts, planning and the config model; nothing of Pulumi.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from facts.aks_rbac import data_action
 from facts.gpu import POOL_LABEL
+from facts.workload_identity import USE_LABEL
+from planning import multikueue_token
 from planning.capacity import PoolCapacity, plan_cluster
+from planning.images import mirrored
 from planning.queues import COHORT, COVERED_RESOURCES, TEAM_LABEL, Manifest, flavor_name, flavor_spec, quota_amounts
 from stackconfig.model import PlatformConfig, TeamConfig
 
@@ -39,11 +53,22 @@ ANY_REGION_QUEUE = "any-region"
 ADMISSION_CHECK = "multikueue"
 MULTIKUEUE_CONFIG = "workers"
 CONTROLLER_NAME = "kueue.x-k8s.io/multikueue"
-# On each worker: the identity the dispatchers act as, and its role.
-WORKER_SERVICE_ACCOUNT = "multikueue"
-WORKER_ROLE = "multikueue-worker"
+# The dispatchers' managed identity (made by the foundation beside the workloads').
+DISPATCH_WORKLOAD = "multikueue"
+# On each worker: the ClusterRole that lets it watch the job kinds everywhere.
+WATCH_ROLE = "multikueue-watch"
+# On each dispatcher: the CronJob (and its service account and Role) that keeps the kubeconfigs
+# signed in, the ConfigMap of the workers' API servers and CAs it reads, and its script.
+TOKEN_JOB = "multikueue-token"
+WORKERS_CONFIG_MAP = "multikueue-workers"
+TOKEN_SCRIPT = "multikueue_token.py"
 # The key of the Secret a MultiKueueCluster reads (multikueue_types.go, KubeconfigKey).
-KUBECONFIG_KEY = "kubeconfig"
+KUBECONFIG_KEY = multikueue_token.KUBECONFIG_KEY
+# The refresher's image: Azure Linux's distroless Python (no shell), through the registry's cache.
+PYTHON_REPOSITORY = "mcr.microsoft.com/azurelinux/distroless/python"
+PYTHON_TAG = "3.12-nonroot"
+# Often enough that a token expiring within the script's renewal window is replaced in time.
+TOKEN_SCHEDULE = "*/10 * * * *"
 
 _JOB_VERBS = ["create", "delete", "get", "list", "watch"]
 # create-multikueue-kubeconfig.sh's ClusterRole (Kueue v0.19.2), for the frameworks the
@@ -73,13 +98,8 @@ WORKER_RULES: list[dict[str, Any]] = [
 
 
 def kubeconfig_secret(worker: str) -> str:
-    """The Secret on a dispatcher holding its kubeconfig for one worker."""
-    return f"multikueue-{worker}"
-
-
-def token_secret(generation: int) -> str:
-    """The worker's token Secret: a new generation is a new Secret, so a new token."""
-    return f"multikueue-token-{generation}"
+    """The Secret on a dispatcher holding its kubeconfig for one worker (the refresher writes it)."""
+    return multikueue_token.SECRET_PREFIX + worker
 
 
 def origin(dispatcher: str) -> str:
@@ -89,25 +109,23 @@ def origin(dispatcher: str) -> str:
     return f"multikueue-{dispatcher}"
 
 
-def kubeconfig(worker: str, server: str, certificate_authority_data: str, token: str) -> str:
-    """What a MultiKueueCluster accepts: the server, its CA inline and an inline token."""
-    return str(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {
-                        "name": worker,
-                        "cluster": {"server": server, "certificate-authority-data": certificate_authority_data},
-                    }
-                ],
-                "users": [{"name": WORKER_SERVICE_ACCOUNT, "user": {"token": token}}],
-                "contexts": [{"name": worker, "context": {"cluster": worker, "user": WORKER_SERVICE_ACCOUNT}}],
-                "current-context": worker,
-            },
-            sort_keys=False,
-        )
+def watch_rules() -> list[dict[str, Any]]:
+    """What the dispatchers read on a worker, cluster-wide: every kind of WORKER_RULES, read only."""
+    return [{**rule, "verbs": [v for v in rule["verbs"] if v in ("get", "list", "watch")]} for rule in WORKER_RULES]
+
+
+def worker_data_actions() -> list[str]:
+    """The data actions of the custom role "Platform MultiKueue worker" (scripts/bootstrap lists
+    the same; tests/test_permissions.py holds them equal): read, write and delete of the kinds
+    of WORKER_RULES (status is the kind's own action; custom resources are one data action)."""
+    kinds = {
+        (group, resource.split("/")[0])
+        for rule in WORKER_RULES
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    return sorted(
+        {data_action(group, resource, verb) for group, resource in kinds for verb in ("read", "write", "delete")}
     )
 
 
@@ -115,6 +133,87 @@ def server_and_ca(cluster_kubeconfig: str) -> tuple[str, str]:
     """A cluster's API server and CA from its (kubelogin) kubeconfig."""
     cluster = yaml.safe_load(cluster_kubeconfig)["clusters"][0]["cluster"]
     return cluster["server"], cluster["certificate-authority-data"]
+
+
+def workers_config_map_data(endpoints: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """The ConfigMap the refresher mounts: `<worker>.server` and `<worker>.ca` per worker."""
+    data = {}
+    for worker, (server, ca) in endpoints.items():
+        data[f"{worker}.server"], data[f"{worker}.ca"] = server, ca
+    return data
+
+
+def token_role_rules(workers: list[str]) -> list[dict[str, Any]]:
+    """The refresher's Role in Kueue's namespace: its own Secrets by name, and create (which
+    Kubernetes cannot limit by name; it reads nothing it did not name)."""
+    return [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "verbs": ["get", "update"],
+            "resourceNames": [kubeconfig_secret(w) for w in workers],
+        },
+    ]
+
+
+def token_cronjob(
+    namespace: str, login_server: str, priority_class: str, tolerations: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The refresher: signs in with workload identity and rewrites the kubeconfig Secrets."""
+    labels = {"app.kubernetes.io/name": TOKEN_JOB}
+    container = {
+        "name": "refresh",
+        "image": f"{mirrored(PYTHON_REPOSITORY, login_server)}:{PYTHON_TAG}",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", f"/script/{TOKEN_SCRIPT}", "/etc/multikueue/workers"],
+        "volumeMounts": [
+            {"name": "script", "mountPath": "/script", "readOnly": True},
+            {"name": "workers", "mountPath": "/etc/multikueue/workers", "readOnly": True},
+        ],
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}},
+    }
+    pod = {
+        "metadata": {"labels": {**labels, USE_LABEL: "true"}},
+        "spec": {
+            "serviceAccountName": TOKEN_JOB,
+            "restartPolicy": "OnFailure",
+            "enableServiceLinks": False,
+            "priorityClassName": priority_class,
+            "tolerations": tolerations,
+            "containers": [container],
+            "volumes": [
+                {"name": "script", "configMap": {"name": TOKEN_JOB}},
+                {"name": "workers", "configMap": {"name": WORKERS_CONFIG_MAP}},
+            ],
+        },
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": TOKEN_JOB, "namespace": namespace, "labels": labels},
+        "spec": {
+            "schedule": TOKEN_SCHEDULE,
+            "concurrencyPolicy": "Forbid",
+            "startingDeadlineSeconds": 300,
+            "successfulJobsHistoryLimit": 1,
+            "failedJobsHistoryLimit": 3,
+            "jobTemplate": {"spec": {"backoffLimit": 2, "activeDeadlineSeconds": 300, "template": pod}},
+        },
+    }
+
+
+def token_script() -> str:
+    """The refresher's source, shipped in a ConfigMap."""
+    return Path(multikueue_token.__file__).read_text()
 
 
 def team_quotas(workers: dict[str, list[PoolCapacity]], team: str) -> list[dict[str, Any]]:
@@ -192,6 +291,11 @@ def worker_manifests(gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]
         for team in sorted({t for p in gpu_pools for t in p.gpu_pool.quotas})
         for queue in any_region_queues(teams[team], team)
     ]
+
+
+def worker_namespaces(gpu_pools: list[PoolCapacity], teams: dict[str, TeamConfig]) -> list[str]:
+    """Where MultiKueue writes on a worker: the namespaces of its `any-region` queues."""
+    return sorted({str(queue.namespace) for queue in worker_manifests(gpu_pools, teams)})
 
 
 def worker_pools(config: PlatformConfig) -> dict[str, list[PoolCapacity]]:

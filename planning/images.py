@@ -35,13 +35,17 @@ class CacheRule:
 
 # The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC),
 # Kubernetes SIG images (Kueue, node feature discovery), Strimzi's operator and Kafka, the
-# Flink Kubernetes Operator, and kured (GPU nodes' remediation).
+# Flink Kubernetes Operator, kured (GPU nodes' remediation) and Azure Linux's Python.
 PLATFORM_CACHE_RULES = (
     CacheRule("nvcr-nvidia", "nvcr.io/nvidia/*", "nvidia/*"),
     CacheRule("registry-k8s-io", "registry.k8s.io/*", "k8s/*"),
     CacheRule("quay-strimzi", "quay.io/strimzi/*", "strimzi/*"),
     CacheRule("ghcr-flink-operator", "ghcr.io/apache/flink-kubernetes-operator", "apache/flink-kubernetes-operator"),
     CacheRule("ghcr-kured", "ghcr.io/kubereboot/kured", "kubereboot/kured"),
+    # The MultiKueue dispatchers' token refresher (planning/dispatch.py).
+    CacheRule(
+        "mcr-azurelinux-python", "mcr.microsoft.com/azurelinux/distroless/python", "azurelinux/distroless/python"
+    ),
 )
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from facts.aks_rbac import data_action
 from facts.arm import UnknownArmType, arm_type, resource_id
+from planning.charts import HELM_DRIVER
 from planning.layers import parse_stack
 
 AKS = "Microsoft.ContainerService/managedClusters"
@@ -104,6 +105,8 @@ BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
 # below its container, or for a list (`blobs/read` with suboperation Blob.List) its prefix.
 BLOB_PATH = "path"
 BLOB_PREFIX = "prefix"
+# The name of the Kubernetes object a request names (a Role's `resourceNames` sees it).
+OBJECT_NAME = "name"
 
 
 @dataclass(frozen=True)
@@ -119,8 +122,12 @@ class Condition:
     role_pairs: tuple[tuple[frozenset[str], frozenset[str]], ...] | None = None
     blob_paths: frozenset[str] | None = None
     blob_prefixes: frozenset[str] | None = None
+    # A Kubernetes rule's `resourceNames`: only requests that name one of these objects.
+    object_names: frozenset[str] | None = None
 
     def admits(self, operation: Operation) -> bool:
+        if self.object_names is not None:
+            return operation.attribute(OBJECT_NAME) in self.object_names
         action = operation.action.lower()
         if action.startswith("microsoft.authorization/roleassignments/") and self.role_pairs is not None:
             role = (operation.attribute("RoleDefinitionId") or "").lower()
@@ -340,6 +347,68 @@ def _in_cluster(view_: PlanView, r: Any) -> tuple[str, str | None]:
     return cluster, namespace or r.inputs.get("namespace")
 
 
+RBAC = "kubernetes:rbac.authorization.k8s.io/v1:"
+# Kubernetes verbs as Azure RBAC for Kubernetes names them (facts/aks_rbac.py).
+_AZURE_VERB = {
+    "get": "read",
+    "list": "read",
+    "watch": "read",
+    "create": "write",
+    "update": "write",
+    "patch": "write",
+    "delete": "delete",
+    "deletecollection": "delete",
+}
+
+
+def kubernetes_grants(view_: PlanView, user: str) -> list[Grant]:
+    """What the plan's Kubernetes RBAC grants a user (AKS's username for a service principal or
+    managed identity is its object ID), in Azure's terms, so one check covers both authorizers
+    (AKS asks Azure RBAC, then Kubernetes RBAC: learn.microsoft.com/azure/aks/manage-azure-rbac).
+    A rule's `resourceNames` become a condition on the object's name (a list names none)."""
+    roles: dict[tuple[str, str | None, str], list[Mapping[str, Any]]] = {}
+    for r in view_.resources:
+        if r.type in (RBAC + "Role", RBAC + "ClusterRole"):
+            cluster, namespace = _in_cluster(view_, r)
+            kind = r.type.rsplit(":", 1)[1]
+            roles[(cluster, namespace if kind == "Role" else None, f"{kind}/{r.inputs['metadata']['name']}")] = list(
+                r.inputs.get("rules") or []
+            )
+    grants = []
+    for r in view_.resources:
+        if r.type not in (RBAC + "RoleBinding", RBAC + "ClusterRoleBinding"):
+            continue
+        if not any(s.get("kind") == "User" and s.get("name") == user for s in r.inputs.get("subjects") or []):
+            continue
+        cluster, namespace = _in_cluster(view_, r)
+        namespace = namespace if r.type.endswith(":RoleBinding") else None
+        ref = r.inputs["roleRef"]
+        rules = roles.get((cluster, namespace if ref["kind"] == "Role" else None, f"{ref['kind']}/{ref['name']}"))
+        if rules is None:
+            raise LookupError(f"{r.type} {r.name} binds {ref['kind']} {ref['name']}, which this plan does not make")
+        for i, rule in enumerate(rules):
+            actions = sorted(
+                {
+                    data_action(group, resource.split("/")[0], _AZURE_VERB[verb])
+                    for group in rule.get("apiGroups") or []
+                    for resource in rule.get("resources") or []
+                    for verb in rule.get("verbs") or []
+                }
+            )
+            names = rule.get("resourceNames")
+            grants.append(
+                Grant(
+                    RoleDefinition(
+                        f"Kubernetes {ref['kind']} {ref['name']}", f"{r.name}#{i}", data_actions=tuple(actions)
+                    ),
+                    _kubernetes_scope(cluster, namespace),
+                    Condition(object_names=frozenset(names)) if names else None,
+                    f"{r.type} {r.name}",
+                )
+            )
+    return grants
+
+
 def _role_assignment_attributes(inputs: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     role = str(inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1]
     principal_type = inputs.get("principalType")
@@ -371,19 +440,26 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
         cluster, namespace = _in_cluster(view_, r)
         if r.type == HELM_RELEASE:
             # A release installs whatever its chart renders (CRDs, cluster roles, webhooks)
-            # and keeps its record in Secrets of its namespace.
+            # and keeps its record in its namespace, as the provider's Helm driver says.
             scope = _kubernetes_scope(cluster, namespace)
+            records = "secrets" if HELM_DRIVER == "secret" else "configmaps"
             for verb in verbs:
-                yield Operation(data_action("", "secrets", verb), scope, needed_by, data=True)
+                yield Operation(data_action("", records, verb), scope, needed_by, data=True)
             if "write" in verbs:
                 yield Operation(f"{AKS}/*", cluster, f"{needed_by} (every kind its chart renders)", data=True)
             return
         group, plural, patch = kubernetes_resource(r.type)
         scope = _kubernetes_scope(cluster, namespace)
+        metadata = r.inputs.get("metadata") or {}
+        name = metadata.get("name") if isinstance(metadata, Mapping) else None
+        named = ((OBJECT_NAME, str(name)),) if isinstance(name, str) else ()
         for verb in verbs:
             if patch and verb == "delete":
                 continue  # a patch removes only its own fields: an update
-            yield Operation(data_action(group, plural, verb), scope, needed_by, data=True)
+            # A write may be a create, which names no object to Kubernetes RBAC (`resourceNames`
+            # cannot limit it): only reads and deletes carry the name.
+            attributes = named if verb != "write" else ()
+            yield Operation(data_action(group, plural, verb), scope, needed_by, data=True, attributes=attributes)
 
 
 def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
@@ -391,13 +467,14 @@ def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
         cluster = view_.clusters_by_provider.get(_provider_ref_urn(call.provider))
         if cluster is None:
             raise LookupError(f"read of {call.token} {call.resource_id} reaches no cluster of this plan")
-        namespace, _, _ = str(call.resource_id).rpartition("/")
+        namespace, _, name = str(call.resource_id).rpartition("/")
         group, plural, _ = kubernetes_resource(call.token)
         yield Operation(
             data_action(group, plural, "read"),
             _kubernetes_scope(cluster, namespace or None),
             f"read of {call.token} {call.resource_id}",
             data=True,
+            attributes=((OBJECT_NAME, name),),
         )
         return
     if call.token not in INVOKE_ACTIONS:

@@ -118,25 +118,18 @@ class PlanIdentityConfig(Model):
     """The read-only identities previews and the drift check run as (scripts/bootstrap prints the IDs).
 
     Each layer has one; those of the cluster and tenants layers read every kind the program
-    manages through a custom role on the subscription, but no Secrets. The program grants them
-    the Secrets their previews do read (Helm's release records, Kafka's CA certificates and
-    MirrorMaker's copies) in exactly the namespaces that hold them.
+    manages through a custom role on the subscription, but no Secrets (Helm keeps its release
+    records in ConfigMaps: planning/charts.py, HELM_DRIVER). The one Secret a preview reads is
+    Kafka's CA certificate, which the tenants' previews copy to clients; the program lets that
+    identity read those Secrets by name and nothing beside them.
     """
 
-    principal_object_id: Uuid = Field(
-        description="Object ID of the cluster layer's plan identity `id-<prefix>-plan-<env>-cluster` "
-        "(printed by `scripts/bootstrap`); the program grants it the Secrets previews of a cluster "
-        "read, on exactly the platform namespaces that hold them."
-    )
     tenants_principal_object_id: Uuid | None = Field(
         default=None,
-        description="Object ID of the tenants layer's plan identity `id-<prefix>-plan-<env>-tenants`; "
-        "with Strimzi, previews of the tenants' stack read Kafka's CA certificates in the `kafka` "
-        "namespace, and the program grants it those Secrets there (required with `kafka.engine: strimzi`).",
-    )
-    secret_reader_role_id: Uuid = Field(
-        description="Name (GUID) of the custom role \"Platform preview secret reader (<prefix>-<env>)\" the "
-        "bootstrap creates; set together with `principalObjectId`."
+        description="Object ID of the tenants layer's plan identity `id-<prefix>-plan-<env>-tenants` (printed by "
+        "`scripts/bootstrap`); with Strimzi, previews of the tenants' stack read Kafka's CA certificates in the "
+        "`kafka` namespace, and the program lets it read those Secrets by name, never the CAs' keys beside them "
+        "(required with `kafka.engine: strimzi`).",
     )
 
 
@@ -1376,12 +1369,12 @@ class JobsConfig(Model):
         description="The clusters the dispatchers hand jobs to (1-20, with GPU pools and a VNet-integrated API "
         "server). Unset: every workloads cluster with GPU pools.",
     )
-    token_generation: int = Field(
-        default=1,
-        ge=1,
-        description="The dispatchers sign in to each worker with a service-account token (Kueue refuses exec "
-        "plugins, so not Entra ID); raise this by one to rotate every worker's token: the next deploy creates "
-        "new tokens and deletes the old (docs/resilience.md, \"Rotating the dispatch tokens\").",
+    worker_role_id: Optional[Uuid] = Field(
+        default=None,
+        description="Name (GUID) of the custom role \"Platform MultiKueue worker (<prefix>-<env>)\" the bootstrap "
+        "creates: the program assigns it to the dispatchers' identity on each worker's team job namespaces, where "
+        "MultiKueue creates the jobs it hands over (required with `dispatchers`). The dispatchers sign in with "
+        "that identity, whose Entra ID token a job on each dispatcher renews (docs/resilience.md, \"Jobs\").",
     )
 
 

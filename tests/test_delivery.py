@@ -30,6 +30,7 @@ PACKS = ("azure-platform", "kubernetes-platform")
 
 sys.path.insert(0, str(ROOT))
 from offline.identities import stack_api_server_zones  # noqa: E402
+from planning import dispatch as dispatch_plan  # noqa: E402
 from planning.layers import LAYERS, UPSTREAM  # noqa: E402
 from planning.roles import BUILT_IN_ROLES  # noqa: E402
 from tests.support.fake_az import (  # noqa: E402
@@ -177,8 +178,14 @@ def test_every_workflow_reads_only_by_default_and_uses_no_secrets():
         assert "secrets." not in text and "secrets: inherit" not in text, f"{name} uses a secret"
         assert "pull_request_target" not in workflow["on"], f"{name} runs on pull_request_target"
         for job_name, job in workflow["jobs"].items():
-            # Nothing mints a GitHub OIDC token: CI signs in as the runners' managed identities.
-            assert "id-token" not in job.get("permissions", {}), f"{name}/{job_name} asks for an OIDC token"
+            # Only a Pulumi run mints a GitHub OIDC token, in the job that names its GitHub
+            # environment (pulumi.yml), and the jobs that call it pass the permission down.
+            if "id-token" in job.get("permissions", {}):
+                assert job["permissions"] == {"contents": "read", "id-token": "write"}, f"{name}/{job_name}"
+                assert (name, job_name) == ("pulumi.yml", "pulumi") or job.get("uses") in (
+                    REUSABLE,
+                    "./.github/workflows/environment.yml",
+                ), f"{name}/{job_name} asks for an OIDC token"
             assert not step_uses(job, "azure/login"), f"{name}/{job_name}: a one-shot CLI login"
 
 
@@ -193,16 +200,17 @@ def test_actions_are_pinned_to_a_release():
                 assert job["uses"] in (REUSABLE, "./.github/workflows/environment.yml"), f"{name}: {job['uses']}"
 
 
-def test_the_shared_pulumi_job_pairs_identity_and_runner_with_the_command_and_layer():
+def test_the_shared_pulumi_job_signs_in_only_as_the_github_environment_of_its_command_and_layer():
+    """Who a job is comes from its GitHub environment (the OIDC subject its identity trusts), not
+    from its runner: every job runs on the same identity-less runners and asks for an OIDC token."""
     for env, layer, cluster in every_unit():
         deploy = reusable_run(env, layer, "up", cluster=cluster)
         assert deploy["environment"] == f"{env}-{layer}"
-        assert deploy["runs-on"] == ["self-hosted", f"platform-{env}-{layer}"]
         preview = reusable_run(env, layer, "preview", cluster=cluster)
         assert preview["environment"] == f"{env}-{layer}-preview"
-        assert preview["runs-on"] == ["self-hosted", f"platform-{env}-{layer}-plan"]
         for job in (deploy, preview):
-            assert job["permissions"] == {"contents": "read"}
+            assert job["runs-on"] == ["self-hosted", "platform-hub"]
+            assert job["permissions"] == {"contents": "read", "id-token": "write"}
             assert "make install" in "\n".join(step.get("run", "") for step in job["steps"])
             assert "--kubelogin-version" in "\n".join(step.get("run", "") for step in job["steps"])
             assert step_uses(job, "pulumi/actions")
@@ -262,36 +270,44 @@ def test_every_pulumi_run_applies_both_policy_packs_with_its_units_config():
 
 # How each consumer in a Pulumi run signs in, and whether its tokens renew for as long as the
 # run lasts. A mode renews when each token it needs comes from a source that issues new ones:
-# the instance metadata endpoint (managed identity). A one-shot `az login` with a GitHub OIDC
-# token does not (Azure/azure-cli#28708, Azure/login#180), nor does a token given once
-# (ARM_OIDC_TOKEN, a federated token file GitHub wrote).
+# GitHub's token request URL, called again for each Entra ID token (azure-native with
+# ARM_USE_OIDC, kubelogin's GitHub Actions credential), or a token file kept fresh for the whole
+# job (the state backend). A one-shot `az login` does not (Azure/azure-cli#28708,
+# Azure/login#180), nor a token given once (ARM_OIDC_TOKEN, ARM_OIDC_TOKEN_FILE_PATH: read when
+# the credential is built, and preferred over the request URL), nor a secret or key.
 ONE_SHOT = (
     "ARM_OIDC_TOKEN",
     "ARM_OIDC_TOKEN_FILE_PATH",
-    "AZURE_FEDERATED_TOKEN_FILE",
     "ARM_CLIENT_SECRET",
     "AZURE_CLIENT_SECRET",
     "AZURE_STORAGE_KEY",
     "AZURE_STORAGE_SAS_TOKEN",
     "AZURE_STORAGE_CONNECTION_STRING",
     "AZURE_KEYVAULT_AUTH_VIA_CLI",
-    "ARM_USE_OIDC",
+    "ARM_USE_MSI",
     "ARM_USE_CLI",
 )
+
+
+def token_step(job: dict[str, Any]) -> dict[str, Any]:
+    (step,) = [s for s in job["steps"] if "AZURE_FEDERATED_TOKEN_FILE" in s.get("run", "")]
+    return step
 
 
 def consumers(job: dict[str, Any]) -> dict[str, str]:
     """Each consumer's sign-in mode in a rendered job of the shared workflow."""
     env = job["env"]
     run = "\n".join(step.get("run", "") for step in job["steps"])
+    file_kept_fresh = "nohup" in token_step(job)["run"] and "sleep 60" in token_step(job)["run"]
     return {
-        # pulumi-azure-native: ARM_USE_MSI selects ManagedIdentityCredential.
-        "azure-native": "msi" if env.get("ARM_USE_MSI") == "true" and env.get("ARM_CLIENT_ID") else "other",
+        # pulumi-azure-native: ARM_USE_OIDC with GitHub's request variables (auth_azidentity.go).
+        "azure-native": "github" if env.get("ARM_USE_OIDC") == "true" and env.get("ARM_CLIENT_ID") else "other",
         # The azblob:// backend and azurekeyvault:// provider: DefaultAzureCredential, pinned.
-        "state and secrets": "msi"
-        if env.get("AZURE_TOKEN_CREDENTIALS") == "ManagedIdentityCredential" and env.get("AZURE_CLIENT_ID")
+        "state and secrets": "token file kept fresh"
+        if env.get("AZURE_TOKEN_CREDENTIALS") == "WorkloadIdentityCredential" and file_kept_fresh
         else "chain",
-        # kubelogin: AAD_LOGIN_METHOD overrides the kubeconfig's --login.
+        # kubelogin: AAD_LOGIN_METHOD overrides the kubeconfig's --login; workloadidentity with
+        # GitHub's request variables set is its GitHub Actions credential (provider.go).
         "kubelogin": env.get("AAD_LOGIN_METHOD", "azurecli"),
         "azure cli": "login" if step_uses(job, "azure/login") or re.search(r"\baz login\b", run) else "none",
     }
@@ -300,18 +316,79 @@ def consumers(job: dict[str, Any]) -> dict[str, str]:
 def test_no_consumer_of_a_pulumi_run_depends_on_a_one_shot_login():
     for stack, layer, cluster in every_unit():
         for command in ("preview", "up"):
-            job = reusable_run(stack, layer, command, {"AZURE_CLIENT_ID": "<the runner identity's client id>"}, cluster)
+            job = reusable_run(
+                stack, layer, command, {"AZURE_CLIENT_ID": "<the environment identity's client id>"}, cluster
+            )
             assert consumers(job) == {
-                "azure-native": "msi",
-                "state and secrets": "msi",
-                "kubelogin": "msi",
+                "azure-native": "github",
+                "state and secrets": "token file kept fresh",
+                "kubelogin": "workloadidentity",
                 "azure cli": "none",
             }, f"{command} {stack}"
             for name in ONE_SHOT:
                 assert name not in job["env"], f"{command} {stack} sets {name}"
-            # Every identity variable names the environment's identity, the runner's.
+            # Every identity variable names the GitHub environment's identity.
             for name in ("ARM_CLIENT_ID", "AZURE_CLIENT_ID"):
-                assert job["env"][name] == "<the runner identity's client id>"
+                assert job["env"][name] == "<the environment identity's client id>"
+
+
+def test_the_state_backends_token_file_stays_fresh_for_the_whole_run(tmp_path: Path):
+    """The step that feeds go-cloud's workload identity credential: it writes GitHub's token
+    before Pulumi starts and keeps rewriting it (here with a fake GitHub token endpoint that
+    issues a new token per request, and `sleep` shortened), so whenever azidentity re-reads the
+    file (its cache lasts ten minutes) it finds a token minted within the last minute."""
+    import http.server
+    import threading
+    import time
+
+    issued = []
+
+    class Tokens(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            assert self.headers["Authorization"] == "bearer request-token"
+            assert "audience=api://AzureADTokenExchange" in self.path
+            issued.append(f"github-token-{len(issued)}")
+            body = json.dumps({"value": issued[-1]}).encode()
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Tokens)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    fast = tmp_path / "bin"
+    fast.mkdir()
+    (fast / "sleep").write_text("#!/bin/sh\nexec /bin/sleep 0.2\n")
+    (fast / "sleep").chmod(0o755)
+    github_env = tmp_path / "github_env"
+    env = {
+        **os.environ,
+        "PATH": f"{fast}:{os.environ['PATH']}",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_ENV": str(github_env),
+        "ACTIONS_ID_TOKEN_REQUEST_URL": f"http://127.0.0.1:{server.server_address[1]}/token?api-version=2.0",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "request-token",
+    }
+    script = token_step(reusable_run("prod", "cluster", "up", cluster="eus2"))["run"]
+    try:
+        result = subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        token_file = Path(github_env.read_text().strip().split("=", 1)[1])
+        assert token_file.read_text() == "github-token-0"  # there before the next step starts
+        deadline = time.time() + 10
+        while len(issued) < 4 and time.time() < deadline:
+            time.sleep(0.1)
+        assert len(issued) >= 4, "the background loop does not renew the token"
+        assert token_file.read_text() != "github-token-0"
+    finally:
+        subprocess.run(["pkill", "-f", str(tmp_path / "oidc" / "refresh")], check=False)
+        server.shutdown()
+    # Without id-token: write the step stops the job before Pulumi could fall back to anything.
+    del env["ACTIONS_ID_TOKEN_REQUEST_URL"]
+    result = subprocess.run(["bash", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and "id-token: write" in result.stdout
 
 
 def test_a_several_hour_prod_run_is_not_cut_short():
@@ -356,7 +433,8 @@ def test_pushes_to_main_deploy_dev_then_staging_then_prod():
     for earlier, later in itertools.pairwise(DEPLOYED):
         assert environments[earlier] in needs_of(workflow["jobs"][environments[later]]), f"{later} before {earlier}"
     for name in environments.values():
-        assert workflow["jobs"][name]["permissions"] == {"contents": "read"} and "if" not in workflow["jobs"][name]
+        assert workflow["jobs"][name]["permissions"] == {"contents": "read", "id-token": "write"}
+        assert "if" not in workflow["jobs"][name]
     assert "review" in ancestors(workflow, environments["dev"])
 
 
@@ -653,8 +731,9 @@ def test_bootstrap_help_documents_every_step():
         "soft delete",
         "purge protection",
         "managed identity",
-        "platform-<env>-<layer>",
-        "platform-<env>-<layer>-plan",
+        "<env>-<layer>-preview",
+        "federated credential",
+        "--github-subject-prefix",
         "id-<prefix>-deploy-<env>-<layer>",
         "pulumi-state-<env>-<layer>",
         "tenant writer",
@@ -713,14 +792,39 @@ def test_bootstrap_state_backend_is_private_keyless_and_recoverable(dry_run):
     assert option(lock, "--lock-type") == "CanNotDelete"
 
 
-def test_bootstrap_makes_identities_that_trust_no_federated_credential(dry_run):
-    """CI signs in as the runners' managed identities; a federated credential would be a second
-    way in (any job of the GitHub environment, with a token that cannot be renewed)."""
+def test_bootstrap_makes_identities_that_trust_exactly_their_github_environment(dry_run):
+    """No runner carries an identity: each deploy identity trusts GitHub's OIDC tokens of jobs in
+    its one GitHub environment `<env>-<layer>` (main only, reviewers), each plan identity those
+    of `<env>-<layer>-preview`; Entra matches the subject exactly, so no other job, branch or
+    fork signs in as it. Nothing attaches an identity to a machine."""
     created = {option(call, "--name") for call in named(dry_run, "identity", "create")}
     assert created == {
         f"id-ailab-{kind}-{env}-{layer}" for kind in ("deploy", "plan") for env in DEPLOYED for layer in LAYERS
     }
-    assert named(dry_run, "identity", "federated-credential") == []
+    trusted = {}
+    for call in named(dry_run, "identity", "federated-credential", "create"):
+        assert option(call, "--issuer") == "https://token.actions.githubusercontent.com"
+        assert option(call, "--audiences") == "api://AzureADTokenExchange"
+        assert option(call, "--identity-name") not in trusted, "one credential per identity"
+        trusted[option(call, "--identity-name")] = option(call, "--subject")
+    assert trusted == {
+        f"id-ailab-{kind}-{env}-{layer}": f"repo:{REPO}:environment:{env}-{layer}"
+        + ("-preview" if kind == "plan" else "")
+        for kind in ("deploy", "plan")
+        for env in DEPLOYED
+        for layer in LAYERS
+    }
+    assert not [call for call in dry_run if "identity" in call and "assign" in call], "an identity on a machine"
+
+
+def test_bootstrap_takes_githubs_immutable_subject_form(tmp_path: Path):
+    """Repositories created after 2026-07-15 get subjects `repo:OWNER@ID/REPO@ID:...`
+    (github/docs, OIDC reference): the prefix is an input, not derived from --repo."""
+    fake = FakeAzure(tmp_path)
+    result = fake.run([*bootstrap_args(envs=("dev",)), "--github-subject-prefix", "repo:acme@1234/ai-platform@5678"])
+    assert result.returncode == 0, result.stderr
+    subjects = {option(c, "--subject") for c in named(fake.calls(), "identity", "federated-credential", "create")}
+    assert subjects and all(s.startswith("repo:acme@1234/ai-platform@5678:environment:dev-") for s in subjects)
 
 
 def program_roles() -> set[str]:
@@ -764,7 +868,7 @@ def _delegated(text: str) -> tuple[set[str], dict[str, set[str]]]:
 
 def test_bootstrap_lets_each_layer_assign_exactly_its_programs_roles(dry_run):
     """On the subscription: together, every role the program names but Contributor, plus the
-    preview secret reader; each layer only its own, each only to the principal types it goes
+    MultiKueue worker role; each layer only its own, each only to the principal types it goes
     to (groups for people, service principals for identities), cluster admin only by the cluster
     layer. On an environment's own API server subzones: Private DNS Zone Contributor, by its
     cluster layer; Contributor only on the capacity reservation scopes given."""
@@ -800,7 +904,7 @@ def test_bootstrap_lets_each_layer_assign_exactly_its_programs_roles(dry_run):
             assert ROLE[forbidden] not in text, f"{layer} could assign {forbidden} at {grant['scope']}"
     every = set().union(*on_subscription.values())
     assert {r for r in every if not r.startswith("<")} == program - {ROLE["Contributor"]}
-    assert {r for r in on_subscription["cluster"] if r.startswith("<name of Platform preview secret reader")}
+    assert {r for r in on_subscription["cluster"] if r.startswith("<name of Platform MultiKueue worker")}
     holders = {
         layer
         for layer, roles in on_subscription.items()
@@ -924,9 +1028,10 @@ def test_bootstrap_grants_each_identity_only_its_environment_and_layer(dry_run):
     assert all(action.endswith("/read") for action in reader["DataActions"])
     assert not any("secrets" in action or "*" in action for action in reader["DataActions"])
     assert all(action.endswith(("/read", "/listClusterUserCredential/action")) for action in reader["Actions"])
-    assert custom["Platform preview secret reader (ailab-prod)"]["DataActions"] == [
-        "Microsoft.ContainerService/managedClusters/secrets/read"
-    ]
+    # What MultiKueue does on a worker's team namespaces, exactly (planning/dispatch.py).
+    worker = custom["Platform MultiKueue worker (ailab-prod)"]
+    assert sorted(worker["DataActions"]) == dispatch_plan.worker_data_actions() and not worker["Actions"]
+    assert not any(name.startswith("Platform preview secret reader") for name in custom)
     assert custom["Platform policy assigner (ailab-prod)"]["Actions"] == [
         f"Microsoft.Authorization/policyAssignments/{verb}" for verb in ("read", "write", "delete")
     ]
@@ -1095,6 +1200,7 @@ def test_bootstrap_replaces_a_delegation_whose_condition_changed(first_run, tmp_
         (lambda a: [*a, "--retention-days", "0"], "--retention-days must be 1-365"),
         (lambda a: [*a, "--storage-account", "Not_Valid"], "--storage-account must be"),
         (lambda a: [*a, "--bogus"], "unknown argument '--bogus'"),
+        (lambda a: [*a, "--github-subject-prefix", "repo:*/*"], "--github-subject-prefix must be"),
     ],
 )
 def test_bootstrap_rejects_bad_input(tmp_path: Path, change, message):
@@ -1102,3 +1208,41 @@ def test_bootstrap_rejects_bad_input(tmp_path: Path, change, message):
     result = fake.run(change(bootstrap_args(envs=("dev",))))
     assert result.returncode == 1 and message in result.stderr, result.stderr
     assert fake.calls() == []
+
+
+def test_helm_records_copied_to_configmaps_decode_to_the_same_release():
+    """scripts/helm_records.py, which docs/upgrades.md pipes between two kubectl commands: a
+    record Helm's Secret driver wrote (base64 of gzipped JSON, base64-encoded again by the API)
+    becomes what its ConfigMap driver reads (helm/helm pkg/storage/driver/util.go decodeRelease:
+    base64, then gzip), with Helm's labels and name; other Secrets are left alone."""
+    import base64
+    import gzip
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import helm_records
+
+    release = {"name": "kueue", "namespace": "kueue-system", "version": 3, "info": {"status": "deployed"}}
+    encoded = base64.b64encode(gzip.compress(json.dumps(release).encode())).decode()
+    listed = {
+        "items": [
+            {
+                "type": "helm.sh/release.v1",
+                "metadata": {
+                    "name": "sh.helm.release.v1.kueue.v3",
+                    "namespace": "kueue-system",
+                    "labels": {"name": "kueue", "owner": "helm", "status": "deployed", "version": "3"},
+                    "uid": "x",
+                },
+                "data": {"release": base64.b64encode(encoded.encode()).decode()},
+            },
+            {"type": "Opaque", "metadata": {"name": "multikueue-eus2", "namespace": "kueue-system"}, "data": {}},
+        ]
+    }
+    (config_map,) = helm_records.convert(listed)["items"]
+    assert config_map["metadata"] == {
+        "name": "sh.helm.release.v1.kueue.v3",
+        "namespace": "kueue-system",
+        "labels": {"name": "kueue", "owner": "helm", "status": "deployed", "version": "3"},
+    }
+    assert json.loads(gzip.decompress(base64.b64decode(config_map["data"]["release"]))) == release

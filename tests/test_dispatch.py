@@ -6,18 +6,17 @@ API servers, and that a worker admits the 8-GPU InfiniBand gang job that arrives
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 
 import pytest
 import yaml
-from google.protobuf import json_format
 
 from contracts.golden import evaluate
-from offline.engine import _SECRET_VALUE
-from planning import dispatch
+from planning import dispatch, multikueue_token
 from planning.cluster_traffic import KUEUE_NAMESPACE
-from tests.conftest import run_with, stack_values
+from tests.conftest import stack_values
 from tests.test_config_errors import expect_problem, set_in
 from tests.test_contracts import applicable, report
 
@@ -70,48 +69,168 @@ def test_kueues_refusals_are_the_ones_that_bite():
     assert kueue_refusals(yaml.safe_dump(kubelogin)) == ["exec", "no credential"]
 
 
+class FakeDispatcher(multikueue_token.Cluster):
+    """A dispatcher's API server as the refresher sees it: Secrets in Kueue's namespace."""
+
+    def __init__(self):
+        super().__init__("https://dispatcher", "sa-token", None, KUEUE_NAMESPACE)
+        self.secrets: dict[str, dict] = {}
+        self.writes = 0
+
+    def request(self, method, path, body=None):
+        name = path.rsplit("/", 1)[-1]
+        if method == "GET":
+            return self.secrets.get(name)
+        self.writes += 1
+        if method == "POST":
+            assert body["metadata"]["name"] not in self.secrets, "create of an existing Secret"
+            self.secrets[body["metadata"]["name"]] = body
+        else:
+            assert method == "PUT" and name in self.secrets and body["type"] == "Opaque"
+            self.secrets[name] = body
+        return body
+
+
+def jwt(expires: float) -> str:
+    claims = base64.urlsafe_b64encode(json.dumps({"exp": int(expires)}).encode()).decode().rstrip("=")
+    return f"e30.{claims}.sig"
+
+
+def secret_kubeconfig(cluster: FakeDispatcher, worker: str) -> str:
+    data = cluster.secrets[dispatch.kubeconfig_secret(worker)]["data"][dispatch.KUBECONFIG_KEY]
+    return base64.b64decode(data).decode()
+
+
 @pytest.mark.parametrize("stack", MULTI_REGION)
 def test_each_dispatcher_reaches_every_worker_with_a_kubeconfig_kueue_accepts(plans, stack):
+    """Kueue on each dispatcher reads a Secret per worker, which the refresher writes from the
+    workers' API servers and CAs (a ConfigMap the tenants' unit makes from each worker's own
+    kubeconfig) and an Entra ID token: what Kueue accepts, and nothing Pulumi holds."""
     plan = plans[stack]
     _, dispatchers, workers = _config(stack)
-    tokens = {}
-    for worker in workers:
-        (token,) = [
-            s for s in _in(plan, SECRET, worker) if s.inputs.get("type") == "kubernetes.io/service-account-token"
-        ]
-        assert token.inputs["metadata"]["annotations"] == {
-            "kubernetes.io/service-account.name": dispatch.WORKER_SERVICE_ACCOUNT
-        }
-        assert token.inputs["metadata"]["namespace"] == KUEUE_NAMESPACE
-        # The token Kubernetes fills in (here, the offline engine's stand-in for its token controller).
-        tokens[worker] = f"offline-token-{token.name}"
-    servers = {
-        key: yaml.safe_load(plan.outputs["kubeconfigs"][key])["clusters"][0]["cluster"]["server"]
+    endpoints = {
+        key: dispatch.server_and_ca(plan.outputs["kubeconfigs"][key])
         for key in workers
         if "kubeconfigs" in plan.outputs
     }
+    assert set(endpoints) == set(workers)
+    # No Secret of the platform's in Kueue's namespace anywhere: no token is in the state.
+    assert not [s.name for s in plan.of_type(SECRET) if s.inputs["metadata"].get("namespace") == KUEUE_NAMESPACE]
     for key in dispatchers:
         (config,) = [m.inputs["spec"] for m in _in(plan, KUEUE + "MultiKueueConfig", key)]
         assert config["clusters"] == workers
         clusters = {m.inputs["metadata"]["name"]: m.inputs["spec"] for m in _in(plan, KUEUE + "MultiKueueCluster", key)}
         assert set(clusters) == set(workers)
-        secrets = {s.inputs["metadata"]["name"]: s for s in _in(plan, SECRET, key)}
+        (workers_map,) = [
+            c
+            for c in _in(plan, "kubernetes:core/v1:ConfigMap", key)
+            if c.inputs["metadata"]["name"] == dispatch.WORKERS_CONFIG_MAP
+        ]
+        assert workers_map.inputs["metadata"]["namespace"] == KUEUE_NAMESPACE
+        mounted = {
+            f"{w}.{part}": v for w, (server, ca) in endpoints.items() for part, v in (("server", server), ("ca", ca))
+        }
+        assert workers_map.inputs["data"] == mounted
+        # The refresher's first run on this dispatcher, from what it mounts.
+        cluster = FakeDispatcher()
+        written = multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, lambda: jwt(4e9), 1e9)
+        assert written == workers
         for worker, spec in clusters.items():
             location = spec["clusterSource"]["kubeConfig"]
-            assert location["locationType"] == "Secret"
-            secret = secrets[location["location"]]
-            assert secret.inputs["metadata"]["namespace"] == KUEUE_NAMESPACE, "Kueue reads its own namespace only"
-            kubeconfig = secret.inputs["stringData"][dispatch.KUBECONFIG_KEY]
+            assert location == {"locationType": "Secret", "location": dispatch.kubeconfig_secret(worker)}
+            kubeconfig = secret_kubeconfig(cluster, worker)
             assert kueue_refusals(kubeconfig) == [], (key, worker)
             parsed = yaml.safe_load(kubeconfig)
-            assert parsed["users"][0]["user"]["token"] == tokens[worker]
-            if servers:
-                assert parsed["clusters"][0]["cluster"]["server"] == servers[worker]
-            # The token travels as a secret: encrypted in state, masked in previews.
-            assert _SECRET_VALUE in json.dumps(json_format.MessageToDict(secret.raw_inputs)["stringData"])
+            assert parsed["clusters"][0]["cluster"]["server"] == endpoints[worker][0]
         (check,) = [m.inputs["spec"] for m in _in(plan, KUEUE + "AdmissionCheck", key)]
         assert check["controllerName"] == "kueue.x-k8s.io/multikueue"
         assert check["parameters"] == {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "workers"}
+
+
+def test_the_refresher_renews_the_token_before_it_expires_and_when_a_worker_moves():
+    """A day of the CronJob's runs, ten minutes apart: the token is renewed once it expires within
+    40 minutes (so Kueue never holds an expired one), not on every run (each rewrite reconnects
+    Kueue to the worker), and at once when a worker's API server or CA changes; one Entra ID
+    token serves every worker of a run."""
+    cluster, issued = FakeDispatcher(), []
+    lifetime = 75 * 60  # within Entra ID's 60-90 minute default
+
+    def token_at(now):
+        def fetch():
+            issued.append(now)
+            return jwt(now + lifetime)
+
+        return fetch
+
+    endpoints = {"eus2": ("https://eus2", "Q0E="), "scus": ("https://scus", "Q0E=")}
+    start = 1_900_000_000
+    for run in range(144):
+        now = start + run * 600
+        if run == 100:
+            endpoints["scus"] = ("https://scus-new", "Q0E=")
+        multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, token_at(now), now)
+        for worker in endpoints:
+            token = yaml.safe_load(secret_kubeconfig(cluster, worker))["users"][0]["user"]["token"]
+            # Never expired, nor expiring before the next run could renew it.
+            assert multikueue_token.expires_at(token) - now > 600, (run, worker)
+    assert yaml.safe_load(secret_kubeconfig(cluster, "scus"))["clusters"][0]["cluster"]["server"] == "https://scus-new"
+    assert start + 100 * 600 in issued
+    # Renewed every 40 minutes or so, not every ten.
+    assert 144 // 6 <= len(issued) <= 144 // 3, len(issued)
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_only_the_refresher_signs_in_as_the_dispatchers_identity(plans, stack):
+    """The dispatchers' identity trusts one subject per dispatcher's issuer, the refresher's
+    service account, whose pods may reach Entra ID; the refresher's Role reads and updates the
+    workers' kubeconfig Secrets by name, nothing else there."""
+    plan = plans[stack]
+    _, dispatchers, workers = _config(stack)
+    credentials = [
+        c
+        for c in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
+        if c.name.startswith(f"workloads-{dispatch.DISPATCH_WORKLOAD}-")
+    ]
+    assert sorted(c.name.rsplit("-", 1)[-1] for c in credentials) == sorted(dispatchers)
+    assert {c.inputs["subject"] for c in credentials} == {
+        f"system:serviceaccount:{KUEUE_NAMESPACE}:{dispatch.TOKEN_JOB}"
+    }
+    for key in dispatchers:
+        (role,) = [
+            r
+            for r in _in(plan, "kubernetes:rbac.authorization.k8s.io/v1:Role", key)
+            if r.name.startswith("dispatch-refresher-")
+        ]
+        named = [rule for rule in role.inputs["rules"] if "resourceNames" in rule]
+        assert named == [
+            {
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "verbs": ["get", "update"],
+                "resourceNames": [dispatch.kubeconfig_secret(w) for w in workers],
+            }
+        ]
+        unnamed = [rule for rule in role.inputs["rules"] if "resourceNames" not in rule]
+        assert unnamed == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]
+        (job,) = _in(plan, "kubernetes:batch/v1:CronJob", key)
+        pod = job.inputs["spec"]["jobTemplate"]["spec"]["template"]
+        assert pod["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+        assert pod["spec"]["serviceAccountName"] == dispatch.TOKEN_JOB
+        (account,) = [
+            a
+            for a in _in(plan, "kubernetes:core/v1:ServiceAccount", key)
+            if a.inputs["metadata"]["name"] == dispatch.TOKEN_JOB
+        ]
+        assert account.inputs["metadata"]["annotations"]["azure.workload.identity/client-id"]
+        fqdns = [
+            name
+            for policy in _in(plan, "kubernetes:cilium.io/v2:CiliumNetworkPolicy", key)
+            if policy.inputs["metadata"]["namespace"] == KUEUE_NAMESPACE
+            for rule in policy.inputs["spec"].get("egress") or []
+            for match in rule.get("toFQDNs") or []
+            for name in match.values()
+        ]
+        assert "login.microsoftonline.com" in fqdns, key
 
 
 @pytest.mark.parametrize("stack", MULTI_REGION)
@@ -235,12 +354,37 @@ def test_dispatchers_reach_the_workers_private_api_servers(plans, stack):
             assert (names[a], names[b]) in peered
 
 
+def dispatcher_grants(plan, stack: str) -> tuple[str, list]:
+    """What the dispatchers' identity holds on the workers, from the plan: Azure role assignments
+    (the bootstrap's custom role by the GUID the stack names) and Kubernetes RBAC."""
+    from offline import identities as bootstrap
+    from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+    from planning import permissions
+
+    (binding,) = {
+        subject["name"]
+        for b in plan.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
+        if b.inputs["metadata"]["name"] == dispatch.WATCH_ROLE
+        for subject in b.inputs["subjects"]
+    }
+    grants = [
+        *bootstrap.program_grants(plan, OFFLINE_SUBSCRIPTION_ID, binding, bootstrap.stack_identities(stack)),
+        *permissions.kubernetes_grants(permissions.view(plan, OFFLINE_SUBSCRIPTION_ID), binding),
+    ]
+    return binding, grants
+
+
 @pytest.mark.parametrize("stack", MULTI_REGION)
-def test_the_worker_role_covers_every_job_kind_the_platforms_kueue_manages(plans, stack):
-    """MultiKueue creates and watches the job's own kind on the worker; a kind missing from the
-    role leaves the job queued on the dispatcher forever."""
+def test_the_dispatchers_do_on_a_worker_what_multikueue_does_and_nothing_in_a_system_namespace(plans, stack):
+    """MultiKueue watches each job kind and Kueue's Workloads cluster-wide (its remote watch has
+    no namespace) and creates and deletes them in the job's namespace: every kind the worker's
+    Kueue manages is admitted so, in each team job namespace, or the job stays queued on the
+    dispatcher forever. Nowhere else: a pod in kube-system is cluster-admin."""
     from contracts.cluster import ClusterView
     from contracts.queueing import FRAMEWORKS
+    from facts.aks_rbac import data_action
+    from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+    from planning.permissions import Operation, check, cluster_ids
 
     plan = plans[stack]
     values, _, workers = _config(stack)
@@ -254,45 +398,35 @@ def test_the_worker_role_covers_every_job_kind_the_platforms_kueue_manages(plans
         "pod": ("", "pods"),
     }
     assert set(FRAMEWORKS.values()) <= set(kinds)
+    identity, grants = dispatcher_grants(plan, stack)
+    clusters = cluster_ids(plan.resources, OFFLINE_SUBSCRIPTION_ID)
+    prefix = f"aks-{values['platform:prefix']}-{values['platform:environment']}-"
+    teams = values["platform:teams"]
     for worker in workers:
-        frameworks = ClusterView(plan, worker, values).kueue_config["integrations"]["frameworks"]
-        (role,) = [
-            r
-            for r in _in(plan, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", worker)
-            if r.name.startswith("dispatch-")
-        ]
-        granted = {
-            (g, res): set(rule["verbs"])
-            for rule in role.inputs["rules"]
-            for g in rule["apiGroups"]
-            for res in rule["resources"]
+        cluster = clusters[prefix + worker]
+        view = ClusterView(plan, worker, values)
+        # Where jobs arrive: the namespaces of the worker's `any-region` queues.
+        job_namespaces = {
+            q.inputs["metadata"]["namespace"]
+            for q in _in(plan, KUEUE + "LocalQueue", worker)
+            if q.inputs["metadata"]["name"] == dispatch.ANY_REGION_QUEUE
         }
-        for framework in frameworks:
-            group, resource = kinds[framework]
-            assert {"create", "delete", "get", "list", "watch"} <= granted[(group, resource)], (worker, framework)
-        assert {"create", "delete", "update", "patch"} <= granted[("kueue.x-k8s.io", "workloads")]
-        (binding,) = [
-            b
-            for b in _in(plan, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", worker)
-            if b.name.startswith("dispatch-")
-        ]
-        assert binding.inputs["subjects"] == [
-            {"kind": "ServiceAccount", "name": "multikueue", "namespace": KUEUE_NAMESPACE}
+        assert job_namespaces and job_namespaces <= {ns for team in teams.values() for ns in team["namespaces"]}
+        handled = [kinds[f] for f in view.kueue_config["integrations"]["frameworks"]] + [
+            ("kueue.x-k8s.io", "workloads")
         ]
 
+        def op(group, resource, verb, namespace=None, cluster=cluster):
+            scope = f"{cluster}/namespaces/{namespace}" if namespace else cluster
+            return Operation(data_action(group, resource, verb), scope, f"MultiKueue {verb} {resource}", data=True)
 
-def test_raising_the_token_generation_replaces_every_workers_token_and_kubeconfig(plans):
-    def rotate(values):
-        values["platform:jobs"]["tokenGeneration"] = 2
-
-    plan = run_with("prod", rotate)
-    assert plan.ok, plan.error
-    before = {s.name for s in plans["prod"].of_type(SECRET)}
-    after = {s.name for s in plan.of_type(SECRET)}
-    assert after - before == {"dispatch-worker-eus2-token-2", "dispatch-worker-scus-token-2"}
-    assert before - after == {"dispatch-worker-eus2-token-1", "dispatch-worker-scus-token-1"}
-    kubeconfig = plan.one(SECRET, "dispatch-dispscus-eus2-kubeconfig").inputs["stringData"]["kubeconfig"]
-    assert "offline-token-dispatch-worker-eus2-token-2" in yaml.safe_load(kubeconfig)["users"][0]["user"]["token"]
+        needed = [op(g, r, "read") for g, r in handled]
+        needed += [op(g, r, v, ns) for g, r in handled for v in ("write", "delete") for ns in job_namespaces]
+        assert not check(identity, grants, needed), (worker, [str(d) for d in check(identity, grants, needed)])
+        system = [op("", "pods", "write", ns) for ns in ("kube-system", KUEUE_NAMESPACE, "default")]
+        system += [op("batch", "jobs", "write", ns) for ns in ("kube-system", KUEUE_NAMESPACE)]
+        system += [op("", "pods", "write"), op("", "secrets", "read"), op("", "secrets", "read", "research")]
+        assert len(check(identity, grants, system)) == len(system), worker
 
 
 @pytest.mark.parametrize(

@@ -333,6 +333,7 @@ def test_nested_virtualization_catalogue(size, nested):
 def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     from components.streaming import JOB_ROLE, JOB_RULES
     from planning import dispatch, gpu_health
+    from planning import kafka as kafka_plan
     from planning.streaming import streaming_namespaces
     from tests.conftest import stack_values
     from validation.loader import parse_platform_config
@@ -342,21 +343,40 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     jobs = config.streaming.jobs if config.streaming else {}
     # The only Kubernetes RBAC objects: each streaming namespace's job Role (what a JobManager
     # needs in native mode, nothing cluster-wide), bound to each job's own service account there;
-    # and on a MultiKueue worker, the dispatchers' role (the job kinds, workloads and queues it
-    # creates and reads there), bound to their service account in kueue-system only.
+    # on a MultiKueue worker, the dispatchers' identity's read-only watch role (its writes are an
+    # Azure role on team namespaces); on a dispatcher, the token refresher's Role on its own
+    # Secrets; in `kafka`, the CA certificates by name for the tenants' plan identity.
+    kafka_readers = [str(config.entra.plan_identity.tenants_principal_object_id)] if config.entra.plan_identity else []
     for r in plan.resources:
         if not r.type.startswith("kubernetes:rbac.authorization.k8s.io/"):
             continue
         metadata = r.inputs["metadata"]
-        if r.inputs["kind"] == "ClusterRole" and metadata["name"] == dispatch.WORKER_ROLE:
-            assert r.inputs["rules"] == dispatch.WORKER_RULES
-            assert not any("*" in v for rule in r.inputs["rules"] for values in rule.values() for v in values)
+        if metadata["name"] == dispatch.WATCH_ROLE:
+            assert r.inputs["kind"] in ("ClusterRole", "ClusterRoleBinding")
+            if r.inputs["kind"] == "ClusterRole":
+                assert r.inputs["rules"] == dispatch.watch_rules()
+                assert {v for rule in r.inputs["rules"] for v in rule["verbs"]} == {"get", "list", "watch"}
+            else:
+                (subject,) = r.inputs["subjects"]
+                assert subject["kind"] == "User"  # the dispatchers' identity's object ID
             continue
-        if r.inputs["kind"] == "ClusterRoleBinding" and metadata["name"] == dispatch.WORKER_ROLE:
-            assert r.inputs["roleRef"]["name"] == dispatch.WORKER_ROLE
-            assert r.inputs["subjects"] == [
-                {"kind": "ServiceAccount", "name": dispatch.WORKER_SERVICE_ACCOUNT, "namespace": "kueue-system"}
-            ]
+        if metadata["name"] == dispatch.TOKEN_JOB:
+            assert metadata["namespace"] == "kueue-system" and r.inputs["kind"] in ("Role", "RoleBinding")
+            if r.inputs["kind"] == "Role":
+                assert r.inputs["rules"] == dispatch.token_role_rules(config.dispatch_workers())
+            else:
+                assert r.inputs["subjects"] == [
+                    {"kind": "ServiceAccount", "name": dispatch.TOKEN_JOB, "namespace": "kueue-system"}
+                ]
+            continue
+        if metadata["name"] == kafka_plan.CA_READER_ROLE:
+            assert metadata["namespace"] == kafka_plan.KAFKA_NAMESPACE
+            if r.inputs["kind"] == "Role":
+                (rule,) = r.inputs["rules"]
+                assert rule["verbs"] == ["get"] and rule["resources"] == ["secrets"]
+                assert all(n.endswith("-cluster-ca-cert") for n in rule["resourceNames"])
+            else:
+                assert [s["name"] for s in r.inputs["subjects"]] == kafka_readers
             continue
         # GPU remediation (kured): the drain's rights and a lock on its own DaemonSet, bound to its
         # service account only; admission keeps it to its own node (tests/test_gpu_health.py).
@@ -385,10 +405,8 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     for account in plan.of_type("kubernetes:core/v1:ServiceAccount"):
         if account.inputs["metadata"]["name"] == gpu_health.REMEDIATION:
             continue  # kured calls the API server (drains, its lock)
-        if account.inputs["metadata"]["name"] == dispatch.WORKER_SERVICE_ACCOUNT:
-            # Its token is the dispatchers', in a Secret; no pod runs as it.
-            assert account.inputs["automountServiceAccountToken"] is False
-            continue
+        if account.inputs["metadata"]["name"] == dispatch.TOKEN_JOB:
+            continue  # the refresher writes the kubeconfig Secrets through the API server
         workload = config.workloads[account.inputs["metadata"]["labels"]["platform.ai/workload"]]
         assert account.inputs["automountServiceAccountToken"] is workload.kubernetes_api
     team_namespaces = {

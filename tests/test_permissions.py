@@ -26,7 +26,6 @@ from offline.engine import CapturedResource, Plan, ResourceOptions
 from offline.environment import EnvironmentPlan, union_plan
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from planning import permissions
-from planning.cluster_traffic import component_namespaces
 from planning.layers import LAYERS, UPSTREAM, Unit, parse_stack
 from planning.permissions import AKS, BLOB_PATH, BLOBS, Operation, check, deploy_operations, refresh_operations, view
 from tests.conftest import ROOT
@@ -98,15 +97,23 @@ def deployer_grants(ids: bootstrap.Identities, layer: str):
     return ids.grants[ids.deployer(layer)]
 
 
-# The plan identities the program grants Secret reads to (components/plan_access.py).
-PROGRAM_GRANTED = {"cluster": "principalObjectId", "tenants": "tenantsPrincipalObjectId"}
+# The plan identity the program grants reads to (Kafka's CA certificates, components/kafka.py).
+PROGRAM_GRANTED = {"tenants": "tenantsPrincipalObjectId"}
+
+
+def program_grants(environment: EnvironmentPlan, principal: str, ids: bootstrap.Identities):
+    """What the program grants one principal: Azure role assignments and Kubernetes RBAC."""
+    union = union_plan(environment)
+    return [
+        *bootstrap.program_grants(union, OFFLINE_SUBSCRIPTION_ID, principal, ids),
+        *permissions.kubernetes_grants(unit_view(environment, union), principal),
+    ]
 
 
 def planner_grants(stack: str, environment: EnvironmentPlan, layer: str, ids: bootstrap.Identities):
     grants = list(ids.grants[ids.planner(layer)])
     if layer in PROGRAM_GRANTED:
-        principal = plan_identity(stack)[PROGRAM_GRANTED[layer]]
-        grants += bootstrap.program_grants(union_plan(environment), OFFLINE_SUBSCRIPTION_ID, principal, ids)
+        grants += program_grants(environment, plan_identity(stack)[PROGRAM_GRANTED[layer]], ids)
     return grants
 
 
@@ -597,9 +604,13 @@ def test_the_plan_identities_can_change_nothing(unit_plans, identities, stack):
 
 
 @pytest.mark.parametrize("stack", ALL)
-def test_the_plan_identities_read_secrets_only_in_the_namespaces_whose_secrets_previews_read(
+def test_the_plan_identities_read_no_secret_but_the_kafka_ca_certificates_their_previews_read(
     unit_plans, identities, stack
 ):
+    """A pull request's preview runs as a plan identity: whatever it may read, a branch may. No
+    bootstrap grant reads Secrets; the program lets the tenants' plan identity read the Secrets
+    its previews read, by name: Kafka's CA certificates, never the CAs' keys in the same namespace
+    (`<cluster>-cluster-ca`, `<cluster>-clients-ca`) nor anything else there."""
     ids, environment = identities[stack], unit_plans[stack]
     secrets = data_action("", "secrets", "read")
     for _, identity in _every_identity(ids):
@@ -609,31 +620,36 @@ def test_the_plan_identities_read_secrets_only_in_the_namespaces_whose_secrets_p
                     f"{grant.role.name} reads every Secret at {grant.scope}"
                 )
     config = parse_platform_config(read_stack_config(ROOT, stack).values)
-    union = union_plan(environment)
-    cluster_plan = bootstrap.program_grants(
-        union, OFFLINE_SUBSCRIPTION_ID, plan_identity(stack)["principalObjectId"], ids
-    )
-    scopes = sorted(grant.scope.rsplit("/managedClusters/", 1)[1] for grant in cluster_plan)
-    assert scopes == sorted(
-        f"aks-{config.prefix}-{config.environment}-{key}/namespaces/{ns}"
-        for key in config.clusters
-        for ns in component_namespaces(config, key)
-    )
-    assert all(grant.role.data_actions == (secrets,) for grant in cluster_plan)
-    # Each of those namespaces is one a cluster unit's preview or refresh reads Secrets in, and
-    # the tenants' plan identity gets exactly the namespaces its unit reads Secrets in.
-    for layer, key in (("cluster", "principalObjectId"), ("tenants", "tenantsPrincipalObjectId")):
-        granted = {
-            g.scope for g in bootstrap.program_grants(union, OFFLINE_SUBSCRIPTION_ID, plan_identity(stack)[key], ids)
-        }
-        reads = {
-            op.scope
-            for unit, plan in units(environment)
-            if unit.layer == layer
-            for op in refresh_ops(environment, plan, ids)
-            if op.action == secrets
-        }
-        assert granted == reads, (layer, granted ^ reads)
+    granted = program_grants(environment, plan_identity(stack)["tenantsPrincipalObjectId"], ids)
+    reads = {
+        (op.scope, op.attribute(permissions.OBJECT_NAME))
+        for unit, plan in units(environment)
+        for op in refresh_ops(environment, plan, ids)
+        if op.action == secrets
+    }
+    assert {
+        unit.layer
+        for unit, plan in units(environment)
+        for op in refresh_ops(environment, plan, ids)
+        if op.action == secrets
+    } <= {"tenants"}
+    readable = {
+        (g.scope, name)
+        for g in granted
+        if g.role.allows(secrets, data=True)
+        for name in (g.condition.object_names if g.condition and g.condition.object_names else {None})
+    }
+    assert readable == reads, readable ^ reads
+    if config.strimzi is not None:
+        assert reads and all(name and name.endswith("-cluster-ca-cert") for _, name in reads)
+        for scope, _ in reads:
+            for key_secret in (f"{c}-cluster-ca" for c in config.kafka_clusters()):
+                probe = Operation(
+                    secrets, scope, "a CA's private key", data=True, attributes=((permissions.OBJECT_NAME, key_secret),)
+                )
+                assert check("tenants plan", granted, [probe]), (scope, key_secret)
+            listing = Operation(secrets, scope, "a list of every Secret", data=True)
+            assert check("tenants plan", granted, [listing]), scope
 
 
 def test_the_plan_identitys_in_cluster_role_is_exactly_what_the_units_read(unit_plans, identities):

@@ -349,6 +349,7 @@ def test_cache_rules_pull_the_platforms_upstreams(plans):
         "quay.io/strimzi/*": "strimzi/*",
         "ghcr.io/apache/flink-kubernetes-operator": "apache/flink-kubernetes-operator",
         "ghcr.io/kubereboot/kured": "kubereboot/kured",
+        "mcr.microsoft.com/azurelinux/distroless/python": "azurelinux/distroless/python",
     }
 
 

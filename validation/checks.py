@@ -31,6 +31,7 @@ from facts.vm_sizes import (
     known_sizes as known_vm_sizes,
 )
 from planning import addressing, capacity, cluster_traffic, sandbox
+from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import naming as naming_rules
@@ -1345,6 +1346,17 @@ def check_jobs(config: PlatformConfig) -> Iterator[ConfigProblem]:
             yield ConfigProblem(where, f"{name} is not a cluster of platform:clusters")
         elif config.clusters[name].role != "workloads" or not config.clusters[name].gpu_pools:
             yield ConfigProblem(where, f"{name} has no GPU pools to run the dispatched jobs on")
+    if jobs.worker_role_id is None:
+        yield ConfigProblem(
+            key("jobs", "workerRoleId"),
+            "is required with dispatchers: the custom role \"Platform MultiKueue worker\" scripts/bootstrap prints, "
+            "which the dispatchers' identity gets on the workers' team job namespaces",
+        )
+    if dispatch_plan.DISPATCH_WORKLOAD in config.workloads:
+        yield ConfigProblem(
+            key("workloads", dispatch_plan.DISPATCH_WORKLOAD),
+            "is the name of the MultiKueue dispatchers' own identity; rename the workload",
+        )
     workers = config.dispatch_workers()
     if not workers:
         yield ConfigProblem(key("jobs", "dispatchers"), "there is no worker: no workloads cluster has GPU pools")
