@@ -53,6 +53,8 @@ class Identities:
     resource_providers: list[str] = field(default_factory=list)
     features: list[str] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)
+    # identity -> the subjects of the federated credentials it trusts (GitHub's OIDC tokens)
+    federated: dict[str, list[str]] = field(default_factory=dict)
 
     def deployer(self, layer: str) -> str:
         return f"id-{PREFIX}-deploy-{self.environment}-{layer}"
@@ -209,6 +211,9 @@ def read_identities(
                 found.resource_providers.append(namespace)
         elif call[:2] == ["feature", "register"]:
             found.features.append(f"{_option(call, '--namespace')}/{_option(call, '--name')}")
+        elif call[:3] == ["identity", "federated-credential", "create"]:
+            trusted = found.federated.setdefault(_option(call, "--identity-name") or "", [])
+            trusted.append(f"{_option(call, '--issuer')} {_option(call, '--subject')}")
     # A grant names a custom role by the dry run's placeholder; the plan by the stack's GUID.
     custom = {role.definition.id: role.definition for role in found.custom_roles.values()}
     for name, role in found.custom_roles.items():

@@ -361,7 +361,9 @@ _AZURE_VERB = {
 }
 
 
-def kubernetes_grants(view_: PlanView, user: str) -> list[Grant]:
+def kubernetes_grants(
+    view_: PlanView, user: str, kind: str = "User", subject_namespace: str | None = None
+) -> list[Grant]:
     """What the plan's Kubernetes RBAC grants a user (AKS's username for a service principal or
     managed identity is its object ID), in Azure's terms, so one check covers both authorizers
     (AKS asks Azure RBAC, then Kubernetes RBAC: learn.microsoft.com/azure/aks/manage-azure-rbac).
@@ -370,15 +372,17 @@ def kubernetes_grants(view_: PlanView, user: str) -> list[Grant]:
     for r in view_.resources:
         if r.type in (RBAC + "Role", RBAC + "ClusterRole"):
             cluster, namespace = _in_cluster(view_, r)
-            kind = r.type.rsplit(":", 1)[1]
-            roles[(cluster, namespace if kind == "Role" else None, f"{kind}/{r.inputs['metadata']['name']}")] = list(
-                r.inputs.get("rules") or []
-            )
+            role_kind = r.type.rsplit(":", 1)[1]
+            key = (cluster, namespace if role_kind == "Role" else None, f"{role_kind}/{r.inputs['metadata']['name']}")
+            roles[key] = list(r.inputs.get("rules") or [])
     grants = []
     for r in view_.resources:
         if r.type not in (RBAC + "RoleBinding", RBAC + "ClusterRoleBinding"):
             continue
-        if not any(s.get("kind") == "User" and s.get("name") == user for s in r.inputs.get("subjects") or []):
+        if not any(
+            s.get("kind") == kind and s.get("name") == user and s.get("namespace") == subject_namespace
+            for s in r.inputs.get("subjects") or []
+        ):
             continue
         cluster, namespace = _in_cluster(view_, r)
         namespace = namespace if r.type.endswith(":RoleBinding") else None

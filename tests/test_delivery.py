@@ -1246,3 +1246,27 @@ def test_helm_records_copied_to_configmaps_decode_to_the_same_release():
         "labels": {"name": "kueue", "owner": "helm", "status": "deployed", "version": "3"},
     }
     assert json.loads(gzip.decompress(base64.b64decode(config_map["data"]["release"]))) == release
+
+
+@pytest.mark.parametrize(
+    "event, head, accepted",
+    [
+        ("pull_request", "acme/ai-platform", True),
+        ("pull_request", "someone/ai-platform", False),
+        ("pull_request_review", "someone/ai-platform", False),
+        ("pull_request_target", "acme/ai-platform", False),
+        ("workflow_run", None, False),
+        ("push", None, True),
+        ("schedule", None, True),
+    ],
+)
+def test_the_runners_job_started_hook_refuses_forks(tmp_path: Path, event, head, accepted):
+    """scripts/runner-job-started (docs/deploying.md, "Runners"): a fork's pull request never
+    runs on the hub's runners, whatever workflow it brings; it passes shellcheck."""
+    hook = ROOT / "scripts" / "runner-job-started"
+    assert subprocess.run(["shellcheck", str(hook)], capture_output=True, timeout=60).returncode == 0
+    payload = tmp_path / "event.json"
+    payload.write_text(json.dumps({"pull_request": {"head": {"repo": {"full_name": head}}}} if head else {}))
+    env = {**os.environ, "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(payload), "GITHUB_REPOSITORY": REPO}
+    result = subprocess.run([str(hook)], env=env, capture_output=True, text=True, timeout=30)
+    assert (result.returncode == 0) == accepted, result.stderr

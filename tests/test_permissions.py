@@ -1,8 +1,9 @@
 """Every write `pulumi up` of a unit makes, and every read its preview or drift check makes, is
 permitted to that unit's layer identity as scripts/bootstrap grants it (planning/permissions.py);
 and each layer's identities hold no more than their units need: only the cluster layer holds
-cluster admin, only the foundation writes into the hub, each layer writes only its own state
-and reads only the states and keys of the units it references."""
+cluster admin, no environment writes a hub object another uses (tests/test_reach.py follows
+every path), each layer writes only its own state and reads only the states and keys of the
+units it references."""
 
 from __future__ import annotations
 

@@ -1,0 +1,177 @@
+"""Who can reach what (planning/reach.py, offline/reach.py; docs/decisions/0009-who-reaches-what.md).
+
+The permission model proves each identity may do its job; these prove nobody reaches more, on
+every environment, from every entry point: an outside contributor's fork pull request, a
+same-repository pull request, a maintainer who merges, each environment's approvers, each team,
+each workload's pod, each node. A failure prints the path, edge by edge, with why each is
+taken. The graph is built from the same unit plans as the permission model (shared, not
+previewed again) and the bootstrap's dry run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from offline import identities as bootstrap
+from offline import reach
+from planning import reach as graph_model
+from planning.permissions import Condition, Grant, RoleDefinition
+from tests.conftest import ROOT
+from validation.loader import parse_platform_config
+from validation.stackfile import read_stack_config
+
+ALL = ("dev", "staging", "prod", "prod-scale")
+
+
+def config_of(stack: str):
+    return parse_platform_config(read_stack_config(ROOT, stack).values)
+
+
+@pytest.fixture(scope="module")
+def models(unit_plans) -> dict[str, reach.Model]:
+    built = {}
+    for stack in ALL:
+        config = config_of(stack)
+        built[stack] = reach.build(
+            config,
+            unit_plans[stack].plans,
+            bootstrap.stack_identities(stack),
+            bootstrap.backend(config.environment),
+        )
+    return built
+
+
+def report(found: list[str]) -> str:
+    return f"{len(found)} paths, the first:\n" + "\n".join(found[:5])
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_nothing_a_pull_request_runs_reaches_a_credential_that_writes(models, stack):
+    """Paths 1 and 2 of the cold review: a branch's code runs as the plan identities (their
+    GitHub environment admits every branch), which read states and Kafka's CA certificates;
+    neither holds a credential that writes, and no runner carries an identity."""
+    model = models[stack]
+    assert model.graph.reach(reach.SAME_REPOSITORY_PR), "pull requests reach nothing at all: the model is empty"
+    found = reach.pull_request_violations(model)
+    assert not found, report(found)
+    # What a pull request does reach: the plan identities and the states they read.
+    reached = model.graph.reach(reach.SAME_REPOSITORY_PR)
+    assert {graph_model.kind_of(n) for n in reached} >= {graph_model.GITHUB, graph_model.IDENTITY}
+    assert not [n for n in model.graph.reach(reach.FORK_PR) if n != reach.FORK_PR]
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_nobody_outside_an_environments_approvers_writes_its_resources_or_administers_its_clusters(models, stack):
+    """Prod's resources, states and clusters are reached only through prod's approvers (dev's
+    through whoever merges: it has no reviewers); teams and their pods only in their own
+    namespaces and on what their workloads were granted."""
+    model = models[stack]
+    found = reach.outside_approvers_violations(model, config_of(stack))
+    assert not found, report(found)
+    if model.environment == "prod":
+        admins = [
+            n for n in model.graph.reach(reach.approvers("prod")) if graph_model.kind_of(n) == graph_model.CLUSTER_ADMIN
+        ]
+        assert len(admins) == len(config_of(stack).clusters), "prod's approvers deploy every cluster"
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_no_environment_writes_a_hub_object_another_uses_or_another_environments_state(models, stack):
+    """Path 3: the hub's VNet and shared zones are the hub owner's; an environment writes its own
+    API server subzones only, and no state but its own."""
+    config = config_of(stack)
+    hub = config.network.hub
+    scopes = [s for s in (hub.virtual_network_id, hub.private_dns_zones_resource_group_id) if s] if hub else []
+    found = reach.other_environment_violations(
+        models[stack], scopes, f"{config.prefix}-{config.environment}.privatelink."
+    )
+    assert not found, report(found)
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_each_team_reaches_only_its_own_namespaces_identities_and_data(models, stack):
+    model = models[stack]
+    found = reach.team_violations(model, config_of(stack))
+    assert not found, report(found)
+    for team in config_of(stack).teams:
+        reached = model.graph.reach(reach.team_entry(team))
+        assert any(graph_model.kind_of(n) == graph_model.PODS for n in reached), f"team {team} runs nothing"
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_a_node_reaches_only_its_kubelet_and_the_grants_of_its_pods(models, stack):
+    model = models[stack]
+    found = reach.node_violations(model)
+    assert not found, report(found)
+
+
+def test_a_grant_the_model_cannot_place_fails(unit_plans):
+    """A role assignment to a principal the model does not know (here, a new identity the
+    program would grant a role to) stops the model instead of being left out."""
+    config = config_of("prod")
+    plans = dict(unit_plans["prod"].plans)
+    stack, plan = next((s, p) for s, p in plans.items() if any(r.type.endswith(":RoleAssignment") for r in p.resources))
+    assignment = next(r for r in plan.resources if r.type.endswith(":RoleAssignment"))
+    stranger = dataclasses.replace(
+        assignment, inputs={**assignment.inputs, "principalId": "00000000-0000-4000-8000-00000000beef"}
+    )
+    plans[stack] = dataclasses.replace(plan, resources=[*plan.resources, stranger])
+    with pytest.raises(graph_model.Unclassified, match="00000000-0000-4000-8000-00000000beef"):
+        reach.build(config, plans, bootstrap.stack_identities("prod"), bootstrap.backend("prod"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The graph's rules, on their own
+# ---------------------------------------------------------------------------------------------
+CLUSTER = "/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/c"
+ONE = graph_model.Cluster(CLUSTER, {"kube-system": True, "team": False}, {"team": ("app", "default")})
+
+
+def edges(grants, principal_type="ServicePrincipal", roles=None):
+    return {target for target, _ in graph_model.grant_edges("p", grants, principal_type, roles or {}, [ONE])}
+
+
+def test_a_principal_that_may_assign_a_role_to_its_own_kind_has_it():
+    owner_like = RoleDefinition("Contributor", "b24988ac", ("*",), ("Microsoft.Authorization/*/Write",))
+    delegation = RoleDefinition("RBAC Administrator", "f58310d9", ("Microsoft.Authorization/roleAssignments/write",))
+    to_service_principals = Condition(role_pairs=((frozenset({"b24988ac"}), frozenset({"serviceprincipal"})),))
+    to_groups = Condition(role_pairs=((frozenset({"b24988ac"}), frozenset({"group"})),))
+    roles = {"b24988ac": owner_like}
+    scope = "/subscriptions/s"
+    assert graph_model.node(graph_model.WRITE, scope) in edges(
+        [Grant(delegation, scope, to_service_principals)], roles=roles
+    )
+    assert graph_model.node(graph_model.WRITE, scope) not in edges([Grant(delegation, scope, to_groups)], roles=roles)
+
+
+def test_writing_a_cluster_resource_is_administering_the_cluster():
+    contributor = RoleDefinition("Contributor", "b24988ac", ("*",))
+    assert graph_model.node(graph_model.CLUSTER_ADMIN, CLUSTER) in edges([Grant(contributor, CLUSTER)])
+    reader = RoleDefinition("Reader", "acdd72a7", ("*/read",))
+    assert not edges([Grant(reader, CLUSTER)])
+
+
+def test_pods_in_a_namespace_act_as_its_accounts_and_secrets_by_name_reach_only_those():
+    aks = graph_model.AKS
+    writer = RoleDefinition("writer", "w", data_actions=(f"{aks}/pods/write", f"{aks}/secrets/read"))
+    reached = edges([Grant(writer, f"{CLUSTER}/namespaces/team")])
+    assert graph_model.node(graph_model.PODS, f"{CLUSTER}/namespaces/team") in reached
+    assert graph_model.node(graph_model.SECRETS, f"{CLUSTER}/namespaces/team") in reached
+    assert graph_model.node(graph_model.CLUSTER_ADMIN, CLUSTER) not in reached
+    # Cluster-wide pods include kube-system's: cluster admin.
+    assert graph_model.node(graph_model.CLUSTER_ADMIN, CLUSTER) in edges([Grant(writer, CLUSTER)])
+    named = RoleDefinition("ca reader", "r", data_actions=(f"{aks}/secrets/read",))
+    reached = edges(
+        [Grant(named, f"{CLUSTER}/namespaces/team", Condition(object_names=frozenset({"c-cluster-ca-cert"})))]
+    )
+    assert reached == {
+        graph_model.node(graph_model.DATA, f"{aks}/secrets/read@{CLUSTER}/namespaces/team/c-cluster-ca-cert")
+    }
+
+
+def test_a_data_action_the_model_does_not_know_is_refused():
+    unknown = RoleDefinition("new", "n", data_actions=("Microsoft.Sql/servers/databases/write",))
+    with pytest.raises(graph_model.Unclassified, match=r"Microsoft\.Sql"):
+        edges([Grant(unknown, "/subscriptions/s")])
