@@ -5,32 +5,22 @@
   a Grafana Admin could mint one that outlives their Azure role), reading every region's Azure
   Monitor workspace (Monitoring Data Reader) and Log Analytics workspace (Monitoring Reader)
   with its own managed identity; Grafana Admin and Viewer for the configured groups.
-- `Dashboards` (tenants): each JSON file of dashboards/ as a Grafana dashboard, through the
-  pulumiverse Grafana provider signed in with the deploying identity's Entra ID token. It runs
-  where the private endpoint is reachable (the hub's runners) and after the foundation, when
-  the deploying identity's Grafana Admin has had time to apply.
+The dashboards of dashboards/ are not Pulumi resources: the tenants' deploy job provisions them
+after its `pulumi up` with a token that never reaches the state (planning/dashboards.py).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
-import pulumiverse_grafana as grafana
 from pulumi_azure_native import authorization, dashboard
 
 from components.private_dns import PrivateEndpoints
 from components.rbac import assign_role
 from planning.naming import Naming
 
-DASHBOARDS = Path(__file__).resolve().parent.parent / "dashboards"
-# The Entra ID application a token for Managed Grafana's API is issued to (`az account
-# get-access-token --resource <it>`): learn.microsoft.com/azure/managed-grafana/
-# how-to-authenticate-data-plane-api (2026).
-GRAFANA_TOKEN_AUDIENCE = "6f2d169c-08f3-4a4c-a982-bcaf2d038c45"
 GROUP_ID = "grafana"
 
 
@@ -129,36 +119,3 @@ class ManagedGrafana(pulumi.ComponentResource):
         )
         self.endpoint = instance.properties.apply(lambda p: p.endpoint if p else "")
         self.register_outputs({"endpoint": self.endpoint})
-
-
-def dashboard_files() -> dict[str, dict]:
-    """Each dashboard of dashboards/, by file name (without .json)."""
-    return {path.stem: json.loads(path.read_text()) for path in sorted(DASHBOARDS.glob("*.json"))}
-
-
-@dataclass(frozen=True)
-class DashboardsArgs:
-    environment: str
-    grafana_endpoint: pulumi.Input[str]
-
-
-class Dashboards(pulumi.ComponentResource):
-    def __init__(self, name: str, args: DashboardsArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("platform:observability:Dashboards", name, None, opts)
-        # The deploying identity's token for Grafana's API (it is Grafana Admin): Entra ID, no
-        # Grafana API key. It lasts about an hour, enough for this unit's few writes.
-        token = authorization.get_client_token_output(endpoint=GRAFANA_TOKEN_AUDIENCE).token
-        # At the stack's root, as every provider (`pulumi state move` keeps them there).
-        provider = grafana.Provider(f"{name}-grafana", url=args.grafana_endpoint, auth=pulumi.Output.secret(token))
-        in_grafana = pulumi.ResourceOptions(parent=self, provider=provider)
-        folder = grafana.oss.Folder(f"{name}-folder", title="Platform", uid="platform", opts=in_grafana)
-        for stem, content in dashboard_files().items():
-            grafana.oss.Dashboard(
-                f"{name}-{stem}",
-                folder=folder.uid,
-                config_json=json.dumps(content, sort_keys=True),
-                overwrite=True,
-                message=f"{args.environment}: dashboards/{stem}.json",
-                opts=in_grafana,
-            )
-        self.register_outputs({})

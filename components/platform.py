@@ -49,7 +49,7 @@ from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.fleet import FleetArgs, FleetMemberSpec, KubernetesFleet
 from components.gpu_health import GpuHealth, GpuHealthArgs
 from components.gpu_stack import GpuStack, GpuStackArgs, TeamQueues, TeamQueuesArgs
-from components.grafana import Dashboards, DashboardsArgs, ManagedGrafana, ManagedGrafanaArgs
+from components.grafana import ManagedGrafana, ManagedGrafanaArgs
 from components.kafka import (
     KafkaAccess,
     KafkaAccessArgs,
@@ -951,12 +951,6 @@ def build_tenants(
                 grants=[],
             )
         )
-    if foundation.grafana_endpoint is not None:
-        Dashboards(
-            "dashboards",
-            DashboardsArgs(environment=config.environment, grafana_endpoint=foundation.grafana_endpoint),
-            opts=ctx.opts,
-        )
     workload_access = WorkloadAccess(
         "workloads",
         WorkloadAccessArgs(
@@ -1354,10 +1348,13 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             replicated=list(replicas(config)),
         )
         clusters = {key: _cluster_reference(config, key) for key in config.clusters}
-        connections = build_tenants(ctx, _foundation_reference(config, []), data_outputs, clusters)
+        foundation = _foundation_reference(config, [])
+        connections = build_tenants(ctx, foundation, data_outputs, clusters)
         # Per Kafka client: bootstrap servers per cluster, security protocol, SASL mechanism,
         # token scope, topics. No secret: clients sign in with their workload identity.
         pulumi.export("kafkaClients", connections)
+        # Where the deploy job provisions dashboards/ after `up` (scripts/dashboards.py).
+        pulumi.export("grafanaEndpoint", foundation.grafana_endpoint)
         # What the golden workloads (examples/) are filled in with (scripts/workloads.py reads
         # this stack's outputs alone).
         pulumi.export("workloadContext", workload_context(config))

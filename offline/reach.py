@@ -172,8 +172,8 @@ def _principals(
                 teams[names[value]] = spec.team
     for group in config.entra.admin_group_object_ids:
         names[str(group)] = _identity(f"platform admins group {group}")
-    for team, spec in config.teams.items():
-        for group in [*spec.entra_group_object_ids, *spec.reader_group_object_ids]:
+    for team, team_spec in config.teams.items():
+        for group in [*team_spec.entra_group_object_ids, *team_spec.reader_group_object_ids]:
             names[str(group)] = _identity(f"team {team} group {group}")
             teams[_identity(f"team {team} group {group}")] = team
     plan = config.entra.plan_identity
@@ -192,7 +192,7 @@ def _clusters(resources: list[Any], view: permissions.PlanView) -> dict[str, Clu
     ids = permissions.cluster_ids(resources, OFFLINE_SUBSCRIPTION_ID)
     namespaces: dict[str, dict[str, bool]] = {cid: {"kube-system": True, "default": False} for cid in ids.values()}
     accounts: dict[str, dict[str, list[str]]] = {cid: {} for cid in ids.values()}
-    kubelets: dict[str, str] = {}
+    kubelets: dict[str, str | None] = {}
     operators: dict[str, set[str]] = {cid: set() for cid in ids.values()}
     for r in resources:
         if r.type == "azure-native:containerservice:ManagedCluster":
@@ -261,12 +261,15 @@ def build(
     # Any job of this repository may ask for the runners' label; what it finds there is a
     # network position and whatever identity is attached to the machines (the bootstrap
     # attaches none: an `identity assign` in its dry run would be an edge here).
-    runner = node(RUNNER, "platform-hub")
+    runner = node(RUNNER, "platform-preview")
     graph.add(SAME_REPOSITORY_PR, runner, "any workflow of a branch may ask for the label")
+    # The deploy pool's hook admits deploy.yml on main alone (scripts/runner-job-started).
+    graph.add(MAINTAINER, node(RUNNER, "platform-deploy"), "deploy.yml on main")
     for call in identities.commands:
         if "identity" in call and "assign" in call:
             for attached in (call[call.index("--identities") + 1] if "--identities" in call else "").split():
-                graph.add(runner, _identity(attached.rsplit("/", 1)[-1]), "attached to the runners")
+                for pool in ("platform-preview", "platform-deploy"):
+                    graph.add(node(RUNNER, pool), _identity(attached.rsplit("/", 1)[-1]), "attached to the runners")
     for identity, subjects in identities.federated.items():
         model.bootstrap_identities.append(_identity(identity))
         for subject in subjects:
@@ -305,7 +308,6 @@ def build(
 
     # --- Inside the clusters (keyed by their resource names, aks-<prefix>-<env>-<key>).
     naming = Naming(config.prefix, config.environment)
-    team_namespaces = {ns for spec in config.teams.values() for ns in spec.namespaces}
     for key, cluster in clusters.items():
         admin = node(CLUSTER_ADMIN, cluster.id)
         for namespace, privileged in cluster.namespaces.items():
@@ -321,13 +323,12 @@ def build(
         # Root on a node: its kubelet's credentials (NodeRestriction: its own node's objects and
         # the tokens of the pods bound to it) and those pods' tokens: any team pod may land there.
         for namespace in cluster.namespaces:
-            if namespace in team_namespaces:
-                for account in cluster.service_accounts.get(namespace, ()):
-                    graph.add(
-                        node(NODE, cluster.id),
-                        node(SERVICE_ACCOUNT, f"{cluster.id}/namespaces/{namespace}/{account}"),
-                        "a pod of it may run on the node",
-                    )
+            for account in cluster.service_accounts.get(namespace, ()):
+                graph.add(
+                    node(NODE, cluster.id),
+                    node(SERVICE_ACCOUNT, f"{cluster.id}/namespaces/{namespace}/{account}"),
+                    "a pod running as it may run on the node",
+                )
         if cluster.kubelet:
             graph.add(
                 node(NODE, cluster.id),
@@ -359,19 +360,22 @@ def build(
     for stack, plan in plans.items():
         for r in plan.resources:
             if r.type == "kubernetes:core/v1:Secret" and r.inputs.get("type") == "kubernetes.io/service-account-token":
-                cluster = view.clusters_by_provider.get(r.provider.rsplit("::", 1)[0]) if r.provider else None
+                cluster_id = view.clusters_by_provider.get(r.provider.rsplit("::", 1)[0]) if r.provider else None
                 metadata = r.inputs["metadata"]
                 account = metadata["annotations"]["kubernetes.io/service-account.name"]
                 graph.add(
                     node(STATE_SECRETS, deployed[stack]),
-                    node(SERVICE_ACCOUNT, f"{cluster}/namespaces/{metadata['namespace']}/{account}"),
+                    node(SERVICE_ACCOUNT, f"{cluster_id}/namespaces/{metadata['namespace']}/{account}"),
                     f"Secret {metadata['name']}: a service-account token in the state",
                 )
                 graph.add(
-                    node(SECRETS, f"{cluster}/namespaces/{metadata['namespace']}"),
-                    node(SERVICE_ACCOUNT, f"{cluster}/namespaces/{metadata['namespace']}/{account}"),
+                    node(SECRETS, f"{cluster_id}/namespaces/{metadata['namespace']}"),
+                    node(SERVICE_ACCOUNT, f"{cluster_id}/namespaces/{metadata['namespace']}/{account}"),
                     f"Secret {metadata['name']}",
                 )
+        for r in plan.resources:
+            if r.type.startswith("pulumi:providers:"):
+                _provider_without_credentials(stack, r)
         for output in plan.outputs:
             if output not in OUTPUTS_WITHOUT_CREDENTIALS:
                 raise Unclassified(f"{stack} exports {output}, which the model does not place (offline/reach.py)")
@@ -380,12 +384,12 @@ def build(
     for r in resources:
         if r.type != "azure-native:managedidentity:FederatedIdentityCredential":
             continue
-        cluster = clusters.get(str(r.inputs["federatedIdentityCredentialResourceName"]))
-        if cluster is None:
+        trusted = clusters.get(str(r.inputs["federatedIdentityCredentialResourceName"]))
+        if trusted is None:
             raise Unclassified(f"{r.name} trusts a cluster the model does not know")
         _, namespace, account = str(r.inputs["subject"]).rsplit(":", 2)
         graph.add(
-            node(SERVICE_ACCOUNT, f"{cluster.id}/namespaces/{namespace}/{account}"),
+            node(SERVICE_ACCOUNT, f"{trusted.id}/namespaces/{namespace}/{account}"),
             _identity(r.inputs["resourceName"]),
             "workload identity (federated credential)",
         )
@@ -405,6 +409,35 @@ def build(
                     )
                     model.team_of[entry] = team
     return model
+
+
+# A provider's inputs are in the state like a resource's: none may carry a credential. The
+# providers the program uses and the inputs that would be one.
+PROVIDER_CREDENTIALS = {
+    "pulumi:providers:azure-native": (
+        "clientSecret",
+        "clientCertificatePassword",
+        "clientCertificatePath",
+        "oidcToken",
+    ),
+    "pulumi:providers:kubernetes": (),  # its kubeconfig is checked below
+    "pulumi:providers:time": (),
+}
+
+
+def _provider_without_credentials(stack: str, provider: Any) -> None:
+    import yaml
+
+    if provider.type not in PROVIDER_CREDENTIALS:
+        raise Unclassified(f"{stack}: provider {provider.type} {provider.name}, whose inputs the model does not place")
+    held = [key for key in PROVIDER_CREDENTIALS[provider.type] if provider.inputs.get(key)]
+    kubeconfig = provider.inputs.get("kubeconfig")
+    if isinstance(kubeconfig, str) and kubeconfig.strip():
+        for user in (yaml.safe_load(kubeconfig) or {}).get("users") or []:
+            spec = user.get("user") or {}
+            held += [key for key in ("token", "client-key-data", "password", "tokenFile") if spec.get(key)]
+    if held:
+        raise Unclassified(f"{stack}: provider {provider.name} keeps a credential in the state ({', '.join(held)})")
 
 
 def principals_by_name(principals: Mapping[str, str], workload: str, environment: str) -> str:
@@ -547,19 +580,16 @@ def team_violations(model: Model, config: PlatformConfig) -> list[str]:
 
 
 def node_violations(model: Model) -> list[str]:
-    """A node reaches its kubelet's identity and the grants of the pods that may run on it, and
-    nothing of another cluster, no cluster admin and no state."""
+    """A node reaches its kubelet's identity and what the pods that may run on it reach (their
+    service accounts and identities), and no cluster admin, no state, no other node."""
     found = []
     for key, cluster in model.clusters.items():
-        kubelet = model.graph.edges.get(node(NODE, cluster.id), [])
-        allowed_identities = {e.target for e in kubelet if kind_of(e.target) == IDENTITY}
+        start = node(NODE, cluster.id)
 
-        def forbidden(n: str, cluster=cluster, allowed=allowed_identities) -> bool:
+        def forbidden(n: str, cluster=cluster, start=start) -> bool:
             kind = kind_of(n)
-            if kind == IDENTITY:
-                return n not in allowed and n not in model.team_of
-            if kind in (NODE, PODS, SECRETS, SERVICE_ACCOUNT):
-                return not name_of(n).startswith(cluster.id)
+            if kind == NODE:
+                return n != start
             return kind in (CLUSTER_ADMIN, STATE_SECRETS, STATE_WRITE, GITHUB)
 
         found += violations(model.graph, node_entry(key), forbidden)

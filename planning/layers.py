@@ -113,7 +113,6 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:observability:PrivateLinkScope": "foundation",
     "platform:observability:Grafana": "foundation",
     "platform:observability:ClusterLogSettings": "cluster",
-    "platform:observability:Dashboards": "tenants",
     "platform:observability:ActionGroups": "foundation",
     "platform:observability:ClusterAlerts": "cluster",
     "platform:network:RegionalNetwork": "foundation",

@@ -89,7 +89,7 @@ def needs_renewal(current: str | None, server: str, certificate_authority_data: 
     return expires_at(token) - now < RENEW_BEFORE_SECONDS
 
 
-def token_request(tenant: str, client_id: str, assertion: str) -> tuple[str, bytes]:
+def token_request(tenant: str, client_id: str, assertion: str, scope: str = AKS_SERVER_SCOPE) -> tuple[str, bytes]:
     """The client-credentials request with a federated assertion (Entra ID's workload identity
     federation: learn.microsoft.com/entra/identity-platform/v2-oauth2-client-creds-grant-flow)."""
     authority = os.environ.get("AZURE_AUTHORITY_HOST", "https://login.microsoftonline.com/")
@@ -97,7 +97,7 @@ def token_request(tenant: str, client_id: str, assertion: str) -> tuple[str, byt
     body = urllib.parse.urlencode(
         {
             "client_id": client_id,
-            "scope": AKS_SERVER_SCOPE,
+            "scope": scope,
             "grant_type": "client_credentials",
             "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
             "client_assertion": assertion,

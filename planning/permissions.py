@@ -367,7 +367,8 @@ def kubernetes_grants(
     """What the plan's Kubernetes RBAC grants a user (AKS's username for a service principal or
     managed identity is its object ID), in Azure's terms, so one check covers both authorizers
     (AKS asks Azure RBAC, then Kubernetes RBAC: learn.microsoft.com/azure/aks/manage-azure-rbac).
-    A rule's `resourceNames` become a condition on the object's name (a list names none)."""
+    A rule's `resourceNames` become a condition on the object's name (a list names none); a
+    subresource keeps its name (`pods/eviction` is not `pods`: evicting creates nothing)."""
     roles: dict[tuple[str, str | None, str], list[Mapping[str, Any]]] = {}
     for r in view_.resources:
         if r.type in (RBAC + "Role", RBAC + "ClusterRole"):
@@ -393,7 +394,7 @@ def kubernetes_grants(
         for i, rule in enumerate(rules):
             actions = sorted(
                 {
-                    data_action(group, resource.split("/")[0], _AZURE_VERB[verb])
+                    data_action(group, resource, _AZURE_VERB[verb])
                     for group in rule.get("apiGroups") or []
                     for resource in rule.get("resources") or []
                     for verb in rule.get("verbs") or []

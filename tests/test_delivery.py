@@ -208,8 +208,14 @@ def test_the_shared_pulumi_job_signs_in_only_as_the_github_environment_of_its_co
         assert deploy["environment"] == f"{env}-{layer}"
         preview = reusable_run(env, layer, "preview", cluster=cluster)
         assert preview["environment"] == f"{env}-{layer}-preview"
+        # Two pools, the deploy pool's hook admitting deploy.yml on main only (scripts/runner-job-started).
+        assert deploy["runs-on"] == ["self-hosted", "platform-deploy"]
+        assert preview["runs-on"] == ["self-hosted", "platform-preview"]
+        # Dashboards go to Grafana from the tenants' deploy job, never through a provider whose
+        # credential the state would keep (scripts/dashboards.py).
+        (dashboards,) = [s for s in deploy["steps"] if "scripts/dashboards.py" in s.get("run", "")]
+        assert "inputs.command == 'up' && inputs.layer == 'tenants'" in dashboards["if"]
         for job in (deploy, preview):
-            assert job["runs-on"] == ["self-hosted", "platform-hub"]
             assert job["permissions"] == {"contents": "read", "id-token": "write"}
             assert "make install" in "\n".join(step.get("run", "") for step in job["steps"])
             assert "--kubelogin-version" in "\n".join(step.get("run", "") for step in job["steps"])
@@ -336,17 +342,24 @@ def test_the_state_backends_token_file_stays_fresh_for_the_whole_run(tmp_path: P
     """The step that feeds go-cloud's workload identity credential: it writes GitHub's token
     before Pulumi starts and keeps rewriting it (here with a fake GitHub token endpoint that
     issues a new token per request, and `sleep` shortened), so whenever azidentity re-reads the
-    file (its cache lasts ten minutes) it finds a token minted within the last minute."""
+    file (its cache lasts ten minutes) it finds a token minted within the last minute; a
+    failed renewal keeps the last token and the loop goes on."""
     import http.server
     import threading
     import time
 
-    issued = []
+    issued: list[str] = []
+    requests: list[str] = []
 
     class Tokens(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             assert self.headers["Authorization"] == "bearer request-token"
             assert "audience=api://AzureADTokenExchange" in self.path
+            requests.append(self.path)
+            if len(requests) in (2, 3, 4, 5):  # GitHub down for a while (curl retries 3 times)
+                self.send_response(503)
+                self.end_headers()
+                return
             issued.append(f"github-token-{len(issued)}")
             body = json.dumps({"value": issued[-1]}).encode()
             self.send_response(200)
@@ -380,8 +393,9 @@ def test_the_state_backends_token_file_stays_fresh_for_the_whole_run(tmp_path: P
         deadline = time.time() + 10
         while len(issued) < 4 and time.time() < deadline:
             time.sleep(0.1)
-        assert len(issued) >= 4, "the background loop does not renew the token"
+        assert len(issued) >= 4, "the background loop does not renew the token (or died on a failure)"
         assert token_file.read_text() != "github-token-0"
+        assert "could not renew" in (tmp_path / "oidc" / "refresh.log").read_text()
     finally:
         subprocess.run(["pkill", "-f", str(tmp_path / "oidc" / "refresh")], check=False)
         server.shutdown()
@@ -824,7 +838,7 @@ def test_bootstrap_takes_githubs_immutable_subject_form(tmp_path: Path):
     result = fake.run([*bootstrap_args(envs=("dev",)), "--github-subject-prefix", "repo:acme@1234/ai-platform@5678"])
     assert result.returncode == 0, result.stderr
     subjects = {option(c, "--subject") for c in named(fake.calls(), "identity", "federated-credential", "create")}
-    assert subjects and all(s.startswith("repo:acme@1234/ai-platform@5678:environment:dev-") for s in subjects)
+    assert subjects and all(str(s).startswith("repo:acme@1234/ai-platform@5678:environment:dev-") for s in subjects)
 
 
 def program_roles() -> set[str]:
@@ -1248,25 +1262,52 @@ def test_helm_records_copied_to_configmaps_decode_to_the_same_release():
     assert json.loads(gzip.decompress(base64.b64decode(config_map["data"]["release"]))) == release
 
 
+MAIN_DEPLOY = f"{REPO}/.github/workflows/deploy.yml@refs/heads/main"
+
+
 @pytest.mark.parametrize(
-    "event, head, accepted",
+    "pool, event, head, ref, workflow, accepted",
     [
-        ("pull_request", "acme/ai-platform", True),
-        ("pull_request", "someone/ai-platform", False),
-        ("pull_request_review", "someone/ai-platform", False),
-        ("pull_request_target", "acme/ai-platform", False),
-        ("workflow_run", None, False),
-        ("push", None, True),
-        ("schedule", None, True),
+        ("preview", "pull_request", "acme/ai-platform", "refs/pull/7/merge", "", True),
+        ("preview", "pull_request", "someone/ai-platform", "refs/pull/7/merge", "", False),
+        ("preview", "pull_request_review", "someone/ai-platform", "refs/pull/7/merge", "", False),
+        ("preview", "pull_request_target", "acme/ai-platform", "refs/heads/main", "", False),
+        ("preview", "workflow_run", None, "refs/heads/main", "", False),
+        ("preview", "schedule", None, "refs/heads/main", "", True),
+        ("deploy", "push", None, "refs/heads/main", MAIN_DEPLOY, True),
+        ("deploy", "workflow_dispatch", None, "refs/heads/main", MAIN_DEPLOY, True),
+        # A branch's job asking for the deploy pool's label: its own workflow, or deploy.yml on it.
+        ("deploy", "push", None, "refs/heads/evil", f"{REPO}/.github/workflows/x.yml@refs/heads/evil", False),
+        ("deploy", "push", None, "refs/heads/main", f"{REPO}/.github/workflows/x.yml@refs/heads/main", False),
+        (
+            "deploy",
+            "workflow_dispatch",
+            None,
+            "refs/heads/evil",
+            f"{REPO}/.github/workflows/deploy.yml@refs/heads/evil",
+            False,
+        ),
+        ("deploy", "pull_request", "acme/ai-platform", "refs/pull/7/merge", MAIN_DEPLOY, False),
     ],
 )
-def test_the_runners_job_started_hook_refuses_forks(tmp_path: Path, event, head, accepted):
+def test_the_runners_job_started_hook_refuses_forks_and_keeps_branches_off_the_deploy_pool(
+    tmp_path: Path, pool, event, head, ref, workflow, accepted
+):
     """scripts/runner-job-started (docs/deploying.md, "Runners"): a fork's pull request never
-    runs on the hub's runners, whatever workflow it brings; it passes shellcheck."""
+    runs on the hub's runners, and nothing but deploy.yml on main on the deploy pool; it passes
+    shellcheck."""
     hook = ROOT / "scripts" / "runner-job-started"
     assert subprocess.run(["shellcheck", str(hook)], capture_output=True, timeout=60).returncode == 0
     payload = tmp_path / "event.json"
     payload.write_text(json.dumps({"pull_request": {"head": {"repo": {"full_name": head}}}} if head else {}))
-    env = {**os.environ, "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(payload), "GITHUB_REPOSITORY": REPO}
+    env = {
+        **os.environ,
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": str(payload),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_REF": ref,
+        "GITHUB_WORKFLOW_REF": workflow,
+        "PLATFORM_RUNNER_POOL": pool,
+    }
     result = subprocess.run([str(hook)], env=env, capture_output=True, text=True, timeout=30)
     assert (result.returncode == 0) == accepted, result.stderr

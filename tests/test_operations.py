@@ -6,15 +6,16 @@ every query parses and reads only series the platform collects."""
 from __future__ import annotations
 
 import json
+import os
 
 import promql_parser
 import pytest
 
-from components.grafana import dashboard_files
 from facts import metrics
 from planning import alerts as alerts_plan
+from planning.dashboards import dashboard_files
 from planning.private_link import ZONES_BY_GROUP_ID
-from tests.conftest import stack_values
+from tests.conftest import ROOT, stack_values
 from tests.test_alerts import selected_metrics
 from tests.test_config_errors import expect_problem, set_in
 from validation.loader import parse_platform_config
@@ -31,7 +32,6 @@ ENDPOINT = "azure-native:network:PrivateEndpoint"
 ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
 GRAFANA = "azure-native:dashboard:Grafana"
 ASSIGNMENT = "azure-native:authorization:RoleAssignment"
-DASHBOARD = "grafana:oss/dashboard:Dashboard"
 
 
 def _config(stack: str):
@@ -233,11 +233,60 @@ def test_grafana_is_private_entra_only_and_reads_every_regions_workspace(plans, 
     assert admins and all(r.inputs["principalType"] == "Group" for r in admins)
 
 
-def test_dashboards_are_in_the_prod_plan_one_per_file(plans):
-    dashboards = plans["prod"].of_type(DASHBOARD)
-    assert sorted(json.loads(r.inputs["configJson"])["uid"] for r in dashboards) == sorted(
-        board["uid"] for board in dashboard_files().values()
-    )
+def test_the_dashboards_reach_grafana_with_a_token_that_never_enters_the_state(plans, tmp_path):
+    """No Pulumi provider holds a Grafana credential (a provider's inputs are in the state, which
+    every branch's preview reads); the tenants unit exports where Grafana is, and the deploy job
+    runs scripts/dashboards.py, which trades the job's OIDC token for an Entra ID token for
+    Grafana's API and posts the folder and every dashboard (against a fake Entra ID and Grafana)."""
+    import http.server
+    import subprocess
+    import sys
+    import threading
+
+    assert not [r for r in plans["prod"].resources if r.type.startswith(("grafana:", "pulumi:providers:grafana"))]
+    seen = []
+
+    class Fake(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            seen.append((self.path, self.headers.get("Authorization"), body))
+            if self.path.endswith("/oauth2/v2.0/token"):
+                assert "client_assertion=github-oidc-token" in body and "6f2d169c" in body
+                answer, code = {"access_token": "grafana-token"}, 200
+            elif self.path == "/api/folders" and len([p for p, _, _ in seen if p == "/api/folders"]) > 1:
+                answer, code = {"message": "exists"}, 409
+            else:
+                answer, code = {"status": "success"}, 200
+            self.send_response(code)
+            self.end_headers()
+            self.wfile.write(json.dumps(answer).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    token_file = tmp_path / "token"
+    token_file.write_text("github-oidc-token")
+    env = {
+        **os.environ,
+        "AZURE_FEDERATED_TOKEN_FILE": str(token_file),
+        "AZURE_TENANT_ID": "tenant",
+        "AZURE_CLIENT_ID": "client",
+        "AZURE_AUTHORITY_HOST": base + "/",
+    }
+    script = [sys.executable, "scripts/dashboards.py", "--environment", "prod", "--endpoint", base]
+    try:
+        for _ in range(2):  # a second deploy: the folder exists, the dashboards are overwritten
+            result = subprocess.run(script, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+            assert result.returncode == 0, result.stderr
+    finally:
+        server.shutdown()
+    boards = [json.loads(body) for path, _, body in seen if path == "/api/dashboards/db"]
+    assert sorted(b["dashboard"]["uid"] for b in boards) == sorted(2 * [b["uid"] for b in dashboard_files().values()])
+    assert all(b["overwrite"] and b["folderUid"] == "platform" for b in boards)
+    assert {auth for path, auth, _ in seen if path.startswith("/api/")} == {"Bearer grafana-token"}
 
 
 def _queries(board):

@@ -175,3 +175,22 @@ def test_a_data_action_the_model_does_not_know_is_refused():
     unknown = RoleDefinition("new", "n", data_actions=("Microsoft.Sql/servers/databases/write",))
     with pytest.raises(graph_model.Unclassified, match=r"Microsoft\.Sql"):
         edges([Grant(unknown, "/subscriptions/s")])
+
+
+def test_a_provider_that_keeps_a_credential_in_the_state_is_refused():
+    """A provider's inputs are in the state, which plan identities read: the Grafana provider
+    with a token (what dashboards were provisioned through before), or a kubeconfig with a
+    token, would be a credential a pull request reaches."""
+    from types import SimpleNamespace
+
+    grafana = SimpleNamespace(type="pulumi:providers:grafana", name="dashboards-grafana", inputs={"auth": "token"})
+    with pytest.raises(graph_model.Unclassified, match="grafana"):
+        reach._provider_without_credentials("prod.tenants", grafana)
+    kubeconfig = "users:\n- name: u\n  user:\n    token: abc\n"
+    k8s = SimpleNamespace(type="pulumi:providers:kubernetes", name="aks-eus2-k8s", inputs={"kubeconfig": kubeconfig})
+    with pytest.raises(graph_model.Unclassified, match="token"):
+        reach._provider_without_credentials("prod.tenants", k8s)
+    kubelogin = "users:\n- name: u\n  user:\n    exec:\n      command: kubelogin\n"
+    reach._provider_without_credentials(
+        "prod.tenants", SimpleNamespace(**{**vars(k8s), "inputs": {"kubeconfig": kubelogin}})
+    )
