@@ -23,7 +23,7 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 
 from components.gpu_stack import apply_manifest
-from components.rbac import assign_role
+from components.rbac import assign_role, bound_role
 from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import dispatch
 from planning.capacity import PoolCapacity
@@ -129,27 +129,15 @@ class DispatchRefresher(pulumi.ComponentResource):
             ),
             opts=in_cluster,
         )
-        role = kubernetes.rbac.v1.Role(
-            f"{name}-role",
-            metadata=metadata,
-            rules=[
+        bound_role(
+            f"{name}-token",
+            metadata,
+            [
                 kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule), resource_names=rule.get("resourceNames"))
                 for rule in dispatch.token_role_rules(list(args.workers))
             ],
-            opts=in_cluster,
-        )
-        kubernetes.rbac.v1.RoleBinding(
-            f"{name}-binding",
-            metadata=metadata,
-            role_ref=kubernetes.rbac.v1.RoleRefArgs(
-                api_group="rbac.authorization.k8s.io", kind="Role", name=role.metadata.name
-            ),
-            subjects=[
-                kubernetes.rbac.v1.SubjectArgs(
-                    kind="ServiceAccount", name=dispatch.TOKEN_JOB, namespace=KUEUE_NAMESPACE
-                )
-            ],
-            opts=in_cluster,
+            [kubernetes.rbac.v1.SubjectArgs(kind="ServiceAccount", name=dispatch.TOKEN_JOB, namespace=KUEUE_NAMESPACE)],
+            in_cluster,
         )
         script = kubernetes.core.v1.ConfigMap(
             f"{name}-script",

@@ -36,6 +36,7 @@ import pulumi_kubernetes as kubernetes
 from components.aliases import moved_from
 from components.charts import helm_release
 from components.isolation import isolate
+from components.rbac import bound_role
 from facts.workload_identity import CLIENT_ID_ANNOTATION, FEDERATED_TOKEN_FILE, TENANT_ID_ANNOTATION, USE_LABEL
 from planning import kafka as kafka_plan
 from planning.charts import STRIMZI, SYSTEM_POOL_TOLERATION
@@ -551,27 +552,19 @@ class StrimziKafka(pulumi.ComponentResource):
             name=kafka_plan.CA_READER_ROLE, namespace=kafka_plan.KAFKA_NAMESPACE
         )
         in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace])
-        role = kubernetes.rbac.v1.Role(
+        bound_role(
             f"{name}-ca-reader",
-            metadata=metadata,
-            rules=[
+            metadata,
+            [
                 kubernetes.rbac.v1.PolicyRuleArgs(
                     api_groups=[""], resources=["secrets"], verbs=["get"], resource_names=sorted(args.ca_certificates)
                 )
             ],
-            opts=in_namespace,
-        )
-        kubernetes.rbac.v1.RoleBinding(
-            f"{name}-ca-reader-binding",
-            metadata=metadata,
-            role_ref=kubernetes.rbac.v1.RoleRefArgs(
-                api_group="rbac.authorization.k8s.io", kind="Role", name=role.metadata.name
-            ),
-            subjects=[
+            [
                 kubernetes.rbac.v1.SubjectArgs(kind="User", name=reader, api_group="rbac.authorization.k8s.io")
                 for reader in args.ca_readers
             ],
-            opts=in_namespace,
+            in_namespace,
         )
 
 

@@ -1,8 +1,12 @@
-"""Role assignments with deterministic names, scoped to one resource."""
+"""Role assignments with deterministic names, scoped to one resource; a namespaced Kubernetes
+Role bound to its subjects."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
+import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import authorization
 
 from planning import roles
@@ -57,3 +61,24 @@ def lock_against_deletion(logical_name: str, *, scope: pulumi.Input[str], what: 
         notes=f"{what} holds data that must not be lost; remove this lock (platform:lockStatefulResources) first",
         opts=pulumi.ResourceOptions(parent=parent),
     )
+
+
+def bound_role(
+    logical_name: str,
+    metadata: kubernetes.meta.v1.ObjectMetaArgs,
+    rules: Sequence[kubernetes.rbac.v1.PolicyRuleArgs],
+    subjects: Sequence[kubernetes.rbac.v1.SubjectArgs],
+    opts: pulumi.ResourceOptions,
+) -> kubernetes.rbac.v1.Role:
+    """A Kubernetes Role and its RoleBinding, both named by `metadata` (one namespace)."""
+    role = kubernetes.rbac.v1.Role(logical_name, metadata=metadata, rules=list(rules), opts=opts)
+    kubernetes.rbac.v1.RoleBinding(
+        f"{logical_name}-binding",
+        metadata=metadata,
+        role_ref=kubernetes.rbac.v1.RoleRefArgs(
+            api_group="rbac.authorization.k8s.io", kind="Role", name=role.metadata.name
+        ),
+        subjects=list(subjects),
+        opts=opts,
+    )
+    return role
