@@ -632,12 +632,10 @@ def markdown_table(model: Model) -> str:
     ]
     grouped: dict[str, list[str]] = {}
     for entry in model.entries:
-        # A team's pods and the nodes are alike: one row per kind, the first as the example.
+        # A team's pods are alike: one row, the first as the example.
         label = name_of(entry)
         if label.startswith("a pod of"):
             label = "a workload's pod (each alike)"
-        elif label.startswith("a node of"):
-            label = "a node (each alike)"
         grouped.setdefault(label, []).append(entry)
     for label, entries in grouped.items():
         found = model.graph.reach(entries[0])
