@@ -40,6 +40,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, Policy
 from pulumi_policy.deserialize import deserialize_properties as _deserialize_properties
 from pulumi_policy.policy import _PolicyAnalyzerServicer
+from pulumi_policy.proxy import unknown_checking_proxy as _unknown_checking_proxy
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan
 
@@ -360,13 +361,19 @@ class _MemoizedStructs:
     the converted ones, and `unknown_checking_proxy` copies every dict and list of the
     deserialized ones into the proxies policies see (pulumi_policy/proxy.py, `_proxy_helper`).
     So one conversion per distinct Struct gives the same answer; a test compares reviews with
-    and without the memo.
+    and without the memo. The proxies themselves are rebuilt the same way for every stack policy
+    (most of what remains of a review's time, issue 34); they too are made once per
+    deserialized dict this memo holds. Policies only read them (the one remediation, the tags',
+    copies the properties into a new dict), as the comparison test holds.
     """
 
     def __init__(self) -> None:
         self.converted: dict[bytes, dict[str, Any]] = {}
         # Deserialized results by the id of a converted dict this memo holds (so ids stay unique).
         self.deserialized: dict[int, dict[str, Any]] = {}
+        # Their unknown-checking proxies, by the id of the deserialized dict.
+        self.proxies: dict[int, Any] = {}
+        self.held: set[int] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json_format, name)
@@ -380,8 +387,20 @@ class _MemoizedStructs:
             if len(self.converted) >= _ANALYZED_LIMIT:
                 self.converted.clear()
                 self.deserialized.clear()
+                self.proxies.clear()
+                self.held.clear()
             found = self.converted[key] = json_format.MessageToDict(message)
-            self.deserialized[id(found)] = _deserialize_properties(found)
+            deserialized = self.deserialized[id(found)] = _deserialize_properties(found)
+            self.held.add(id(deserialized))
+        return found
+
+    def unknown_checking_proxy(self, props: dict[str, Any]) -> Any:
+        """Of a dict this memo deserialized: its proxy, made once; else as pulumi-policy."""
+        if id(props) not in self.held:
+            return _unknown_checking_proxy(props)
+        found = self.proxies.get(id(props))
+        if found is None:
+            found = self.proxies[id(props)] = _unknown_checking_proxy(props)
         return found
 
     def deserialize_properties(self, props: dict[str, Any], proxy_secrets: bool = False) -> dict[str, Any]:
@@ -402,11 +421,13 @@ def _memoized_structs() -> Iterator[None]:
         return
     pulumi_policy_module.json_format = _STRUCTS
     pulumi_policy_module.deserialize_properties = _STRUCTS.deserialize_properties
+    pulumi_policy_module.unknown_checking_proxy = _STRUCTS.unknown_checking_proxy
     try:
         yield
     finally:
         pulumi_policy_module.json_format = json_format
         pulumi_policy_module.deserialize_properties = _deserialize_properties
+        pulumi_policy_module.unknown_checking_proxy = _unknown_checking_proxy
 
 
 def review_plan(
