@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -320,13 +321,26 @@ def permissions_table() -> str:
     return str(markdown_table(stack_identities("prod")))
 
 
+def single_stack_plan(stack: str) -> Any:
+    """A stack's single-stack offline preview (the tests hand in the run's shared one)."""
+    from offline.engine import preview_stack
+
+    return preview_stack(stack)
+
+
+def environment_plan(stack: str) -> Any:
+    """An environment previewed as its unit stacks (the tests hand in the run's shared one)."""
+    from offline.environment import preview_environment
+
+    return preview_environment(stack)
+
+
 def migration_page(stack: str = "prod") -> str:
     """docs/migration.md: moving a deployed single-stack environment to its unit stacks, from the
     mapping (planning/layers.py) tests/test_deployment_units.py holds to the units' programs."""
-    from offline.engine import preview_stack
     from planning.layers import LAYERS, Unit, units_of
 
-    plan = preview_stack(stack)  # a stack named after the environment: the single-stack layout
+    plan = single_stack_plan(stack)  # a stack named after the environment: the single-stack layout
     if not plan.ok:
         raise RuntimeError(f"{stack} does not preview: {plan.error}")
     clusters = list(parse_platform_config(read_stack_config(ROOT, stack).values).clusters)
@@ -453,10 +467,9 @@ def prod_diagram() -> str:
     from pulumi.runtime import rpc
 
     from offline.diagram import mermaid
-    from offline.environment import preview_environment
     from scripts.review_side import stacks_json
 
-    environment = preview_environment("prod")
+    environment = environment_plan("prod")
     assert environment.ok, environment.error
     stacks = stacks_json(environment, rpc, json_format)
     return "```mermaid\n" + mermaid(r for stack in stacks.values() for r in stack["resources"]) + "```\n"
@@ -465,7 +478,6 @@ def prod_diagram() -> str:
 def reach_page() -> str:
     """docs/who-reaches-what.md: the attack-path model's summary per environment (offline/reach.py)."""
     from offline import identities, reach
-    from offline.environment import preview_environment
 
     out = [
         "# Who can reach what",
@@ -484,7 +496,7 @@ def reach_page() -> str:
         "",
     ]
     for stack, config in stack_configs().items():
-        environment = preview_environment(stack)
+        environment = environment_plan(stack)
         assert environment.ok, environment.error
         model = reach.build(
             config, environment.plans, identities.stack_identities(stack), identities.backend(config.environment)
@@ -506,13 +518,14 @@ def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
 
 
 def pages(only: Path | None = None) -> dict[Path, str]:
-    """Every generated file and its whole content (`only`: that file's, if it is generated)."""
-    result = {
-        ROOT / "docs" / "configuration.md": reference.render_markdown(stack_configs(), example_problems()),
-        ROOT / "docs" / "catalogue.md": catalogue_page(),
-        ROOT / "docs" / "migration.md": migration_page(),
-        ROOT / "docs" / "who-reaches-what.md": reach_page(),
+    """Every generated file and its whole content (`only`: that file's alone, if it is generated)."""
+    whole: dict[Path, Callable[[], str]] = {
+        ROOT / "docs" / "configuration.md": lambda: reference.render_markdown(stack_configs(), example_problems()),
+        ROOT / "docs" / "catalogue.md": catalogue_page,
+        ROOT / "docs" / "migration.md": migration_page,
+        ROOT / "docs" / "who-reaches-what.md": reach_page,
     }
+    result = {path: render() for path, render in whole.items() if only is None or path == only}
     for (path, name), render in blocks().items():
         if only is not None and path != only:
             continue
