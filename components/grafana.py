@@ -47,7 +47,7 @@ class ManagedGrafana(pulumi.ComponentResource):
         super().__init__("platform:observability:Grafana", name, None, opts)
         naming = args.naming
         child = pulumi.ResourceOptions(parent=self)
-        # At most 23 characters (validation/checks.py, check_monitoring).
+        # At most 23 characters (validation/checks/operations.py, check_monitoring).
         workspace_name = naming.name("grafana")
         instance = dashboard.Grafana(
             f"{name}-instance",

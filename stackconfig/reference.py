@@ -258,7 +258,7 @@ range too small for its pools:
 ```
 
 Type and format problems are reported first; relations between keys (overlaps, sizes, limits)
-are checked once every value has a valid type (`validation/checks.py`). Defaults are the secure
+are checked once every value has a valid type (`validation/checks/`, one module per capability). Defaults are the secure
 choice; weakening one is an explicit line in a stack file, shown under "stacks set".
 """
 
