@@ -551,7 +551,7 @@ def test_cilium_wildcards_stay_within_one_label_and_the_firewalls_do_not():
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_rendered_golden_manifest_is_valid_for_its_clusters_kubernetes_version(plans, stack):
-    import kubernetes_validate
+    from tests.support import k8s_schema
 
     checked = 0
     for name in APPLIES:
@@ -559,7 +559,7 @@ def test_every_rendered_golden_manifest_is_valid_for_its_clusters_kubernetes_ver
             version = str(config_of(stack)["platform:clusters"][view.key]["kubernetesVersion"])
             version = version if version.count(".") == 2 else f"{version}.0"
             for manifest in item.manifests:
-                kubernetes_validate.validate(manifest, version, strict=True)
+                k8s_schema.validate(manifest, version, strict=True)
                 checked += 1
     assert checked >= 5
 

@@ -17,6 +17,7 @@ from planning.admission import JOB_CONTROLLER, admission_rules
 from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
 from tests.conftest import ALL_STACKS, ROOT
+from tests.support import k8s_schema
 
 FIREWALL = "azure-native:network:AzureFirewall"
 FIREWALL_POLICY = "azure-native:network:FirewallPolicy"
@@ -496,7 +497,7 @@ def test_every_built_in_kubernetes_object_validates_against_its_clusters_schema(
         if not resource.inputs.get("kind"):
             continue  # a read of an existing object (Secret.get), not one the program creates
         manifest = dict(resource.inputs)
-        kubernetes_validate.validate(manifest, kubernetes_version(stack, cluster_of(resource)), strict=True)
+        k8s_schema.validate(manifest, kubernetes_version(stack, cluster_of(resource)), strict=True)
         checked.add(manifest["kind"])
     assert {
         "Namespace",
@@ -512,7 +513,7 @@ def test_the_schema_check_can_fail(plans):
     policy = plans["prod"].of_type(NETWORK_POLICY)[0].inputs
     broken = {**policy, "spec": {**policy["spec"], "policyType": ["Egress"]}}  # a misspelled field
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, "1.35.0", strict=True)
+        k8s_schema.validate(broken, "1.35.0", strict=True)
 
 
 # -- the admission rules, evaluated ------------------------------------------------------------------
