@@ -1,4 +1,4 @@
-"""Deployment units (planning/layers.py, components/platform.py `deploy`): the units of each
+"""Deployment units (planning/layers.py, components/platform/ `deploy`): the units of each
 environment together build exactly the single-stack layout, each unit builds what the
 migration mapping assigns it, units read only the units before them, and every unit refuses
 bad config as the single stack did (issue: deployment units sized for a fleet)."""

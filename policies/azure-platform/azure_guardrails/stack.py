@@ -322,7 +322,7 @@ POLICIES = [
         "region where the stack runs clusters.",
         endpoints_in_cluster_regions,
         severity=Severity.HIGH,
-        remediation="Connect the service through Context.data_plane's RegionalEndpoints (components/platform.py), "
+        remediation="Connect the service through Context.data_plane's RegionalEndpoints (components/platform/context.py), "
         "which adds an endpoint in each region with clusters, registered in that region's zones.",
     ),
     stack_policy(

@@ -1,0 +1,63 @@
+"""The data unit: storage accounts (customer-managed keys from the foundation's vault) and Event
+Hubs.
+"""
+
+from __future__ import annotations
+
+from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
+from components.outputs import DataOutputs, FoundationOutputs
+from components.platform.context import (
+    Context,
+    alert_routes,
+    endpoint_regions,
+    replicas,
+)
+from components.storage import PrivateStorage, PrivateStorageArgs
+from planning.naming import (
+    storage_account_name,
+)
+from stackconfig.model import EventHubsConfig
+
+
+def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
+    config = ctx.config
+    service = ctx.data_plane(
+        foundation.subnet_ids,
+        foundation.dns_zone_ids,
+        foundation.regional_dns_zone_ids,
+        {r: foundation.workspaces(r)[0] for r in endpoint_regions(config)},
+    )
+    storage = PrivateStorage(
+        "storage",
+        PrivateStorageArgs(
+            service=service,
+            settings=config.storage,
+            account_names={key: storage_account_name(config, key) for key in config.storage.accounts},
+            subscription_id=ctx.deployer.subscription_id,
+            encryption_keys=foundation.storage_keys,
+            replicas=replicas(config),
+            alert_routes=alert_routes(config, foundation.action_group_ids),
+        ),
+        opts=ctx.opts,
+    )
+    namespace = None
+    kafka = config.kafka
+    if kafka is not None and kafka.engine == "eventhubs":
+        backbone = EventHubsBackbone(
+            "events",
+            EventHubsBackboneArgs(
+                service=service,
+                kafka=kafka,
+                settings=kafka.event_hubs or EventHubsConfig(),
+                principal_ids={client: foundation.identity_principal_ids[client] for client in kafka.clients},
+                subscription_id=ctx.deployer.subscription_id,
+                alert_routes=alert_routes(config, foundation.action_group_ids),
+            ),
+            opts=ctx.opts,
+        )
+        namespace = backbone.namespace_name
+    return DataOutputs(
+        container_ids=storage.container_ids,
+        event_hubs_namespace=namespace,
+        replica_container_ids=storage.replica_container_ids,
+    )

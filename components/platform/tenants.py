@@ -1,0 +1,273 @@
+"""The tenants unit: the workloads' federated credentials and grants, team namespaces and RBAC,
+queues, Kafka topics and users, MirrorMaker, Flink jobs, MultiKueue's dispatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+import pulumi
+
+from components.dispatch import (
+    ClusterAccess,
+    JobDispatch,
+    JobDispatchArgs,
+)
+from components.gpu_stack import TeamQueues, TeamQueuesArgs
+from components.kafka import (
+    KafkaAccess,
+    KafkaAccessArgs,
+    KafkaMirror,
+    KafkaMirrorArgs,
+    MirrorSource,
+)
+from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
+from components.platform.cluster import _kafka_clients, _mirror_identity
+from components.platform.context import (
+    Context,
+    workload_grants,
+)
+from components.streaming import StreamingJobs, StreamingJobsArgs
+from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
+from components.workload_identity import (
+    WorkloadAccess,
+    WorkloadAccessArgs,
+    WorkloadSpec,
+)
+from planning import capacity
+from planning import dispatch as dispatch_plan
+from planning import kafka as kafka_plan
+from planning import streaming as streaming_plan
+from planning.cluster_traffic import (
+    KUEUE_NAMESPACE,
+    cluster_traffic,
+)
+from planning.naming import (
+    storage_account_name,
+)
+
+
+def build_tenants(
+    ctx: Context,
+    foundation: FoundationOutputs,
+    data: DataOutputs,
+    clusters: Mapping[str, ClusterOutputs],
+) -> dict[str, Any]:
+    """The tenants' unit; returns each Kafka client's connection info."""
+    config, naming = ctx.config, ctx.naming
+    mirrors = kafka_plan.mirror_clusters(config)
+    workloads = [
+        WorkloadSpec(
+            name=workload,
+            namespace=spec.namespace,
+            service_account=spec.service_account,
+            issuers={c: clusters[c].oidc_issuer_url for c in config.identity_clusters(workload)},
+            grants=workload_grants(config, workload, data, foundation.key_vault_ids),
+        )
+        for workload, spec in config.workloads.items()
+    ]
+    if mirrors:
+        # MirrorMaker signs in to every cluster's Kafka with an identity of its own.
+        workloads.append(
+            WorkloadSpec(
+                name=kafka_plan.MIRROR_WORKLOAD,
+                namespace=kafka_plan.KAFKA_NAMESPACE,
+                service_account=kafka_plan.MIRROR_SERVICE_ACCOUNT,
+                issuers={c: clusters[c].oidc_issuer_url for c in mirrors},
+                grants=[],
+            )
+        )
+    if config.jobs.dispatchers:
+        # The dispatchers' refresher signs in as the environment's MultiKueue identity.
+        workloads.append(
+            WorkloadSpec(
+                name=dispatch_plan.DISPATCH_WORKLOAD,
+                namespace=KUEUE_NAMESPACE,
+                service_account=dispatch_plan.TOKEN_JOB,
+                issuers={c: clusters[c].oidc_issuer_url for c in config.jobs.dispatchers},
+                grants=[],
+            )
+        )
+    workload_access = WorkloadAccess(
+        "workloads",
+        WorkloadAccessArgs(
+            naming=naming,
+            workloads=workloads,
+            identity_names=foundation.identity_names,
+            principal_ids=foundation.identity_principal_ids,
+            identity_resource_group=foundation.identity_resource_group,
+            subscription_id=ctx.deployer.subscription_id,
+        ),
+        opts=ctx.opts,
+    )
+    tenant_id = config.entra.tenant_id or ctx.deployer.tenant_id
+    namespaces: dict[str, dict[str, pulumi.Resource]] = {}
+    tenancies: dict[str, pulumi.Resource] = {}
+    for key in config.clusters:
+        cluster = clusters[key]
+        tenancy = ClusterTenancy(
+            f"tenancy-{key}",
+            ClusterTenancyArgs(
+                environment=config.environment,
+                cluster_key=key,
+                cluster_id=cluster.cluster_id,
+                teams=dict(config.teams),
+                admin_group_object_ids=list(config.entra.admin_group_object_ids),
+                service_accounts=[
+                    ServiceAccountSpec(
+                        workload,
+                        spec.namespace,
+                        spec.service_account,
+                        foundation.identity_client_ids[workload],
+                        kubernetes_api=spec.kubernetes_api,
+                    )
+                    for workload, spec in config.workloads.items()
+                    if key in config.identity_clusters(workload)
+                ],
+                tenant_id=tenant_id,
+                subscription_id=ctx.deployer.subscription_id,
+                traffic=cluster_traffic(config, key),
+                made_elsewhere=frozenset(streaming_plan.streaming_namespaces(config))
+                if key in config.streaming_clusters()
+                else frozenset(),
+                namespaces_ready=list(cluster.streaming),
+            ),
+            provider=cluster.provider,
+            opts=ctx.opts,
+        )
+        namespaces[key] = dict(tenancy.namespaces)
+        tenancies[key] = tenancy
+        gpu_pools = capacity.plan_cluster(config, key).gpu_pools
+        if gpu_pools:
+            TeamQueues(
+                f"queues-{key}",
+                TeamQueuesArgs(
+                    cluster_key=key,
+                    gpu_pools=gpu_pools,
+                    teams=dict(config.teams),
+                    kueue=cluster.kueue,
+                    team_namespaces=namespaces[key],
+                ),
+                provider=cluster.provider,
+                opts=ctx.opts,
+            )
+    if config.jobs.dispatchers:
+
+        def access(key: str) -> ClusterAccess:
+            ready = [r for r in (clusters[key].kueue, tenancies[key]) if r is not None]
+            return ClusterAccess(clusters[key].provider, ready)
+
+        workers = config.dispatch_workers()
+        JobDispatch(
+            "dispatch",
+            JobDispatchArgs(
+                dispatchers={key: access(key) for key in config.jobs.dispatchers},
+                workers={key: access(key) for key in workers},
+                worker_kubeconfigs={key: clusters[key].kubeconfig for key in workers},
+                worker_pools=dispatch_plan.worker_pools(config),
+                teams=dict(config.teams),
+                team_namespaces=namespaces,
+            ),
+            opts=ctx.opts,
+        )
+    kafka_access: dict[str, pulumi.Resource] = {}
+    connections = _kafka_tenants(ctx, foundation, data, clusters, namespaces, kafka_access)
+    for key in config.streaming_clusters():
+        StreamingJobs(
+            f"flink-{key}",
+            StreamingJobsArgs(
+                cluster_key=key,
+                config=config,
+                login_server=naming.registry_login_server(),
+                account_name=storage_account_name(config, streaming_plan.CHECKPOINT_ACCOUNT),
+                client_ids=foundation.identity_client_ids,
+                # Managed identities, and so their tokens, belong to the subscription's tenant.
+                tenant_id=ctx.deployer.tenant_id,
+                event_hubs_namespace=data.event_hubs_namespace,
+                # Within one stack, also the operator (its CRD) and the namespaces; across unit
+                # stacks, the cluster's unit deploys first and is destroyed last.
+                ready=[
+                    workload_access,
+                    tenancies[key],
+                    *([kafka_access[key]] if key in kafka_access else []),
+                    *clusters[key].streaming,
+                ],
+            ),
+            provider=clusters[key].provider,
+            opts=ctx.opts,
+        )
+    return connections
+
+
+def _kafka_tenants(
+    ctx: Context,
+    foundation: FoundationOutputs,
+    data: DataOutputs,
+    clusters: Mapping[str, ClusterOutputs],
+    namespaces: Mapping[str, Mapping[str, pulumi.Resource]],
+    accesses: dict[str, pulumi.Resource],
+) -> dict[str, Any]:
+    """Kafka topics, users and CA copies per hosting cluster (into `accesses`), MirrorMaker
+    between them; each client's connection info."""
+    config = ctx.config
+    kafka = config.kafka
+    if kafka is None:
+        return {}
+    if kafka.engine == "eventhubs":
+        assert data.event_hubs_namespace is not None
+        return {
+            client: pulumi.Output.from_input(data.event_hubs_namespace).apply(
+                partial(kafka_plan.connection_info, config, client)
+            )
+            for client in kafka.clients
+        }
+    mirrors = kafka_plan.mirror_clusters(config)
+    mirror = _mirror_identity(config, foundation)
+    for key in config.kafka_clusters():
+        cluster = clusters[key]
+        assert cluster.kafka_id is not None  # every hosting cluster exports its Kafka
+        accesses[key] = KafkaAccess(
+            f"kafka-access-{key}",
+            KafkaAccessArgs(
+                cluster_key=key,
+                kafka=kafka,
+                clients=_kafka_clients(config, key, foundation.identity_principal_ids),
+                remote_clusters=[other for other in mirrors if other != key],
+                mirror=mirror,
+                kafka_id=cluster.kafka_id,
+                protect=config.protect,
+                kafka_resource=cluster.kafka,
+                team_namespaces=dict(namespaces[key]),
+            ),
+            provider=cluster.provider,
+            opts=ctx.opts,
+        )
+    for key in mirrors:
+        assert mirror is not None  # made whenever there are mirrors
+        KafkaMirror(
+            f"kafka-mirror-{key}",
+            KafkaMirrorArgs(
+                cluster_key=key,
+                kafka=kafka,
+                sources=[
+                    MirrorSource(
+                        other,
+                        kafka_plan.replication_bootstrap_address(config, other),
+                        clusters[other].provider,
+                        kafka_id=clusters[other].kafka_id or "",
+                        kafka=clusters[other].kafka,
+                    )
+                    for other in mirrors
+                    if other != key
+                ],
+                identity=mirror,
+                # Managed identities, and so their tokens, belong to the subscription's tenant.
+                tenant_id=ctx.deployer.tenant_id,
+                local_kafka=clusters[key].kafka,
+            ),
+            provider=clusters[key].provider,
+            opts=ctx.opts,
+        )
+    return {client: kafka_plan.connection_info(config, client) for client in kafka.clients}
