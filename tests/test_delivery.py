@@ -846,10 +846,10 @@ def program_roles() -> set[str]:
     but the table of role IDs itself."""
     names = set()
     sources = [
-        *(ROOT / "components").glob("*.py"),
-        *(ROOT / "planning").glob("*.py"),
-        *(ROOT / "stackconfig").glob("*.py"),
-        *(ROOT / "validation").glob("*.py"),
+        *(ROOT / "components").rglob("*.py"),
+        *(ROOT / "planning").rglob("*.py"),
+        *(ROOT / "stackconfig").rglob("*.py"),
+        *(ROOT / "validation").rglob("*.py"),
     ]
     for path in sources:
         if path.name == "roles.py":

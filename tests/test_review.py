@@ -100,7 +100,7 @@ def test_renaming_a_component_with_an_alias_carries_its_children(project, head_s
     """The engine gives each child an alias under its parent's alias, with the parent's name
     prefix swapped (`inheritedChildAlias`): the vault, its endpoint and alerts stay; only the role
     assignment whose GUID the program derives from the name is replaced, nothing stateful."""
-    platform = project / "components" / "platform.py"
+    platform = project / "components" / "platform" / "foundation.py"
     edit(
         platform,
         "        r: KeyVault(\n            vault_key(config, r),",
