@@ -27,10 +27,11 @@ from typing import Any
 
 import pulumi
 import pulumi.resource as pulumi_resource
+import pulumi.runtime.resource as pulumi_runtime_resource
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -326,19 +327,25 @@ def _skip_unused_alias_urns(monitor: pulumi_mocks.MockMonitor) -> Iterator[None]
     `Resource.__init__` turns every alias into a URN Output (azure-native declares one per
     API version: 113 on ManagedCluster), but those URNs are only read when the monitor
     lacks alias-spec support; the real engine and the mock monitor both have it, and send
-    the specs instead. This is ~80% of a preview's time. The captured requests are the
-    same either way (tests/test_engine.py compares them); pinned SDK internals.
+    the specs instead. This is ~80% of a preview's time. And every registration walks the
+    Python stack for its source position (`traceback.extract_stack`, which reads each frame's
+    source line: about a tenth of a preview), which a real engine shows in diagnostics and
+    nothing offline reads: the captured requests keep no source position. The captured plans
+    are the same either way (tests/test_engine.py compares them); pinned SDK internals.
     """
     features = monitor.GetDeploymentInfo(None).supportedFeatures
     if resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS not in features:
         yield
         return
     original = pulumi_resource.collapse_alias_to_urn
+    original_trace = pulumi_runtime_resource._get_stack_trace
     pulumi_resource.collapse_alias_to_urn = lambda alias, *_args, **_kwargs: alias
+    pulumi_runtime_resource._get_stack_trace = source_pb2.StackTrace
     try:
         yield
     finally:
         pulumi_resource.collapse_alias_to_urn = original
+        pulumi_runtime_resource._get_stack_trace = original_trace
 
 
 def _run_main(program: str) -> None:
