@@ -129,7 +129,6 @@ class Model:
     team_of: dict[str, str] = field(default_factory=dict)
     # every entry point, by name
     entries: list[str] = field(default_factory=list)
-    bootstrap_identities: list[str] = field(default_factory=list)
 
 
 def _identity(name: str) -> str:
@@ -251,12 +250,13 @@ def build(
 
     # --- GitHub: who runs a job in which environment, and which identity trusts its token.
     model.entries += [FORK_PR, SAME_REPOSITORY_PR, MAINTAINER, HUB_OWNERS]
+    if environment != "dev":
+        model.entries.append(approvers(environment))
     for layer in LAYERS:
         graph.add(SAME_REPOSITORY_PR, node(GITHUB, f"{environment}-{layer}-preview"), "pull-request.yml, any branch")
         if environment == "dev":
             graph.add(MAINTAINER, node(GITHUB, f"dev-{layer}"), "deploy.yml on main; no reviewers")
         else:
-            model.entries.append(approvers(environment)) if approvers(environment) not in model.entries else None
             graph.add(approvers(environment), node(GITHUB, f"{environment}-{layer}"), "deploy.yml on main, approved")
     # Any job of this repository may ask for the runners' label; what it finds there is a
     # network position and whatever identity is attached to the machines (the bootstrap
@@ -271,7 +271,6 @@ def build(
                 for pool in ("platform-preview", "platform-deploy"):
                     graph.add(node(RUNNER, pool), _identity(attached.rsplit("/", 1)[-1]), "attached to the runners")
     for identity, subjects in identities.federated.items():
-        model.bootstrap_identities.append(_identity(identity))
         for subject in subjects:
             issuer, _, claim = subject.partition(" ")
             if issuer != GITHUB_ISSUER or ":environment:" not in claim:
@@ -300,9 +299,7 @@ def build(
     for subject, held in _kubernetes_grants(view, resources, principals, by_id).items():
         grants.setdefault(subject, []).extend(held)
     for principal, held in grants.items():
-        for target, why in grant_edges(
-            principal, held, kinds.get(principal, "ServicePrincipal"), roles, list(clusters.values())
-        ):
+        for target, why in grant_edges(held, kinds.get(principal, "ServicePrincipal"), roles, list(clusters.values())):
             graph.add(principal, target, why)
         _state_edges(graph, principal, held, backend, stacks)
 

@@ -226,7 +226,7 @@ def clusters_under(scope: str, clusters: Iterable[Cluster]) -> Iterator[tuple[Cl
             yield cluster, scope.rsplit("/", 1)[1]
 
 
-def in_cluster(principal: str, grant: Grant, clusters: Iterable[Cluster]) -> Iterator[tuple[str, str]]:
+def in_cluster(grant: Grant, clusters: Iterable[Cluster]) -> Iterator[tuple[str, str]]:
     """What an in-cluster grant (Azure data actions or Kubernetes RBAC in their terms) reaches."""
     role = grant.role
     named = grant.condition is not None and grant.condition.object_names is not None
@@ -267,7 +267,6 @@ def data_nodes(grant: Grant) -> Iterator[tuple[str, str]]:
 
 
 def grant_edges(
-    principal: str,
     grants: Iterable[Grant],
     principal_type: str,
     roles: Mapping[str, RoleDefinition],
@@ -275,27 +274,22 @@ def grant_edges(
 ) -> Iterator[tuple[str, str]]:
     """Every capability one principal's grants give it (delegations included)."""
     pending = list(grants)
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, Condition | None]] = set()
     while pending:
         grant = pending.pop()
-        key = (grant.role.id.lower(), grant.scope.lower())
-        if key in seen and grant.condition is None:
+        key = (grant.role.id.lower(), grant.scope.lower(), grant.condition)
+        if key in seen:
             continue
         seen.add(key)
-        given = delegated(grant, principal_type, roles)
-        pending.extend(given)
-        for written in writes(grant.role):
-            yield node(WRITE, grant.scope), f"{grant.role.name} ({written})"
+        pending.extend(delegated(grant, principal_type, roles))
+        written = writes(grant.role)
+        if written:
+            yield node(WRITE, grant.scope), f"{grant.role.name} ({written[0]})"
+        if any(matches(w, "Microsoft.ContainerService/managedClusters/write") for w in written):
             for cluster, _ in clusters_under(grant.scope, clusters):
-                if matches(written, "Microsoft.ContainerService/managedClusters/write"):
-                    yield (
-                        node(CLUSTER_ADMIN, cluster.id),
-                        f"{grant.role.name} writes the cluster: local accounts, admin groups",
-                    )
-            break
-        yield from in_cluster(principal, grant, clusters)
+                yield (
+                    node(CLUSTER_ADMIN, cluster.id),
+                    f"{grant.role.name} writes the cluster: local accounts, admin groups",
+                )
+        yield from in_cluster(grant, clusters)
         yield from data_nodes(grant)
-
-
-def condition_paths(condition: Condition | None) -> frozenset[str] | None:
-    return None if condition is None else condition.blob_paths

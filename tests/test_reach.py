@@ -130,7 +130,7 @@ ONE = graph_model.Cluster(CLUSTER, {"kube-system": True, "team": False}, {"team"
 
 
 def edges(grants, principal_type="ServicePrincipal", roles=None):
-    return {target for target, _ in graph_model.grant_edges("p", grants, principal_type, roles or {}, [ONE])}
+    return {target for target, _ in graph_model.grant_edges(grants, principal_type, roles or {}, [ONE])}
 
 
 def test_a_principal_that_may_assign_a_role_to_its_own_kind_has_it():
