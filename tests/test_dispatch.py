@@ -459,6 +459,7 @@ def test_the_dispatchers_do_on_a_worker_what_multikueue_does_and_nothing_in_a_sy
             "platform:clusters.dispscus.role",
             "not in platform:jobs.dispatchers",
         ),
+        (set_in("jobs.workerRoleId", None), "platform:jobs.workerRoleId", "is required with dispatchers"),
     ],
     ids=[
         "workloads-cluster",
@@ -468,6 +469,7 @@ def test_the_dispatchers_do_on_a_worker_what_multikueue_does_and_nothing_in_a_sy
         "worker-without-gpus",
         "public-route",
         "unlisted",
+        "no-worker-role",
     ],
 )
 def test_dispatch_choices_azure_or_kueue_would_refuse_name_their_keys(change, problem_key, reason):
