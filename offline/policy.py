@@ -20,10 +20,12 @@ on a default), and the mocks know every resource ID, so a first real preview can
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import functools
 import importlib
+import inspect
 import json
 import sys
 import time
@@ -37,9 +39,15 @@ import pulumi_policy.policy as pulumi_policy_module
 import yaml
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
-from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy import EnforcementLevel, Policy, StackValidationPolicy
 from pulumi_policy.deserialize import deserialize_properties as _deserialize_properties
-from pulumi_policy.policy import _PolicyAnalyzerServicer
+from pulumi_policy.policy import (
+    PolicyResource,
+    StackValidationArgs,
+    _NotApplicableError,
+    _PolicyAnalyzerServicer,
+)
+from pulumi_policy.proxy import UnknownValueError
 from pulumi_policy.proxy import unknown_checking_proxy as _unknown_checking_proxy
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan
@@ -410,8 +418,95 @@ class _MemoizedStructs:
 
 
 _STRUCTS = _MemoizedStructs()
-# Off only to prove the memo changes nothing (tests/test_policies.py).
+# Off only to prove the memo and the shared stack resources change nothing (tests/test_policies.py).
 MEMOIZE_STRUCTS = True
+
+
+class _Analyzer(_PolicyAnalyzerServicer):
+    """pulumi-policy's analyzer, with `AnalyzeStack` building the stack's resources once.
+
+    pulumi-policy 1.21.0 (`pulumi_policy/policy.py`, `AnalyzeStack`) rebuilds every resource
+    (options, provider, parent and dependency links) for each stack policy in turn: 19 policies
+    over prod's thousand resources, most of a review's time once the Structs are memoized. The
+    list it builds depends only on the request, so this builds it once, then runs each policy
+    exactly as upstream does (enforcement level, configuration, stack tags, the "can't run during
+    preview" advisory, not-applicable). Policies only read what they are given; a test compares
+    the verdicts with upstream's method.
+    """
+
+    def AnalyzeStack(self, request, _context):  # noqa: N802 (gRPC's name)
+        if not MEMOIZE_STRUCTS:
+            return super().AnalyzeStack(request, _context)
+        self._configure_runtime_settings()
+        response = analyzer_pb2.AnalyzeResponse()
+        policies = [
+            (policy, level)
+            for policy in self._PolicyAnalyzerServicer__policies  # type: ignore[attr-defined]
+            if isinstance(policy, StackValidationPolicy)
+            and (level := self._get_enforcement_level(policy)) != EnforcementLevel.DISABLED
+        ]
+        if not policies:
+            return response
+        resources = self._stack_resources(request)
+        pack_name = self._PolicyAnalyzerServicer__policy_pack_name  # type: ignore[attr-defined]
+        pack_version = self._PolicyAnalyzerServicer__policy_pack_version  # type: ignore[attr-defined]
+        stack_tags = self._PolicyAnalyzerServicer__stack_tags  # type: ignore[attr-defined]
+        for policy, level in policies:
+            # Stack policies cannot be remediated, so upstream treats the level as mandatory.
+            level = EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level
+            report = self._create_report_violation(response, policy.name, policy.description, level, policy.severity)
+            args = StackValidationArgs(resources, self._get_policy_config(policy.name), stack_tags)
+            try:
+                result = policy.validate(args, report)
+                if inspect.isawaitable(result):
+                    loop = asyncio.new_event_loop()
+                    loop.run_until_complete(asyncio.Task(result, loop=loop))
+                    loop.close()
+            except UnknownValueError as error:
+                response.diagnostics.append(
+                    analyzer_pb2.AnalyzeDiagnostic(
+                        policyName=policy.name,
+                        policyPackName=pack_name,
+                        policyPackVersion=pack_version,
+                        message=(
+                            f"can't run policy '{policy.name}' from policy pack "
+                            f"'{pack_name}@v{pack_version}' during preview: {error.message}"
+                        ),
+                        urn="",
+                        description=policy.description,
+                        enforcementLevel=self._map_enforcement_level(EnforcementLevel.ADVISORY),
+                    )
+                )
+            except _NotApplicableError as error:
+                response.not_applicable.append(
+                    analyzer_pb2.PolicyNotApplicable(policy_name=policy.name, reason=error.reason or "")
+                )
+        return response
+
+    def _stack_resources(self, request) -> list[PolicyResource]:
+        """The resources upstream's loop builds for each stack policy, with their links."""
+        by_urn: dict[str, PolicyResource] = {}
+        linked = []
+        for r in request.resources:
+            props = unknown_checking_proxy_of(r.properties)
+            opts = self._get_resource_options(r)
+            provider = self._get_provider_resource(r)
+            resource = PolicyResource(r.type, props, r.urn, r.name, opts, provider, None, [], {})
+            by_urn[resource.urn] = resource
+            linked.append((resource, r))
+        for resource, r in linked:
+            if r.parent in by_urn:
+                resource.parent = by_urn[r.parent]
+            resource.dependencies.extend(by_urn[d] for d in r.dependencies if d in by_urn)
+            for key, deps in r.propertyDependencies.items():
+                resource.property_dependencies[key] = [by_urn[d] for d in deps.urns if d in by_urn]
+        return [resource for resource, _ in linked]
+
+
+def unknown_checking_proxy_of(properties: struct_pb2.Struct) -> Any:
+    """A Struct's properties as a stack policy sees them (upstream's conversion, memoized)."""
+    deserialized = _STRUCTS.deserialize_properties(_STRUCTS.MessageToDict(properties))
+    return _STRUCTS.unknown_checking_proxy(deserialized)
 
 
 @contextlib.contextmanager
@@ -445,7 +540,7 @@ def review_plan(
     resources = _analyzed(plan)
     for config in configs:
         pack = config.pack
-        analyzer = _PolicyAnalyzerServicer(pack.name, pack.version, list(pack.policies), EnforcementLevel.MANDATORY)
+        analyzer = _Analyzer(pack.name, pack.version, list(pack.policies), EnforcementLevel.MANDATORY)
         configure = config.request()
         analyzer.Configure(configure, None)
         analyzer.ConfigureStack(

@@ -23,6 +23,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -170,8 +171,12 @@ def review_json(review: Any, real: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def preview_side(root: Path, stacks: list[str] | None) -> dict[str, Any]:
-    sys.path.insert(0, str(root))
+def preview_side(root: Path, stacks: list[str] | None, previewed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The side document of `root`'s environments; `previewed`: environments of this same
+    checkout already previewed as units (the tests' shared plans), used instead of previewing
+    again."""
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
     from google.protobuf import json_format
     from pulumi.runtime import rpc
 
@@ -193,7 +198,10 @@ def preview_side(root: Path, stacks: list[str] | None) -> dict[str, Any]:
             entry["missing"] = True
             continue
         started = time.perf_counter()
-        environment = preview_environment(environment_name, root)
+        if previewed is not None and environment_name in previewed:
+            environment = previewed[environment_name]
+        else:
+            environment = preview_environment(environment_name, root)
         entry["stacks"] = stacks_json(environment, rpc, json_format)
         real = {mock: urn for stack in entry["stacks"].values() for mock, urn in stack.pop("urns").items()}
         entry["ok"], entry["error"] = environment.ok, environment.error

@@ -158,14 +158,19 @@ def review_side(root: Path, stacks: tuple[str, ...], out: Path) -> dict[str, Any
 
 
 @pytest.fixture(scope="session")
-def head_side(tmp_path_factory, worker_id) -> dict[str, Any]:
-    """This checkout's side document of every environment, made once per run (workers share it):
-    the base that the tests' edited copies are compared with."""
+def head_side(tmp_path_factory, worker_id, unit_plans) -> dict[str, Any]:
+    """This checkout's side document of every environment, made once per run (workers share it)
+    from the run's unit plans with scripts/review_side.py's own function: the base that the
+    tests' edited copies (previewed by the script in a process of their own) are compared with."""
+    from scripts.review_side import preview_side
+
     directory = _shared_directory(tmp_path_factory, worker_id)
     cached = directory / "head-side.json"
     with (directory / "head-side.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not cached.exists():
-            review_side(ROOT, ALL_STACKS, directory / "head-side.tmp.json").get("environments")
+            document = preview_side(ROOT, list(ALL_STACKS), previewed=unit_plans)
+            assert "error" not in document, document["error"]
+            (directory / "head-side.tmp.json").write_text(json.dumps(document, sort_keys=True))
             (directory / "head-side.tmp.json").rename(cached)
     return json.loads(cached.read_text())

@@ -144,7 +144,10 @@ def test_cli_narrows_to_one_unit_and_what_it_reads():
     assert wrong.returncode == 2 and "not a deployment unit" in wrong.stderr
 
 
-def test_the_alias_shortcut_changes_nothing_that_is_captured(plans):
+def test_the_alias_shortcut_changes_nothing_that_is_captured(plans, monkeypatch):
+    """The harness's shortcuts (alias URNs and source positions nobody reads, the collector
+    scanning less: offline/engine.py) change nothing the preview captures."""
+    monkeypatch.setattr("offline.engine.COLLECT_LESS", False)
     slow = preview_stack("prod", fast_aliases=False)
     assert slow.ok
     fast = plans["prod"]

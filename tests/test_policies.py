@@ -620,9 +620,10 @@ def test_one_changed_property_fires_exactly_its_policy(prod, policy, change, mut
 
 
 def test_the_memoized_struct_conversion_changes_no_verdict(plans, monkeypatch):
-    """The review converts each distinct properties Struct once (offline/policy.py); with the
-    conversion done afresh every time, as pulumi-policy does, every verdict is the same. dev
-    under prod's enforcement has resource and stack findings to compare; a variant adds one."""
+    """The review converts each distinct properties Struct once and builds the stack policies'
+    resources once (offline/policy.py); with both done afresh every time, as pulumi-policy's own
+    `AnalyzeStack` does, every verdict is the same. dev under prod's enforcement has resource and
+    stack findings to compare; a variant adds one."""
     import offline.policy as policy_module
 
     dev = plans["dev"]
