@@ -434,23 +434,23 @@ class _Analyzer(_PolicyAnalyzerServicer):
     the verdicts with upstream's method.
     """
 
-    def AnalyzeStack(self, request, _context):  # noqa: N802 (gRPC's name)
+    def AnalyzeStack(self, request, _context):
         if not MEMOIZE_STRUCTS:
             return super().AnalyzeStack(request, _context)
         self._configure_runtime_settings()
         response = analyzer_pb2.AnalyzeResponse()
         policies = [
             (policy, level)
-            for policy in self._PolicyAnalyzerServicer__policies  # type: ignore[attr-defined]
+            for policy in self._PolicyAnalyzerServicer__policies
             if isinstance(policy, StackValidationPolicy)
             and (level := self._get_enforcement_level(policy)) != EnforcementLevel.DISABLED
         ]
         if not policies:
             return response
         resources = self._stack_resources(request)
-        pack_name = self._PolicyAnalyzerServicer__policy_pack_name  # type: ignore[attr-defined]
-        pack_version = self._PolicyAnalyzerServicer__policy_pack_version  # type: ignore[attr-defined]
-        stack_tags = self._PolicyAnalyzerServicer__stack_tags  # type: ignore[attr-defined]
+        pack_name = self._PolicyAnalyzerServicer__policy_pack_name
+        pack_version = self._PolicyAnalyzerServicer__policy_pack_version
+        stack_tags = self._PolicyAnalyzerServicer__stack_tags
         for policy, level in policies:
             # Stack policies cannot be remediated, so upstream treats the level as mandatory.
             level = EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level
