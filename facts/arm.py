@@ -170,6 +170,10 @@ EXTENSION_TYPES: dict[str, ExtensionType] = {
     "azure-native:authorization:ManagementLockByScope": ExtensionType(
         "scope", "Microsoft.Authorization/locks", "lockName"
     ),
+    # The delivery project's custom roles (delivery/): a definition lives at its scope.
+    "azure-native:authorization:RoleDefinition": ExtensionType(
+        "scope", "Microsoft.Authorization/roleDefinitions", "roleDefinitionId"
+    ),
     "azure-native:authorization:PolicyAssignment": ExtensionType(
         "scope", "Microsoft.Authorization/policyAssignments", "policyAssignmentName"
     ),
@@ -178,6 +182,17 @@ EXTENSION_TYPES: dict[str, ExtensionType] = {
     ),
     "azure-native:monitor:DiagnosticSetting": ExtensionType(
         "resourceUri", "Microsoft.Insights/diagnosticSettings", "name"
+    ),
+}
+
+
+# Resources of a subscription itself, outside any resource group: type and the inputs naming
+# each level (`/subscriptions/<id>/providers/Microsoft.Features/featureProviders/<ns>/...`).
+SUBSCRIPTION_TYPES: dict[str, ArmType] = {
+    "azure-native:features:SubscriptionFeatureRegistration": _t(
+        "Microsoft.Features",
+        ("featureProviders", "providerNamespace"),
+        ("subscriptionFeatureRegistrations", "featureName"),
     ),
 }
 
@@ -194,6 +209,8 @@ def arm_type(token: str) -> str:
         return ARM_TYPES[token].type
     if token in EXTENSION_TYPES:
         return EXTENSION_TYPES[token].type
+    if token in SUBSCRIPTION_TYPES:
+        return SUBSCRIPTION_TYPES[token].type
     raise UnknownArmType(f"no ARM type is recorded for {token}; add it to facts/arm.py")
 
 
@@ -202,6 +219,10 @@ def resource_id(token: str, name: str, inputs: Mapping[str, Any], subscription: 
     if token in EXTENSION_TYPES:
         extension = EXTENSION_TYPES[token]
         return f"{inputs.get(extension.scope_input, '')}/providers/{extension.type}/{inputs.get(extension.name_input, name)}"
+    if token in SUBSCRIPTION_TYPES:
+        kind = SUBSCRIPTION_TYPES[token]
+        levels = "".join(f"/{segment}/{inputs.get(name_input, name)}" for segment, name_input in kind.path)
+        return f"/subscriptions/{subscription}/providers/{kind.namespace}{levels}"
     group = f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName', name)}"
     if token == RESOURCE_GROUP:
         return group

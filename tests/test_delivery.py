@@ -851,8 +851,10 @@ def program_roles() -> set[str]:
         *(ROOT / "stackconfig").rglob("*.py"),
         *(ROOT / "validation").rglob("*.py"),
     ]
+    # The delivery project's own sources grant its identities, not the platform program's roles.
+    delivery = {ROOT / "planning" / "delivery.py", *(ROOT / "components" / "delivery").rglob("*.py")}
     for path in sources:
-        if path.name == "roles.py":
+        if path.name == "roles.py" or path in delivery:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and node.value in BUILT_IN_ROLES:

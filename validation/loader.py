@@ -39,7 +39,7 @@ class ConfigError(pulumi.RunError):
         )
 
 
-def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
+def _pydantic_problems(error: ValidationError, namespace: str = NAMESPACE) -> list[ConfigProblem]:
     problems = []
     for detail in error.errors():
         location = [part for part in detail["loc"] if part != "[key]"]
@@ -66,7 +66,8 @@ def _pydantic_problems(error: ValidationError) -> list[ConfigProblem]:
             reason = f"{detail['input']!r} is not valid: {reason.removeprefix('Value error, ')}"
         elif detail["type"] == "value_error":
             reason = reason.removeprefix("Value error, ")
-        problems.append(ConfigProblem(key(*location) if location else f"{NAMESPACE}:", reason))
+        where = key(*location) if location else f"{NAMESPACE}:"
+        problems.append(ConfigProblem(namespace + where[len(NAMESPACE) :], reason))
     return problems
 
 

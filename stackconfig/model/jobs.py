@@ -33,8 +33,9 @@ class JobsConfig(Model):
     )
     worker_role_id: Optional[Uuid] = Field(
         default=None,
-        description="Name (GUID) of the custom role \"Platform MultiKueue worker (<prefix>-<env>)\" the bootstrap "
-        "creates: the program assigns it to the dispatchers' identity on each worker's team job namespaces, where "
+        description="Name (GUID) of the custom role \"Platform MultiKueue worker (<prefix>-<env>)\" the delivery "
+        "project creates (its output `workerRoleIds`): the program assigns it to the dispatchers' identity on each "
+        "worker's team job namespaces, where "
         "MultiKueue creates the jobs it hands over (required with `dispatchers`). The dispatchers sign in with "
         "that identity, whose Entra ID token a job on each dispatcher renews (docs/resilience.md, \"Jobs\").",
     )

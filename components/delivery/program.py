@@ -1,0 +1,135 @@
+"""The delivery project's composition: the state backend, the hub's custom roles, and each
+environment's access (planning/delivery.py decides every name, role and grant)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pulumi
+import pulumi_azure_native
+from pulumi_azure_native import authorization
+
+from components.delivery.access import EnvironmentAccess, EnvironmentAccessArgs, custom_role
+from components.delivery.state import StateBackend, StateBackendArgs
+from components.platform.context import own_hub_zones
+from planning import delivery as plan
+from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
+from validation.checks import ConfigProblem
+from validation.delivery import parse_delivery_config
+from validation.loader import ConfigError, current_stack_config, parse_platform_config
+from validation.stackfile import read_stack_config, stack_file
+
+REPOSITORY = Path(__file__).resolve().parent.parent.parent
+
+
+def delivery_names(config: DeliveryConfig) -> plan.Delivery:
+    return plan.Delivery(
+        prefix=config.prefix,
+        project=config.project,
+        subject_prefix=config.subject_prefix,
+        state_subscription=config.state.subscription_id,
+        resource_group=config.resource_group,
+        storage_account=config.storage_account,
+        key_vault=config.key_vault,
+        dns_zones_resource_group_id=config.hub.private_dns_zones_resource_group_id,
+        hub_vnet_id=config.hub.virtual_network_id,
+    )
+
+
+def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentAccess]) -> None:
+    names = delivery_names(config)
+    tags = {"managed-by": "delivery", "purpose": f"pulumi delivery for {config.repository}", **config.tags}
+    providers: dict[str, pulumi_azure_native.Provider] = {}
+
+    def provider(subscription: str) -> pulumi_azure_native.Provider:
+        # One explicit provider per subscription: nothing depends on where `az account` points.
+        if subscription not in providers:
+            providers[subscription] = pulumi_azure_native.Provider(
+                f"subscription-{subscription}", subscription_id=subscription
+            )
+        return providers[subscription]
+
+    client = authorization.get_client_config_output()
+    state = StateBackend(
+        "state",
+        StateBackendArgs(
+            delivery=names,
+            location=config.state.location,
+            tenant_id=client.tenant_id,
+            environments=list(environments),
+            storage_sku=config.state.storage_sku,
+            retention_days=config.state.retention_days,
+            endpoint_subnet_id=config.hub.endpoint_subnet_id,
+            endpoint_provider=provider(config.hub.endpoint_subnet_id.split("/")[2]),
+            tags=tags,
+        ),
+        opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
+    )
+    shared: dict[str, tuple[plan.CustomRoleSpec, authorization.RoleDefinition]] = {}
+    if any(env.peered for env in environments.values()):
+        for key, spec in plan.hub_roles(names).items():
+            shared[spec.name] = (spec, custom_role(f"hub-{key}", spec, state, provider(spec.scope.split("/")[2])))
+    group_name = names.resource_group
+    worker_roles = {}
+    for name, env in environments.items():
+        env_plan = plan.environment_delivery(names, env)
+        # platform:jobs.workerRoleId of the environment's stack file.
+        worker_roles[name] = plan.environment_roles(names, env)["multikueue"].guid
+        access = EnvironmentAccess(
+            name,
+            EnvironmentAccessArgs(
+                plan=env_plan,
+                subject_prefix=names.subject_prefix,
+                resource_group_name=group_name,
+                location=config.state.location,
+                shared_roles=shared,
+                provider=provider(env.subscription),
+                tags=tags,
+                depends_on=[state],
+            ),
+            opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
+        )
+        pulumi.export(f"{name}ClientIds", access.client_ids)
+    pulumi.export("workerRoleIds", worker_roles)
+    pulumi.export("stateAccountId", state.account_id)
+    pulumi.export("vaultUri", state.vault_uri)
+
+
+def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[str, plan.EnvironmentAccess]:
+    """Each environment as the delivery grants it, its hub use read from its platform stack file
+    (one home for the hub and zones: the platform's config)."""
+    found, problems = {}, []
+    for name, env in config.environments.items():
+        stack = env.platform_stack or name
+        path = stack_file(root, stack)
+        if not path.exists():
+            problems.append(
+                ConfigProblem(
+                    f"{DELIVERY_NAMESPACE}:environments.{name}.platformStack",
+                    f"there is no platform stack file {path.relative_to(root)}",
+                )
+            )
+            continue
+        platform = parse_platform_config(read_stack_config(root, stack).values, stack=stack)
+        zones = tuple(
+            f"{config.hub.private_dns_zones_resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
+            for zone in own_hub_zones(platform)
+        )
+        found[name] = plan.EnvironmentAccess(
+            name,
+            env.subscription_id,
+            peered=platform.network.hub is not None,
+            own_hub=env.own_hub,
+            api_server_zone_ids=zones,
+            reservation_scopes=tuple(env.capacity_reservation_scopes),
+        )
+    if problems:
+        raise ConfigError(problems)
+    return found
+
+
+def load_delivery() -> tuple[DeliveryConfig, dict[str, plan.EnvironmentAccess]]:
+    """The validated config of the delivery stack being deployed, and its environments."""
+    config = parse_delivery_config(current_stack_config())
+    return config, environment_access(config)

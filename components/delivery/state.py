@@ -1,0 +1,212 @@
+"""The state backend: the account that holds every unit's state, the vault of its secrets keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import authorization, keyvault, network, resources, storage
+
+from planning.delivery import Delivery
+from planning.layers import LAYERS
+
+
+@dataclass(frozen=True)
+class StateBackendArgs:
+    delivery: Delivery
+    location: str
+    tenant_id: pulumi.Input[str]
+    environments: Sequence[str]
+    storage_sku: str
+    retention_days: int
+    endpoint_subnet_id: str
+    # Reaches the endpoint subnet's subscription: a private endpoint must be in its VNet's
+    # subscription (learn.microsoft.com/azure/private-link/private-endpoint-overview).
+    endpoint_provider: pulumi.ProviderResource
+    tags: Mapping[str, str]
+
+
+# The hub's privatelink zone of each endpoint's group (planning/private_link.py names the same).
+_ZONES = {"blob": "privatelink.blob.core.windows.net", "vault": "privatelink.vaultcore.azure.net"}
+
+
+class StateBackend(pulumi.ComponentResource):
+    """The delivery resource group (locked), the state account with a container per environment,
+    and the vault with a key per environment and layer; both reached only through private
+    endpoints in the hub, with Entra ID (no shared key, no access policies)."""
+
+    def __init__(self, name: str, args: StateBackendArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:delivery:StateBackend", name, None, opts)
+        d = args.delivery
+        keep = pulumi.ResourceOptions(parent=self, protect=True)
+        group = resources.ResourceGroup(
+            f"{name}-group",
+            resource_group_name=d.resource_group,
+            location=args.location,
+            tags=dict(args.tags),
+            opts=keep,
+        )
+        authorization.ManagementLockByScope(
+            f"{name}-lock",
+            lock_name="do-not-delete",
+            level=authorization.LockLevel.CAN_NOT_DELETE,
+            notes="Holds every environment's Pulumi state and secrets keys",
+            scope=group.id,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        account = storage.StorageAccount(
+            f"{name}-account",
+            account_name=d.storage_account,
+            resource_group_name=group.name,
+            location=args.location,
+            kind=storage.Kind.STORAGE_V2,
+            sku=storage.SkuArgs(name=storage.SkuName(args.storage_sku)),
+            access_tier=storage.AccessTier.HOT,
+            public_network_access=storage.PublicNetworkAccess.DISABLED,
+            network_rule_set=storage.NetworkRuleSetArgs(
+                default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.NONE
+            ),
+            allow_shared_key_access=False,
+            default_to_o_auth_authentication=True,
+            allow_blob_public_access=False,
+            allow_cross_tenant_replication=False,
+            minimum_tls_version=storage.MinimumTlsVersion.TLS1_2,
+            enable_https_traffic_only=True,
+            is_local_user_enabled=False,
+            is_sftp_enabled=False,
+            encryption=storage.EncryptionArgs(
+                require_infrastructure_encryption=True,
+                key_source=storage.KeySource.MICROSOFT_STORAGE,
+                services=storage.EncryptionServicesArgs(
+                    blob=storage.EncryptionServiceArgs(enabled=True, key_type=storage.KeyType.ACCOUNT)
+                ),
+            ),
+            tags=dict(args.tags),
+            opts=keep,
+        )
+        storage.BlobServiceProperties(
+            f"{name}-blob-service",
+            blob_services_name="default",
+            account_name=account.name,
+            resource_group_name=group.name,
+            # Every state write is a new version: a bad update is rolled back from the history.
+            is_versioning_enabled=True,
+            delete_retention_policy=storage.DeleteRetentionPolicyArgs(
+                enabled=True, days=args.retention_days, allow_permanent_delete=False
+            ),
+            container_delete_retention_policy=storage.DeleteRetentionPolicyArgs(enabled=True, days=args.retention_days),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.containers = {
+            env: storage.BlobContainer(
+                f"{name}-{env}",
+                container_name=d.container(env),
+                account_name=account.name,
+                resource_group_name=group.name,
+                public_access=storage.PublicAccess.NONE,
+                opts=keep,
+            )
+            for env in args.environments
+        }
+        vault = keyvault.Vault(
+            f"{name}-vault",
+            vault_name=d.key_vault,
+            resource_group_name=group.name,
+            location=args.location,
+            properties=keyvault.VaultPropertiesArgs(
+                tenant_id=args.tenant_id,
+                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName.STANDARD),
+                enable_rbac_authorization=True,
+                enable_soft_delete=True,
+                soft_delete_retention_in_days=90,
+                enable_purge_protection=True,
+                public_network_access=keyvault.PublicNetworkAccess.DISABLED,
+                network_acls=keyvault.NetworkRuleSetArgs(
+                    default_action=keyvault.NetworkRuleAction.DENY,
+                    bypass=keyvault.NetworkRuleBypassOptions.NONE,
+                ),
+                enabled_for_deployment=False,
+                enabled_for_disk_encryption=False,
+                enabled_for_template_deployment=False,
+            ),
+            tags=dict(args.tags),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=True, replace_on_changes=["properties.softDeleteRetentionInDays"]
+            ),
+        )
+        # One key per environment and layer: a unit decrypts only its own secrets and the
+        # outputs of the units it reads (planning/delivery.py grants them).
+        self.keys = {
+            (env, layer): keyvault.Key(
+                f"{name}-{env}-{layer}",
+                key_name=d.key(env, layer),
+                vault_name=vault.name,
+                resource_group_name=group.name,
+                properties=keyvault.KeyPropertiesArgs(
+                    kty=keyvault.JsonWebKeyType.RSA,
+                    key_size=3072,
+                    key_ops=[
+                        keyvault.JsonWebKeyOperation.ENCRYPT,
+                        keyvault.JsonWebKeyOperation.DECRYPT,
+                        keyvault.JsonWebKeyOperation.WRAP_KEY,
+                        keyvault.JsonWebKeyOperation.UNWRAP_KEY,
+                    ],
+                ),
+                tags=dict(args.tags),
+                opts=keep,
+            )
+            for env in args.environments
+            for layer in LAYERS
+        }
+        # The endpoints' own group in the hub subnet's subscription (the delivery group's name).
+        hub_group = resources.ResourceGroup(
+            f"{name}-endpoint-group",
+            resource_group_name=f"{d.resource_group}-endpoints",
+            location=args.location,
+            tags=dict(args.tags),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.endpoint_provider),
+        )
+        for target, group_id, target_name in ((account, "blob", d.storage_account), (vault, "vault", d.key_vault)):
+            self._endpoint(name, group_id, target, target_name, hub_group, args)
+        self.account_id = account.id
+        self.vault_id = vault.id
+        self.vault_uri = vault.properties.vault_uri
+        self.register_outputs({"accountId": account.id, "vaultId": vault.id})
+
+    def _endpoint(
+        self,
+        name: str,
+        group_id: str,
+        target: pulumi.CustomResource,
+        target_name: str,
+        hub_group: resources.ResourceGroup,
+        args: StateBackendArgs,
+    ) -> None:
+        """A private endpoint in the hub's subnet whose zone group registers it in the hub's zone."""
+        d = args.delivery
+        on_hub = pulumi.ResourceOptions(parent=self, provider=args.endpoint_provider)
+        endpoint = network.PrivateEndpoint(
+            f"{name}-{group_id}-endpoint",
+            private_endpoint_name=f"pe-{target_name}-{group_id}",
+            resource_group_name=hub_group.name,
+            location=args.location,
+            subnet=network.SubnetArgs(id=args.endpoint_subnet_id),
+            private_link_service_connections=[
+                network.PrivateLinkServiceConnectionArgs(
+                    name=group_id, private_link_service_id=target.id, group_ids=[group_id]
+                )
+            ],
+            tags=dict(args.tags),
+            opts=on_hub,
+        )
+        network.PrivateDnsZoneGroup(
+            f"{name}-{group_id}-endpoint-dns",
+            private_dns_zone_group_name="default",
+            private_endpoint_name=endpoint.name,
+            resource_group_name=hub_group.name,
+            private_dns_zone_configs=[
+                network.PrivateDnsZoneConfigArgs(name=group_id, private_dns_zone_id=d.zone_id(_ZONES[group_id]))
+            ],
+            opts=on_hub,
+        )

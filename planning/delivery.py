@@ -1,0 +1,568 @@
+"""What the delivery project makes, as plain data: identities, custom roles and grants.
+
+The delivery project (`delivery/`, docs/deploying.md) creates the identities that deploy and
+preview each environment, the roles they hold and the conditions that narrow them; this module
+decides all of it from the project's config, and the components only register it. Grants carry
+their condition as the text Azure evaluates (ABAC, conditions version 2.0), built here; the
+permission and attack-path models parse that text back (offline/identities.py,
+`parse_condition`) and check every operation of every unit against it.
+
+Sources for the conditions: "Constrain roles and principal types"
+(learn.microsoft.com/azure/role-based-access-control/delegate-role-assignments-examples;
+writes are checked on @Request attributes, deletes on @Resource) and "Read, write, or delete
+blobs in named containers with a blob path" (learn.microsoft.com/azure/storage/blobs/
+storage-auth-abac-examples; lists on the blobs:prefix attribute).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from planning.layers import LAYERS, UPSTREAM, Layer
+from planning.roles import BUILT_IN_ROLES
+
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+GITHUB_AUDIENCE = "api://AzureADTokenExchange"
+
+# Built-in roles the delivery grants, by the name facts/azure_roles.json records.
+CONTRIBUTOR = BUILT_IN_ROLES["Contributor"]
+READER = BUILT_IN_ROLES["Reader"]
+RBAC_ADMINISTRATOR = BUILT_IN_ROLES["Role Based Access Control Administrator"]
+NETWORK_CONTRIBUTOR = BUILT_IN_ROLES["Network Contributor"]
+PRIVATE_DNS_ZONE_CONTRIBUTOR = BUILT_IN_ROLES["Private DNS Zone Contributor"]
+BLOB_DATA_CONTRIBUTOR = BUILT_IN_ROLES["Storage Blob Data Contributor"]
+BLOB_DATA_READER = BUILT_IN_ROLES["Storage Blob Data Reader"]
+CRYPTO_USER = BUILT_IN_ROLES["Key Vault Crypto User"]
+LOCKS_CONTRIBUTOR = BUILT_IN_ROLES["Locks Contributor"]
+AKS_CLUSTER_ADMIN = BUILT_IN_ROLES["Azure Kubernetes Service RBAC Cluster Admin"]
+GRAFANA_ADMIN = BUILT_IN_ROLES["Grafana Admin"]
+
+# The roles each layer's program assigns (planning/roles.py, named in components/), and to
+# which principal types: its deploy identity may assign and remove these and no others (no
+# Owner, User Access Administrator, Role Based Access Control Administrator or Contributor),
+# never to a user. tests/test_permissions.py proves each unit's assignments are admitted.
+DELEGABLE: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
+    # Key Vault Secrets Officer for the admins (components/keyvault.py); Grafana Admin and Viewer
+    # for the configured groups; Monitoring Data Reader and Monitoring Reader for Grafana's own
+    # identity (components/grafana.py).
+    "foundation": (
+        (
+            (
+                BUILT_IN_ROLES["Key Vault Secrets Officer"],
+                BUILT_IN_ROLES["Grafana Admin"],
+                BUILT_IN_ROLES["Grafana Viewer"],
+            ),
+            ("Group",),
+        ),
+        ((BUILT_IN_ROLES["Monitoring Data Reader"], BUILT_IN_ROLES["Monitoring Reader"]), ("ServicePrincipal",)),
+    ),
+    # Event Hubs Data Sender and Receiver for clients; Crypto Service Encryption User for the
+    # storage accounts' key identity.
+    "data": (
+        (
+            (
+                BUILT_IN_ROLES["Azure Event Hubs Data Sender"],
+                BUILT_IN_ROLES["Azure Event Hubs Data Receiver"],
+                BUILT_IN_ROLES["Key Vault Crypto Service Encryption User"],
+            ),
+            ("ServicePrincipal",),
+        ),
+    ),
+    # A cluster's own identities; cluster admin and cluster user for the platform admins' groups.
+    # The MultiKueue worker role is added per environment (`environment_delivery`).
+    "cluster": (
+        (
+            (
+                NETWORK_CONTRIBUTOR,
+                BUILT_IN_ROLES["Managed Identity Operator"],
+                PRIVATE_DNS_ZONE_CONTRIBUTOR,
+                BUILT_IN_ROLES["AcrPull"],
+            ),
+            ("ServicePrincipal",),
+        ),
+        ((AKS_CLUSTER_ADMIN, BUILT_IN_ROLES["Azure Kubernetes Service Cluster User Role"]), ("Group",)),
+    ),
+    # Workloads' data roles; the teams' groups' in-cluster roles. Never cluster admin.
+    "tenants": (
+        (
+            (BLOB_DATA_READER, BLOB_DATA_CONTRIBUTOR, BUILT_IN_ROLES["Key Vault Secrets User"]),
+            ("ServicePrincipal",),
+        ),
+        (
+            (
+                BUILT_IN_ROLES["Azure Kubernetes Service RBAC Writer"],
+                BUILT_IN_ROLES["Azure Kubernetes Service RBAC Reader"],
+                BUILT_IN_ROLES["Azure Kubernetes Service Cluster User Role"],
+            ),
+            ("Group",),
+        ),
+    ),
+    "fleet": (),
+}
+
+_CLUSTERS = "Microsoft.ContainerService/managedClusters"
+# What previews and the drift check read in the clusters, kind by kind: every kind the program
+# manages (custom resources and admission policies are `customresources`) and no Secrets;
+# Helm's release records are ConfigMaps (planning/charts.py, HELM_DRIVER). tests/test_permissions.py
+# keeps this list equal to what the plans of every stack read.
+PLAN_READS = (
+    "namespaces",
+    "configmaps",
+    "serviceaccounts",
+    "resourcequotas",
+    "networking.k8s.io/networkpolicies",
+    "rbac.authorization.k8s.io/roles",
+    "rbac.authorization.k8s.io/rolebindings",
+    "rbac.authorization.k8s.io/clusterroles",
+    "rbac.authorization.k8s.io/clusterrolebindings",
+    "policy/poddisruptionbudgets",
+    "scheduling.k8s.io/priorityclasses",
+    "storage.k8s.io/storageclasses",
+    "apps/daemonsets",
+    "batch/cronjobs",
+    "customresources",
+)
+# What the tenants layer writes in the clusters (not cluster admin).
+TENANT_KINDS = (
+    "namespaces",
+    "serviceaccounts",
+    "configmaps",
+    "secrets",
+    "networking.k8s.io/networkpolicies",
+    "customresources",
+)
+# What MultiKueue's dispatchers do on a worker's team namespaces (planning/dispatch.py,
+# worker_data_actions; tests keep the two equal).
+MULTIKUEUE_KINDS = ("batch/jobs", "pods", "customresources")
+_VERBS = ("read", "write", "delete")
+
+# Resource providers and features each environment's subscription needs (tests/test_permissions.py
+# keeps them equal to the plans' resource types). Encryption at host: every node pool sets it
+# (learn.microsoft.com/azure/aks/enable-host-encryption#prerequisites); InfiniBand on ND-series
+# pools (learn.microsoft.com/azure/aks/use-nvidia-gpu, "AKSInfinibandSupport").
+RESOURCE_PROVIDERS = (
+    "Microsoft.AlertsManagement",
+    "Microsoft.Compute",
+    "Microsoft.ContainerRegistry",
+    "Microsoft.ContainerService",
+    "Microsoft.Dashboard",
+    "Microsoft.EventHub",
+    "Microsoft.Insights",
+    "Microsoft.KeyVault",
+    "Microsoft.ManagedIdentity",
+    "Microsoft.Monitor",
+    "Microsoft.Network",
+    "Microsoft.OperationalInsights",
+    "Microsoft.PolicyInsights",
+    "Microsoft.Storage",
+)
+FEATURES = (("Microsoft.Compute", "EncryptionAtHost"), ("Microsoft.ContainerService", "AKSInfinibandSupport"))
+
+# The shared zones each layer's endpoints register in (planning/private_link.py): join on those
+# zones alone, not on the resource group, where other environments' API server subzones are.
+SHARED_ZONES = {
+    "foundation": ("privatelink.vaultcore.azure.net", "privatelink.azurecr.io", "privatelink.grafana.azure.com"),
+    "data": (
+        "privatelink.blob.core.windows.net",
+        "privatelink.dfs.core.windows.net",
+        "privatelink.servicebus.windows.net",
+    ),
+}
+
+# GUIDs of the custom roles: fixed by their name and assignable scope, so a stack file can name
+# one (platform:jobs.workerRoleId) before it exists, and a re-run never makes another.
+_ROLE_NAMESPACE = uuid.UUID("9a3c1f0e-6b2d-4e8f-a1c7-5d4b3e2f1a09")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The delivery system's shared names (docs/deploying.md, "The delivery project")."""
+
+    prefix: str
+    project: str  # the platform's Pulumi project, as its state paths name it
+    subject_prefix: str  # `repo:OWNER/REPO` or GitHub's immutable `repo:OWNER@ID/REPO@ID`
+    state_subscription: str
+    resource_group: str
+    storage_account: str
+    key_vault: str
+    dns_zones_resource_group_id: str
+    hub_vnet_id: str
+
+    @property
+    def group_id(self) -> str:
+        return f"/subscriptions/{self.state_subscription}/resourceGroups/{self.resource_group}"
+
+    @property
+    def storage_id(self) -> str:
+        return f"{self.group_id}/providers/Microsoft.Storage/storageAccounts/{self.storage_account}"
+
+    @property
+    def vault_id(self) -> str:
+        return f"{self.group_id}/providers/Microsoft.KeyVault/vaults/{self.key_vault}"
+
+    def container(self, environment: str) -> str:
+        return f"pulumi-state-{environment}"
+
+    def container_id(self, environment: str) -> str:
+        return f"{self.storage_id}/blobServices/default/containers/{self.container(environment)}"
+
+    def key(self, environment: str, layer: str) -> str:
+        return f"pulumi-state-{environment}-{layer}"
+
+    def key_id(self, environment: str, layer: str) -> str:
+        return f"{self.vault_id}/keys/{self.key(environment, layer)}"
+
+    def deployer(self, environment: str, layer: str) -> str:
+        return f"id-{self.prefix}-deploy-{environment}-{layer}"
+
+    def planner(self, environment: str, layer: str) -> str:
+        return f"id-{self.prefix}-plan-{environment}-{layer}"
+
+    def zone_id(self, zone: str) -> str:
+        return f"{self.dns_zones_resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
+
+
+@dataclass(frozen=True)
+class EnvironmentAccess:
+    """One environment as the delivery sees it."""
+
+    name: str
+    subscription: str
+    peered: bool = False  # its VNets peer with the hub, its endpoints register in the hub's zones
+    own_hub: bool = False  # it has the hub to itself and writes the hub's side of its peerings
+    api_server_zone_ids: tuple[str, ...] = ()  # its own subzones of the hub's API server zones
+    reservation_scopes: tuple[str, ...] = ()  # capacity reservation groups its clusters use
+
+
+@dataclass(frozen=True)
+class CustomRoleSpec:
+    name: str
+    description: str
+    actions: tuple[str, ...]
+    data_actions: tuple[str, ...]
+    scope: str  # the one assignable scope
+
+    @property
+    def guid(self) -> str:
+        return custom_role_guid(self.name, self.scope)
+
+
+@dataclass(frozen=True)
+class IdentitySpec:
+    name: str
+    environment: str
+    layer: str
+    kind: str  # "deploy" or "plan"
+    github_environment: str
+
+    def subject(self, subject_prefix: str) -> str:
+        # Exact (Entra matches no wildcard); GitHub issues it only to a job in that environment.
+        return f"{subject_prefix}:environment:{self.github_environment}"
+
+
+@dataclass(frozen=True)
+class GrantSpec:
+    identity: str
+    role: str  # a built-in role's GUID, or a custom role's name
+    scope: str
+    why: str
+    condition: str | None = None
+
+
+@dataclass
+class EnvironmentDelivery:
+    environment: EnvironmentAccess
+    custom_roles: list[CustomRoleSpec] = field(default_factory=list)
+    identities: list[IdentitySpec] = field(default_factory=list)
+    grants: list[GrantSpec] = field(default_factory=list)
+
+
+def custom_role_guid(name: str, scope: str) -> str:
+    return str(uuid.uuid5(_ROLE_NAMESPACE, f"{scope.lower()}|{name}"))
+
+
+def delegation(specs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> str:
+    """A condition that lets a Role Based Access Control Administrator assign and remove only
+    these roles, each to these principal types. Conditions cannot limit the scope: the
+    assignment's own scope does that."""
+    writes: list[str] = []
+    deletes: list[str] = []
+    for roles, types in specs:
+        role_list = ", ".join(roles)
+        type_list = ", ".join(f"'{t}'" for t in types)
+        for side, into in (("Request", writes), ("Resource", deletes)):
+            into.append(
+                f"(@{side}[Microsoft.Authorization/roleAssignments:RoleDefinitionId] ForAnyOfAnyValues:GuidEquals "
+                f"{{{role_list}}} AND @{side}[Microsoft.Authorization/roleAssignments:PrincipalType] "
+                f"ForAnyOfAnyValues:StringEqualsIgnoreCase {{{type_list}}})"
+            )
+    return (
+        f"((!(ActionMatches{{'Microsoft.Authorization/roleAssignments/write'}})) OR ({' OR '.join(writes)})) AND "
+        f"((!(ActionMatches{{'Microsoft.Authorization/roleAssignments/delete'}})) OR ({' OR '.join(deletes)}))"
+    )
+
+
+_BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
+
+
+def state_condition(paths: Sequence[str], prefixes: Sequence[str] = ()) -> str:
+    """A condition on a state container's blob role: reads, writes and deletes only of blobs whose
+    path matches one of `paths` (StringLike), lists only under one of `prefixes` (none: no list)."""
+    matched = " OR ".join(f"@Resource[{_BLOBS}:path] StringLike '{p}'" for p in paths)
+    text = (
+        f"((!(ActionMatches{{'{_BLOBS}/read'}} AND NOT SubOperationMatches{{'Blob.List'}}) AND "
+        f"!(ActionMatches{{'{_BLOBS}/write'}}) AND !(ActionMatches{{'{_BLOBS}/add/action'}}) AND "
+        f"!(ActionMatches{{'{_BLOBS}/delete'}})) OR ({matched}))"
+    )
+    if prefixes:
+        listed = " OR ".join(f"@Request[{_BLOBS}:prefix] StringStartsWith '{p}'" for p in prefixes)
+        return (
+            text + f" AND ((!(ActionMatches{{'{_BLOBS}/read'}} AND SubOperationMatches{{'Blob.List'}})) OR ({listed}))"
+        )
+    return text + f" AND (!(ActionMatches{{'{_BLOBS}/read'}} AND SubOperationMatches{{'Blob.List'}}))"
+
+
+def stacks_of(environment: str, layer: str) -> str:
+    """The stacks of a layer as a pattern: prod.foundation, prod.cluster-* (one per cluster)."""
+    return f"{environment}.cluster-*" if layer == "cluster" else f"{environment}.{layer}"
+
+
+def own_state(project: str, environment: str, layer: Layer) -> str:
+    """What a layer's stacks read and write in the state container, as the DIY backend lays it
+    out (pulumi/pulumi pkg/backend/diy: the stack file and its .bak and .gz forms, its
+    .pulumi-tags, history, backups, locks/organization/<project>/<stack>); lists: its lock
+    folder and its history (the Automation API reads the last update after `up`)."""
+    stacks = stacks_of(environment, layer)
+    folder = stacks.removesuffix("*")
+    return state_condition(
+        [
+            f".pulumi/stacks/{project}/{stacks}.json*",
+            f".pulumi/stacks/{project}/{stacks}.pulumi-tags",
+            f".pulumi/history/{project}/{stacks}/*",
+            f".pulumi/backups/{project}/{stacks}/*",
+            f".pulumi/locks/organization/{project}/{stacks}/*",
+        ],
+        [f".pulumi/locks/organization/{project}/{folder}", f".pulumi/history/{project}/{folder}"],
+    )
+
+
+def read_state(project: str, environment: str, layer: Layer) -> str:
+    """The state files a layer reads: its own (with its tags), its upstream layers' (a
+    StackReference reads the whole state file), and the backend's meta.yaml."""
+    paths = [".pulumi/meta.yaml", f".pulumi/stacks/{project}/{stacks_of(environment, layer)}.pulumi-tags"]
+    paths += [f".pulumi/stacks/{project}/{stacks_of(environment, other)}.json*" for other in (layer, *UPSTREAM[layer])]
+    return state_condition(paths)
+
+
+def _kinds(kinds: Iterable[str], verbs: Iterable[str]) -> tuple[str, ...]:
+    return tuple(f"{_CLUSTERS}/{kind}/{verb}" for kind in kinds for verb in verbs)
+
+
+def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, CustomRoleSpec]:
+    """The custom roles of one environment, assignable in its subscription only, by purpose."""
+    scope = f"/subscriptions/{env.subscription}"
+    tag = f"{delivery.prefix}-{env.name}"
+    return {
+        "multikueue": CustomRoleSpec(
+            f"Platform MultiKueue worker ({tag})",
+            f"Creates and deletes the jobs MultiKueue hands to a worker of {env.name}: "
+            "assigned by the program on single team namespaces",
+            (),
+            _kinds(MULTIKUEUE_KINDS, _VERBS),
+            scope,
+        ),
+        "policy": CustomRoleSpec(
+            f"Platform policy assigner ({tag})",
+            f"Assigns Azure Policy definitions in {env.name}: policy assignments only, never definitions or exemptions",
+            tuple(f"Microsoft.Authorization/policyAssignments/{verb}" for verb in _VERBS),
+            (),
+            scope,
+        ),
+        "reader": CustomRoleSpec(
+            f"Platform in-cluster reader ({tag})",
+            f"Read-only previews of {env.name}: cluster user credentials and the kinds the program manages, no Secrets",
+            (f"{_CLUSTERS}/read", f"{_CLUSTERS}/listClusterUserCredential/action"),
+            _kinds(PLAN_READS, ("read",)),
+            scope,
+        ),
+        "tenants": CustomRoleSpec(
+            f"Platform tenant writer ({tag})",
+            f"The tenants layer of {env.name}: workload identities' federated credentials, "
+            "and in the clusters only the kinds teams own",
+            tuple(
+                f"Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials/{verb}"
+                for verb in _VERBS
+            ),
+            _kinds(TENANT_KINDS, _VERBS),
+            scope,
+        ),
+    }
+
+
+def hub_roles(delivery: Delivery) -> dict[str, CustomRoleSpec]:
+    """The hub's custom roles (made once, when an environment peers with the hub).
+
+    Joining a zone is all an endpoint or a private cluster takes
+    (learn.microsoft.com/azure/private-link/rbac-permissions), not Private DNS Zone Contributor,
+    which could change the zones and their links; a spoke's half of its peering needs peer/action
+    on the remote VNet and nothing else of it
+    (learn.microsoft.com/azure/virtual-network/virtual-network-manage-peering#permissions)."""
+    return {
+        "joiner": CustomRoleSpec(
+            f"Platform private DNS zone joiner ({delivery.prefix})",
+            "Joins private endpoints and private clusters to the hub's privatelink zones: join only",
+            ("Microsoft.Network/privateDnsZones/read", "Microsoft.Network/privateDnsZones/join/action"),
+            (),
+            delivery.dns_zones_resource_group_id,
+        ),
+        "peer": CustomRoleSpec(
+            f"Platform hub peer ({delivery.prefix})",
+            "Peers an environment's VNets with the hub VNet: peer only, never the hub's own peerings",
+            ("Microsoft.Network/virtualNetworks/read", "Microsoft.Network/virtualNetworks/peer/action"),
+            (),
+            delivery.hub_vnet_id,
+        ),
+    }
+
+
+def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> EnvironmentDelivery:
+    """One environment's identities (a deploy and a plan identity per layer), its custom roles
+    and every grant, in the order the deploy needs them."""
+    result = EnvironmentDelivery(env)
+    roles = environment_roles(delivery, env)
+    hub = hub_roles(delivery)
+    result.custom_roles = list(roles.values())
+    subscription = f"/subscriptions/{env.subscription}"
+    container = delivery.container_id(env.name)
+    project, name = delivery.project, env.name
+
+    def grant(identity: str, role: str, scope: str, why: str, condition: str | None = None) -> None:
+        result.grants.append(GrantSpec(identity, role, scope, f"{identity}: {why}", condition))
+
+    for layer in LAYERS:
+        deployer = delivery.deployer(name, layer)
+        result.identities.append(IdentitySpec(deployer, name, layer, "deploy", f"{name}-{layer}"))
+        if layer == "tenants":
+            grant(
+                deployer,
+                roles["tenants"].name,
+                subscription,
+                f"federated credentials and the teams' in-cluster objects in {name}",
+            )
+            # A data action on Managed Grafana only: the environment's one instance.
+            grant(deployer, GRAFANA_ADMIN, subscription, f"provisions {name}'s Grafana dashboards (dashboards/)")
+        else:
+            # These create their own resource groups, which do not exist to be scoped to before.
+            grant(deployer, CONTRIBUTOR, subscription, f"Contributor on {name}'s subscription")
+        specs = list(DELEGABLE[layer])
+        if layer == "cluster":
+            specs.append(((roles["multikueue"].guid,), ("ServicePrincipal",)))
+        if specs:
+            grant(
+                deployer,
+                RBAC_ADMINISTRATOR,
+                subscription,
+                f"assigns the {layer} layer's roles on {name}'s subscription",
+                delegation(specs),
+            )
+        if layer in ("foundation", "data"):
+            grant(deployer, LOCKS_CONTRIBUTOR, subscription, f"locks {name}'s stateful resources")
+        if layer == "cluster":
+            grant(
+                deployer,
+                roles["policy"].name,
+                subscription,
+                f"assigns the pod security initiative on {name}'s clusters",
+            )
+            # The only identity with cluster admin: the platform's in-cluster baseline.
+            grant(deployer, AKS_CLUSTER_ADMIN, subscription, f"manages the in-cluster platform of {name}'s clusters")
+        if env.peered:
+            for zone in SHARED_ZONES.get(layer, ()):
+                grant(
+                    deployer,
+                    hub["joiner"].name,
+                    delivery.zone_id(zone),
+                    f"registers {name}'s endpoints in the hub's {zone}",
+                )
+            if layer == "foundation":
+                grant(deployer, hub["peer"].name, delivery.hub_vnet_id, f"peers {name}'s VNets with the hub")
+                if env.own_hub:
+                    grant(
+                        deployer,
+                        NETWORK_CONTRIBUTOR,
+                        delivery.hub_vnet_id,
+                        f"writes the hub's side of the peerings of {name}, which has the hub to itself",
+                    )
+                for zone in env.api_server_zone_ids:
+                    grant(
+                        deployer,
+                        PRIVATE_DNS_ZONE_CONTRIBUTOR,
+                        zone,
+                        f"links {name}'s VNets to its API server subzone {zone.rsplit('/', 1)[-1]}",
+                    )
+            if layer == "cluster":
+                for zone in env.api_server_zone_ids:
+                    short = zone.rsplit("/", 1)[-1]
+                    grant(deployer, hub["joiner"].name, zone, f"names {name}'s API server subzone {short}")
+                    grant(
+                        deployer,
+                        RBAC_ADMINISTRATOR,
+                        zone,
+                        f"lets {name}'s clusters write their API server records in {short}",
+                        delegation([((PRIVATE_DNS_ZONE_CONTRIBUTOR,), ("ServicePrincipal",))]),
+                    )
+        if layer == "cluster":
+            # AKS places reserved nodes only if the cluster identity is Contributor on the group.
+            for scope in env.reservation_scopes:
+                if scope.lower().startswith(f"{subscription.lower()}/"):
+                    grant(
+                        deployer,
+                        RBAC_ADMINISTRATOR,
+                        scope,
+                        f"lets {name}'s clusters place nodes on {scope.rsplit('/', 1)[-1]}",
+                        delegation([((CONTRIBUTOR,), ("ServicePrincipal",))]),
+                    )
+        # State: its own stacks' blobs, the upstream layers' state files, its key and theirs.
+        grant(
+            deployer,
+            BLOB_DATA_CONTRIBUTOR,
+            container,
+            f"writes the {name} {layer} state",
+            own_state(project, name, layer),
+        )
+        grant(
+            deployer,
+            BLOB_DATA_READER,
+            container,
+            f"reads the {name} {layer} and upstream states",
+            read_state(project, name, layer),
+        )
+        grant(deployer, CRYPTO_USER, delivery.key_id(name, layer), f"encrypts the {name} {layer} secrets")
+        for other in UPSTREAM[layer]:
+            grant(
+                deployer,
+                CRYPTO_USER,
+                delivery.key_id(name, other),
+                f"decrypts the {name} {other} outputs it references",
+            )
+
+        planner = delivery.planner(name, layer)
+        result.identities.append(IdentitySpec(planner, name, layer, "plan", f"{name}-{layer}-preview"))
+        grant(planner, READER, subscription, f"reads {name}'s subscription")
+        if layer in ("cluster", "tenants"):
+            grant(planner, roles["reader"].name, subscription, f"reads {name}'s clusters")
+        grant(
+            planner,
+            BLOB_DATA_READER,
+            container,
+            f"reads the {name} {layer} and upstream states",
+            read_state(project, name, layer),
+        )
+        for other in (layer, *UPSTREAM[layer]):
+            grant(planner, CRYPTO_USER, delivery.key_id(name, other), f"decrypts the {name} {other} secrets")
+        if layer in ("foundation", "cluster"):
+            for zone in env.api_server_zone_ids:
+                grant(planner, READER, zone, f"reads {name}'s API server subzone {zone.rsplit('/', 1)[-1]}")
+    return result

@@ -1,0 +1,132 @@
+"""The delivery project's config (`delivery:` keys in delivery/stacks/Pulumi.<stack>.yaml).
+
+One stack makes the delivery system of one repository: the state backend every environment's
+units use, and per environment its deploy and plan identities, custom roles and grants
+(planning/delivery.py). An administrator runs it (docs/deploying.md, "The delivery project").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints, model_validator
+
+from stackconfig.model.base import Model, RegionName, Uuid
+
+DELIVERY_NAMESPACE = "delivery"
+
+# Environment names as every tool takes them: they become parts of GitHub environment names,
+# state containers (pulumi-state-<env>, at most 63) and key names.
+DeliveryEnvironmentName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,14}$")]
+_RESOURCE_ID = r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+"
+ResourceGroupId = Annotated[str, StringConstraints(pattern=_RESOURCE_ID + r"$")]
+SubnetId = Annotated[
+    str, StringConstraints(pattern=_RESOURCE_ID + r"/providers/Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+$")
+]
+VnetId = Annotated[
+    str, StringConstraints(pattern=_RESOURCE_ID + r"/providers/Microsoft\.Network/virtualNetworks/[^/]+$")
+]
+
+
+class StateSettings(Model):
+    subscription_id: Uuid = Field(
+        description="The subscription that holds the state account, its vault and the identities."
+    )
+    location: RegionName = Field("eastus2", description="Region of the delivery resource group and its resources.")
+    resource_group: str | None = Field(None, description="Default `rg-<prefix>-delivery`.")
+    storage_account: str | None = Field(
+        None, pattern=r"^[a-z0-9]{3,24}$", description="The state account; default `st<prefix>pulumistate`."
+    )
+    storage_sku: str = Field(
+        "Standard_GZRS",
+        pattern=r"^(Standard|Premium)_(LRS|ZRS|GRS|GZRS|RAGRS|RAGZRS)$",
+        description="The state account's redundancy: zone- and geo-redundant by default.",
+    )
+    key_vault: str | None = Field(
+        None,
+        pattern=r"^[a-zA-Z][a-zA-Z0-9-]{1,22}[a-zA-Z0-9]$",
+        description="The secrets vault; default `kv-<prefix>-state`.",
+    )
+    retention_days: int = Field(30, ge=1, le=365, description="Soft delete of state blobs and containers, in days.")
+
+
+class HubAccess(Model):
+    """Where the delivery's private endpoints live and the hub's shared objects it grants on."""
+
+    endpoint_subnet_id: SubnetId = Field(
+        description="The hub subnet of the state account's and vault's private endpoints. The endpoints are "
+        "created in this subnet's subscription: a private endpoint must be in its VNet's subscription "
+        "(learn.microsoft.com/azure/private-link/private-endpoint-overview)."
+    )
+    private_dns_zones_resource_group_id: ResourceGroupId = Field(
+        description="The resource group of the hub's privatelink zones."
+    )
+    virtual_network_id: VnetId = Field(description="The hub VNet environments peer with.")
+
+
+class DeliveryEnvironment(Model):
+    subscription_id: Uuid = Field(description="The subscription the environment's units deploy into.")
+    platform_stack: str | None = Field(
+        None,
+        description="The platform stack file (stacks/Pulumi.<name>.yaml) whose hub and zones this environment uses; "
+        "default: the environment's name.",
+    )
+    own_hub: bool = Field(
+        False,
+        description="The environment has the hub to itself: its foundation writes the hub's side of its peerings "
+        "(Network Contributor on the hub VNet). At most one environment.",
+    )
+    capacity_reservation_scopes: list[str] = Field(
+        default_factory=list,
+        description="Capacity reservation groups (or their resource groups) in this subscription the clusters place "
+        "nodes on: the cluster layer may make its clusters Contributor there, nothing else.",
+    )
+
+
+class DeliveryConfig(Model):
+    repository: str = Field(
+        pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", description="The GitHub repository, `OWNER/REPO`."
+    )
+    github_subject_prefix: str | None = Field(
+        None,
+        pattern=r"^repo:[^:]+$",
+        description="The OIDC subject's repository part: default `repo:OWNER/REPO`; GitHub's immutable form "
+        "`repo:OWNER@ID/REPO@ID` survives a rename.",
+    )
+    prefix: str = Field(pattern=r"^[a-z][a-z0-9]{1,9}$", description="Short name in every delivery resource's name.")
+    project: str = Field("platform", description="The platform's Pulumi project, as its state paths name it.")
+    state: StateSettings
+    hub: HubAccess
+    environments: dict[DeliveryEnvironmentName, DeliveryEnvironment] = Field(
+        min_length=1, description="Every environment the repository deploys, by name."
+    )
+    admin_group_object_id: Uuid | None = Field(
+        None,
+        description="The platform admins' group: reads and writes every state blob and uses every key (break-glass).",
+    )
+    tags: dict[str, str] = Field(default_factory=dict, description="Tags on every delivery resource.")
+
+    @model_validator(mode="after")
+    def _one_own_hub(self) -> DeliveryConfig:
+        owners = [name for name, env in self.environments.items() if env.own_hub]
+        if len(owners) > 1:
+            raise ValueError(
+                f"environments {', '.join(owners)} each claim the hub to themselves (ownHub); at most one may"
+            )
+        return self
+
+    @property
+    def subject_prefix(self) -> str:
+        return self.github_subject_prefix or f"repo:{self.repository}"
+
+    @property
+    def resource_group(self) -> str:
+        return self.state.resource_group or f"rg-{self.prefix}-delivery"
+
+    @property
+    def storage_account(self) -> str:
+        return self.state.storage_account or f"st{self.prefix}pulumistate"
+
+    @property
+    def key_vault(self) -> str:
+        return self.state.key_vault or f"kv-{self.prefix}-state"

@@ -1,0 +1,228 @@
+"""The delivery project (delivery/): previewed offline like the platform, and granting exactly
+what the permission and attack-path models hold each identity to.
+
+Until the models read this project's plan (issue "Delivery is code too"), they read
+scripts/bootstrap's dry run (offline/identities.py); these tests hold the two equal, grant for
+grant, condition for condition, so the switch changes nothing the models prove."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from offline.engine import Plan, run_program
+from offline.identities import (
+    _option,
+    bootstrap_args,
+    dry_run,
+    stack_api_server_zones,
+    stack_hub,
+)
+from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from tests.conftest import ALL_STACKS, ROOT
+from validation.delivery import parse_delivery_config
+from validation.loader import ConfigError
+from validation.stackfile import read_stack_config
+
+DELIVERY = ROOT / "delivery"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
+
+
+@functools.cache
+def delivery_plan() -> Plan:
+    plan = run_program(read_stack_config(DELIVERY, "acme"), DELIVERY)
+    assert plan.ok, plan.error
+    return plan
+
+
+@functools.cache
+def bootstrap_commands(stack: str) -> list[list[str]]:
+    args = bootstrap_args(environment(stack), OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), stack_api_server_zones(stack))
+    return dry_run(args)
+
+
+def environment(stack: str) -> str:
+    document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    return str(document["config"]["platform:environment"])
+
+
+def environment_of(identity: str) -> str:
+    """`id-ailab-deploy-prod-cluster` -> prod (environment names may hold dashes)."""
+    return identity.split("-", 3)[3].rsplit("-", 1)[0]
+
+
+def custom_roles(plan: Plan) -> dict[str, dict[str, Any]]:
+    """Custom roles by name: GUID, permissions and assignable scopes."""
+    found = {}
+    for r in plan.of_type(ROLE_DEFINITION):
+        permission = r.inputs["permissions"][0]
+        found[r.inputs["roleName"]] = {
+            "guid": r.inputs["roleDefinitionId"],
+            "actions": list(permission.get("actions", [])),
+            "dataActions": list(permission.get("dataActions", [])),
+            "scopes": list(r.inputs["assignableScopes"]),
+        }
+    return found
+
+
+def plan_grants(plan: Plan, env: str) -> set[tuple[str, str, str, str | None]]:
+    """(identity, role, scope, condition) of the plan's grants to one environment's identities,
+    custom roles by name (in conditions too)."""
+    names = {role["guid"]: name for name, role in custom_roles(plan).items()}
+    grants = set()
+    for r in plan.of_type(ROLE_ASSIGNMENT):
+        identity = r.inputs["description"].split(": ", 1)[0]
+        if environment_of(identity) != env:
+            continue
+        role = r.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
+        condition = r.inputs.get("condition")
+        for guid, name in names.items():
+            condition = condition.replace(guid, f"<name of {name}>") if condition else condition
+        grants.add((identity, f"<name of {names[role]}>" if role in names else role, r.inputs["scope"], condition))
+    return grants
+
+
+def bootstrap_grants(stack: str) -> set[tuple[str, str, str, str | None]]:
+    return {
+        (
+            (_option(c, "--assignee-object-id") or "").removeprefix("<principal id of ").removesuffix(">"),
+            _option(c, "--role") or "",
+            _option(c, "--scope") or "",
+            _option(c, "--condition"),
+        )
+        for c in bootstrap_commands(stack)
+        if c[:3] == ["role", "assignment", "create"]
+    }
+
+
+def test_the_delivery_project_previews_offline_with_its_own_project_and_stack():
+    plan = delivery_plan()
+    assert plan.project == "delivery" and plan.stack == "acme"
+    assert len(plan.of_type(ROLE_ASSIGNMENT)) > 200
+    assert plan.outputs["workerRoleIds"]
+
+
+# The environments of delivery/stacks/Pulumi.acme.yaml, each read from its own platform stack.
+# stacks/Pulumi.prod-scale.yaml is prod's environment at another scale (other regions, so other
+# API server subzones): the delivery grants prod as stacks/Pulumi.prod.yaml describes it.
+DELIVERED = ("dev", "staging", "prod")
+
+
+@pytest.mark.parametrize("stack", DELIVERED)
+def test_each_identity_gets_exactly_the_bootstraps_grants_with_the_same_conditions(stack):
+    """Role, scope and condition text of every grant, identity by identity: what the permission
+    model (tests/test_permissions.py) and the attack-path model (tests/test_reach.py) check."""
+    env = environment(stack)
+    assert plan_grants(delivery_plan(), env) == bootstrap_grants(stack)
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_each_identity_trusts_exactly_its_github_environment(stack):
+    env = environment(stack)
+    plan = delivery_plan()
+    identities = {r.name: r for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")}
+    trusted = {
+        plan.by_urn(r.parent).name: (r.inputs["issuer"], r.inputs["subject"], tuple(r.inputs["audiences"]))
+        for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
+        if environment_of(plan.by_urn(r.parent).name) == env
+    }
+    expected = {
+        _option(c, "--identity-name"): (
+            _option(c, "--issuer"),
+            _option(c, "--subject"),
+            (_option(c, "--audiences"),),
+        )
+        for c in bootstrap_commands(stack)
+        if c[:3] == ["identity", "federated-credential", "create"]
+    }
+    assert trusted == expected
+    assert all(name in identities for name in trusted)
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_custom_roles_have_the_bootstraps_permissions_and_one_assignable_scope(stack):
+    expected = {}
+    for c in bootstrap_commands(stack):
+        if c[:3] == ["role", "definition", "create"]:
+            document = json.loads(_option(c, "--role-definition") or "{}")
+            expected[document["Name"]] = {
+                "actions": document["Actions"],
+                "dataActions": document["DataActions"],
+                "scopes": document["AssignableScopes"],
+            }
+    found = {
+        name: {k: v for k, v in role.items() if k != "guid"} for name, role in custom_roles(delivery_plan()).items()
+    }
+    assert {name: found[name] for name in expected} == expected
+
+
+@pytest.mark.parametrize("stack", ["prod", "prod-scale"])
+def test_the_platform_stack_names_the_worker_role_the_delivery_defines(stack):
+    values = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    assert values["platform:jobs"]["workerRoleId"] == delivery_plan().outputs["workerRoleIds"][environment(stack)]
+
+
+def test_state_and_keys_are_private_keyless_protected_and_their_endpoints_sit_in_the_hubs_subscription():
+    plan = delivery_plan()
+    account = plan.of_type("azure-native:storage:StorageAccount")[0]
+    assert account.inputs["allowSharedKeyAccess"] is False
+    assert account.inputs["publicNetworkAccess"] == "Disabled"
+    assert account.options.protect
+    vault = plan.of_type("azure-native:keyvault:Vault")[0]
+    assert vault.inputs["properties"]["enableRbacAuthorization"] is True
+    assert vault.inputs["properties"]["enablePurgeProtection"] is True
+    assert vault.inputs["properties"]["publicNetworkAccess"] == "Disabled"
+    assert all(key.options.protect for key in plan.of_type("azure-native:keyvault:Key"))
+    hub_subscription = read_stack_config(DELIVERY, "acme").values["delivery:hub"]
+    hub_subscription = json.loads(hub_subscription)["endpointSubnetId"].split("/")[2]
+    for endpoint in plan.of_type("azure-native:network:PrivateEndpoint"):
+        provider = plan.by_urn(endpoint.provider.rsplit("::", 1)[0])
+        # A private endpoint must be in its VNet's subscription (private-endpoint-overview).
+        assert provider.inputs["subscriptionId"] == hub_subscription, endpoint.name
+    assignments = plan.of_type(ROLE_ASSIGNMENT)
+    assert {a.inputs["principalType"] for a in assignments} == {"ServicePrincipal"}
+    owner, access_admin = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"
+    assert not [a for a in assignments if a.inputs["roleDefinitionId"].rsplit("/", 1)[-1] in (owner, access_admin)]
+
+
+def test_bad_delivery_config_names_every_key_at_once():
+    with pytest.raises(ConfigError) as raised:
+        parse_delivery_config(
+            {
+                "delivery:repository": "not a repo",
+                "delivery:prefix": "ailab",
+                "delivery:state": json.dumps({"subscriptionId": "x", "colour": "blue"}),
+                "delivery:environments": json.dumps(
+                    {
+                        "Prod": {"subscriptionId": OFFLINE_SUBSCRIPTION_ID},
+                        "dev": {"subscriptionId": OFFLINE_SUBSCRIPTION_ID},
+                    }
+                ),
+                "delivry:hub": "{}",
+            }
+        )
+    message = str(raised.value)
+    for where in (
+        "delivery:repository",
+        "delivery:state.subscriptionId",
+        "delivery:state.colour",
+        "delivery:hub",
+        "delivry:hub",
+        "delivery:environments.Prod",
+    ):
+        assert where in message, (where, message)
+
+
+def test_a_program_that_fails_its_config_registers_nothing(tmp_path: Path):
+    config = read_stack_config(DELIVERY, "acme")
+    values = dict(config.values)
+    values["delivery:prefix"] = "A!"
+    plan = run_program(type(config)(config.project, config.stack, values, []), DELIVERY)
+    assert not plan.ok and "delivery:prefix" in (plan.error or "")
+    assert [r for r in plan.resources if not r.type.startswith("pulumi:")] == []

@@ -1,0 +1,44 @@
+"""Read the delivery project's `delivery:` config and stop cleanly on any problem."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
+from validation.checks import ConfigProblem
+from validation.loader import ConfigError, _pydantic_problems
+
+# A stack of the delivery project may also configure its providers.
+_KNOWN = (DELIVERY_NAMESPACE, "azure-native", "github", "pulumi")
+
+
+def parse_delivery_config(raw: Mapping[str, Any]) -> DeliveryConfig:
+    """Validate `delivery:` config given as {"delivery:state": <json or value>, ...}; raises
+    ConfigError listing every problem with its key."""
+    prefix = f"{DELIVERY_NAMESPACE}:"
+    section: dict[str, Any] = {}
+    problems = []
+    for name, value in raw.items():
+        namespace = name.split(":", 1)[0] if ":" in name else DELIVERY_NAMESPACE
+        if namespace not in _KNOWN:
+            problems.append(
+                ConfigProblem(name, f"nothing reads the {namespace}: namespace (known: {', '.join(_KNOWN)})")
+            )
+        elif name.startswith(prefix):
+            if isinstance(value, str) and value[:1] in ("{", "["):
+                with contextlib.suppress(json.JSONDecodeError):
+                    value = json.loads(value)
+            section[name[len(prefix) :]] = value
+    try:
+        config = DeliveryConfig.model_validate(section)
+    except ValidationError as error:
+        problems += _pydantic_problems(error, DELIVERY_NAMESPACE)
+        config = None
+    if problems or config is None:
+        raise ConfigError(problems)
+    return config
