@@ -1,16 +1,18 @@
-"""The delivery identities as `scripts/bootstrap` makes them, read from its dry run.
+"""The delivery identities as the delivery project (delivery/) makes them, read from its plan.
 
-The bootstrap is the one place that grants the deploy and plan identities their roles; this
-module runs it with `--dry-run` against a stack's subscription and hub, and turns the role
-assignments it would create into `planning.permissions.Grant`s: built-in roles with
-Microsoft's published permissions (facts/azure_roles.json), custom roles with the
-permissions the bootstrap writes, delegation conditions as the role and principal-type sets
-they admit. The tests, and the permissions table in docs/deploying.md (`make docs`),
-check every stack's operations against them.
+The delivery project is the one place that grants the deploy and plan identities their roles;
+this module previews it offline (delivery/stacks/Pulumi.acme.yaml) and turns the role
+assignments it registers into `planning.permissions.Grant`s: built-in roles with Microsoft's
+published permissions (facts/azure_roles.json), custom roles with the permissions the project
+defines, delegation conditions as the role and principal-type sets they admit. The tests, and
+the permissions table in docs/deploying.md (`make docs`), check every stack's operations
+against them. `scripts/bootstrap`'s dry run is read the same way (`read_identities`), for the
+test that holds the two equal while both exist.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -24,13 +26,19 @@ import yaml
 
 from components.platform import own_hub_zones
 from facts.azure_roles import role_by_id
+from offline.engine import Plan, run_program
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from planning.delivery import RESOURCE_PROVIDERS
 from planning.layers import LAYERS
 from planning.permissions import Backend, Condition, Grant, RoleDefinition
 from validation.loader import parse_platform_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = PROJECT_ROOT / "scripts" / "bootstrap"
+DELIVERY = PROJECT_ROOT / "delivery"
+DELIVERY_STACK = "acme"
+# prod-scale (prod at another scale, a what-if) has a delivery stack of its own.
+DELIVERY_STACKS = {"prod-scale": "acme-scale"}
 STATE_SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
 PREFIX = "ailab"
 _PLACEHOLDER = re.compile(r"^<(principal id|name) of (.+)>$")
@@ -75,10 +83,82 @@ def stack_hub(stack: str) -> dict[str, Any] | None:
 
 
 def stack_identities(stack: str) -> Identities:
-    """The bootstrap's identities for one stack file: its environment, and the custom roles it names."""
-    config = _stack_file_config(stack)
-    worker_role = (config.get("platform:jobs") or {}).get("workerRoleId")
-    return environment_identities(stack, config["platform:environment"], worker_role)
+    """The delivery project's identities for one platform stack file: its environment's."""
+    environment = _stack_file_config(stack)["platform:environment"]
+    return plan_identities(environment, delivery_plan(DELIVERY_STACKS.get(stack, DELIVERY_STACK)))
+
+
+@functools.cache
+def delivery_plan(stack: str = DELIVERY_STACK) -> Plan:
+    """A delivery stack's offline preview (delivery/stacks/Pulumi.<stack>.yaml), once per process."""
+    from validation.stackfile import read_stack_config
+
+    plan = run_program(read_stack_config(DELIVERY, stack), DELIVERY)
+    if not plan.ok:
+        raise RuntimeError(f"the delivery project does not preview: {plan.error}")
+    return plan
+
+
+def identity_environment(identity: str) -> str:
+    """`id-ailab-deploy-prod-cluster` -> prod (environment names may hold dashes)."""
+    return identity.split("-", 3)[3].rsplit("-", 1)[0]
+
+
+def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
+    """One environment's identities as the delivery project's plan makes them: the grants of its
+    role assignments (conditions parsed), its custom roles, its identities' federated
+    credentials and its subscription's feature registrations."""
+    plan = plan or delivery_plan()
+    found = Identities(environment, resource_providers=list(RESOURCE_PROVIDERS))
+    custom: dict[str, RoleDefinition] = {}
+    for r in plan.of_type("azure-native:authorization:RoleDefinition"):
+        permission = r.inputs["permissions"][0]
+        guid = str(r.inputs["roleDefinitionId"]).lower()
+        definition = RoleDefinition(
+            name=r.inputs["roleName"],
+            id=guid,
+            actions=tuple(permission.get("actions", [])),
+            not_actions=tuple(permission.get("notActions", [])),
+            data_actions=tuple(permission.get("dataActions", [])),
+            not_data_actions=tuple(permission.get("notDataActions", [])),
+        )
+        custom[guid] = definition
+        found.custom_roles[definition.name] = CustomRole(definition.name, guid, definition)
+    for r in plan.of_type("azure-native:authorization:RoleAssignment"):
+        why = str(r.inputs["description"])
+        identity = why.split(": ", 1)[0]
+        if identity_environment(identity) != environment:
+            continue
+        role = str(r.inputs["roleDefinitionId"]).rsplit("/", 1)[-1].lower()
+        definition = built_in(role) or custom.get(role)
+        if definition is None:
+            raise LookupError(
+                f"{r.name} assigns role {role}, which is neither a recorded built-in role nor the project's"
+            )
+        text = r.inputs.get("condition")
+        found.grants.setdefault(identity, []).append(
+            Grant(definition, str(r.inputs["scope"]), parse_condition(text) if text else None, why)
+        )
+    # Registrations arrive in no fixed order (the SDK registers from threads): sort, so the
+    # generated table in docs/deploying.md is the same on every run.
+    for grants in found.grants.values():
+        grants.sort(key=lambda grant: (grant.why, grant.scope, grant.role.name))
+    # This environment's custom roles, and the shared (hub) ones its grants use.
+    used = {grant.role.name for grants in found.grants.values() for grant in grants}
+    found.custom_roles = {
+        name: role
+        for name, role in sorted(found.custom_roles.items())
+        # "<purpose> (<prefix>-<environment>)"; prefixes hold no dash.
+        if name.rsplit(" (", 1)[-1].rstrip(")").partition("-")[2] == environment or name in used
+    }
+    for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential"):
+        identity = plan.by_urn(r.parent).name
+        if identity_environment(identity) == environment:
+            found.federated.setdefault(identity, []).append(f"{r.inputs['issuer']} {r.inputs['subject']}")
+    for r in plan.of_type("azure-native:features:SubscriptionFeatureRegistration"):
+        if r.parent and plan.by_urn(r.parent).name == environment:
+            found.features.append(f"{r.inputs['providerNamespace']}/{r.inputs['featureName']}")
+    return found
 
 
 def bootstrap_args(

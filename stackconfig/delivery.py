@@ -66,10 +66,10 @@ class HubAccess(Model):
 
 class DeliveryEnvironment(Model):
     subscription_id: Uuid = Field(description="The subscription the environment's units deploy into.")
-    platform_stack: str | None = Field(
+    platform_stacks: list[str] | None = Field(
         None,
-        description="The platform stack file (stacks/Pulumi.<name>.yaml) whose hub and zones this environment uses; "
-        "default: the environment's name.",
+        description="The platform stack files (stacks/Pulumi.<name>.yaml) of this environment: the grants cover "
+        "the hub use and API server subzones of each. Default: the environment's name.",
     )
     own_hub: bool = Field(
         False,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from offline import identities as offline_identities
 from offline.engine import Plan, run_program
 from offline.identities import (
     _option,
@@ -34,27 +35,25 @@ ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
 
 
-@functools.cache
-def delivery_plan() -> Plan:
-    plan = run_program(read_stack_config(DELIVERY, "acme"), DELIVERY)
-    assert plan.ok, plan.error
-    return plan
+def delivery_plan(stack: str = "acme") -> Plan:
+    return offline_identities.delivery_plan(stack)
 
 
 @functools.cache
 def bootstrap_commands(stack: str) -> list[list[str]]:
+    """scripts/bootstrap's dry run for one platform stack's environment, subzones and hub."""
     args = bootstrap_args(environment(stack), OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), stack_api_server_zones(stack))
     return dry_run(args)
+
+
+def delivered(stack: str) -> Plan:
+    """The plan of the delivery stack that grants a platform stack's environment."""
+    return delivery_plan(offline_identities.DELIVERY_STACKS.get(stack, "acme"))
 
 
 def environment(stack: str) -> str:
     document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
     return str(document["config"]["platform:environment"])
-
-
-def environment_of(identity: str) -> str:
-    """`id-ailab-deploy-prod-cluster` -> prod (environment names may hold dashes)."""
-    return identity.split("-", 3)[3].rsplit("-", 1)[0]
 
 
 def custom_roles(plan: Plan) -> dict[str, dict[str, Any]]:
@@ -78,7 +77,7 @@ def plan_grants(plan: Plan, env: str) -> set[tuple[str, str, str, str | None]]:
     grants = set()
     for r in plan.of_type(ROLE_ASSIGNMENT):
         identity = r.inputs["description"].split(": ", 1)[0]
-        if environment_of(identity) != env:
+        if offline_identities.identity_environment(identity) != env:
             continue
         role = r.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
         condition = r.inputs.get("condition")
@@ -108,29 +107,21 @@ def test_the_delivery_project_previews_offline_with_its_own_project_and_stack():
     assert plan.outputs["workerRoleIds"]
 
 
-# The environments of delivery/stacks/Pulumi.acme.yaml, each read from its own platform stack.
-# stacks/Pulumi.prod-scale.yaml is prod's environment at another scale (other regions, so other
-# API server subzones): the delivery grants prod as stacks/Pulumi.prod.yaml describes it.
-DELIVERED = ("dev", "staging", "prod")
-
-
-@pytest.mark.parametrize("stack", DELIVERED)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_each_identity_gets_exactly_the_bootstraps_grants_with_the_same_conditions(stack):
     """Role, scope and condition text of every grant, identity by identity: what the permission
     model (tests/test_permissions.py) and the attack-path model (tests/test_reach.py) check."""
-    env = environment(stack)
-    assert plan_grants(delivery_plan(), env) == bootstrap_grants(stack)
+    assert plan_grants(delivered(stack), environment(stack)) == bootstrap_grants(stack)
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_each_identity_trusts_exactly_its_github_environment(stack):
-    env = environment(stack)
-    plan = delivery_plan()
+    env, plan = environment(stack), delivered(stack)
     identities = {r.name: r for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")}
     trusted = {
         plan.by_urn(r.parent).name: (r.inputs["issuer"], r.inputs["subject"], tuple(r.inputs["audiences"]))
         for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
-        if environment_of(plan.by_urn(r.parent).name) == env
+        if offline_identities.identity_environment(plan.by_urn(r.parent).name) == env
     }
     expected = {
         _option(c, "--identity-name"): (
@@ -165,7 +156,7 @@ def test_custom_roles_have_the_bootstraps_permissions_and_one_assignable_scope(s
 @pytest.mark.parametrize("stack", ["prod", "prod-scale"])
 def test_the_platform_stack_names_the_worker_role_the_delivery_defines(stack):
     values = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-    assert values["platform:jobs"]["workerRoleId"] == delivery_plan().outputs["workerRoleIds"][environment(stack)]
+    assert values["platform:jobs"]["workerRoleId"] == delivered(stack).outputs["workerRoleIds"][environment(stack)]
 
 
 def test_state_and_keys_are_private_keyless_protected_and_their_endpoints_sit_in_the_hubs_subscription():

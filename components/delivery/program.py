@@ -101,27 +101,38 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
     (one home for the hub and zones: the platform's config)."""
     found, problems = {}, []
     for name, env in config.environments.items():
-        stack = env.platform_stack or name
-        path = stack_file(root, stack)
-        if not path.exists():
-            problems.append(
-                ConfigProblem(
-                    f"{DELIVERY_NAMESPACE}:environments.{name}.platformStack",
-                    f"there is no platform stack file {path.relative_to(root)}",
+        zones: list[str] = []
+        peered = False
+        for stack in env.platform_stacks or [name]:
+            path = stack_file(root, stack)
+            if not path.exists():
+                problems.append(
+                    ConfigProblem(
+                        f"{DELIVERY_NAMESPACE}:environments.{name}.platformStacks",
+                        f"there is no platform stack file {path.relative_to(root)}",
+                    )
                 )
-            )
-            continue
-        platform = parse_platform_config(read_stack_config(root, stack).values, stack=stack)
-        zones = tuple(
-            f"{config.hub.private_dns_zones_resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
-            for zone in own_hub_zones(platform)
-        )
+                continue
+            platform = parse_platform_config(read_stack_config(root, stack).values, stack=stack)
+            if platform.environment != name:
+                problems.append(
+                    ConfigProblem(
+                        f"{DELIVERY_NAMESPACE}:environments.{name}.platformStacks",
+                        f"{path.relative_to(root)} is environment {platform.environment}, not {name}",
+                    )
+                )
+            peered = peered or platform.network.hub is not None
+            zones += [
+                f"{config.hub.private_dns_zones_resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
+                for zone in own_hub_zones(platform)
+                if zone not in zones
+            ]
         found[name] = plan.EnvironmentAccess(
             name,
             env.subscription_id,
-            peered=platform.network.hub is not None,
+            peered=peered,
             own_hub=env.own_hub,
-            api_server_zone_ids=zones,
+            api_server_zone_ids=tuple(dict.fromkeys(zones)),
             reservation_scopes=tuple(env.capacity_reservation_scopes),
         )
     if problems:
