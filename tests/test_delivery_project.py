@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from offline.identities import (
 )
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from tests.conftest import ALL_STACKS, ROOT
+from tests.support.fake_az import FakeAzure, commands, option
 from validation.delivery import parse_delivery_config
 from validation.loader import ConfigError
 from validation.stackfile import read_stack_config
@@ -217,3 +220,64 @@ def test_a_program_that_fails_its_config_registers_nothing(tmp_path: Path):
     plan = run_program(type(config)(config.project, config.stack, values, []), DELIVERY)
     assert not plan.ok and "delivery:prefix" in (plan.error or "")
     assert [r for r in plan.resources if not r.type.startswith("pulumi:")] == []
+
+
+REGISTER = ROOT / "scripts" / "register-providers"
+
+
+def test_register_providers_registers_every_provider_in_every_subscription_that_needs_it():
+    """The one delivery step that cannot be a resource: each environment's providers, the hub's
+    for private clusters and endpoints, the state subscription's for the delivery itself."""
+    from planning.delivery import RESOURCE_PROVIDERS
+
+    result = subprocess.run([sys.executable, str(REGISTER), "--dry-run"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    calls = commands(result.stdout)
+    registered = {
+        (option(c, "--subscription"), option(c, "--namespace")) for c in calls if c[:2] == ["provider", "register"]
+    }
+    config = json.loads(read_stack_config(DELIVERY, "acme").values["delivery:hub"])
+    hub = config["privateDnsZonesResourceGroupId"].split("/")[2]
+    assert {(OFFLINE_SUBSCRIPTION_ID, n) for n in RESOURCE_PROVIDERS} <= registered
+    # AKS private clusters: Microsoft.ContainerService in the zones' subscription too.
+    assert {(hub, "Microsoft.ContainerService"), (hub, "Microsoft.Network")} <= registered
+    assert all(c[:2] == ["provider", "register"] for c in calls)
+
+
+def test_register_providers_registers_a_featured_provider_again_once_its_feature_is_registered(tmp_path: Path):
+    from planning.delivery import FEATURES
+
+    fake = FakeAzure(tmp_path)
+    environment = {"PATH": f"{fake.bin}:/usr/bin:/bin", "FAKE_AZ_LOG": str(fake.log), "FAKE_AZ_STATE": str(fake.state)}
+
+    def run() -> subprocess.CompletedProcess[str]:
+        fake.log.write_text("")
+        return subprocess.run(
+            [sys.executable, str(REGISTER)], capture_output=True, text=True, check=False, env=environment, timeout=120
+        )
+
+    # Before the delivery project registered the features: every provider, and it says to come back.
+    first = run()
+    assert first.returncode == 3 and "features not registered yet" in first.stderr, first.stderr
+    # The delivery project registered them (what features:SubscriptionFeatureRegistration does).
+    for namespace, feature in FEATURES:
+        subprocess.run(
+            [
+                "az",
+                "feature",
+                "register",
+                "--namespace",
+                namespace,
+                "--name",
+                feature,
+                "--subscription",
+                OFFLINE_SUBSCRIPTION_ID,
+            ],
+            env=environment,
+            check=True,
+        )
+    second = run()
+    assert second.returncode == 0, second.stderr
+    changes = [c for c in fake.calls() if "register" in c]
+    # Every provider was registered by the first run; now only the featured ones, again.
+    assert sorted(option(c, "--namespace") for c in changes) == sorted(namespace for namespace, _ in FEATURES)
