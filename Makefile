@@ -8,12 +8,13 @@ UNIT ?=
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
-.PHONY: help install schemas preview preview-all review prices capacity docs lint test bench lock clean tools
+.PHONY: help install schemas preview preview-all preview-delivery review prices capacity docs lint test bench lock clean tools
 
 help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of an environment's stacks (creates ./venv first)"
 	@echo "        [UNIT=cluster-eus2]             only one unit (and the units it reads)"
 	@echo "make preview-all                        offline preview of every stack"
+	@echo "make preview-delivery                   offline preview of the delivery project (identities, roles, state)"
 	@echo "make review [BASE=origin/main]          every stack at BASE and here, compared: changes, replacements,"
 	@echo "                                        policies, capacity, cost, diagrams (out/review.md)"
 	@echo "make prices                             refresh the Retail Prices snapshot (network)"
@@ -45,6 +46,10 @@ schemas: $(VENV)/.installed
 
 preview-all: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --no-tree
+
+# The delivery project (delivery/): state backend, identities, custom roles and grants.
+preview-delivery: $(VENV)/.installed
+	$(PY) scripts/preview_delivery.py
 
 # What a pull request gets (no credentials): every stack previewed at BASE (a git worktree, its
 # own venv when its pins differ) and at the head, both cores at once, compared: changes, predicted

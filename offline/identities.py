@@ -130,14 +130,14 @@ def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
         if identity_environment(identity) != environment:
             continue
         role = str(r.inputs["roleDefinitionId"]).rsplit("/", 1)[-1].lower()
-        definition = built_in(role) or custom.get(role)
-        if definition is None:
+        assigned = built_in(role) or custom.get(role)
+        if assigned is None:
             raise LookupError(
                 f"{r.name} assigns role {role}, which is neither a recorded built-in role nor the project's"
             )
         text = r.inputs.get("condition")
         found.grants.setdefault(identity, []).append(
-            Grant(definition, str(r.inputs["scope"]), parse_condition(text) if text else None, why)
+            Grant(assigned, str(r.inputs["scope"]), parse_condition(text) if text else None, why)
         )
     # Registrations arrive in no fixed order (the SDK registers from threads): sort, so the
     # generated table in docs/deploying.md is the same on every run.
@@ -152,7 +152,7 @@ def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
         if name.rsplit(" (", 1)[-1].rstrip(")").partition("-")[2] == environment or name in used
     }
     for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential"):
-        identity = plan.by_urn(r.parent).name
+        identity = plan.by_urn(r.parent or "").name
         if identity_environment(identity) == environment:
             found.federated.setdefault(identity, []).append(f"{r.inputs['issuer']} {r.inputs['subject']}")
     for r in plan.of_type("azure-native:features:SubscriptionFeatureRegistration"):

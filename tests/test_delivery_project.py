@@ -280,4 +280,13 @@ def test_register_providers_registers_a_featured_provider_again_once_its_feature
     assert second.returncode == 0, second.stderr
     changes = [c for c in fake.calls() if "register" in c]
     # Every provider was registered by the first run; now only the featured ones, again.
-    assert sorted(option(c, "--namespace") for c in changes) == sorted(namespace for namespace, _ in FEATURES)
+    assert sorted(str(option(c, "--namespace")) for c in changes) == sorted(namespace for namespace, _ in FEATURES)
+
+
+def test_make_preview_delivery_previews_every_delivery_stack(capsys):
+    from scripts.preview_delivery import main
+
+    assert main(["--no-tree"]) == 0
+    out = capsys.readouterr().out
+    assert "acme: 30 identities and 203 grants for dev, prod, staging" in out
+    assert "acme-scale: 10 identities and 75 grants for prod" in out
