@@ -234,6 +234,13 @@ class OfflineMocks(Mocks):
             server = f"https://{cluster}.offline.azmk8s.io:443"
             value = base64.b64encode(fake_user_kubeconfig(cluster, server, self.tenant_id).encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        if args.token == "github:index/getTeam:getTeam":
+            # GitHub's numeric team ID (reviewers name teams by it).
+            slug = args.args.get("slug", "team")
+            return {"id": str(uuid.uuid5(OFFLINE_NAMESPACE, f"team/{slug}").int % 10**7), "slug": slug, "name": slug}
+        if args.token == "github:index/getRepository:getRepository":
+            full_name = args.args.get("fullName", "owner/repo")
+            return {"repoId": uuid.uuid5(OFFLINE_NAMESPACE, f"repo/{full_name}").int % 10**9, "fullName": full_name}
         raise NotImplementedError(
             f"the offline engine has no mock for invoke {args.token}; add one to offline/mocks.py"
         )

@@ -7,7 +7,7 @@ units use, and per environment its deploy and plan identities, custom roles and 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -64,6 +64,64 @@ class HubAccess(Model):
     virtual_network_id: VnetId = Field(description="The hub VNet environments peer with.")
 
 
+TeamSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,99}$")]
+
+
+class EnvironmentReviewers(Model):
+    teams: list[TeamSlug] = Field(
+        default_factory=list,
+        description="Teams (slugs) whose members approve a deploy of this environment; one approval is enough "
+        "(GitHub allows six reviewers).",
+        max_length=6,
+    )
+    layers: dict[str, list[TeamSlug]] = Field(
+        default_factory=dict,
+        description="Other teams for one layer's environment, e.g. `data: [platform-leads, data-leads]` "
+        "(replaces `teams` there).",
+    )
+    prevent_self_review: bool = Field(
+        True, description="Whoever started the run (who merged) may not approve it (\"Prevent self-review\")."
+    )
+
+
+class GitHubSettings(Model):
+    """GitHub's side of the delivery: environments, runner groups, the ruleset on `main`, variables.
+
+    Applied with an organization owner's token (`GITHUB_TOKEN` in the administrator's shell, never
+    in CI or in config): environments, rulesets and variables need the repository's
+    Administration permission, runner groups the organization's (docs/deploying.md)."""
+
+    plan: Literal["free", "pro", "team", "enterprise"] = Field(
+        description="The organization's GitHub plan: it decides which rules GitHub enforces on a private "
+        "repository (github/docs, \"Deployments and environments\")."
+    )
+    visibility: Literal["public", "private", "internal"] = Field(description="The repository's visibility.")
+    reviewers: dict[str, EnvironmentReviewers] = Field(
+        default_factory=dict, description="Who approves the deploys of each environment (by environment name)."
+    )
+    required_checks: list[str] = Field(
+        default_factory=lambda: ["make test", "make review"],
+        description="Checks a pull request into `main` must pass (the pull-request workflow's job names).",
+    )
+
+    @model_validator(mode="after")
+    def _enforceable(self) -> GitHubSettings:
+        gated = [name for name, who in self.reviewers.items() if who.teams or who.layers]
+        if gated and self.visibility != "public" and self.plan != "enterprise":
+            raise ValueError(
+                f"reviewers: GitHub enforces required reviewers on a {self.visibility} repository only on "
+                f"GitHub Enterprise (plan: {self.plan}; github/docs, \"Deployments and environments\"), so "
+                f"{', '.join(gated)} would deploy without an approval; use Enterprise or a public repository, or "
+                "remove the reviewers and accept that whoever merges to main deploys"
+            )
+        if self.visibility != "public" and self.plan == "free":
+            raise ValueError(
+                "plan: on GitHub Free a private repository has neither deployment branch policies nor "
+                "rulesets, so nothing would bind a deploy to main; use Pro, Team or Enterprise"
+            )
+        return self
+
+
 class DeliveryEnvironment(Model):
     subscription_id: Uuid = Field(description="The subscription the environment's units deploy into.")
     platform_stacks: list[str] | None = Field(
@@ -105,15 +163,9 @@ class DeliveryConfig(Model):
         description="The platform admins' group: reads and writes every state blob and uses every key (break-glass).",
     )
     tags: dict[str, str] = Field(default_factory=dict, description="Tags on every delivery resource.")
-
-    @model_validator(mode="after")
-    def _one_own_hub(self) -> DeliveryConfig:
-        owners = [name for name, env in self.environments.items() if env.own_hub]
-        if len(owners) > 1:
-            raise ValueError(
-                f"environments {', '.join(owners)} each claim the hub to themselves (ownHub); at most one may"
-            )
-        return self
+    github: GitHubSettings | None = Field(
+        None, description="GitHub's settings as code; without it they are set by hand (docs/deploying.md)."
+    )
 
     @property
     def subject_prefix(self) -> str:

@@ -11,6 +11,7 @@ import functools
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from offline.identities import (
     stack_api_server_zones,
     stack_hub,
 )
-from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from offline.mocks import OFFLINE_NAMESPACE, OFFLINE_SUBSCRIPTION_ID
 from tests.conftest import ALL_STACKS, ROOT
 from tests.support.fake_az import FakeAzure, commands, option
 from validation.delivery import parse_delivery_config
@@ -290,3 +291,121 @@ def test_make_preview_delivery_previews_every_delivery_stack(capsys):
     out = capsys.readouterr().out
     assert "acme: 30 identities and 203 grants for dev, prod, staging" in out
     assert "acme-scale: 10 identities and 75 grants for prod" in out
+
+
+def github_environments(plan: Plan) -> dict[str, Any]:
+    return {
+        r.inputs["environment"]: r for r in plan.of_type("github:index/repositoryEnvironment:RepositoryEnvironment")
+    }
+
+
+def test_each_github_environment_points_at_the_identity_that_trusts_it_and_nothing_else():
+    """The variables a job reads name the identity whose federated credential trusts exactly
+    that job's GitHub environment: deploy identities in `<env>-<layer>`, plan identities in
+    `<env>-<layer>-preview`, and the environment's own subscription."""
+    plan = delivery_plan()
+    subject_of = {
+        plan.by_urn(r.parent or "").name: r.inputs["subject"]
+        for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
+    }
+    variables: dict[str, dict[str, str]] = {}
+    for r in plan.of_type("github:index/actionsEnvironmentVariable:ActionsEnvironmentVariable"):
+        variables.setdefault(r.inputs["environment"], {})[r.inputs["variableName"]] = r.inputs["value"]
+    environments = github_environments(plan)
+    assert set(variables) == set(environments) and len(environments) == 3 * 5 * 2
+    for name, values in variables.items():
+        trusted = [n for n, subject in subject_of.items() if subject == f"repo:acme/ai-platform:environment:{name}"]
+        assert len(trusted) == 1, name
+        expected_kind = "plan" if name.endswith("-preview") else "deploy"
+        assert f"-{expected_kind}-" in trusted[0], (name, trusted)
+        assert values["AZURE_SUBSCRIPTION_ID"] == OFFLINE_SUBSCRIPTION_ID
+        assert set(values) == {"AZURE_CLIENT_ID", "AZURE_SUBSCRIPTION_ID"}
+        environment = offline_identities.identity_environment(trusted[0])
+        assert values["AZURE_CLIENT_ID"] == plan.outputs[f"{environment}ClientIds"][trusted[0]], name
+    repository = {r.inputs["variableName"] for r in plan.of_type("github:index/actionsVariable:ActionsVariable")}
+    assert repository == {"AZURE_TENANT_ID", "PULUMI_STATE_STORAGE_ACCOUNT"}
+
+
+def test_deploys_need_main_and_the_configured_approvers_and_admins_wait_too():
+    plan = delivery_plan()
+    environments = github_environments(plan)
+    policies = {
+        r.inputs["environment"]: r.inputs.get("branchPattern")
+        for r in plan.of_type(
+            "github:index/repositoryEnvironmentDeploymentPolicy:RepositoryEnvironmentDeploymentPolicy"
+        )
+    }
+    teams = {
+        slug: int(str(uuid.uuid5(OFFLINE_NAMESPACE, f"team/{slug}").int % 10**7))
+        for slug in ("platform", "platform-leads", "data-leads", "network-leads")
+    }
+    for name, environment in environments.items():
+        assert environment.inputs["canAdminsBypass"] is False, name
+        reviewers = [t for group in environment.inputs.get("reviewers", []) for t in group.get("teams", [])]
+        if name.endswith("-preview"):
+            assert not reviewers and name not in policies and "deploymentBranchPolicy" not in environment.inputs
+            continue
+        assert policies[name] == "main", name
+        assert environment.inputs["deploymentBranchPolicy"] == {
+            "protectedBranches": False,
+            "customBranchPolicies": True,
+        }
+        expected = {
+            "prod-data": {"platform-leads", "data-leads"},
+            "prod-foundation": {"platform-leads", "network-leads"},
+        }.get(
+            name,
+            {"platform-leads"} if name.startswith("prod-") else {"platform"} if name.startswith("staging-") else set(),
+        )
+        assert sorted(reviewers) == sorted(teams[t] for t in expected), name
+        assert environment.inputs.get("preventSelfReview", False) is bool(expected), name
+
+
+def test_main_takes_only_reviewed_pull_requests_that_passed_the_pull_request_workflows_checks():
+    plan = delivery_plan()
+    (ruleset,) = plan.of_type("github:index/repositoryRuleset:RepositoryRuleset")
+    assert ruleset.inputs["enforcement"] == "active" and not ruleset.inputs.get("bypassActors")
+    assert ruleset.inputs["conditions"]["refName"]["includes"] == ["~DEFAULT_BRANCH"]
+    rules = ruleset.inputs["rules"]
+    assert rules["pullRequest"]["requiredApprovingReviewCount"] >= 1 and rules["pullRequest"]["requireLastPushApproval"]
+    assert rules["deletion"] and rules["nonFastForward"]
+    checks = {c["context"]: c["integrationId"] for c in rules["requiredStatusChecks"]["requiredChecks"]}
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "pull-request.yml").read_text())
+    jobs = {job.get("name") for job in workflow["jobs"].values()}
+    assert set(checks) <= jobs, "a required check no job of the pull-request workflow reports"
+    assert set(checks.values()) == {15368}  # GitHub Actions, not any app posting that name
+    (permissions,) = plan.of_type("github:index/workflowRepositoryPermissions:WorkflowRepositoryPermissions")
+    assert permissions.inputs["defaultWorkflowPermissions"] == "read"
+
+
+def test_the_deploy_runner_group_runs_only_deploy_yml_on_main_and_no_group_is_open_to_all():
+    plan = delivery_plan()
+    groups = {r.inputs["name"]: r.inputs for r in plan.of_type("github:index/actionsRunnerGroup:ActionsRunnerGroup")}
+    assert set(groups) == {"platform-preview", "platform-deploy"}
+    assert all(g["visibility"] == "selected" and len(g["selectedRepositoryIds"]) == 1 for g in groups.values())
+    assert groups["platform-deploy"]["restrictedToWorkflows"] is True
+    assert groups["platform-deploy"]["selectedWorkflows"] == [
+        "acme/ai-platform/.github/workflows/deploy.yml@refs/heads/main"
+    ]
+
+
+@pytest.mark.parametrize(
+    "github, problem",
+    [
+        (
+            {"plan": "team", "visibility": "private", "reviewers": {"prod": {"teams": ["leads"]}}},
+            "GitHub enforces required reviewers on a private repository only on GitHub Enterprise",
+        ),
+        ({"plan": "free", "visibility": "private"}, "on GitHub Free a private repository"),
+        (
+            {"plan": "enterprise", "visibility": "private", "reviewers": {"qa": {"teams": ["x"]}}},
+            "reviewers.qa: is not an",
+        ),
+    ],
+)
+def test_github_settings_github_would_not_enforce_are_config_errors(github, problem):
+    values = dict(read_stack_config(DELIVERY, "acme").values)
+    values["delivery:github"] = json.dumps(github)
+    with pytest.raises(ConfigError, match="delivery:github") as raised:
+        parse_delivery_config(values)
+    assert problem in str(raised.value)

@@ -39,6 +39,29 @@ def parse_delivery_config(raw: Mapping[str, Any]) -> DeliveryConfig:
     except ValidationError as error:
         problems += _pydantic_problems(error, DELIVERY_NAMESPACE)
         config = None
+    if config is not None:
+        problems += relational_problems(config)
     if problems or config is None:
         raise ConfigError(problems)
     return config
+
+
+def relational_problems(config: DeliveryConfig) -> list[ConfigProblem]:
+    """What relates several keys, each named where it is wrong."""
+    problems = []
+    owners = [name for name, env in config.environments.items() if env.own_hub]
+    for name in owners[1:]:
+        problems.append(
+            ConfigProblem(
+                f"{DELIVERY_NAMESPACE}:environments.{name}.ownHub",
+                f"{owners[0]} already has the hub to itself; at most one environment may (ownHub)",
+            )
+        )
+    for name in sorted(set(config.github.reviewers) - set(config.environments) if config.github else ()):
+        problems.append(
+            ConfigProblem(
+                f"{DELIVERY_NAMESPACE}:github.reviewers.{name}",
+                f"is not an environment ({', '.join(config.environments)})",
+            )
+        )
+    return problems

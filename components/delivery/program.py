@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pulumi
 import pulumi_azure_native
+import pulumi_github
 from pulumi_azure_native import authorization
 
 from components.delivery.access import EnvironmentAccess, EnvironmentAccessArgs, custom_role
+from components.delivery.github import GitHubDelivery, GitHubDeliveryArgs
 from components.delivery.state import StateBackend, StateBackendArgs
 from components.platform.context import own_hub_zones
 from planning import delivery as plan
+from planning.layers import LAYERS
 from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
 from validation.delivery import parse_delivery_config
@@ -72,6 +75,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             shared[spec.name] = (spec, custom_role(f"hub-{key}", spec, state, provider(spec.scope.split("/")[2])))
     group_name = names.resource_group
     worker_roles = {}
+    client_ids: dict[str, pulumi.Output[str]] = {}
     for name, env in environments.items():
         env_plan = plan.environment_delivery(names, env)
         # platform:jobs.workerRoleId of the environment's stack file.
@@ -91,6 +95,27 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
         )
         pulumi.export(f"{name}ClientIds", access.client_ids)
+        client_ids.update(access.client_ids)
+    if config.github:
+        owner, repository = config.repository.split("/", 1)
+        # The administrator's own token (GITHUB_TOKEN in their shell), never CI's or the config's.
+        provider_github = pulumi_github.Provider("github", owner=owner)
+        GitHubDelivery(
+            "github",
+            GitHubDeliveryArgs(
+                owner=owner,
+                repository=repository,
+                settings=config.github,
+                environments=list(environments),
+                subscriptions={name: env.subscription for name, env in environments.items()},
+                client_ids=client_ids,
+                deployer={(env, layer): names.deployer(env, layer) for env in environments for layer in LAYERS},
+                planner={(env, layer): names.planner(env, layer) for env in environments for layer in LAYERS},
+                tenant_id=client.tenant_id,
+                state_account=names.storage_account,
+            ),
+            opts=pulumi.ResourceOptions(providers=[provider_github]),
+        )
     pulumi.export("workerRoleIds", worker_roles)
     pulumi.export("stateAccountId", state.account_id)
     pulumi.export("vaultUri", state.vault_uri)
