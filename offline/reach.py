@@ -66,6 +66,10 @@ SAME_REPOSITORY_PR = node(ENTRY, "a same-repository pull request")
 FORK_PR = node(ENTRY, "an outside contributor's fork pull request")
 MAINTAINER = node(ENTRY, "a maintainer who merges to main")
 HUB_OWNERS = node(ENTRY, "the hub's owners")
+# Whoever administers the repository or the organization changes what an environment's rules
+# are: its reviewers and branch policy (the delivery project applies them with an organization
+# owner's token from the administrator's own shell, never CI's or the config's: docs/deploying.md).
+DELIVERY_ADMINS = node(ENTRY, "the delivery's administrators (GitHub organization owners)")
 
 
 def approvers(environment: str) -> str:
@@ -249,10 +253,15 @@ def build(
     model = Model(environment, graph, clusters, team_of)
 
     # --- GitHub: who runs a job in which environment, and which identity trusts its token.
-    model.entries += [FORK_PR, SAME_REPOSITORY_PR, MAINTAINER, HUB_OWNERS]
+    model.entries += [FORK_PR, SAME_REPOSITORY_PR, MAINTAINER, HUB_OWNERS, DELIVERY_ADMINS]
     if environment != "dev":
         model.entries.append(approvers(environment))
     for layer in LAYERS:
+        graph.add(
+            DELIVERY_ADMINS,
+            node(GITHUB, f"{environment}-{layer}"),
+            "sets the environment's reviewers and branch policy (an owner's token, never in CI)",
+        )
         graph.add(SAME_REPOSITORY_PR, node(GITHUB, f"{environment}-{layer}-preview"), "pull-request.yml, any branch")
         if environment == "dev":
             graph.add(MAINTAINER, node(GITHUB, f"dev-{layer}"), "deploy.yml on main; no reviewers")
@@ -531,11 +540,17 @@ def team_scopes(model: Model, team: str) -> set[str]:
 
 
 def outside_approvers_violations(model: Model, config: PlatformConfig) -> list[str]:
-    """Nobody but the environment's approvers (and the hub's owners) reaches a write on its
-    resources, its states or cluster admin; a team writes only in its own namespaces and on what
-    its workloads were granted (team_violations), a node is checked by node_violations."""
+    """Nobody but the environment's approvers (and the hub's owners, and the delivery's
+    administrators, who set the approvers) reaches a write on its resources, its states or
+    cluster admin; a team writes only in its own namespaces and on what its workloads were
+    granted (team_violations), a node is checked by node_violations."""
     # Dev has no reviewers: whoever merges to main is its approver (docs/deploying.md).
-    allowed = {approvers(model.environment), HUB_OWNERS, *([MAINTAINER] if model.environment == "dev" else [])}
+    allowed = {
+        approvers(model.environment),
+        HUB_OWNERS,
+        DELIVERY_ADMINS,
+        *([MAINTAINER] if model.environment == "dev" else []),
+    }
     found = []
     for entry in model.entries:
         if entry in allowed or entry.startswith(node(ENTRY, "a node of")):

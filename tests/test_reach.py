@@ -194,3 +194,18 @@ def test_a_provider_that_keeps_a_credential_in_the_state_is_refused():
     reach._provider_without_credentials(
         "prod.tenants", SimpleNamespace(**{**vars(k8s), "inputs": {"kubeconfig": kubelogin}})
     )
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_the_delivery_administrators_set_every_deploy_environments_approvers_and_nothing_reaches_them(models, stack):
+    """The delivery project applies GitHub's settings with an organization owner's token from the
+    administrator's own shell: whoever holds it decides who approves, so it reaches every deploy
+    identity of the environment, through GitHub; nothing else in the model leads to it."""
+    model = models[stack]
+    environment = config_of(stack).environment
+    reached = model.graph.reach(reach.DELIVERY_ADMINS)
+    for layer in ("foundation", "data", "cluster", "tenants", "fleet"):
+        assert graph_model.node(graph_model.IDENTITY, f"id-ailab-deploy-{environment}-{layer}") in reached, layer
+    assert not [
+        source for source, edges in model.graph.edges.items() for e in edges if e.target == reach.DELIVERY_ADMINS
+    ]
