@@ -424,6 +424,10 @@ def _drain(loop: asyncio.AbstractEventLoop) -> None:
         task.cancel()
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # Wait for the executor threads still calling the monitor (a failed run leaves some), so none
+    # outlives its run: one finishing later would write into the next run's settings, and its
+    # thread's event loop (close_thread_loops) would be closed under it.
+    loop.run_until_complete(loop.shutdown_default_executor())
     # Failed futures nobody awaited would be reported when collected; mark them retrieved.
     loop.set_exception_handler(lambda _loop, _context: None)
 
