@@ -153,8 +153,11 @@ class DeliveryConfig(Model):
     )
     prefix: str = Field(pattern=r"^[a-z][a-z0-9]{1,9}$", description="Short name in every delivery resource's name.")
     project: str = Field("platform", description="The platform's Pulumi project, as its state paths name it.")
-    state: StateSettings
-    hub: HubAccess
+    state: StateSettings = Field(
+        description="The state backend every environment's units use: one account (a container per environment) "
+        "and one vault (a key per environment and layer), reached only through private endpoints."
+    )
+    hub: HubAccess = Field(description="The hub the delivery's endpoints live in and the environments peer with.")
     environments: dict[DeliveryEnvironmentName, DeliveryEnvironment] = Field(
         min_length=1, description="Every environment the repository deploys, by name."
     )
