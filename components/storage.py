@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 from pulumi_azure_native import managedidentity, resources, storage
@@ -259,22 +260,7 @@ class PrivateStorage(pulumi.ComponentResource):
             sku=storage.SkuArgs(name=storage.SkuName(sku)),
             access_tier=storage.AccessTier.HOT,
             is_hns_enabled=account.hierarchical_namespace,
-            public_network_access=storage.PublicNetworkAccess.DISABLED,
-            network_rule_set=storage.NetworkRuleSetArgs(
-                default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.NONE
-            ),
-            allow_shared_key_access=False,
-            default_to_o_auth_authentication=True,
-            allow_blob_public_access=False,
-            # Server-side copies only from accounts reached over Private Link.
-            allowed_copy_scope=storage.AllowedCopyScope.PRIVATE_LINK,
-            allow_cross_tenant_replication=False,
-            minimum_tls_version=storage.MinimumTlsVersion.TLS1_2,
-            enable_https_traffic_only=True,
-            # Local users are SFTP/SMB accounts with passwords or SSH keys: none here.
-            is_local_user_enabled=False,
-            is_sftp_enabled=False,
-            enable_nfs_v3=False,
+            **private_account(),
             identity=storage.IdentityArgs(
                 type=storage.IdentityType.USER_ASSIGNED, user_assigned_identities=[identity.id]
             )
@@ -409,6 +395,30 @@ class PrivateStorage(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
+
+
+def private_account() -> dict[str, Any]:
+    """What every storage account sets, the platform's and the delivery's state account: no
+    public network, Entra ID only (no shared key, no local users), TLS 1.2, no anonymous or
+    cross-tenant access, server-side copies only over Private Link."""
+    return {
+        "public_network_access": storage.PublicNetworkAccess.DISABLED,
+        "network_rule_set": storage.NetworkRuleSetArgs(
+            default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.NONE
+        ),
+        "allow_shared_key_access": False,
+        "default_to_o_auth_authentication": True,
+        "allow_blob_public_access": False,
+        # Server-side copies only from accounts reached over Private Link.
+        "allowed_copy_scope": storage.AllowedCopyScope.PRIVATE_LINK,
+        "allow_cross_tenant_replication": False,
+        "minimum_tls_version": storage.MinimumTlsVersion.TLS1_2,
+        "enable_https_traffic_only": True,
+        # Local users are SFTP/SMB accounts with passwords or SSH keys: none here.
+        "is_local_user_enabled": False,
+        "is_sftp_enabled": False,
+        "enable_nfs_v3": False,
+    }
 
 
 def replication_policy_id(source: str, destination: str) -> str:

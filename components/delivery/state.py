@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, keyvault, network, resources, storage
 
+from components.storage import private_account
 from planning.delivery import Delivery
 from planning.layers import LAYERS
 
@@ -63,18 +64,7 @@ class StateBackend(pulumi.ComponentResource):
             kind=storage.Kind.STORAGE_V2,
             sku=storage.SkuArgs(name=storage.SkuName(args.storage_sku)),
             access_tier=storage.AccessTier.HOT,
-            public_network_access=storage.PublicNetworkAccess.DISABLED,
-            network_rule_set=storage.NetworkRuleSetArgs(
-                default_action=storage.DefaultAction.DENY, bypass=storage.Bypass.NONE
-            ),
-            allow_shared_key_access=False,
-            default_to_o_auth_authentication=True,
-            allow_blob_public_access=False,
-            allow_cross_tenant_replication=False,
-            minimum_tls_version=storage.MinimumTlsVersion.TLS1_2,
-            enable_https_traffic_only=True,
-            is_local_user_enabled=False,
-            is_sftp_enabled=False,
+            **private_account(),
             encryption=storage.EncryptionArgs(
                 require_infrastructure_encryption=True,
                 key_source=storage.KeySource.MICROSOFT_STORAGE,
