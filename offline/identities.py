@@ -127,7 +127,7 @@ def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
     for r in plan.of_type("azure-native:authorization:RoleAssignment"):
         why = str(r.inputs["description"])
         identity = why.split(": ", 1)[0]
-        if identity_environment(identity) != environment:
+        if not identity.startswith("id-") or identity_environment(identity) != environment:
             continue
         role = str(r.inputs["roleDefinitionId"]).rsplit("/", 1)[-1].lower()
         assigned = built_in(role) or custom.get(role)
@@ -155,8 +155,9 @@ def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
         identity = plan.by_urn(r.parent or "").name
         if identity_environment(identity) == environment:
             found.federated.setdefault(identity, []).append(f"{r.inputs['issuer']} {r.inputs['subject']}")
+    subscription = plan.outputs["subscriptions"][environment]
     for r in plan.of_type("azure-native:features:SubscriptionFeatureRegistration"):
-        if r.parent and plan.by_urn(r.parent).name == environment:
+        if r.parent and plan.by_urn(r.parent).name == f"subscription-{subscription}":
             found.features.append(f"{r.inputs['providerNamespace']}/{r.inputs['featureName']}")
     return found
 

@@ -81,7 +81,7 @@ def plan_grants(plan: Plan, env: str) -> set[tuple[str, str, str, str | None]]:
     grants = set()
     for r in plan.of_type(ROLE_ASSIGNMENT):
         identity = r.inputs["description"].split(": ", 1)[0]
-        if offline_identities.identity_environment(identity) != env:
+        if not identity.startswith("id-") or offline_identities.identity_environment(identity) != env:
             continue
         role = r.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
         condition = r.inputs.get("condition")
@@ -181,7 +181,7 @@ def test_state_and_keys_are_private_keyless_protected_and_their_endpoints_sit_in
         # A private endpoint must be in its VNet's subscription (private-endpoint-overview).
         assert provider.inputs["subscriptionId"] == hub_subscription, endpoint.name
     assignments = plan.of_type(ROLE_ASSIGNMENT)
-    assert {a.inputs["principalType"] for a in assignments} == {"ServicePrincipal"}
+    assert {a.inputs["principalType"] for a in assignments} == {"ServicePrincipal", "Group"}
     owner, access_admin = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9"
     assert not [a for a in assignments if a.inputs["roleDefinitionId"].rsplit("/", 1)[-1] in (owner, access_admin)]
 
@@ -289,7 +289,7 @@ def test_make_preview_delivery_previews_every_delivery_stack(capsys):
 
     assert main(["--no-tree"]) == 0
     out = capsys.readouterr().out
-    assert "acme: 30 identities and 203 grants for dev, prod, staging" in out
+    assert "acme: 30 identities and 205 grants for dev, prod, staging" in out
     assert "acme-scale: 10 identities and 75 grants for prod" in out
 
 
@@ -378,15 +378,19 @@ def test_main_takes_only_reviewed_pull_requests_that_passed_the_pull_request_wor
     assert permissions.inputs["defaultWorkflowPermissions"] == "read"
 
 
-def test_the_deploy_runner_group_runs_only_deploy_yml_on_main_and_no_group_is_open_to_all():
+def test_the_deploy_runner_group_runs_only_the_up_jobs_of_main_and_no_group_is_open_to_all():
+    """A group restricted to workflows admits only jobs defined in them (github/docs): the `up`
+    jobs are pulumi.yml's, which deploy.yml calls through environment.yml."""
     plan = delivery_plan()
     groups = {r.inputs["name"]: r.inputs for r in plan.of_type("github:index/actionsRunnerGroup:ActionsRunnerGroup")}
     assert set(groups) == {"platform-preview", "platform-deploy"}
     assert all(g["visibility"] == "selected" and len(g["selectedRepositoryIds"]) == 1 for g in groups.values())
     assert groups["platform-deploy"]["restrictedToWorkflows"] is True
-    assert groups["platform-deploy"]["selectedWorkflows"] == [
-        "acme/ai-platform/.github/workflows/deploy.yml@refs/heads/main"
-    ]
+    (selected,) = groups["platform-deploy"]["selectedWorkflows"]
+    assert selected == "acme/ai-platform/.github/workflows/pulumi.yml@refs/heads/main"
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "pulumi.yml").read_text())
+    runs_on = [str(job.get("runs-on")) for job in workflow["jobs"].values()]
+    assert any("platform-deploy" in r for r in runs_on), "pulumi.yml defines the jobs that run on the deploy pool"
 
 
 @pytest.mark.parametrize(
@@ -409,3 +413,22 @@ def test_github_settings_github_would_not_enforce_are_config_errors(github, prob
     with pytest.raises(ConfigError, match="delivery:github") as raised:
         parse_delivery_config(values)
     assert problem in str(raised.value)
+
+
+def test_the_admin_group_alone_has_break_glass_access_to_every_blob_and_key_and_features_are_per_subscription():
+    """As the bootstrap grants it (--admin-group-object-id): the only principal that writes the
+    backend's meta.yaml and uses every key; and a feature is registered once per subscription,
+    kept when an environment leaves (azure-native refuses a second registration of one)."""
+    plan = delivery_plan()
+    group = read_stack_config(DELIVERY, "acme").values["delivery:adminGroupObjectId"]
+    groups = [r for r in plan.of_type(ROLE_ASSIGNMENT) if r.inputs["principalType"] != "ServicePrincipal"]
+    assert {
+        (r.inputs["principalId"], r.inputs["principalType"], r.inputs["roleDefinitionId"].rsplit("/", 1)[-1])
+        for r in groups
+    } == {
+        (group, "Group", "ba92f5b4-2d11-453d-a403-e96b0029c9fe"),
+        (group, "Group", "12338af0-0e69-4776-bea7-57ae8d297424"),
+    }
+    features = plan.of_type("azure-native:features:SubscriptionFeatureRegistration")
+    assert len(features) == len({(r.inputs["providerNamespace"], r.inputs["featureName"]) for r in features})
+    assert all(r.options.retain_on_delete for r in features)

@@ -56,22 +56,30 @@ def custom_role(
     )
 
 
-class EnvironmentAccess(pulumi.ComponentResource):
-    def __init__(self, name: str, args: EnvironmentAccessArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("platform:delivery:EnvironmentAccess", name, None, opts)
-        plan = args.plan
-        in_env = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        # Features the program's resources need. The resource providers themselves have no
-        # azure-native resource (pulumi/pulumi-azure-native#1075): scripts/register-providers
-        # registers them, and again once a feature is Registered (docs/deploying.md).
+class SubscriptionFeatures(pulumi.ComponentResource):
+    """The preview features the platform's resources need, once per subscription (several
+    environments may share one). Retained on delete: another environment, or a registration made
+    by hand, may rely on it. The resource providers themselves have no azure-native resource
+    (pulumi/pulumi-azure-native#1075): scripts/register-providers registers them, and again once a
+    feature is Registered (docs/deploying.md)."""
+
+    def __init__(self, name: str, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:delivery:SubscriptionFeatures", name, None, opts)
         for namespace, feature in FEATURES:
             features.SubscriptionFeatureRegistration(
                 f"{name}-{feature}",
                 provider_namespace=namespace,
                 feature_name=feature,
                 properties=features.SubscriptionFeatureRegistrationPropertiesArgs(),
-                opts=in_env,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, retain_on_delete=True),
             )
+        self.register_outputs({})
+
+
+class EnvironmentAccess(pulumi.ComponentResource):
+    def __init__(self, name: str, args: EnvironmentAccessArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:delivery:EnvironmentAccess", name, None, opts)
+        plan = args.plan
         roles = dict(args.shared_roles)
         for spec in plan.custom_roles:
             key = spec.name.split(" (", 1)[0].removeprefix("Platform ").replace(" ", "-")

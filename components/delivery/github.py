@@ -21,7 +21,12 @@ from stackconfig.delivery import GitHubSettings
 # by a status any other app or token posts with the same name (github/docs, rulesets' required
 # status checks, "integration_id").
 GITHUB_ACTIONS_APP_ID = 15368
-DEPLOY_WORKFLOW = ".github/workflows/deploy.yml"
+# The workflow whose jobs run `pulumi up`: deploy.yml calls environment.yml, which calls
+# pulumi.yml, and a runner group restricted to workflows admits "only jobs directly defined
+# within the selected workflows" (github/docs, "Changing which workflows can access a runner
+# group"), so the group names the reusable workflow; the runners' job-started hook checks the
+# caller (deploy.yml on main).
+UP_WORKFLOW = ".github/workflows/pulumi.yml"
 
 
 @dataclass(frozen=True)
@@ -160,7 +165,8 @@ class GitHubDelivery(pulumi.ComponentResource):
 
     def _runner_groups(self, name: str, args: GitHubDeliveryArgs) -> None:
         """The runner pools' groups, open to this repository only; on Enterprise the deploy pool's
-        only to deploy.yml on main (the runners' job-started hook checks the same on any plan)."""
+        only to pulumi.yml on main, whose jobs deploy.yml calls (the runners' job-started hook
+        admits only deploy.yml on main as the caller, on any plan)."""
         repo_id = github.get_repository_output(
             full_name=f"{args.owner}/{args.repository}", opts=pulumi.InvokeOutputOptions(parent=self)
         ).repo_id
@@ -174,7 +180,7 @@ class GitHubDelivery(pulumi.ComponentResource):
                 selected_repository_ids=[repo_id],
                 allows_public_repositories=False,
                 restricted_to_workflows=restricted,
-                selected_workflows=[f"{args.owner}/{args.repository}/{DEPLOY_WORKFLOW}@refs/heads/main"]
+                selected_workflows=[f"{args.owner}/{args.repository}/{UP_WORKFLOW}@refs/heads/main"]
                 if restricted
                 else None,
                 opts=pulumi.ResourceOptions(parent=self),

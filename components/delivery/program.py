@@ -11,7 +11,7 @@ import pulumi_azure_native
 import pulumi_github
 from pulumi_azure_native import authorization
 
-from components.delivery.access import EnvironmentAccess, EnvironmentAccessArgs, custom_role
+from components.delivery.access import EnvironmentAccess, EnvironmentAccessArgs, SubscriptionFeatures, custom_role
 from components.delivery.github import GitHubDelivery, GitHubDeliveryArgs
 from components.delivery.state import StateBackend, StateBackendArgs
 from components.platform.context import own_hub_zones
@@ -66,6 +66,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             endpoint_subnet_id=config.hub.endpoint_subnet_id,
             endpoint_provider=provider(config.hub.endpoint_subnet_id.split("/")[2]),
             tags=tags,
+            admin_group_object_id=config.admin_group_object_id,
         ),
         opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
     )
@@ -74,6 +75,9 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
         for key, spec in plan.hub_roles(names).items():
             shared[spec.name] = (spec, custom_role(f"hub-{key}", spec, state, provider(spec.scope.split("/")[2])))
     group_name = names.resource_group
+    for subscription in dict.fromkeys(env.subscription for env in environments.values()):
+        SubscriptionFeatures(f"subscription-{subscription}", provider(subscription))
+    pulumi.export("subscriptions", {name: env.subscription for name, env in environments.items()})
     worker_roles = {}
     client_ids: dict[str, pulumi.Output[str]] = {}
     for name, env in environments.items():

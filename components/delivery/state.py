@@ -9,8 +9,9 @@ import pulumi
 from pulumi_azure_native import authorization, keyvault, network, resources, storage
 
 from components.storage import private_account
-from planning.delivery import Delivery
+from planning.delivery import BLOB_DATA_CONTRIBUTOR, CRYPTO_USER, Delivery
 from planning.layers import LAYERS
+from planning.roles import assignment_name
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,9 @@ class StateBackendArgs:
     # subscription (learn.microsoft.com/azure/private-link/private-endpoint-overview).
     endpoint_provider: pulumi.ProviderResource
     tags: Mapping[str, str]
+    # The platform admins' group: the only principal that writes the backend's meta.yaml (the
+    # first `pulumi login`), runs `stack init` with a key, and repairs state (break-glass).
+    admin_group_object_id: str | None = None
 
 
 # The hub's privatelink zone of each endpoint's group (planning/private_link.py names the same).
@@ -159,6 +163,23 @@ class StateBackend(pulumi.ComponentResource):
         )
         for target, group_id, target_name in ((account, "blob", d.storage_account), (vault, "vault", d.key_vault)):
             self._endpoint(name, group_id, target, target_name, hub_group, args)
+        if args.admin_group_object_id:
+            for what, scope, role in (
+                ("account", account.id, BLOB_DATA_CONTRIBUTOR),
+                ("vault", vault.id, CRYPTO_USER),
+            ):
+                authorization.RoleAssignment(
+                    f"{name}-admins-{what}",
+                    role_assignment_name=assignment_name(f"delivery/{what}", args.admin_group_object_id, role),
+                    principal_id=args.admin_group_object_id,
+                    principal_type=authorization.PrincipalType.GROUP,
+                    role_definition_id=f"/subscriptions/{d.state_subscription}/providers/"
+                    f"Microsoft.Authorization/roleDefinitions/{role}",
+                    scope=scope,
+                    description=f"group {args.admin_group_object_id}: the platform admins' break-glass access to "
+                    f"every state {'blob' if what == 'account' else 'key'}",
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
         self.account_id = account.id
         self.vault_id = vault.id
         self.vault_uri = vault.properties.vault_uri
