@@ -432,3 +432,19 @@ def test_the_admin_group_alone_has_break_glass_access_to_every_blob_and_key_and_
     features = plan.of_type("azure-native:features:SubscriptionFeatureRegistration")
     assert len(features) == len({(r.inputs["providerNamespace"], r.inputs["featureName"]) for r in features})
     assert all(r.options.retain_on_delete for r in features)
+
+
+def test_relational_delivery_problems_name_their_keys():
+    values = dict(read_stack_config(DELIVERY, "acme").values)
+    state = json.loads(values["delivery:state"])["subscriptionId"]
+    environments = json.loads(values["delivery:environments"])
+    environments["dev"]["subscriptionId"] = state
+    values["delivery:environments"] = json.dumps(environments)
+    github = json.loads(values["delivery:github"])
+    github["reviewers"]["prod"]["layers"]["cluster-eus2"] = ["platform-leads"]
+    values["delivery:github"] = json.dumps(github)
+    with pytest.raises(ConfigError) as raised:
+        parse_delivery_config(values)
+    message = str(raised.value)
+    assert "delivery:environments.dev.subscriptionId: is the state subscription" in message
+    assert "delivery:github.reviewers.prod.layers.cluster-eus2: is not a layer" in message

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from planning.layers import LAYERS
 from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
 from validation.loader import ConfigError, _pydantic_problems
@@ -57,6 +58,34 @@ def relational_problems(config: DeliveryConfig) -> list[ConfigProblem]:
                 f"{owners[0]} already has the hub to itself; at most one environment may (ownHub)",
             )
         )
+    for name, env in config.environments.items():
+        if env.subscription_id.lower() == config.state.subscription_id.lower():
+            # Contributor there (every layer's deployer) would reach the deploy identities'
+            # federated credentials and the state account's settings.
+            problems.append(
+                ConfigProblem(
+                    f"{DELIVERY_NAMESPACE}:environments.{name}.subscriptionId",
+                    "is the state subscription: the environment's deploy identities hold Contributor on it, which "
+                    "would let them add a federated credential to any deploy identity or open the state account; "
+                    "keep the state in a subscription of its own",
+                )
+            )
+    for name, who in config.github.reviewers.items() if config.github else ():
+        for layer, teams in who.layers.items():
+            if layer not in LAYERS:
+                problems.append(
+                    ConfigProblem(
+                        f"{DELIVERY_NAMESPACE}:github.reviewers.{name}.layers.{layer}",
+                        f"is not a layer ({', '.join(LAYERS)})",
+                    )
+                )
+            if len(teams) > 6:
+                problems.append(
+                    ConfigProblem(
+                        f"{DELIVERY_NAMESPACE}:github.reviewers.{name}.layers.{layer}",
+                        f"names {len(teams)} teams; GitHub takes at most six reviewers per environment",
+                    )
+                )
     for name in sorted(set(config.github.reviewers) - set(config.environments) if config.github else ()):
         problems.append(
             ConfigProblem(
