@@ -490,10 +490,23 @@ def _state_edges(
     readable: dict[str, str] = {}
     writable: dict[str, str] = {}
     decrypts: set[str] = set()
+    environment = backend.state_container_id.rsplit("/", 1)[-1].removeprefix("pulumi-state-")
     for grant in held:
         scope = grant.scope.lower()
         if scope in keys and grant.role.allows("Microsoft.KeyVault/vaults/keys/decrypt/action", data=True):
             decrypts.add(keys[scope])
+        # Updating a key (disable, expire, change its operations) breaks every deploy of its
+        # stacks, and ARM cannot undo it: a write of that state.
+        for key, layer in keys.items():
+            if (scope == key or key.startswith(scope + "/")) and any(
+                grant.role.allows(f"Microsoft.KeyVault/vaults/keys/{verb}", data=True)
+                for verb in ("update/action", "delete", "create/action")
+            ):
+                graph.add(
+                    principal,
+                    node(STATE_WRITE, f"{environment}.{layer} (its secrets key)"),
+                    f"{grant.role.name} on the key: disables or deletes it",
+                )
         if not (scope == container or container.startswith(scope + "/") or scope in ("", "/")):
             continue
         for stack in stacks:

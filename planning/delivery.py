@@ -427,12 +427,40 @@ def hub_roles(delivery: Delivery) -> dict[str, CustomRoleSpec]:
     }
 
 
+_KEYS = "Microsoft.KeyVault/vaults/keys"
+
+
+def state_key_roles(delivery: Delivery) -> dict[str, CustomRoleSpec]:
+    """What the units do with the state's secrets keys, and nothing else: the secrets provider
+    (`azurekeyvault://`, gocloud's keeper) encrypts and decrypts. Key Vault Crypto User would
+    also let them update a key (`keys/update/action`: disable it, expire it, change its
+    operations), and an update is a write no one can undo through ARM; the preview environments
+    admit every branch, so a branch's job could disable prod's keys."""
+    return {
+        "reader": CustomRoleSpec(
+            f"Platform state key reader ({delivery.prefix})",
+            "Decrypts a stack's secrets with its state key: read and decrypt only",
+            (),
+            (f"{_KEYS}/read", f"{_KEYS}/decrypt/action"),
+            delivery.vault_id,
+        ),
+        "user": CustomRoleSpec(
+            f"Platform state key user ({delivery.prefix})",
+            "Encrypts and decrypts a stack's secrets with its state key: never updates or deletes the key",
+            (),
+            (f"{_KEYS}/read", f"{_KEYS}/encrypt/action", f"{_KEYS}/decrypt/action"),
+            delivery.vault_id,
+        ),
+    }
+
+
 def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> EnvironmentDelivery:
     """One environment's identities (a deploy and a plan identity per layer), its custom roles
     and every grant, in the order the deploy needs them."""
     result = EnvironmentDelivery(env)
     roles = environment_roles(delivery, env)
     hub = hub_roles(delivery)
+    keys = state_key_roles(delivery)
     result.custom_roles = list(roles.values())
     subscription = f"/subscriptions/{env.subscription}"
     container = delivery.container_id(env.name)
@@ -539,11 +567,11 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
             f"reads the {name} {layer} and upstream states",
             read_state(project, name, layer),
         )
-        grant(deployer, CRYPTO_USER, delivery.key_id(name, layer), f"encrypts the {name} {layer} secrets")
+        grant(deployer, keys["user"].name, delivery.key_id(name, layer), f"encrypts the {name} {layer} secrets")
         for other in UPSTREAM[layer]:
             grant(
                 deployer,
-                CRYPTO_USER,
+                keys["reader"].name,
                 delivery.key_id(name, other),
                 f"decrypts the {name} {other} outputs it references",
             )
@@ -561,7 +589,7 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
             read_state(project, name, layer),
         )
         for other in (layer, *UPSTREAM[layer]):
-            grant(planner, CRYPTO_USER, delivery.key_id(name, other), f"decrypts the {name} {other} secrets")
+            grant(planner, keys["reader"].name, delivery.key_id(name, other), f"decrypts the {name} {other} secrets")
         if layer in ("foundation", "cluster"):
             for zone in env.api_server_zone_ids:
                 grant(planner, READER, zone, f"reads {name}'s API server subzone {zone.rsplit('/', 1)[-1]}")

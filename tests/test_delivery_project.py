@@ -92,16 +92,22 @@ def plan_grants(plan: Plan, env: str) -> set[tuple[str, str, str, str | None]]:
 
 
 def bootstrap_grants(stack: str) -> set[tuple[str, str, str, str | None]]:
-    return {
-        (
-            (_option(c, "--assignee-object-id") or "").removeprefix("<principal id of ").removesuffix(">"),
-            _option(c, "--role") or "",
-            _option(c, "--scope") or "",
-            _option(c, "--condition"),
-        )
-        for c in bootstrap_commands(stack)
-        if c[:3] == ["role", "assignment", "create"]
-    }
+    """The bootstrap's grants, with one deliberate difference: on the state keys the delivery
+    grants its narrower key roles instead of Key Vault Crypto User, which could also disable a
+    key (planning/delivery.py, state_key_roles): the key's own layer's deployer encrypts, every
+    other holder only decrypts."""
+    crypto_user = "12338af0-0e69-4776-bea7-57ae8d297424"
+    grants = set()
+    for c in bootstrap_commands(stack):
+        if c[:3] != ["role", "assignment", "create"]:
+            continue
+        identity = (_option(c, "--assignee-object-id") or "").removeprefix("<principal id of ").removesuffix(">")
+        role, scope = _option(c, "--role") or "", _option(c, "--scope") or ""
+        if role == crypto_user and "/keys/pulumi-state-" in scope:
+            own = identity.startswith("id-ailab-deploy-") and scope.endswith("-" + identity.rsplit("-", 1)[-1])
+            role = f"<name of Platform state key {'user' if own else 'reader'} (ailab)>"
+        grants.add((identity, role, scope, _option(c, "--condition")))
+    return grants
 
 
 def test_the_delivery_project_previews_offline_with_its_own_project_and_stack():

@@ -209,3 +209,21 @@ def test_the_delivery_administrators_set_every_deploy_environments_approvers_and
     assert not [
         source for source, edges in model.graph.edges.items() for e in edges if e.target == reach.DELIVERY_ADMINS
     ]
+
+
+def test_a_key_role_that_can_disable_a_state_key_is_a_write_a_pull_request_must_not_reach(unit_plans):
+    """Key Vault Crypto User can update a key (disable it, expire it), which ARM cannot undo; a
+    plan identity holding it on its keys, as the bootstrap granted, puts every branch within
+    reach of breaking the environment's deploys. The delivery's key roles cannot."""
+    config = config_of("prod")
+    held = bootstrap.stack_identities("prod")
+    crypto_user = bootstrap.built_in("12338af0-0e69-4776-bea7-57ae8d297424")
+    assert crypto_user is not None
+    planner = held.planner("foundation")
+    held.grants[planner] = [
+        dataclasses.replace(grant, role=crypto_user) if "/keys/" in grant.scope else grant
+        for grant in held.grants[planner]
+    ]
+    model = reach.build(config, unit_plans["prod"].plans, held, bootstrap.backend(config.environment))
+    found = reach.pull_request_violations(model)
+    assert found and "secrets key" in found[0], found[:1]

@@ -36,7 +36,11 @@ class EnvironmentAccessArgs:
 
 
 def custom_role(
-    name: str, spec: CustomRoleSpec, parent: pulumi.Resource, provider: pulumi.ProviderResource | None = None
+    name: str,
+    spec: CustomRoleSpec,
+    parent: pulumi.Resource,
+    provider: pulumi.ProviderResource | None = None,
+    depends_on: Sequence[pulumi.Resource] = (),
 ) -> authorization.RoleDefinition:
     """A custom role assignable on its one scope, its GUID fixed by name and scope."""
     return authorization.RoleDefinition(
@@ -52,7 +56,8 @@ def custom_role(
                 actions=list(spec.actions), data_actions=list(spec.data_actions), not_actions=[], not_data_actions=[]
             )
         ],
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider),
+        # Its assignable scope must exist first (the vault, for the state key roles).
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=list(depends_on)),
     )
 
 

@@ -71,6 +71,13 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
         opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
     )
     shared: dict[str, tuple[plan.CustomRoleSpec, authorization.RoleDefinition]] = {}
+    for key, spec in plan.state_key_roles(names).items():
+        shared[spec.name] = (
+            spec,
+            custom_role(
+                f"state-key-{key}", spec, state, provider(config.state.subscription_id), depends_on=[state.vault]
+            ),
+        )
     if any(env.peered for env in environments.values()):
         for key, spec in plan.hub_roles(names).items():
             shared[spec.name] = (spec, custom_role(f"hub-{key}", spec, state, provider(spec.scope.split("/")[2])))

@@ -181,6 +181,7 @@ class StateBackend(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self),
                 )
         self.account_id = account.id
+        self.vault = vault
         self.vault_id = vault.id
         self.vault_uri = vault.properties.vault_uri
         self.register_outputs({"accountId": account.id, "vaultId": vault.id})
