@@ -454,6 +454,20 @@ def state_key_roles(delivery: Delivery) -> dict[str, CustomRoleSpec]:
     }
 
 
+def state_writer_role(delivery: Delivery) -> CustomRoleSpec:
+    """What a layer's deploy identity does in its environment's state container: the blob
+    actions the DIY backend uses (narrowed to its own stacks' paths by the grant's condition).
+    Storage Blob Data Contributor would also let it delete or lease the whole container, every
+    layer's state at once (containers/delete and containers/write)."""
+    return CustomRoleSpec(
+        f"Platform state writer ({delivery.prefix})",
+        "Reads, writes and deletes its own stacks' state blobs: never the container",
+        ("Microsoft.Storage/storageAccounts/blobServices/containers/read",),
+        tuple(f"{_BLOBS}/{verb}" for verb in ("read", "write", "delete", "add/action")),
+        delivery.storage_id,
+    )
+
+
 def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> EnvironmentDelivery:
     """One environment's identities (a deploy and a plan identity per layer), its custom roles
     and every grant, in the order the deploy needs them."""
@@ -555,7 +569,7 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
         # State: its own stacks' blobs, the upstream layers' state files, its key and theirs.
         grant(
             deployer,
-            BLOB_DATA_CONTRIBUTOR,
+            state_writer_role(delivery).name,
             container,
             f"writes the {name} {layer} state",
             own_state(project, name, layer),

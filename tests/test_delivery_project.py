@@ -92,10 +92,11 @@ def plan_grants(plan: Plan, env: str) -> set[tuple[str, str, str, str | None]]:
 
 
 def bootstrap_grants(stack: str) -> set[tuple[str, str, str, str | None]]:
-    """The bootstrap's grants, with one deliberate difference: on the state keys the delivery
-    grants its narrower key roles instead of Key Vault Crypto User, which could also disable a
-    key (planning/delivery.py, state_key_roles): the key's own layer's deployer encrypts, every
-    other holder only decrypts."""
+    """The bootstrap's grants, with two deliberate differences (planning/delivery.py): on the
+    state keys the narrower key roles instead of Key Vault Crypto User, which could also disable
+    a key (the key's own layer's deployer encrypts, every other holder only decrypts); on the
+    state container the state writer instead of Storage Blob Data Contributor, which could also
+    delete the whole container."""
     crypto_user = "12338af0-0e69-4776-bea7-57ae8d297424"
     grants = set()
     for c in bootstrap_commands(stack):
@@ -103,6 +104,8 @@ def bootstrap_grants(stack: str) -> set[tuple[str, str, str, str | None]]:
             continue
         identity = (_option(c, "--assignee-object-id") or "").removeprefix("<principal id of ").removesuffix(">")
         role, scope = _option(c, "--role") or "", _option(c, "--scope") or ""
+        if role == "ba92f5b4-2d11-453d-a403-e96b0029c9fe" and "/containers/pulumi-state-" in scope:
+            role = "<name of Platform state writer (ailab)>"  # not Storage Blob Data Contributor
         if role == crypto_user and "/keys/pulumi-state-" in scope:
             own = identity.startswith("id-ailab-deploy-") and scope.endswith("-" + identity.rsplit("-", 1)[-1])
             role = f"<name of Platform state key {'user' if own else 'reader'} (ailab)>"
@@ -454,3 +457,30 @@ def test_relational_delivery_problems_name_their_keys():
     message = str(raised.value)
     assert "delivery:environments.dev.subscriptionId: is the state subscription" in message
     assert "delivery:github.reviewers.prod.layers.cluster-eus2: is not a layer" in message
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_no_identity_can_delete_a_state_container_or_disable_a_state_key(stack):
+    """Both break every deploy of the environment at once and neither is a blob of one's own
+    state: no grant of any deploy or plan identity covers them (the admins' break-glass group is
+    not an identity of a layer)."""
+    from planning.permissions import Operation, check
+
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    backend = offline_identities.backend(config["platform:environment"])
+    held = offline_identities.stack_identities(stack)
+    dangerous = [
+        Operation(
+            "Microsoft.Storage/storageAccounts/blobServices/containers/delete", backend.state_container_id, "test"
+        ),
+        Operation(
+            "Microsoft.Storage/storageAccounts/blobServices/containers/write", backend.state_container_id, "test"
+        ),
+        *(
+            Operation(f"Microsoft.KeyVault/vaults/keys/{verb}", key, "test", data=True)
+            for key in backend.secrets_key_ids.values()
+            for verb in ("update/action", "delete")
+        ),
+    ]
+    for identity, grants in held.grants.items():
+        assert len(check(identity, grants, dangerous)) == len(dangerous), identity

@@ -71,6 +71,11 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
         opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
     )
     shared: dict[str, tuple[plan.CustomRoleSpec, authorization.RoleDefinition]] = {}
+    writer = plan.state_writer_role(names)
+    shared[writer.name] = (
+        writer,
+        custom_role("state-writer", writer, state, provider(config.state.subscription_id), depends_on=[state.vault]),
+    )
     for key, spec in plan.state_key_roles(names).items():
         shared[spec.name] = (
             spec,
