@@ -62,6 +62,13 @@ class HubAccess(Model):
         description="The resource group of the hub's privatelink zones."
     )
     virtual_network_id: VnetId = Field(description="The hub VNet environments peer with.")
+    endpoint_resource_group: str | None = Field(
+        None,
+        pattern=r"^[-\w._()]{1,90}$",
+        description="An existing resource group in the endpoint subnet's subscription (the hub owner's) that "
+        "holds the state's private endpoints. Default: the delivery creates `<resourceGroup>-endpoints` there, "
+        "which needs resourceGroups/write on that subscription.",
+    )
 
 
 TeamSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,99}$")]

@@ -484,3 +484,18 @@ def test_no_identity_can_delete_a_state_container_or_disable_a_state_key(stack):
     ]
     for identity, grants in held.grants.items():
         assert len(check(identity, grants, dangerous)) == len(dangerous), identity
+
+
+def test_the_hub_owners_group_can_hold_the_state_endpoints():
+    """Without resourceGroups/write in the hub's subscription: the endpoints go into the hub
+    owner's group named by delivery:hub.endpointResourceGroup, and no group is made there."""
+    config = read_stack_config(DELIVERY, "acme")
+    values = dict(config.values)
+    hub = json.loads(values["delivery:hub"])
+    values["delivery:hub"] = json.dumps({**hub, "endpointResourceGroup": "rg-hub-endpoints"})
+    plan = run_program(type(config)(config.project, config.stack, values, []), DELIVERY)
+    assert plan.ok, plan.error
+    endpoints = plan.of_type("azure-native:network:PrivateEndpoint")
+    assert endpoints and {e.inputs["resourceGroupName"] for e in endpoints} == {"rg-hub-endpoints"}
+    groups = {r.inputs["resourceGroupName"] for r in plan.of_type("azure-native:resources:ResourceGroup")}
+    assert groups == {"rg-ailab-delivery"}

@@ -67,6 +67,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             endpoint_provider=provider(config.hub.endpoint_subnet_id.split("/")[2]),
             tags=tags,
             admin_group_object_id=config.admin_group_object_id,
+            endpoint_resource_group=config.hub.endpoint_resource_group,
         ),
         opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
     )

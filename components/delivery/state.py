@@ -30,6 +30,8 @@ class StateBackendArgs:
     # The platform admins' group: the only principal that writes the backend's meta.yaml (the
     # first `pulumi login`), runs `stack init` with a key, and repairs state (break-glass).
     admin_group_object_id: str | None = None
+    # An existing group for the endpoints in the hub subnet's subscription; None: one is made.
+    endpoint_resource_group: str | None = None
 
 
 # The hub's privatelink zone of each endpoint's group (planning/private_link.py names the same).
@@ -153,13 +155,17 @@ class StateBackend(pulumi.ComponentResource):
             for env in args.environments
             for layer in LAYERS
         }
-        # The endpoints' own group in the hub subnet's subscription (the delivery group's name).
-        hub_group = resources.ResourceGroup(
-            f"{name}-endpoint-group",
-            resource_group_name=f"{d.resource_group}-endpoints",
-            location=args.location,
-            tags=dict(args.tags),
-            opts=pulumi.ResourceOptions(parent=self, provider=args.endpoint_provider),
+        # The endpoints' group in the hub subnet's subscription: the hub owner's, or one of the
+        # delivery group's name.
+        hub_group: pulumi.Input[str] = (
+            args.endpoint_resource_group
+            or resources.ResourceGroup(
+                f"{name}-endpoint-group",
+                resource_group_name=f"{d.resource_group}-endpoints",
+                location=args.location,
+                tags=dict(args.tags),
+                opts=pulumi.ResourceOptions(parent=self, provider=args.endpoint_provider),
+            ).name
         )
         for target, group_id, target_name in ((account, "blob", d.storage_account), (vault, "vault", d.key_vault)):
             self._endpoint(name, group_id, target, target_name, hub_group, args)
@@ -192,7 +198,7 @@ class StateBackend(pulumi.ComponentResource):
         group_id: str,
         target: pulumi.CustomResource,
         target_name: str,
-        hub_group: resources.ResourceGroup,
+        hub_group: pulumi.Input[str],
         args: StateBackendArgs,
     ) -> None:
         """A private endpoint in the hub's subnet whose zone group registers it in the hub's zone."""
@@ -201,7 +207,7 @@ class StateBackend(pulumi.ComponentResource):
         endpoint = network.PrivateEndpoint(
             f"{name}-{group_id}-endpoint",
             private_endpoint_name=f"pe-{target_name}-{group_id}",
-            resource_group_name=hub_group.name,
+            resource_group_name=hub_group,
             location=args.location,
             subnet=network.SubnetArgs(id=args.endpoint_subnet_id),
             private_link_service_connections=[
@@ -216,7 +222,7 @@ class StateBackend(pulumi.ComponentResource):
             f"{name}-{group_id}-endpoint-dns",
             private_dns_zone_group_name="default",
             private_endpoint_name=endpoint.name,
-            resource_group_name=hub_group.name,
+            resource_group_name=hub_group,
             private_dns_zone_configs=[
                 network.PrivateDnsZoneConfigArgs(name=group_id, private_dns_zone_id=d.zone_id(_ZONES[group_id]))
             ],
