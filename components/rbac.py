@@ -25,8 +25,11 @@ def assign_role(
     principal_type: authorization.PrincipalType | None = authorization.PrincipalType.SERVICE_PRINCIPAL,
     depends_on: list[pulumi.Resource] | None = None,
     aliases: list[pulumi.Alias] | None = None,
+    description: str | None = None,
+    condition: str | None = None,
 ) -> authorization.RoleAssignment:
-    """Grant a built-in role to a principal on exactly one resource.
+    """Grant a role (built-in by name, or any by GUID) to a principal on exactly one resource,
+    narrowed by an ABAC `condition` (version 2.0) if one is given.
 
     The assignment's name is a GUID derived from (scope_key, principal_key, role), so the
     same grant keeps the same name on every run and is never replaced. `principal_type`
@@ -44,21 +47,26 @@ def assign_role(
         principal_id=principal_id,
         principal_type=principal_type,
         scope=scope,
-        description=principal.apply(lambda key: f"{role} for {key} (managed by Pulumi)"),
+        description=description or principal.apply(lambda key: f"{role} for {key} (managed by Pulumi)"),
+        condition=condition,
+        condition_version="2.0" if condition else None,
         # The name is fixed by the grant, so a new principal (a replaced identity) needs the
         # old assignment gone first: Azure rejects a second one of the same name.
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, delete_before_replace=True, aliases=aliases),
     )
 
 
-def lock_against_deletion(logical_name: str, *, scope: pulumi.Input[str], what: str, parent: pulumi.Resource):
+def lock_against_deletion(
+    logical_name: str, *, scope: pulumi.Input[str], what: str, parent: pulumi.Resource, notes: str | None = None
+):
     """A CanNotDelete management lock: the resource (and its children) can change, not go."""
     return authorization.ManagementLockByScope(
         logical_name,
         lock_name="do-not-delete",
         level=authorization.LockLevel.CAN_NOT_DELETE,
         scope=scope,
-        notes=f"{what} holds data that must not be lost; remove this lock (platform:lockStatefulResources) first",
+        notes=notes
+        or f"{what} holds data that must not be lost; remove this lock (platform:lockStatefulResources) first",
         opts=pulumi.ResourceOptions(parent=parent),
     )
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, features, managedidentity
 
+from components.rbac import assign_role
 from planning.delivery import (
     FEATURES,
     GITHUB_AUDIENCE,
@@ -119,20 +120,17 @@ class EnvironmentAccess(pulumi.ComponentResource):
             found = roles.get(grant.role)
             definition = found[1] if found else None
             role_guid = found[0].guid if found else grant.role
-            assignment = assignment_name(grant.scope, grant.identity, role_guid)
-            authorization.RoleAssignment(
-                f"{grant.identity}-{assignment[:8]}",
-                role_assignment_name=assignment,
-                principal_id=principals[grant.identity],
-                principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
-                role_definition_id=f"/subscriptions/{grant.scope.split('/')[2]}/providers/"
-                f"Microsoft.Authorization/roleDefinitions/{role_guid}",
+            assign_role(
+                f"{grant.identity}-{assignment_name(grant.scope, grant.identity, role_guid)[:8]}",
+                role=role_guid,
                 scope=grant.scope,
+                scope_key=grant.scope,
+                principal_id=principals[grant.identity],
+                principal_key=grant.identity,
+                subscription_id=grant.scope.split("/")[2],
+                parent=self,
+                depends_on=[*args.depends_on, *([definition] if definition is not None else [])],
                 description=grant.why,
                 condition=grant.condition,
-                condition_version="2.0" if grant.condition else None,
-                opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[*args.depends_on, *([definition] if definition is not None else [])]
-                ),
             )
         self.register_outputs({})

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, keyvault, network, resources, storage
 
+from components.rbac import assign_role, lock_against_deletion
 from components.storage import private_account
 from planning.delivery import BLOB_DATA_CONTRIBUTOR, CRYPTO_USER, Delivery
 from planning.layers import LAYERS
-from planning.roles import assignment_name
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,12 @@ class StateBackend(pulumi.ComponentResource):
             tags=dict(args.tags),
             opts=keep,
         )
-        authorization.ManagementLockByScope(
+        lock_against_deletion(
             f"{name}-lock",
-            lock_name="do-not-delete",
-            level=authorization.LockLevel.CAN_NOT_DELETE,
-            notes="Holds every environment's Pulumi state and secrets keys",
             scope=group.id,
-            opts=pulumi.ResourceOptions(parent=self),
+            what="the delivery group",
+            parent=self,
+            notes="Holds every environment's Pulumi state and secrets keys",
         )
         account = storage.StorageAccount(
             f"{name}-account",
@@ -174,17 +173,18 @@ class StateBackend(pulumi.ComponentResource):
                 ("account", account.id, BLOB_DATA_CONTRIBUTOR),
                 ("vault", vault.id, CRYPTO_USER),
             ):
-                authorization.RoleAssignment(
+                assign_role(
                     f"{name}-admins-{what}",
-                    role_assignment_name=assignment_name(f"delivery/{what}", args.admin_group_object_id, role),
-                    principal_id=args.admin_group_object_id,
-                    principal_type=authorization.PrincipalType.GROUP,
-                    role_definition_id=f"/subscriptions/{d.state_subscription}/providers/"
-                    f"Microsoft.Authorization/roleDefinitions/{role}",
+                    role=role,
                     scope=scope,
+                    scope_key=f"delivery/{what}",
+                    principal_id=args.admin_group_object_id,
+                    principal_key=args.admin_group_object_id,
+                    subscription_id=d.state_subscription,
+                    parent=self,
+                    principal_type=authorization.PrincipalType.GROUP,
                     description=f"group {args.admin_group_object_id}: the platform admins' break-glass access to "
                     f"every state {'blob' if what == 'account' else 'key'}",
-                    opts=pulumi.ResourceOptions(parent=self),
                 )
         self.account_id = account.id
         self.vault = vault
