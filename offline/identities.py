@@ -6,14 +6,13 @@ assignments it registers into `planning.permissions.Grant`s: built-in roles with
 published permissions (facts/azure_roles.json), custom roles with the permissions the project
 defines, delegation conditions as the role and principal-type sets they admit. The tests, and
 the permissions table in docs/deploying.md (`make docs`), check every stack's operations
-against them. `scripts/bootstrap`'s dry run is read the same way (`read_identities`), for the
-test that holds the two equal while both exist.
+against them. `scripts/bootstrap`'s dry run (`dry_run`) stays readable for the test that holds
+the two equal while both exist (tests/test_delivery_project.py).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 import shlex
 import subprocess
@@ -41,7 +40,6 @@ DELIVERY_STACK = "acme"
 DELIVERY_STACKS = {"prod-scale": "acme-scale"}
 STATE_SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
 PREFIX = "ailab"
-_PLACEHOLDER = re.compile(r"^<(principal id|name) of (.+)>$")
 
 
 @dataclass(frozen=True)
@@ -254,93 +252,11 @@ def parse_condition(text: str) -> Condition:
     )
 
 
-def _definition(guid: str, document: dict[str, Any]) -> RoleDefinition:
-    return RoleDefinition(
-        name=document["Name"],
-        id=guid,
-        actions=tuple(document.get("Actions", [])),
-        not_actions=tuple(document.get("NotActions", [])),
-        data_actions=tuple(document.get("DataActions", [])),
-        not_data_actions=tuple(document.get("NotDataActions", [])),
-    )
-
-
 def built_in(role_id: str) -> RoleDefinition | None:
     role = role_by_id(role_id)
     if role is None:
         return None
     return RoleDefinition(role.name, role.id, role.actions, role.not_actions, role.data_actions, role.not_data_actions)
-
-
-def read_identities(
-    environment: str, commands: Iterable[list[str]], role_ids: dict[str, str] | None = None
-) -> Identities:
-    """Grants per identity from a dry run. `role_ids` gives custom roles the GUIDs a stack file
-    names for them (`{"Platform MultiKueue worker (ailab-prod)": "<guid>"}`)."""
-    role_ids = {name.lower(): guid.lower() for name, guid in (role_ids or {}).items()}
-    found = Identities(environment, commands=list(commands))
-    for call in found.commands:
-        if call[:3] == ["role", "definition", "create"]:
-            document = json.loads(_option(call, "--role-definition") or "{}")
-            name = document["Name"]
-            placeholder = f"<name of {name}>"
-            guid = role_ids.get(name.lower(), placeholder.lower())
-            found.custom_roles[name] = CustomRole(name, guid, _definition(guid, document))
-        elif call[:2] == ["provider", "register"]:
-            namespace = _option(call, "--namespace") or ""
-            if namespace not in found.resource_providers:
-                found.resource_providers.append(namespace)
-        elif call[:2] == ["feature", "register"]:
-            found.features.append(f"{_option(call, '--namespace')}/{_option(call, '--name')}")
-        elif call[:3] == ["identity", "federated-credential", "create"]:
-            trusted = found.federated.setdefault(_option(call, "--identity-name") or "", [])
-            trusted.append(f"{_option(call, '--issuer')} {_option(call, '--subject')}")
-    # A grant names a custom role by the dry run's placeholder; the plan by the stack's GUID.
-    custom = {role.definition.id: role.definition for role in found.custom_roles.values()}
-    for name, role in found.custom_roles.items():
-        custom[f"<name of {name}>".lower()] = role.definition
-    for call in found.commands:
-        if call[:3] != ["role", "assignment", "create"]:
-            continue
-        assignee = _option(call, "--assignee-object-id") or ""
-        match = _PLACEHOLDER.match(assignee)
-        identity = match.group(2) if match else assignee
-        role_name = _option(call, "--role") or ""
-        definition = built_in(role_name) or custom.get(role_name.lower())
-        if definition is None:
-            raise LookupError(
-                f"bootstrap assigns {role_name}, which is neither a recorded built-in role nor its own custom role"
-            )
-        condition_text = _option(call, "--condition")
-        condition = parse_condition(condition_text) if condition_text else None
-        if condition and condition.role_pairs:
-            condition = Condition(
-                role_pairs=tuple(
-                    (frozenset(role_ids.get(_custom_name(r), r) for r in roles), types)
-                    for roles, types in condition.role_pairs
-                )
-            )
-        found.grants.setdefault(identity, []).append(
-            Grant(definition, _option(call, "--scope") or "", condition, _option(call, "--description") or "")
-        )
-    return found
-
-
-def _custom_name(placeholder: str) -> str:
-    match = _PLACEHOLDER.match(placeholder)
-    return match.group(2).lower() if match else placeholder
-
-
-def environment_identities(stack: str, environment: str, worker_role_id: str | None = None) -> Identities:
-    """The bootstrap's identities for a stack previewed offline (its resources in the offline
-    subscription, its hub as the stack file names it; `worker_role_id`: the GUID the stack file
-    gives the MultiKueue worker role)."""
-    role_ids = {}
-    if worker_role_id:
-        role_ids[f"Platform MultiKueue worker ({PREFIX}-{environment})"] = worker_role_id
-    zones = stack_api_server_zones(stack)
-    commands = dry_run(bootstrap_args(environment, OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), zones))
-    return read_identities(environment, commands, role_ids)
 
 
 def backend(environment: str) -> Backend:
