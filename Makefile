@@ -14,7 +14,7 @@ help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of an environment's stacks (creates ./venv first)"
 	@echo "        [UNIT=cluster-eus2]             only one unit (and the units it reads)"
 	@echo "make preview-all                        offline preview of every stack"
-	@echo "make preview-delivery                   offline preview of the delivery project (identities, roles, state)"
+	@echo "make preview-delivery                   offline preview and policy review of the delivery project"
 	@echo "make review [BASE=origin/main]          every stack at BASE and here, compared: changes, replacements,"
 	@echo "                                        policies, capacity, cost, diagrams (out/review.md)"
 	@echo "make prices                             refresh the Retail Prices snapshot (network)"
@@ -47,12 +47,14 @@ schemas: $(VENV)/.installed
 preview-all: $(VENV)/.installed
 	$(PY) scripts/preview.py --stack dev --stack staging --stack prod --no-tree
 
-# The delivery project (delivery/): state backend, identities, custom roles and grants.
+# The delivery project (delivery/): state backend, identities, custom roles, grants and GitHub's
+# settings, reviewed by its packs (policies/README.md).
 preview-delivery: $(VENV)/.installed
 	$(PY) scripts/preview_delivery.py
 
 # What a pull request gets (no credentials): every stack previewed at BASE (a git worktree, its
-# own venv when its pins differ) and at the head, both cores at once, compared: changes, predicted
+# own venv when its pins differ) and at the head, both cores at once, with the delivery project's
+# stacks (as "delivery"), compared: changes, predicted
 # replacements, policies, capacity and cost, diagrams. Without BASE, the head alone.
 # ACCEPT_FINDINGS=true: replacements of stateful resources are deliberate (a maintainer's label).
 # Comment: out/review.md; whole report: out/review-full.md (docs/deploying.md, "Pull requests").
@@ -81,6 +83,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	cd policies/azure-platform && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml azure_guardrails guardrail.py
 	cd policies/kubernetes-platform && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml kubernetes_guardrails guardrail.py
+	cd policies/delivery && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml delivery_guardrails guardrail.py
 
 test: $(VENV)/.installed schemas tools lint
 	SHARED_DIR=$(SHARED_DIR) $(PY) -m pytest

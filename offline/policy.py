@@ -72,6 +72,8 @@ class Pack:
     version: str
     directory: Path
     policies: tuple[Policy, ...]
+    # The Pulumi projects it reviews (the package's PROJECTS): "platform", "delivery".
+    projects: tuple[str, ...] = ("platform",)
 
     @property
     def policy_names(self) -> tuple[str, ...]:
@@ -92,12 +94,13 @@ def _load_packs(directory: Path) -> tuple[Pack, ...]:
         if str(pack_dir) not in sys.path:
             sys.path.append(str(pack_dir))
         module = importlib.import_module(package)
-        packs.append(Pack(module.PACK_NAME, version, pack_dir, tuple(module.POLICIES)))
+        packs.append(Pack(module.PACK_NAME, version, pack_dir, tuple(module.POLICIES), tuple(module.PROJECTS)))
     return tuple(packs)
 
 
-def load_packs(directory: Path = POLICIES_DIR) -> tuple[Pack, ...]:
-    return _load_packs(directory.resolve())
+def load_packs(directory: Path = POLICIES_DIR, project: str = "platform") -> tuple[Pack, ...]:
+    """The packs that review `project` ("platform": the environments' stacks; "delivery": delivery/)."""
+    return tuple(pack for pack in _load_packs(directory.resolve()) if project in pack.projects)
 
 
 @dataclass(frozen=True)
@@ -531,10 +534,11 @@ def review_plan(
     *,
     configs: list[PackConfig] | None = None,
     today: datetime.date | None = None,
+    project: str = "platform",
 ) -> Review:
-    """Evaluate every pack against `plan` with `environment`'s enforcement files."""
+    """Evaluate every pack of `project` against `plan` with `environment`'s enforcement files."""
     started = time.perf_counter()
-    packs = load_packs()
+    packs = load_packs(project=project)
     configs = configs if configs is not None else [load_pack_config(pack, environment) for pack in packs]
     review = Review(plan.stack, environment, configs, today=today or datetime.date.today())
     resources = _analyzed(plan)
@@ -591,3 +595,12 @@ def review_plan(
         review.violations += _diagnostics(response, pack, plan)
     review.seconds = time.perf_counter() - started
     return review
+
+
+# The delivery project's enforcement: policies/<pack>/config/delivery.json of its packs.
+DELIVERY_ENFORCEMENT = "delivery"
+
+
+def review_delivery(plan: Plan, *, today: datetime.date | None = None) -> Review:
+    """The packs of the delivery project (PROJECTS includes "delivery") on a delivery stack's plan."""
+    return review_plan(plan, DELIVERY_ENFORCEMENT, today=today, project="delivery")

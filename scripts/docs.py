@@ -226,16 +226,21 @@ def environments_table(configs: dict[str, PlatformConfig]) -> str:
 def policies_table() -> str:
     from offline.policy import load_pack_config, load_packs
 
-    environments = ("dev", "staging", "prod")
+    # The platform's environments, and the delivery project (its own enforcement file).
+    columns = ("dev", "staging", "prod", "delivery")
     lines = [
-        "| pack | policy | severity | " + " | ".join(environments) + " | what it holds |",
-        "|---|---|---|" + "---|" * len(environments) + "---|",
+        "| pack | policy | severity | " + " | ".join(columns) + " | what it holds |",
+        "|---|---|---|" + "---|" * len(columns) + "---|",
     ]
-    for pack in load_packs():
-        configs = {env: load_pack_config(pack, env) for env in environments}
+    packs = {pack.name: pack for project in ("platform", "delivery") for pack in load_packs(project=project)}
+    for pack in packs.values():
+        configs = {env: load_pack_config(pack, env) for env in columns if pack.config_file(env).exists()}
         for policy in pack.policies:
             levels = []
-            for env in environments:
+            for env in columns:
+                if env not in configs:
+                    levels.append("—")
+                    continue
                 level = configs[env].levels[policy.name].value
                 waived = any(w.policy == policy.name for w in configs[env].waivers)
                 shown = level if level == "mandatory" else f"**{level}**"
@@ -291,14 +296,28 @@ def catalogue_page() -> str:
         "",
         "## Helm charts",
         "",
-        "Installed pinned; every image a chart names is pulled through the platform's registry.",
+        "Installed pinned from the environment's registry (`charts/<chart>`), where",
+        "`scripts/mirror_charts.py` puts each version after checking its digest against the pin",
+        "([operations](operations.md#charts-in-the-registry)); every image a chart names is pulled",
+        "through the platform's registry.",
         "",
-        "| chart | version | repository | images (value path → upstream) |",
-        "|---|---|---|---|",
+        "| chart | version | upstream (the mirror's source) | pinned content | images (value path → upstream) |",
+        "|---|---|---|---|---|",
     ]
     for chart in CHARTS:
         images = "<br>".join(f"`{path}` → `{upstream}`" for path, upstream in sorted(chart.images.items())) or "—"
-        lines.append(f"| {chart.name} | `{chart.version}` | `{chart.repository or chart.chart}` | {images} |")
+        pins = [
+            f"{label} `{value}`"
+            for label, value in (
+                ("archive sha256", chart.archive_sha256),
+                ("upstream manifest", chart.upstream_digest),
+                ("mirrored manifest", chart.mirrored_digest),
+            )
+            if value
+        ]
+        lines.append(
+            f"| {chart.name} | `{chart.version}` | `{chart.upstream}` | {'<br>'.join(pins) or 'none yet'} | {images} |"
+        )
     lines += [
         "",
         "## Registry cache rules",

@@ -4,8 +4,10 @@ of a delivery stack would create, without credentials.
 
     python scripts/preview_delivery.py [--stack acme] [--no-tree]
 
-Exit 0 when every stack previews, 1 when one fails (bad config included). The policy packs do
-not review this project yet (docs/deploying.md, "The delivery project").
+Each plan is then reviewed by the delivery's packs (policies/README.md: azure-platform with
+config/delivery.json, and policies/delivery), as `pulumi preview -C delivery --policy-pack ...`
+would. Exit 0 when every stack previews and passes its mandatory policies, 1 otherwise (bad
+config included).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from rich.console import Console
 
 from offline.engine import run_program
 from offline.identities import DELIVERY, identity_environment
-from offline.render import print_error, print_plan
+from offline.policy import review_delivery
+from offline.render import print_error, print_plan, print_review
 from validation.stackfile import available_stacks, read_stack_config
 
 
@@ -46,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
             f"[bold]{stack}:[/] {len(identities)} identities and {len(grants)} grants for "
             f"{', '.join(environments)}  [dim]({plan.seconds:.2f}s)[/]"
         )
+        review = review_delivery(plan)
+        print_review(review, console)
+        failed |= not review.passed
     return 1 if failed else 0
 
 

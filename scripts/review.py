@@ -118,7 +118,12 @@ def run_sides(sides: list[tuple[str, str, Path, Path]], stacks: list[str]) -> di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", help="the git ref to compare with (the pull request's base)")
-    parser.add_argument("--stack", action="append", default=[], help="environment (repeatable; default: all)")
+    parser.add_argument(
+        "--stack",
+        action="append",
+        default=[],
+        help="environment, or delivery (the delivery project); repeatable; default: all",
+    )
     parser.add_argument("--markdown", default="out/review.md", help="the comment: headline and per-stack details")
     parser.add_argument("--full", default="out/review-full.md", help="the whole report (job summary, artifact)")
     parser.add_argument("--json", default="out/review.json", help="the comparison, machine-readable")

@@ -190,7 +190,7 @@ def preview_side(root: Path, stacks: list[str] | None, previewed: Mapping[str, A
 
     every = [stack for stack in available_stacks(root) if "." not in stack]
     document: dict[str, Any] = {"environments": {}}
-    for environment_name in stacks or every:
+    for environment_name in [s for s in stacks or every if s != DELIVERY]:
         entry: dict[str, Any] = {"ok": False, "error": None, "stacks": {}, "review": None}
         document["environments"][environment_name] = entry
         if environment_name not in every:
@@ -212,7 +212,52 @@ def preview_side(root: Path, stacks: list[str] | None, previewed: Mapping[str, A
             except Exception as error:  # a policy config the base or head gets wrong: reported, not fatal
                 entry["error"] = f"policy review: {type(error).__name__}: {error}"
         entry["seconds"] = round(time.perf_counter() - started, 2)
+    if stacks is None or DELIVERY in stacks:
+        document["environments"][DELIVERY] = delivery_side(root, rpc, json_format)
     return document
+
+
+# The delivery project (delivery/) appears in the review as one more "environment": its stacks
+# (one per organization, acme and acme-scale here), diffed and reviewed by its own packs.
+DELIVERY = "delivery"
+
+
+def delivery_side(root: Path, rpc: Any, json_format: Any, previewed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The side document of `root`'s delivery stacks; `previewed`: plans of this checkout's
+    delivery stacks already made (the tests'), used instead of previewing again."""
+    entry: dict[str, Any] = {"ok": False, "error": None, "stacks": {}, "review": None}
+    if not (root / DELIVERY / "Pulumi.yaml").exists():
+        return {**entry, "error": "no delivery project at this commit", "missing": True}
+    started = time.perf_counter()
+    from offline.engine import Plan, run_program
+    from validation.stackfile import available_stacks, read_stack_config
+
+    project = root / DELIVERY
+    plans: dict[str, Plan] = {
+        stack: (previewed or {}).get(stack) or run_program(read_stack_config(project, stack), project)
+        for stack in available_stacks(project)
+    }
+    for stack, plan in plans.items():
+        real = engine_urns(plan.resources, stack, plan.project)
+        resources = [resource_json(r, stack, plan.project, real, rpc, json_format) for r in plan.resources]
+        entry["stacks"][stack] = {"ok": plan.ok, "resources": resources}
+        if not plan.ok:
+            entry["error"] = f"{stack}: {plan.error}"
+            continue
+        try:
+            from offline.policy import review_delivery
+        except ImportError:  # a base from before the delivery's packs: plans only
+            continue
+        review = review_json(review_delivery(plan), real)
+        # One review for the project: every stack's violations, passed only if each passed.
+        merged = entry["review"] or {"passed": True, "violations": [], "levels": review["levels"], "waivers": []}
+        merged["passed"] = merged["passed"] and review["passed"]
+        merged["violations"] += review["violations"]
+        merged["waivers"] += [w for w in review["waivers"] if w not in merged["waivers"]]
+        entry["review"] = merged
+    entry["ok"] = all(plan.ok for plan in plans.values())
+    entry["seconds"] = round(time.perf_counter() - started, 2)
+    return entry
 
 
 def main(argv: list[str] | None = None) -> int:

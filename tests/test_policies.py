@@ -28,6 +28,8 @@ from tests.conftest import ROOT, copy_project, run_with
 from tests.support.plan_edits import DELETE, changed, options, with_resource, without
 
 PACKS = {pack.name: pack for pack in load_packs()}
+# Every pack of every project (the delivery's: tests/test_delivery_policies.py).
+EVERY_PACK = {pack.name: pack for project in ("platform", "delivery") for pack in load_packs(project=project)}
 ALL_POLICIES = {policy.name: pack.name for pack in PACKS.values() for policy in pack.policies}
 ENVIRONMENTS = ("dev", "staging", "prod")
 
@@ -733,7 +735,7 @@ def test_taggable_types_match_the_sdk(plans):
 
 
 def test_every_policy_is_documented_for_a_reviewer():
-    for pack in PACKS.values():
+    for pack in EVERY_PACK.values():
         for policy in pack.policies:
             assert policy.description.endswith("."), policy.name
             assert policy.severity is not None and policy.remediation_steps, policy.name
@@ -742,11 +744,13 @@ def test_every_policy_is_documented_for_a_reviewer():
                     policy.name
                 )
                 assert policy.framework.reference in policy.url
-    assert len(ALL_POLICIES) == sum(len(p.policies) for p in PACKS.values()), "policy names are unique"
+    every = [policy.name for pack in EVERY_PACK.values() for policy in pack.policies]
+    assert len(every) == len(set(every)), "policy names are unique"
 
 
 def test_each_pack_is_a_crossguard_pack():
-    for pack in PACKS.values():
+    assert set(EVERY_PACK) == {"azure-platform", "kubernetes-platform", "delivery"}
+    for pack in EVERY_PACK.values():
         manifest = yaml.safe_load((pack.directory / "PulumiPolicy.yaml").read_text())
         assert manifest["runtime"]["name"] == "python"
         assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])

@@ -3,4 +3,6 @@
 from azure_guardrails import aks, data, identity, stack
 
 PACK_NAME = "azure-platform"
+# The Pulumi projects this pack reviews (offline/policy.py).
+PROJECTS = ("platform", "delivery")
 POLICIES = [*aks.POLICIES, *data.POLICIES, *identity.POLICIES, *stack.POLICIES]

@@ -3,4 +3,6 @@
 from kubernetes_guardrails import isolation, kafka, streaming, workloads
 
 PACK_NAME = "kubernetes-platform"
+# The Pulumi projects this pack reviews (offline/policy.py).
+PROJECTS = ("platform",)
 POLICIES = [*workloads.POLICIES, *isolation.POLICIES, *kafka.POLICIES, *streaming.POLICIES]

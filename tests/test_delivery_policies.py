@@ -1,0 +1,227 @@
+"""The packs on the delivery project (policies/delivery, and azure-platform's data rules with
+config/delivery.json): both delivery stacks pass, and each policy fires on the one change it
+exists to refuse: a grant that could hand out Owner, a token any branch can get, an environment
+an admin can skip, a runner group any workflow can use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from offline.engine import Plan
+from offline.identities import delivery_plan
+from offline.policy import load_pack_config, load_packs, review_plan
+from planning.delivery import RBAC_ADMINISTRATOR
+from planning.roles import BUILT_IN_ROLES
+from tests.support.plan_edits import DELETE, changed, wire_inputs
+
+DELIVERY_PACKS = {pack.name: pack for pack in load_packs(project="delivery")}
+OWNER = BUILT_IN_ROLES["Owner"]
+
+
+def review(plan: Plan):
+    return review_plan(plan, "delivery", project="delivery")
+
+
+def grant_named(plan: Plan, role: str, *, conditioned: bool | None = None) -> str:
+    """The name of the first role assignment of `role` in the plan."""
+    for resource in plan.of_type("azure-native:authorization:RoleAssignment"):
+        inputs = wire_inputs(resource)
+        if inputs["roleDefinitionId"].endswith(role) and (
+            conditioned is None or bool(inputs.get("condition")) == conditioned
+        ):
+            return resource.name
+    raise AssertionError(f"no grant of {role}")
+
+
+def with_condition(plan: Plan, replace: Callable[[str], str]) -> Plan:
+    name = grant_named(plan, RBAC_ADMINISTRATOR, conditioned=True)
+    condition = next(wire_inputs(r)["condition"] for r in plan.resources if r.name == name)
+    return changed(plan, name, path="condition", value=replace(condition))
+
+
+Change = tuple[str, str, Callable[[Plan], Plan]]
+VIOLATIONS: list[Change] = [
+    (
+        "delivery-no-owner-grants",
+        "a grant at a management group",
+        lambda p: changed(
+            p, "state-admins-vault", path="scope", value="/providers/Microsoft.Management/managementGroups/acme"
+        ),
+    ),
+    (
+        "delivery-role-administration-conditioned",
+        "role administration without a condition",
+        lambda p: changed(p, grant_named(p, RBAC_ADMINISTRATOR), path="condition", value=DELETE),
+    ),
+    (
+        "delivery-role-administration-conditioned",
+        "a delegation that hands out Owner",
+        lambda p: with_condition(p, lambda c: c.replace("GuidEquals {", f"GuidEquals {{{OWNER}, ", 1)),
+    ),
+    (
+        "delivery-role-administration-conditioned",
+        "a condition on writes only",
+        lambda p: with_condition(
+            p, lambda c: c.split(" AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'}")[0]
+        ),
+    ),
+    (
+        "delivery-custom-roles-narrow",
+        "a custom role assignable at the tenant root",
+        lambda p: changed(p, "hub-joiner", path="assignableScopes", value=["/"]),
+    ),
+    (
+        "delivery-custom-roles-narrow",
+        "a custom role with every data action",
+        lambda p: changed(p, "hub-peer", path="permissions[0].dataActions", value=["*"]),
+    ),
+    (
+        "delivery-federation-pinned",
+        "a deploy identity trusting every pull request",
+        lambda p: changed(
+            p, "id-ailab-deploy-dev-foundation-github", path="subject", value="repo:acme/ai-platform:pull_request"
+        ),
+    ),
+    (
+        "delivery-federation-pinned",
+        "a branch subject",
+        lambda p: changed(
+            p,
+            "id-ailab-deploy-dev-foundation-github",
+            path="subject",
+            value="repo:acme/ai-platform:ref:refs/heads/main",
+        ),
+    ),
+    (
+        "github-environments-protected",
+        "admins bypass prod's reviewers",
+        lambda p: changed(p, "github-prod-cluster", path="canAdminsBypass", value=True),
+    ),
+    (
+        "github-environments-protected",
+        "prod without reviewers",
+        lambda p: changed(p, "github-prod-cluster", path="reviewers", value=DELETE),
+    ),
+    (
+        "github-environments-protected",
+        "any branch deploys dev",
+        lambda p: changed(p, "github-dev-cluster", path="deploymentBranchPolicy", value=DELETE),
+    ),
+    (
+        "github-runner-groups-restricted",
+        "runners open to every repository",
+        lambda p: changed(p, "github-runners-preview", path="visibility", value="all"),
+    ),
+    (
+        "github-runner-groups-restricted",
+        "deploy runners open to every workflow",
+        lambda p: changed(p, "github-runners-deploy", path="restrictedToWorkflows", value=False),
+    ),
+    (
+        "github-default-branch-reviewed",
+        "a ruleset someone bypasses",
+        lambda p: changed(p, "github-main", path="bypassActors", value=[{"actorId": 5, "actorType": "RepositoryRole"}]),
+    ),
+    (
+        "github-default-branch-reviewed",
+        "a required check any token can post",
+        lambda p: changed(
+            p, "github-main", path="rules.requiredStatusChecks.requiredChecks[0].integrationId", value=DELETE
+        ),
+    ),
+    (
+        "github-workflow-token-read-only",
+        "workflows write by default",
+        lambda p: changed(p, "github-workflow-permissions", path="defaultWorkflowPermissions", value="write"),
+    ),
+    (
+        "storage-shared-key-disabled",
+        "the state account takes shared keys",
+        lambda p: changed(p, "state-account", path="allowSharedKeyAccess", value=True),
+    ),
+    (
+        "keyvault-public-network-disabled",
+        "the state vault is public",
+        lambda p: changed(p, "state-vault", path="properties.publicNetworkAccess", value="Enabled"),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def acme() -> Plan:
+    return delivery_plan("acme")
+
+
+@pytest.mark.parametrize("stack", ["acme", "acme-scale"])
+def test_every_delivery_stack_passes_its_packs(stack):
+    result = review(delivery_plan(stack))
+    assert result.violations == [], [(v.policy, v.resource_name, v.message) for v in result.violations]
+    assert {config.pack.name for config in result.configs} == {"azure-platform", "delivery"}
+
+
+def test_every_delivery_policy_has_a_violating_case():
+    covered = {policy for policy, _, _ in VIOLATIONS}
+    assert {p.name for p in DELIVERY_PACKS["delivery"].policies} <= covered
+
+
+@pytest.mark.parametrize("policy, change, mutate", VIOLATIONS, ids=[f"{p}: {c}" for p, c, _ in VIOLATIONS])
+def test_one_change_fires_exactly_its_delivery_policy(acme, policy, change, mutate):
+    result = review(mutate(acme))
+    assert result.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in result.violations]
+    assert not result.passed
+
+
+def test_an_owner_grant_fires_both_owner_rules(acme):
+    result = review(changed(acme, "state-admins-vault", path="roleDefinitionId", value=f"/providers/x/{OWNER}"))
+    assert result.fired() == {
+        ("delivery-no-owner-grants", "mandatory"),
+        ("delivery-role-administration-conditioned", "mandatory"),
+    }
+
+
+def test_the_platform_rules_the_delivery_turns_off_are_the_ones_its_own_pack_replaces():
+    """The delivery's job is to grant privileged, subscription-wide roles to identities that
+    federate with GitHub: azure-platform's rules against exactly that are off for it, and the
+    delivery pack's narrower rules hold instead. Everything else is mandatory."""
+    config = load_pack_config(next(p for p in load_packs(project="delivery") if p.name == "azure-platform"), "delivery")
+    off = {name for name, level in config.levels.items() if level.value != "mandatory"}
+    assert off == {
+        "role-assignments-not-privileged",  # delivery-no-owner-grants, delivery-role-administration-conditioned
+        "workload-identity-narrow-scope",  # delivery identities are the deployers, not pods
+        "federated-credential-trusted-issuer",  # delivery-federation-pinned: GitHub's issuer, one environment
+    }
+    assert all(
+        level.value == "mandatory" for level in load_pack_config(DELIVERY_PACKS["delivery"], "delivery").levels.values()
+    )
+
+
+def test_the_platform_packs_do_not_review_the_delivery_and_the_delivery_pack_not_the_platform():
+    platform = {pack.name for pack in load_packs()}
+    assert platform == {"azure-platform", "kubernetes-platform"}
+    assert set(DELIVERY_PACKS) == {"azure-platform", "delivery"}
+
+
+def test_a_delivery_change_is_diffed_and_reviewed_in_make_review(acme):
+    """What `make review` shows of a pull request that drops the condition of a deploy identity's
+    role administration: the grant's update, and the delivery failing on the pack's rule."""
+    from google.protobuf import json_format
+    from pulumi.runtime import rpc
+
+    from offline.plandiff import diff_sides
+    from offline.review_report import Side, render
+    from scripts.review_side import delivery_side
+    from tests.conftest import ROOT
+
+    grant = grant_named(acme, RBAC_ADMINISTRATOR)
+    scale = delivery_plan("acme-scale")
+    base = {"environments": {"delivery": delivery_side(ROOT, rpc, json_format, {"acme": acme, "acme-scale": scale})}}
+    edited = changed(acme, grant, path="condition", value=DELETE)
+    head = {"environments": {"delivery": delivery_side(ROOT, rpc, json_format, {"acme": edited, "acme-scale": scale})}}
+    assert base["environments"]["delivery"]["review"]["passed"]
+    (diff,) = diff_sides(base, head)
+    assert [(r.name, r.action) for r in diff.resources if r.action != "same"] == [(grant, "update")]
+    report = render(Side("head", "h", head), Side("base", "b", base), [diff])
+    assert not report.passed
+    assert "delivery-role-administration-conditioned" in report.comment
