@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from facts.replacement import STATEFUL, force_new
+from offline import locks
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
@@ -88,6 +89,8 @@ class ResourceDiff:
     renamed_from: str | None = None
     # Deleted from the program with `retain_on_delete`: Pulumi forgets it, Azure keeps it.
     retained: bool = False
+    # The delete lock that will refuse deleting it (ScopeLocked): offline/locks.py.
+    locked_by: str | None = None
 
     @property
     def stateful(self) -> str | None:
@@ -98,7 +101,9 @@ class ResourceDiff:
         """Data or a hard-to-replace resource would be lost, or `pulumi up` would stop on it."""
         if self.action == "delete" and self.retained and not self.protected:
             return False
-        return self.action in ("delete", "replace") and (self.protected or self.stateful is not None)
+        return self.action in ("delete", "replace") and (
+            self.protected or self.stateful is not None or self.locked_by is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -422,11 +427,26 @@ def diff_environment(name: str, base: Mapping[str, Any] | None, head: Mapping[st
         )
         result.resources += diffs
         result.renamed += renames
+    _mark_locked(result.resources, base_stacks, head_stacks)
     if base.get("review") is None and not base.get("missing"):
         result.notes.append("the base's engine has no policy review of the environment: policies not compared")
     else:
         result.policy = diff_policies(base.get("review"), head.get("review"))
     return result
+
+
+def _mark_locked(diffs: list[ResourceDiff], base_stacks: Mapping[str, Any], head_stacks: Mapping[str, Any]) -> None:
+    """Deletes a delete lock will refuse, named on the diff (offline/locks.py)."""
+    base_locks, head_locks = locks.locks(base_stacks), locks.locks(head_stacks)
+    if not base_locks and not head_locks:
+        return
+    for diff in diffs:
+        if diff.action not in ("delete", "replace") or (diff.action == "delete" and diff.retained):
+            continue
+        resource = next((r for r in base_stacks.get(diff.stack, {}).get("resources", []) if r["urn"] == diff.urn), None)
+        lock = resource and locks.blocking_lock(diff.stack, resource, base_locks, head_locks)
+        if lock:
+            diff.locked_by = f"{lock.stack}: {lock.name}"
 
 
 def diff_sides(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[EnvironmentDiff]:

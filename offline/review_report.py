@@ -31,6 +31,13 @@ _AVOID = {
     ),
 }
 
+# What to do about a delete under a lock (offline/locks.py).
+_LOCKED = (
+    "the deploy would stop here: lift the lock first (`platform:lockStatefulResources: false` in its own "
+    "pull request when the lock is in this stack or a layer that does not deploy first), "
+    "docs/operations.md, \"Removing access under a delete lock\""
+)
+
 
 @dataclass(frozen=True)
 class Side:
@@ -143,7 +150,7 @@ class _Environment:
             findings = self.diff.findings
             if findings:
                 kinds = sorted({_what(f) for f in findings})
-                changed.append(f"⚠ {len(findings)} stateful or protected {'/'.join(kinds)} replaced or deleted")
+                changed.append(f"⚠ {len(findings)} stateful, protected or locked {'/'.join(kinds)} replaced or deleted")
             parts.append(", ".join(changed) or "no change")
             if self.capacity_change:
                 parts.append(self.capacity_change)
@@ -245,7 +252,7 @@ def _capacity_details(env: _Environment, snapshot: Snapshot, full: bool) -> list
 def _changes(diff: EnvironmentDiff, full: bool, limit: int, accepted: bool) -> list[str]:
     lines: list[str] = []
     if diff.findings:
-        lines += ["#### ⚠ Findings: stateful or protected resources replaced or deleted", ""]
+        lines += ["#### ⚠ Findings: stateful, protected or locked resources replaced or deleted", ""]
         if accepted:
             lines += ["Accepted as deliberate by the `accept-replacement` label: reported, not failing.", ""]
         lines += ["| stack | resource | action | because | avoid it |", "|---|---|---|---|---|"]
@@ -258,7 +265,13 @@ def _changes(diff: EnvironmentDiff, full: bool, limit: int, accepted: bool) -> l
                 + (" (protected)" if f.protected else "")
                 + (f": {f.stateful}" if f.stateful else "")
             )
-            lines.append(f"| {f.stack} | {_cell(what)} | {f.action} | {_cell(because)} | {_cell(_AVOID[f.action])} |")
+            avoid = _AVOID[f.action]
+            if f.locked_by:
+                because = (
+                    because + "; " if because else ""
+                ) + f"the delete lock {f.locked_by} refuses it (ScopeLocked)"
+                avoid = _LOCKED
+            lines.append(f"| {f.stack} | {_cell(what)} | {f.action} | {_cell(because)} | {_cell(avoid)} |")
         lines.append("")
     stacks: dict[str, list[ResourceDiff]] = {}
     for resource in diff.resources:

@@ -60,7 +60,7 @@ def test_a_storage_accounts_immutable_property_is_a_replacement_finding_that_fai
     assert account.stateful == STATEFUL["azure-native:storage:StorageAccount"]
     report = render(Side("head", "h" * 40, head), Side("base", "b" * 40, head_side), [diff])
     assert not report.passed
-    assert "⚠ 1 stateful or protected StorageAccount replaced or deleted" in report.headline
+    assert "⚠ 1 stateful, protected or locked StorageAccount replaced or deleted" in report.headline
     assert "`isHnsEnabled`" in report.comment and "isHnsEnabled: true → false" in report.comment
     assert "create the new resource beside the old one" in report.comment
 
@@ -463,7 +463,7 @@ def test_make_review_compares_a_commit_with_its_parent(project):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "base: same pinned packages, this venv" in result.stdout
     comment = (project / "out" / "review.md").read_text()
-    assert "❌ dev: 1 updated, 1 replaced, 2 deleted, ⚠ 1 stateful or protected StorageAccount" in comment
+    assert "❌ dev: 1 updated, 1 replaced, 2 deleted, ⚠ 1 stateful, protected or locked StorageAccount" in comment
     assert (
         not (project / "out" / "base").exists()
         and "base"

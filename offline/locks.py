@@ -1,0 +1,103 @@
+"""Deletes that a delete lock will refuse: predicted in the review, not met halfway through a deploy.
+
+A `CanNotDelete` lock covers its scope and everything under it, role assignments included: Azure
+answers the delete of a role assignment at or under a locked scope with `ScopeLocked`, while it
+still lets new ones be created (MicrosoftDocs/azure-docs#110791; hashicorp/terraform-provider-azurerm#11770).
+Prod locks its storage accounts, Key Vault, registry and Event Hubs namespace
+(`platform:lockStatefulResources`), and other layers grant roles on exactly those: removing a
+workload, a cluster or a team, or replacing an identity, deletes such grants. Deploy waves do not
+help unless the lock is gone first: a lock removed by an upstream layer (planning/layers.py,
+UPSTREAM) is gone before the layer that deletes the grant runs; one removed in the same stack
+races with the delete (Pulumi orders deletes by dependency, and the two do not depend on each
+other). The path is docs/operations.md, "Removing access under a delete lock".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from planning.layers import UPSTREAM, parse_stack
+
+LOCK = "azure-native:authorization:ManagementLockByScope"
+
+
+@dataclass(frozen=True)
+class Lock:
+    stack: str
+    name: str
+    scope: str
+
+
+def _scope(resource: Mapping[str, Any]) -> str | None:
+    scope = (resource.get("inputs") or {}).get("scope")
+    return scope.rstrip("/").lower() if isinstance(scope, str) and scope.startswith("/") else None
+
+
+def locks(stacks: Mapping[str, Mapping[str, Any]]) -> dict[str, Lock]:
+    """Every delete or read-only lock of a side, by URN (either level refuses deletes below it)."""
+    found = {}
+    for stack, document in stacks.items():
+        for resource in document.get("resources", []):
+            scope = _scope(resource)
+            if resource.get("type") == LOCK and scope:
+                found[resource["urn"]] = Lock(stack, resource["name"], scope)
+    return found
+
+
+def _upstream(stack: str) -> set[str]:
+    """The layers whose deploy finishes before `stack`'s starts (transitively)."""
+    try:
+        _, unit = parse_stack(stack)
+    except ValueError:
+        return set()
+    if unit is None:
+        return set()
+    seen: set[str] = set()
+    todo = list(UPSTREAM[unit.layer])
+    while todo:
+        layer = todo.pop()
+        if layer not in seen:
+            seen.add(layer)
+            todo += UPSTREAM[layer]
+    return seen
+
+
+def _layer(stack: str) -> str | None:
+    try:
+        _, unit = parse_stack(stack)
+    except ValueError:
+        return None
+    return unit.layer if unit else None
+
+
+def in_force(lock: Lock, removed: bool, stack: str) -> bool:
+    """Whether `lock` still stands when `stack` deletes something: it stays, or it goes in a layer
+    that does not finish before `stack` starts."""
+    return not removed or _layer(lock.stack) not in _upstream(stack)
+
+
+def under(scope: str, lock_scope: str) -> bool:
+    return scope == lock_scope or scope.startswith(lock_scope + "/")
+
+
+def blocking_lock(
+    stack: str,
+    resource: Mapping[str, Any],
+    base_locks: Mapping[str, Lock],
+    head_locks: Mapping[str, Lock],
+) -> Lock | None:
+    """The lock that will refuse deleting `resource` (a base resource the change deletes or
+    replaces) from `stack`, or None. Locks the change adds stand from their own deploy on."""
+    scope = _scope(resource)
+    if scope is None or resource.get("type") == LOCK:
+        return None
+    candidates: Iterable[tuple[Lock, bool]] = [
+        *((lock, urn not in head_locks) for urn, lock in base_locks.items()),
+        *((lock, False) for urn, lock in head_locks.items() if urn not in base_locks),
+    ]
+    for lock, removed in candidates:
+        if under(scope, lock.scope) and in_force(lock, removed, stack):
+            return lock
+    return None
