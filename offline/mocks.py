@@ -21,6 +21,11 @@ from facts.arm import UnknownArmType, resource_id
 OFFLINE_NAMESPACE = uuid.UUID("1f0e4c7a-5b7e-4d43-8a0a-6a3f0c1d2e3f")
 # Placeholders for the deploying identity; clearly not a real tenant.
 OFFLINE_SUBSCRIPTION_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "subscription"))
+
+
+def cloud_subscription(cloud: str | None) -> str:
+    """The subscription the offline provider signs in to in `cloud` (None: the offline one)."""
+    return str(uuid.uuid5(uuid.uuid5(OFFLINE_NAMESPACE, cloud) if cloud else OFFLINE_NAMESPACE, "subscription"))
 OFFLINE_TENANT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "tenant"))
 OFFLINE_CLIENT_OBJECT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "deployer"))
 # What a Secret read from a cluster holds offline: clearly not a real certificate.
@@ -100,7 +105,7 @@ class OfflineMocks(Mocks):
         stack_secrets: Mapping[str, Sequence[str]] | None = None,
     ):
         self.namespace = uuid.uuid5(OFFLINE_NAMESPACE, cloud) if cloud else OFFLINE_NAMESPACE
-        self.subscription_id = str(uuid.uuid5(self.namespace, "subscription"))
+        self.subscription_id = cloud_subscription(cloud)
         self.tenant_id = str(uuid.uuid5(self.namespace, "tenant"))
         self.deployer_object_id = str(uuid.uuid5(self.namespace, "deployer"))
         # Subnet ID -> prefix, for the addresses Azure hands out inside a subnet.

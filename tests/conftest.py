@@ -4,6 +4,7 @@ same engine with one key changed."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fcntl
 import functools
 import json
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from offline.engine import Plan, preview_stack, run_program  # noqa: E402
 from offline.environment import EnvironmentPlan, preview_environment  # noqa: E402
+from offline.mocks import cloud_subscription  # noqa: E402
 from validation.stackfile import StackConfig, as_cli_string, read_stack_config  # noqa: E402
 
 STACKS = ("dev", "staging", "prod")
@@ -106,7 +108,13 @@ def second_preview(stack: str, cloud: str | None = None) -> Plan:
     """Another preview of `stack` in this worker process, made once: as another tenant and
     subscription with `cloud` (every ID Azure generates differs). Tests that compare a second
     run with the first share it."""
-    plan = preview_stack(stack, cloud=cloud)
+    if cloud is None:
+        plan = preview_stack(stack)
+    else:
+        # The same stack deployed to that cloud's subscription (platform:subscriptionId follows).
+        config = read_stack_config(ROOT, stack)
+        values = {**config.values, "platform:subscriptionId": cloud_subscription(cloud)}
+        plan = run_program(dataclasses.replace(config, values=values), ROOT, cloud=cloud)
     assert plan.ok, f"{stack} failed to preview again:\n{plan.error}"
     return plan
 

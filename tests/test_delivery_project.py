@@ -499,3 +499,20 @@ def test_the_hub_owners_group_can_hold_the_state_endpoints():
     assert endpoints and {e.inputs["resourceGroupName"] for e in endpoints} == {"rg-hub-endpoints"}
     groups = {r.inputs["resourceGroupName"] for r in plan.of_type("azure-native:resources:ResourceGroup")}
     assert groups == {"rg-ailab-delivery"}
+
+
+def test_the_delivery_grants_where_the_platform_deploys():
+    """An environment's deploy identities get their roles on the subscription the delivery names;
+    its units deploy to platform:subscriptionId (and stop elsewhere): the two must be one."""
+    from components.delivery.program import environment_access
+
+    values = dict(read_stack_config(DELIVERY, "acme").values)
+    environments = json.loads(values["delivery:environments"])
+    environments["staging"]["subscriptionId"] = "0b1f6471-1bf0-4dda-aec3-999999999999"
+    values["delivery:environments"] = json.dumps(environments)
+    with pytest.raises(ConfigError) as raised:
+        environment_access(parse_delivery_config(values), ROOT)
+    assert (
+        "delivery:environments.staging.subscriptionId: stacks/Pulumi.staging.yaml deploys to "
+        "d2bf8eeb-1057-5d65-84b7-d7af78a77b77 (platform:subscriptionId), not 0b1f6471-1bf0-4dda-aec3-999999999999"
+    ) in str(raised.value)

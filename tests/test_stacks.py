@@ -508,3 +508,17 @@ def test_a_private_cluster_finds_its_api_server_zone_already_linked_to_its_vnet(
         assert [(link.inputs["privateZoneName"], link.inputs["virtualNetwork"]["id"]) for link in links] == [
             (zone, vnet_of_cluster)
         ]
+
+
+def test_a_unit_whose_provider_signs_in_to_another_subscription_stops_before_creating_anything():
+    """A manual `pulumi up -s dev.foundation` after `az account set` to another subscription: the
+    program stops on platform:subscriptionId with the fix, and registers nothing there."""
+    from offline.engine import PROJECT_ROOT, run_program
+    from validation.stackfile import StackConfig
+
+    plan = run_program(StackConfig("platform", "dev.foundation", {}, []), PROJECT_ROOT, cloud="the-wrong-subscription")
+    assert not plan.ok
+    assert "platform:subscriptionId: dev deploys to d2bf8eeb-1057-5d65-84b7-d7af78a77b77" in plan.error
+    assert "pulumi config set azure-native:subscriptionId d2bf8eeb-1057-5d65-84b7-d7af78a77b77" in plan.error
+    assert "Traceback" not in plan.error
+    assert [r.type for r in plan.resources if r.custom] == []

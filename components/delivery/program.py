@@ -163,6 +163,15 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
                         f"{path.relative_to(root)} is environment {platform.environment}, not {name}",
                     )
                 )
+            if platform.subscription_id.lower() != str(env.subscription_id).lower():
+                # The deploy identities' grants must be where the units deploy (check_subscription).
+                problems.append(
+                    ConfigProblem(
+                        f"{DELIVERY_NAMESPACE}:environments.{name}.subscriptionId",
+                        f"{path.relative_to(root)} deploys to {platform.subscription_id} "
+                        f"(platform:subscriptionId), not {env.subscription_id}",
+                    )
+                )
             peered = peered or platform.network.hub is not None
             zones += [
                 f"{config.hub.private_dns_zones_resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"

@@ -34,6 +34,7 @@ from components.platform.cluster import _hosts_strimzi, build_cluster
 from components.platform.context import (
     STORAGE_ROLES,
     Context,
+    check_subscription,
     data_plane_zones,
     endpoint_regions,
     identity_workloads,
@@ -113,6 +114,7 @@ def _cluster_reference(config: PlatformConfig, key: str) -> ClusterOutputs:
 def deploy(config: PlatformConfig, unit: Unit | None) -> None:
     """Build one deployment unit of the environment (None: all of them in one stack) and export
     its contract and what people use (kubeconfigs, Kafka connection info, workload context)."""
+    check_subscription(config)
     if unit is None:
         _deploy_single_stack(config)
         return

@@ -41,6 +41,8 @@ from planning.naming import (
 )
 from planning.private_link import ZONE_BY_GROUP_ID, api_server_zone, zones_of
 from stackconfig.model import PlatformConfig
+from validation.checks import ConfigProblem
+from validation.loader import ConfigError
 
 STORAGE_ROLES = {"read": "Storage Blob Data Reader", "write": "Storage Blob Data Contributor"}
 
@@ -331,4 +333,25 @@ class Context:
             protect=config.protect,
             lock=config.lock_stateful_resources,
             tags=self.tags,
+        )
+
+
+def check_subscription(config: PlatformConfig) -> None:
+    """Stop before anything is registered when the Azure provider signs in to another subscription
+    than the environment's: without `azure-native:subscriptionId` in the stack's file the provider
+    takes the Azure CLI's current one (`az account set`), so a manual `pulumi up` would otherwise
+    deploy wherever the CLI points (pulumi-azure-native's configuration: `subscriptionId`, or
+    ARM_SUBSCRIPTION_ID, else the CLI's default subscription). A synchronous invoke: the program
+    waits for it before its first resource."""
+    signed_in = authorization.get_client_config().subscription_id
+    if signed_in.lower() != config.subscription_id.lower():
+        raise ConfigError(
+            [
+                ConfigProblem(
+                    "platform:subscriptionId",
+                    f"{config.environment} deploys to {config.subscription_id}, but the Azure provider signs in "
+                    f"to {signed_in}: pin the stack with `pulumi config set azure-native:subscriptionId "
+                    f"{config.subscription_id}` (docs/deploying.md), or `az account set` to it",
+                )
+            ]
         )

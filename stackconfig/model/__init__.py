@@ -146,6 +146,13 @@ class PlatformConfig(Model):
         description="The environment; also the `environment` tag. It must be the stack's name, or its prefix "
         "(`prod` for `prod-scale`): a stack never deploys another environment."
     )
+    subscription_id: Uuid = Field(
+        description="The subscription every unit of the environment deploys to. A unit whose Azure provider "
+        "signs in to another (a manual `pulumi up` after `az account set` elsewhere) stops before it "
+        "creates anything; each unit's stack file pins its provider with `azure-native:subscriptionId` "
+        "set to this (docs/deploying.md). The delivery project's `environments.<env>.subscriptionId` "
+        "must be the same."
+    )
     prefix: ShortName = Field(
         description="First part of every resource name (`aks-<prefix>-<env>-<cluster>`); the globally unique "
         "names derived from it must fit Azure's rules (Key Vault `kv-<prefix>-<env>-<region "
