@@ -608,3 +608,18 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
             for zone in env.api_server_zone_ids:
                 grant(planner, READER, zone, f"reads {name}'s API server subzone {zone.rsplit('/', 1)[-1]}")
     return result
+
+
+def stack_init_commands(
+    delivery: Delivery, environment: str, subscription: str, stacks: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The one-time commands that create an environment's unit stacks (`stacks`: stack, layer):
+    sign in to its state container, then each stack with its layer's key as secrets provider and
+    its provider pinned to the environment's subscription (platform:subscriptionId). Every line
+    is a complete shell command: nothing to edit, nothing commented out."""
+    lines = [f"pulumi login 'azblob://{delivery.container(environment)}?storage_account={delivery.storage_account}'"]
+    for stack, layer in stacks:
+        key = f"azurekeyvault://{delivery.key_vault}.vault.azure.net/keys/{delivery.key(environment, layer)}"
+        lines.append(f"pulumi stack init {stack} --secrets-provider '{key}'")
+        lines.append(f"pulumi config set --stack {stack} azure-native:subscriptionId {subscription}")
+    return lines

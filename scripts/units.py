@@ -4,10 +4,14 @@
     python scripts/units.py --environment prod               # the deploy waves, as text
     python scripts/units.py --environment prod --github      # GitHub step outputs (key=JSON)
     python scripts/units.py --environment dev --environment staging --environment prod --github
+    python scripts/units.py --environment dev --init   # the one-time `pulumi stack init` commands
 
 GitHub outputs: `units` (every unit of the given environments, for a matrix: environment,
 layer, cluster, stack), and with one environment `canary` and `rest` (the cluster keys of the
 fleet's canary wave and of the wave after it) and `fleet` (true with two or more clusters).
+`--init` prints, instead, the commands that create the environment's unit stacks once (its state
+container, each stack's secrets key, its provider pinned to platform:subscriptionId), with the
+names the delivery project gives them (delivery/stacks; `--delivery` picks the stack).
 Bad config: the config message, exit 1.
 """
 
@@ -28,7 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--environment", action="append", required=True)
     parser.add_argument("--github", action="store_true", help="print key=value lines for $GITHUB_OUTPUT")
+    parser.add_argument("--init", action="store_true", help="print the one-time stack init commands")
+    parser.add_argument("--delivery", help="the delivery stack that names the state (default: the environment's)")
     args = parser.parse_args(argv)
+    if args.init:
+        return print_init(args.environment, args.delivery)
     units = []
     for environment in args.environment:
         try:
@@ -53,6 +61,28 @@ def main(argv: list[str] | None = None) -> int:
             print("fleet=" + json.dumps(config.has_fleet))
     if args.github:
         print("units=" + json.dumps(units))
+    return 0
+
+
+def print_init(environments: list[str], delivery_stack: str | None) -> int:
+    from components.delivery.program import delivery_names
+    from offline.identities import DELIVERY, DELIVERY_STACK, DELIVERY_STACKS
+    from planning.delivery import stack_init_commands
+    from validation.delivery import parse_delivery_config
+    from validation.stackfile import read_stack_config
+
+    for environment in environments:
+        try:
+            config = parsed_environment(environment)
+            delivery = parse_delivery_config(
+                read_stack_config(DELIVERY, delivery_stack or DELIVERY_STACKS.get(environment, DELIVERY_STACK)).values
+            )
+        except ConfigError as error:
+            print(error, file=sys.stderr)
+            return 1
+        stacks = [(unit.stack(environment), unit.layer) for wave in waves(config) for unit in wave]
+        for line in stack_init_commands(delivery_names(delivery), environment, config.subscription_id, stacks):
+            print(line)
     return 0
 
 

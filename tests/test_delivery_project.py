@@ -516,3 +516,45 @@ def test_the_delivery_grants_where_the_platform_deploys():
         "delivery:environments.staging.subscriptionId: stacks/Pulumi.staging.yaml deploys to "
         "d2bf8eeb-1057-5d65-84b7-d7af78a77b77 (platform:subscriptionId), not 0b1f6471-1bf0-4dda-aec3-999999999999"
     ) in str(raised.value)
+
+
+@pytest.mark.parametrize("environment", ["dev", "staging", "prod"])
+def test_the_stack_init_commands_create_exactly_the_units_with_the_deliverys_keys(environment):
+    """What a first deploy pastes (scripts/units.py --init): complete commands (nothing commented
+    out or to edit), one stack per unit the workflows deploy (a fleet only with two clusters),
+    each with the key the delivery creates for its layer and pinned to the environment's subscription."""
+    import shlex
+
+    from offline.environment import parsed_environment, waves
+
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "units.py"), "--environment", environment, "--init"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    config = parsed_environment(environment)
+    keys = {r.inputs["keyName"] for r in delivery_plan().of_type("azure-native:keyvault:Key")}
+    commands = [shlex.split(line, comments=True) for line in result.stdout.splitlines()]
+    assert [len(c) for c in commands] == [len(shlex.split(line)) for line in result.stdout.splitlines()], "a # inside"
+    login, *rest = commands
+    assert login[:2] == ["pulumi", "login"] and f"pulumi-state-{environment}?" in login[2]
+    created = [c[3] for c in rest if c[:3] == ["pulumi", "stack", "init"]]
+    assert created == [unit.stack(environment) for wave in waves(config) for unit in wave]
+    assert any(s.endswith(".fleet") for s in created) == config.has_fleet
+    for command in rest:
+        if command[:3] == ["pulumi", "stack", "init"]:
+            assert command[4] == "--secrets-provider"
+            assert command[5].rsplit("/", 1)[-1] in keys
+            assert command[5].rsplit("/", 1)[-1].endswith(f"-{command[3].split('.', 1)[1].split('-')[0]}")
+        else:
+            assert command == [
+                "pulumi",
+                "config",
+                "set",
+                "--stack",
+                command[4],
+                "azure-native:subscriptionId",
+                config.subscription_id,
+            ]

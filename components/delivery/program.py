@@ -112,6 +112,17 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
         )
         pulumi.export(f"{name}ClientIds", access.client_ids)
+        # What the environment's platform stack file takes from the delivery (docs/deploying.md).
+        pulumi.export(
+            f"{name}StackSettings",
+            {
+                "platform:subscriptionId": env.subscription,
+                "platform:entra.planIdentity.tenantsPrincipalObjectId": access.principal_ids[
+                    names.planner(name, "tenants")
+                ],
+                "platform:jobs.workerRoleId": worker_roles[name],
+            },
+        )
         client_ids.update(access.client_ids)
     if config.github:
         owner, repository = config.repository.split("/", 1)
