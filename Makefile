@@ -8,7 +8,7 @@ UNIT ?=
 # Reference material (CRD schemas, chart values) beside the repository; see README.
 SHARED_DIR ?= ../shared
 
-.PHONY: help install schemas preview preview-all preview-delivery review prices capacity docs lint test bench lock clean tools
+.PHONY: help install schemas preview preview-all preview-delivery review doctor prices capacity docs lint test bench lock clean tools
 
 help:
 	@echo "make preview [STACK=dev|staging|prod]  offline preview of an environment's stacks (creates ./venv first)"
@@ -17,6 +17,7 @@ help:
 	@echo "make preview-delivery                   offline preview and policy review of the delivery project"
 	@echo "make review [BASE=origin/main]          every stack at BASE and here, compared: changes, replacements,"
 	@echo "                                        policies, capacity, cost, diagrams (out/review.md)"
+	@echo "make doctor [STACK=prod]                read-only checks of the real tenant and GitHub before a first deploy"
 	@echo "make prices                             refresh the Retail Prices snapshot (network)"
 	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
 	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
@@ -61,11 +62,16 @@ preview-delivery: $(VENV)/.installed
 review: $(VENV)/.installed
 	$(PY) scripts/review.py $(if $(BASE),--base $(BASE)) $(if $(filter true,$(ACCEPT_FINDINGS)),--accept-findings)
 
+# Before an environment's first deploy: what it needs of Azure and GitHub, read-only (az and gh
+# signed in); each missing thing with its fix (docs/operations.md, "make doctor").
+doctor: $(VENV)/.installed
+	$(PY) scripts/doctor.py --stack $(STACK)
+
 # Refresh facts/retail_prices.json from Azure's Retail Prices API (network; .github/workflows/prices.yml).
 prices: $(VENV)/.installed
 	$(PY) scripts/prices.py
 
-# shellcheck (Debian's package) checks scripts/bootstrap in the tests; Mermaid's own parser
+# shellcheck (Debian's package) checks scripts/runner-job-started in the tests; Mermaid's own parser
 # (npm, pinned in tools/mermaid/package-lock.json, run by Node) checks the review's diagrams.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 tools: tools/mermaid/node_modules/.installed

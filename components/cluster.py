@@ -469,7 +469,7 @@ class AksCluster(pulumi.ComponentResource):
         # or a CI job would be (kubelogin), never with a local admin certificate. Who may
         # write in the cluster is configuration, not whoever runs Pulumi: the environment's
         # deploy identity holds Azure Kubernetes Service RBAC Cluster Admin on its subscription
-        # (scripts/bootstrap), people belong to entra.adminGroupObjectIds.
+        # (the delivery project), people belong to entra.adminGroupObjectIds.
         self.kubernetes_provider = kubernetes.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,

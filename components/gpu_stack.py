@@ -88,6 +88,7 @@ class GpuStack(pulumi.ComponentResource):
                 chart,
                 namespace.metadata.name,
                 merge_values(values, mirrored_image_values(chart, args.login_server)),
+                login_server=args.login_server,
                 provider=provider,
                 parent=self,
                 depends_on=[*args.pull_ready, *args.ready],

@@ -106,7 +106,7 @@ class ManagedGrafana(pulumi.ComponentResource):
                 parent=self,
                 principal_type=authorization.PrincipalType.GROUP,
             )
-        # The tenants unit's deploying identity is Grafana Admin by the bootstrap (it provisions
+        # The tenants unit's deploying identity is Grafana Admin by the delivery project (it provisions
         # the dashboards), as it holds its other rights.
         args.endpoints.connect(
             name,

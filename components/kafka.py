@@ -454,6 +454,7 @@ class StrimziKafka(pulumi.ComponentResource):
                 # Kafka's pods then satisfy the namespace's `restricted` Pod Security level.
                 "extraEnvs": [{"name": "STRIMZI_POD_SECURITY_PROVIDER_CLASS", "value": "restricted"}],
             },
+            login_server=args.login_server,
             provider=provider,
             parent=self,
             depends_on=[*args.pull_ready, *args.ready],

@@ -240,6 +240,7 @@ class StreamingPlatform(pulumi.ComponentResource):
             FLINK_OPERATOR,
             operator_namespace.metadata.name,
             values,
+            login_server=args.login_server,
             provider=provider,
             parent=self,
             # The chart puts the operator's Roles into the namespaces it watches.

@@ -128,7 +128,7 @@ class ClusterView:
     @cached_property
     def kueue_config(self) -> dict[str, Any]:
         for release in self.in_cluster(HELM_RELEASE):
-            if release.inputs["chart"].endswith("/kueue"):
+            if release.inputs["name"] == "kueue":
                 return yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
         return {}
 

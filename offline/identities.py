@@ -6,17 +6,13 @@ assignments it registers into `planning.permissions.Grant`s: built-in roles with
 published permissions (facts/azure_roles.json), custom roles with the permissions the project
 defines, delegation conditions as the role and principal-type sets they admit. The tests, and
 the permissions table in docs/deploying.md (`make docs`), check every stack's operations
-against them. `scripts/bootstrap`'s dry run (`dry_run`) stays readable for the test that holds
-the two equal while both exist (tests/test_delivery_project.py).
+against them.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import shlex
-import subprocess
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +29,6 @@ from planning.permissions import Backend, Condition, Grant, RoleDefinition
 from validation.loader import parse_platform_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-BOOTSTRAP = PROJECT_ROOT / "scripts" / "bootstrap"
 DELIVERY = PROJECT_ROOT / "delivery"
 DELIVERY_STACK = "acme"
 # prod-scale (prod at another scale, a what-if) has a delivery stack of its own.
@@ -51,7 +46,7 @@ class CustomRole:
 
 @dataclass
 class Identities:
-    """What one environment's bootstrap makes: grants per identity, custom roles, registrations."""
+    """What the delivery makes for one environment: grants per identity, custom roles, registrations."""
 
     environment: str
     grants: dict[str, list[Grant]] = field(default_factory=dict)
@@ -160,64 +155,9 @@ def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
     return found
 
 
-def bootstrap_args(
-    environment: str, subscription: str, hub: dict[str, Any] | None, api_server_zones: Iterable[str] = ()
-) -> list[str]:
-    """Bootstrap flags for one environment whose resources live in `subscription`
-    (`api_server_zones`: its API server subzones in the hub's zones)."""
-    hub_vnet = (
-        hub["virtualNetworkId"]
-        if hub
-        else (
-            "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub"
-            "/providers/Microsoft.Network/virtualNetworks/vnet-hub"
-        )
-    )
-    zones = (
-        hub["privateDnsZonesResourceGroupId"]
-        if hub and hub.get("privateDnsZonesResourceGroupId")
-        else ("/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg-hub-dns")
-    )
-    args = [
-        "--repo",
-        "acme/ai-platform",
-        "--subscription",
-        STATE_SUBSCRIPTION,
-        "--prefix",
-        PREFIX,
-        "--endpoint-subnet-id",
-        f"{hub_vnet}/subnets/snet-private-endpoints",
-        "--dns-zones-rg-id",
-        zones,
-        "--hub-vnet-id",
-        hub_vnet,
-        "--env",
-        f"{environment}={subscription}",
-    ]
-    if hub:
-        args += ["--hub-env", environment]
-    for zone in api_server_zones:
-        args += ["--api-server-zone", f"{environment}={zones}/providers/Microsoft.Network/privateDnsZones/{zone}"]
-    return args
-
-
 def stack_api_server_zones(stack: str) -> list[str]:
     """The API server subzones a stack's environment has in the hub's zones (none without them)."""
     return own_hub_zones(parse_platform_config(_stack_file_config(stack), stack=stack))
-
-
-def dry_run(args: list[str]) -> list[list[str]]:
-    """The az commands a first run of the bootstrap makes (each without the leading `az`)."""
-    result = subprocess.run(
-        ["bash", str(BOOTSTRAP), "--dry-run", *args], capture_output=True, text=True, timeout=120, check=False
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"scripts/bootstrap --dry-run failed: {result.stderr}")
-    return [shlex.split(line)[1:] for line in result.stdout.splitlines() if line.startswith("az ")]
-
-
-def _option(call: list[str], name: str) -> str | None:
-    return call[call.index(name) + 1] if name in call else None
 
 
 _PAIR = re.compile(
@@ -234,7 +174,7 @@ _BLOB_PREFIX = re.compile(
 
 
 def parse_condition(text: str) -> Condition:
-    """What a bootstrap condition admits: for a delegation, the (roles, principal types) pairs a
+    """What a delivery condition admits: for a delegation, the (roles, principal types) pairs a
     write may name; for a state blob role, the blob paths (StringLike, `*` any characters, as
     fnmatch) and list prefixes."""
     if "roleAssignments:" in text:
@@ -260,7 +200,7 @@ def built_in(role_id: str) -> RoleDefinition | None:
 
 
 def backend(environment: str) -> Backend:
-    """The environment's state container and its layers' secrets keys, as the bootstrap names them."""
+    """The environment's state container and its layers' secrets keys, as the delivery names them."""
     group = f"/subscriptions/{STATE_SUBSCRIPTION}/resourceGroups/rg-{PREFIX}-delivery/providers"
     return Backend(
         state_container_id=f"{group}/Microsoft.Storage/storageAccounts/st{PREFIX}pulumistate"
@@ -274,7 +214,7 @@ def backend(environment: str) -> Backend:
 
 def program_grants(plan: Any, subscription: str, principal_id: str, identities: Identities) -> list[Grant]:
     """The role assignments a plan makes to one principal (e.g. the plan identity's namespace
-    reads), as grants: built-in roles, or the bootstrap's custom roles by the GUID named."""
+    reads), as grants: built-in roles, or the delivery's custom roles by the GUID named."""
     custom = {role.definition.id.lower(): role.definition for role in identities.custom_roles.values()}
     grants = []
     for r in plan.resources:
@@ -283,7 +223,7 @@ def program_grants(plan: Any, subscription: str, principal_id: str, identities: 
         role = str(r.inputs.get("roleDefinitionId", "")).rsplit("/", 1)[-1].lower()
         definition = built_in(role) or custom.get(role)
         if definition is None:
-            raise LookupError(f"{r.name} assigns role {role}, which no recorded or bootstrap role defines")
+            raise LookupError(f"{r.name} assigns role {role}, which no recorded or delivery role defines")
         grants.append(Grant(definition, r.inputs["scope"], None, f"{r.type} {r.name}"))
     return grants
 
@@ -298,7 +238,7 @@ def _symbolic(scope: str, environment: str) -> str:
 
 
 def markdown_table(identities: Identities) -> str:
-    """The bootstrap's grants of one environment, for docs/deploying.md (`make docs`)."""
+    """The delivery's grants of one environment, for docs/deploying.md (`make docs`)."""
     lines = ["| identity | role | scope | why |", "|---|---|---|---|"]
     custom = {c.definition.id: c.name for c in identities.custom_roles.values()}
     for identity in [who(layer) for layer in LAYERS for who in (identities.deployer, identities.planner)]:
@@ -317,7 +257,7 @@ def markdown_table(identities: Identities) -> str:
                 )
             elif condition and condition.blob_paths is not None:
                 role += " (only: " + ", ".join(f"`{p}`" for p in sorted(condition.blob_paths)) + ")"
-            why = grant.why.removesuffix(" (scripts/bootstrap)").split(": ", 1)[-1]
+            why = grant.why.split(": ", 1)[-1]
             lines.append(f"| `{identity}` | {role} | `{_symbolic(grant.scope, identities.environment)}` | {why} |")
     lines += ["", "| custom role | actions | data actions |", "|---|---|---|"]
     for name, custom_role in identities.custom_roles.items():

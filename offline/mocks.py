@@ -26,6 +26,8 @@ OFFLINE_SUBSCRIPTION_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "subscription"))
 def cloud_subscription(cloud: str | None) -> str:
     """The subscription the offline provider signs in to in `cloud` (None: the offline one)."""
     return str(uuid.uuid5(uuid.uuid5(OFFLINE_NAMESPACE, cloud) if cloud else OFFLINE_NAMESPACE, "subscription"))
+
+
 OFFLINE_TENANT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "tenant"))
 OFFLINE_CLIENT_OBJECT_ID = str(uuid.uuid5(OFFLINE_NAMESPACE, "deployer"))
 # What a Secret read from a cluster holds offline: clearly not a real certificate.

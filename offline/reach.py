@@ -2,12 +2,12 @@
 
 From: the environment's unit plans (every role assignment, Kubernetes RBAC object, namespace,
 service account, federated credential and Secret the program makes, and each unit's outputs,
-which its state holds), the bootstrap's dry run (the delivery identities, their grants and the
+which its state holds), the delivery project's plan (the delivery identities, their grants and the
 GitHub environments they trust: offline/identities.py), and the delivery's GitHub side (which
 workflow runs in which GitHub environment, tests/test_delivery.py holds the workflows to it;
-the environments' rules, docs/deploying.md "2. GitHub, once").
+the environments' rules, docs/deploying.md "GitHub's settings").
 
-Everything the program or the bootstrap grants must be placed: a principal, a data action or a
+Everything the program or the delivery grants must be placed: a principal, a data action or a
 unit output the model does not know raises `Unclassified`, so a new grant fails the tests until
 the model says what it reaches.
 """
@@ -58,7 +58,7 @@ from planning.reach import (
 from stackconfig.model import PlatformConfig
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
-# Who can run a job in which GitHub environment (docs/deploying.md, "2. GitHub, once"; the
+# Who can run a job in which GitHub environment (docs/deploying.md, "GitHub's settings"; the
 # workflows: pull-request.yml previews branches of this repository in `<env>-<layer>-preview`,
 # deploy.yml runs `main` in `<env>-<layer>` after the environment's reviewers, forks get no OIDC
 # token and no self-hosted runner).
@@ -181,7 +181,7 @@ def _principals(
             teams[_identity(f"team {team} group {group}")] = team
     plan = config.entra.plan_identity
     if plan is not None and plan.tenants_principal_object_id is not None:
-        # The object ID the stack file gives the bootstrap's tenants plan identity.
+        # The object ID the stack file gives the delivery's tenants plan identity.
         names[str(plan.tenants_principal_object_id)] = _identity(identities.planner("tenants"))
     grafana = config.operations.grafana
     for group in [*grafana.admins, *grafana.viewers]:
@@ -268,8 +268,8 @@ def build(
         else:
             graph.add(approvers(environment), node(GITHUB, f"{environment}-{layer}"), "deploy.yml on main, approved")
     # Any job of this repository may ask for the runners' label; what it finds there is a
-    # network position and whatever identity is attached to the machines (the bootstrap
-    # attaches none: an `identity assign` in its dry run would be an edge here).
+    # network position and whatever identity is attached to the machines (the delivery
+    # attaches none: an identity on the runners would be an edge here).
     runner = node(RUNNER, "platform-preview")
     graph.add(SAME_REPOSITORY_PR, runner, "any workflow of a branch may ask for the label")
     # The deploy pool's hook admits deploy.yml on main alone (scripts/runner-job-started).
@@ -286,7 +286,7 @@ def build(
                 raise Unclassified(f"{identity} trusts {subject}, which the model does not place")
             graph.add(node(GITHUB, claim.rsplit(":environment:", 1)[1]), _identity(identity), "OIDC token, federated")
 
-    # --- Azure RBAC: the bootstrap's grants and the program's role assignments.
+    # --- Azure RBAC: the delivery's grants and the program's role assignments.
     grants: dict[str, list[permissions.Grant]] = {}
     kinds: dict[str, str] = {}
     for identity, held in identities.grants.items():
@@ -301,7 +301,7 @@ def build(
         role_id = str(r.inputs["roleDefinitionId"]).rsplit("/", 1)[-1].lower()
         role = roles.get(role_id)
         if role is None:
-            raise Unclassified(f"{r.name} assigns role {role_id}, which no recorded or bootstrap role defines")
+            raise Unclassified(f"{r.name} assigns role {role_id}, which no recorded or delivery role defines")
         grants.setdefault(principal, []).append(permissions.Grant(role, r.inputs["scope"], None, f"{r.type} {r.name}"))
         kinds[principal] = str(r.inputs.get("principalType") or "ServicePrincipal")
     # Kubernetes RBAC, in the same terms, for users (principals by object ID) and service accounts.

@@ -205,6 +205,11 @@ class Delivery:
     def container(self, environment: str) -> str:
         return f"pulumi-state-{environment}"
 
+    # The delivery project's own state and secrets key, moved here after its first, local run
+    # (docs/deploying.md, "The delivery's own state"); only the admin group reaches them.
+    own_container = "pulumi-state-delivery"
+    own_key = "pulumi-state-delivery"
+
     def container_id(self, environment: str) -> str:
         return f"{self.storage_id}/blobServices/default/containers/{self.container(environment)}"
 

@@ -115,7 +115,7 @@ def watch_rules() -> list[dict[str, Any]]:
 
 
 def worker_data_actions() -> list[str]:
-    """The data actions of the custom role "Platform MultiKueue worker" (scripts/bootstrap lists
+    """The data actions of the custom role "Platform MultiKueue worker" (planning/delivery.py lists
     the same; tests/test_permissions.py holds them equal): read, write and delete of the kinds
     of WORKER_RULES (status is the kind's own action; custom resources are one data action)."""
     kinds = {

@@ -113,7 +113,7 @@ OBJECT_NAME = "name"
 class Condition:
     """An ABAC condition on a role assignment, as the sets of attributes it admits.
 
-    The shapes the bootstrap writes: for role-assignment delegation, pairs of (role
+    The shapes the delivery writes (planning/delivery.py): for role-assignment delegation, pairs of (role
     definitions, principal types) a `roleAssignments/write` may name (a delete: the role);
     for state blobs, the paths (`fnmatch` patterns, the condition's StringLike) a blob may
     have and the prefixes (StringStartsWith) a list may ask for.
@@ -196,7 +196,7 @@ def check(identity: str, grants: Sequence[Grant], operations: Iterable[Operation
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Backend:
-    """Where an environment's stacks keep their state and secrets (scripts/bootstrap): one
+    """Where an environment's stacks keep their state and secrets (the delivery project): one
     container, a path per stack inside it, and a secrets key per deployment layer."""
 
     state_container_id: str

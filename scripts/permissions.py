@@ -1,4 +1,4 @@
-"""Print what scripts/bootstrap grants an environment's deploy and plan identities, as the
+"""Print what the delivery project grants an environment's deploy and plan identities, as the
 permissions table of docs/deploying.md (`make docs` writes prod's there), from the same model the tests
 check every stack against.
 

@@ -564,6 +564,12 @@ CASES = {
         "platform:registry.cacheRules.mirror.target",
         "overlaps the platform's rule nvcr-nvidia",
     ),
+    "cache rule into the mirrored charts": (
+        "dev",
+        set_in("registry.cacheRules.charts", {"source": "ghcr.io/acme/charts/*", "target": "charts/*"}),
+        "platform:registry.cacheRules.charts.target",
+        "overlaps the platform's mirrored charts",
+    ),
     "cache rule with the platform's name": (
         "dev",
         set_in("registry.cacheRules.nvcr-nvidia", {"source": "ghcr.io/acme/*", "target": "acme/*"}),

@@ -1,13 +1,10 @@
-"""The delivery project (delivery/): previewed offline like the platform, and granting exactly
-what the permission and attack-path models hold each identity to.
-
-Until the models read this project's plan (issue "Delivery is code too"), they read
-scripts/bootstrap's dry run (offline/identities.py); these tests hold the two equal, grant for
-grant, condition for condition, so the switch changes nothing the models prove."""
+"""The delivery project (delivery/): previewed offline like the platform. Its plan is what the
+permission and attack-path models read (offline/identities.py; tests/test_permissions.py and
+tests/test_reach.py hold every identity to its job); these tests hold what the models do not:
+federation, GitHub's settings, the state backend, config errors and the one script step."""
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 import sys
@@ -20,14 +17,8 @@ import yaml
 
 from offline import identities as offline_identities
 from offline.engine import Plan, run_program
-from offline.identities import (
-    _option,
-    bootstrap_args,
-    dry_run,
-    stack_api_server_zones,
-    stack_hub,
-)
 from offline.mocks import OFFLINE_NAMESPACE, OFFLINE_SUBSCRIPTION_ID
+from planning.layers import LAYERS
 from tests.conftest import ALL_STACKS, ROOT
 from tests.support.fake_az import FakeAzure, commands, option
 from validation.delivery import parse_delivery_config
@@ -41,13 +32,6 @@ ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
 
 def delivery_plan(stack: str = "acme") -> Plan:
     return offline_identities.delivery_plan(stack)
-
-
-@functools.cache
-def bootstrap_commands(stack: str) -> list[list[str]]:
-    """scripts/bootstrap's dry run for one platform stack's environment, subzones and hub."""
-    args = bootstrap_args(environment(stack), OFFLINE_SUBSCRIPTION_ID, stack_hub(stack), stack_api_server_zones(stack))
-    return dry_run(args)
 
 
 def delivered(stack: str) -> Plan:
@@ -74,45 +58,6 @@ def custom_roles(plan: Plan) -> dict[str, dict[str, Any]]:
     return found
 
 
-def plan_grants(plan: Plan, env: str) -> set[tuple[str, str, str, str | None]]:
-    """(identity, role, scope, condition) of the plan's grants to one environment's identities,
-    custom roles by name (in conditions too)."""
-    names = {role["guid"]: name for name, role in custom_roles(plan).items()}
-    grants = set()
-    for r in plan.of_type(ROLE_ASSIGNMENT):
-        identity = r.inputs["description"].split(": ", 1)[0]
-        if not identity.startswith("id-") or offline_identities.identity_environment(identity) != env:
-            continue
-        role = r.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
-        condition = r.inputs.get("condition")
-        for guid, name in names.items():
-            condition = condition.replace(guid, f"<name of {name}>") if condition else condition
-        grants.add((identity, f"<name of {names[role]}>" if role in names else role, r.inputs["scope"], condition))
-    return grants
-
-
-def bootstrap_grants(stack: str) -> set[tuple[str, str, str, str | None]]:
-    """The bootstrap's grants, with two deliberate differences (planning/delivery.py): on the
-    state keys the narrower key roles instead of Key Vault Crypto User, which could also disable
-    a key (the key's own layer's deployer encrypts, every other holder only decrypts); on the
-    state container the state writer instead of Storage Blob Data Contributor, which could also
-    delete the whole container."""
-    crypto_user = "12338af0-0e69-4776-bea7-57ae8d297424"
-    grants = set()
-    for c in bootstrap_commands(stack):
-        if c[:3] != ["role", "assignment", "create"]:
-            continue
-        identity = (_option(c, "--assignee-object-id") or "").removeprefix("<principal id of ").removesuffix(">")
-        role, scope = _option(c, "--role") or "", _option(c, "--scope") or ""
-        if role == "ba92f5b4-2d11-453d-a403-e96b0029c9fe" and "/containers/pulumi-state-" in scope:
-            role = "<name of Platform state writer (ailab)>"  # not Storage Blob Data Contributor
-        if role == crypto_user and "/keys/pulumi-state-" in scope:
-            own = identity.startswith("id-ailab-deploy-") and scope.endswith("-" + identity.rsplit("-", 1)[-1])
-            role = f"<name of Platform state key {'user' if own else 'reader'} (ailab)>"
-        grants.add((identity, role, scope, _option(c, "--condition")))
-    return grants
-
-
 def test_the_delivery_project_previews_offline_with_its_own_project_and_stack():
     plan = delivery_plan()
     assert plan.project == "delivery" and plan.stack == "acme"
@@ -121,49 +66,44 @@ def test_the_delivery_project_previews_offline_with_its_own_project_and_stack():
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
-def test_each_identity_gets_exactly_the_bootstraps_grants_with_the_same_conditions(stack):
-    """Role, scope and condition text of every grant, identity by identity: what the permission
-    model (tests/test_permissions.py) and the attack-path model (tests/test_reach.py) check."""
-    assert plan_grants(delivered(stack), environment(stack)) == bootstrap_grants(stack)
-
-
-@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_each_identity_trusts_exactly_its_github_environment(stack):
+    """A deploy identity trusts the token of `<env>-<layer>`, a plan identity `<env>-<layer>-preview`,
+    GitHub's issuer and the token exchange audience only; nothing else signs in as them."""
     env, plan = environment(stack), delivered(stack)
-    identities = {r.name: r for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")}
+    identities = {r.name for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")}
     trusted = {
         plan.by_urn(r.parent).name: (r.inputs["issuer"], r.inputs["subject"], tuple(r.inputs["audiences"]))
         for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
         if offline_identities.identity_environment(plan.by_urn(r.parent).name) == env
     }
-    expected = {
-        _option(c, "--identity-name"): (
-            _option(c, "--issuer"),
-            _option(c, "--subject"),
-            (_option(c, "--audiences"),),
-        )
-        for c in bootstrap_commands(stack)
-        if c[:3] == ["identity", "federated-credential", "create"]
-    }
-    assert trusted == expected
-    assert all(name in identities for name in trusted)
-
-
-@pytest.mark.parametrize("stack", ALL_STACKS)
-def test_custom_roles_have_the_bootstraps_permissions_and_one_assignable_scope(stack):
+    github = ("https://token.actions.githubusercontent.com",)
+    audience = ("api://AzureADTokenExchange",)
     expected = {}
-    for c in bootstrap_commands(stack):
-        if c[:3] == ["role", "definition", "create"]:
-            document = json.loads(_option(c, "--role-definition") or "{}")
-            expected[document["Name"]] = {
-                "actions": document["Actions"],
-                "dataActions": document["DataActions"],
-                "scopes": document["AssignableScopes"],
-            }
-    found = {
-        name: {k: v for k, v in role.items() if k != "guid"} for name, role in custom_roles(delivery_plan()).items()
-    }
-    assert {name: found[name] for name in expected} == expected
+    for layer in LAYERS:
+        expected[f"id-ailab-deploy-{env}-{layer}"] = (
+            *github,
+            f"repo:acme/ai-platform:environment:{env}-{layer}",
+            audience,
+        )
+        expected[f"id-ailab-plan-{env}-{layer}"] = (
+            *github,
+            f"repo:acme/ai-platform:environment:{env}-{layer}-preview",
+            audience,
+        )
+    assert trusted == expected
+    assert set(trusted) <= identities
+
+
+@pytest.mark.parametrize("stack", ["acme", "acme-scale"])
+def test_custom_roles_are_fixed_by_name_and_their_one_assignable_scope(stack):
+    """A custom role's GUID is uuid5 of its scope and name (planning/delivery.py), so a platform
+    stack file can name one (platform:jobs.workerRoleId) before the delivery runs; it is
+    assignable at that one scope only."""
+    from planning.delivery import custom_role_guid
+
+    for name, role in custom_roles(delivery_plan(stack)).items():
+        assert len(role["scopes"]) == 1, name
+        assert role["guid"] == custom_role_guid(name, role["scopes"][0]), name
 
 
 @pytest.mark.parametrize("stack", ["prod", "prod-scale"])
@@ -425,7 +365,7 @@ def test_github_settings_github_would_not_enforce_are_config_errors(github, prob
 
 
 def test_the_admin_group_alone_has_break_glass_access_to_every_blob_and_key_and_features_are_per_subscription():
-    """As the bootstrap grants it (--admin-group-object-id): the only principal that writes the
+    """As delivery:adminGroupObjectId grants it: the only principal that writes the
     backend's meta.yaml and uses every key; and a feature is registered once per subscription,
     kept when an environment leaves (azure-native refuses a second registration of one)."""
     plan = delivery_plan()

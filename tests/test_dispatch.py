@@ -356,7 +356,7 @@ def test_dispatchers_reach_the_workers_private_api_servers(plans, stack):
 
 def dispatcher_grants(plan, stack: str) -> tuple[str, list]:
     """What the dispatchers' identity holds on the workers, from the plan: Azure role assignments
-    (the bootstrap's custom role by the GUID the stack names) and Kubernetes RBAC."""
+    (the delivery's custom role by the GUID the stack names) and Kubernetes RBAC."""
     from offline import identities as bootstrap
     from offline.mocks import OFFLINE_SUBSCRIPTION_ID
     from planning import permissions

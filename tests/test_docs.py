@@ -80,7 +80,14 @@ def test_every_page_a_file_names_in_plain_text_exists():
     each must exist (links are checked above)."""
     sources = [
         path
-        for pattern in ("**/*.py", "**/*.yaml", "**/*.yml", "**/*.md", "scripts/bootstrap")
+        for pattern in (
+            "**/*.py",
+            "**/*.yaml",
+            "**/*.yml",
+            "**/*.md",
+            "scripts/register-providers",
+            "scripts/runner-job-started",
+        )
         for path in ROOT.glob(pattern)
         if not any(part in ("venv", ".git", "node_modules") for part in path.relative_to(ROOT).parts)
     ]

@@ -12,7 +12,7 @@ import pytest
 from facts.gpu import GPU_VM_SIZES, MIG_SLICES_PER_GPU
 from offline.chartcheck import chart_defaults, crd_problems, manifest_of, unread_values
 from offline.reference import reference_file
-from planning.charts import CHARTS, GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, merge_values
+from planning.charts import GPU_OPERATOR, KUEUE, NETWORK_OPERATOR, chart_named, merge_values
 from tests.conftest import ALL_STACKS as STACKS
 from tests.conftest import stack_values
 
@@ -43,7 +43,7 @@ def cluster_key_of(resource) -> str:
 
 
 def releases(plan, chart):
-    return [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == chart.chart]
+    return [r for r in plan.of_type(RELEASE) if r.inputs["name"] == chart.name]
 
 
 def kueue_objects(plan):
@@ -165,7 +165,7 @@ def test_every_cluster_with_gpus_gets_the_stack_and_infiniband_gets_the_network_
 def test_releases_are_pinned_and_run_through_the_clusters_kubelogin_provider(plans, stack):
     plan = plans[stack]
     for release in plan.of_type(RELEASE):
-        chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
+        chart = chart_named(release.inputs["name"])
         assert release.inputs["version"] == chart.version and chart.version[-1].isdigit()
         assert release.provider.split("::")[-2].endswith(f"aks-{cluster_key_of(release)}-k8s")
         assert release.inputs["atomic"] is True
@@ -176,7 +176,7 @@ def test_releases_are_pinned_and_run_through_the_clusters_kubelogin_provider(pla
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_helm_value_is_a_key_the_chart_reads(plans, stack):
     for release in plans[stack].of_type(RELEASE):
-        chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
+        chart = chart_named(release.inputs["name"])
         defaults = merge_values(
             chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}")), chart.extra_defaults
         )

@@ -418,7 +418,7 @@ def test_every_node_agent_keeps_running_on_a_node_it_took_out_of_service(plans, 
     it: DCGM, the device plugin, NFD's worker, the Network Operator and the health agents must."""
     plan = plans[stack]
     for release in plan.of_type(RELEASE):
-        if release.inputs["chart"] == GPU_OPERATOR.chart:
+        if release.inputs["name"] == GPU_OPERATOR.name:
             values = release.inputs["values"]
             assert _tolerated(values["daemonsets"]["tolerations"], UNHEALTHY_TAINT)
             assert _tolerated(values["node-feature-discovery"]["worker"]["tolerations"], UNHEALTHY_TAINT)

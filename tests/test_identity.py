@@ -54,7 +54,7 @@ def resource_id(resource) -> str:
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_role_assignment_is_scoped_below_its_resource_group_with_a_built_in_role(plans, stack):
-    # The one custom role: the MultiKueue worker role, which scripts/bootstrap creates.
+    # The one custom role: the MultiKueue worker role, which the delivery project creates.
     known = set(role_ids()) | {(stack_config(stack).get("platform:jobs") or {}).get("workerRoleId")}
     assignments = plans[stack].of_type(ASSIGNMENT)
     assert assignments

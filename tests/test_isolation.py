@@ -435,9 +435,7 @@ def test_priority_classes_and_the_platform_pods_that_use_them(plans):
     assert classes["batch-preemptible"]["preemptionPolicy"] == "Never"
     assert not any(c["globalDefault"] for c in classes.values())
     releases = {
-        r.inputs["chart"].rsplit("/", 1)[-1]: r.inputs
-        for r in plan.of_type("kubernetes:helm.sh/v3:Release")
-        if cluster_of(r) == "eus2"
+        r.inputs["name"]: r.inputs for r in plan.of_type("kubernetes:helm.sh/v3:Release") if cluster_of(r) == "eus2"
     }
     assert releases["kueue"]["values"]["controllerManager"]["manager"]["priorityClassName"] == "platform-critical"
     assert releases["strimzi-kafka-operator"]["values"]["priorityClassName"] == "platform-critical"

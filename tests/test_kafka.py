@@ -130,7 +130,7 @@ def test_the_crd_check_rejects_what_strimzi_1x_removed():
 def test_each_kafka_host_gets_the_pinned_operator_watching_only_its_namespace(plans, stack):
     plan = plans[stack]
     login_server = plan.outputs["registryLoginServer"]
-    operators = [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == STRIMZI.chart]
+    operators = [r for r in plan.of_type(RELEASE) if r.inputs["name"] == STRIMZI.name]
     assert sorted(r.name for r in operators) == sorted(f"kafka-{c}-operator" for c in hosts(stack))
     for release in operators:
         values = release.inputs["values"]
@@ -469,7 +469,7 @@ def test_dev_rents_kafka_from_a_private_event_hubs_namespace_without_keys(plans)
     zone_id = zone_group.inputs["privateDnsZoneConfigs"][0]["privateDnsZoneId"]
     # The zone the facts page gives for the `namespace` sub-resource.
     assert zone_id.endswith("/privateDnsZones/" + zone_by_group_id()["namespace"])
-    assert plan.of_type(KAFKA) == [] and not [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == STRIMZI.chart]
+    assert plan.of_type(KAFKA) == [] and not [r for r in plan.of_type(RELEASE) if r.inputs["name"] == STRIMZI.name]
 
 
 def test_dev_has_an_event_hub_per_topic_and_a_consumer_group_per_reader(plans):

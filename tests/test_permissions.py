@@ -1,5 +1,5 @@
 """Every write `pulumi up` of a unit makes, and every read its preview or drift check makes, is
-permitted to that unit's layer identity as scripts/bootstrap grants it (planning/permissions.py);
+permitted to that unit's layer identity as the delivery project grants it (planning/permissions.py);
 and each layer's identities hold no more than their units need: only the cluster layer holds
 cluster admin, no environment writes a hub object another uses (tests/test_reach.py follows
 every path), each layer writes only its own state and reads only the states and keys of the
@@ -415,7 +415,7 @@ def test_no_layer_but_the_cluster_holds_cluster_admin(identities, stack):
 
 
 def test_the_tenants_in_cluster_role_is_exactly_what_the_tenants_write(unit_plans, identities):
-    """scripts/bootstrap's `tenant_kinds`: every in-cluster action the tenants' units take, no
+    """The delivery's tenants role: every in-cluster action the tenants' units take, no
     more (no wildcard, nothing cluster-scoped but namespaces and custom resources)."""
     needed = set()
     for stack in ALL:
@@ -654,7 +654,7 @@ def test_the_plan_identities_read_no_secret_but_the_kafka_ca_certificates_their_
 
 
 def test_the_plan_identitys_in_cluster_role_is_exactly_what_the_units_read(unit_plans, identities):
-    """scripts/bootstrap's `plan_reads` equals the non-Secret in-cluster reads of every unit's refresh."""
+    """The delivery's plan reader role equals the non-Secret in-cluster reads of every unit's refresh."""
     needed = set()
     for stack in ALL:
         environment = unit_plans[stack]
@@ -692,7 +692,7 @@ def _needed_registrations(plans) -> tuple[set[str], set[str]]:
     return providers, features
 
 
-def test_bootstrap_registers_exactly_the_providers_and_features_the_program_uses(plans, identities):
+def test_the_delivery_registers_exactly_the_providers_and_features_the_program_uses(plans, identities):
     providers, features = _needed_registrations(plans)
     ids = identities["prod"]
     assert set(ids.resource_providers) == providers

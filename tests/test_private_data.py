@@ -13,7 +13,7 @@ import yaml
 from offline.chartcheck import chart_defaults
 from offline.mocks import arm_id
 from offline.reference import facts_table, reference_file
-from planning.charts import CHARTS
+from planning.charts import chart_named
 from planning.private_link import ZONES_BY_GROUP_ID
 from tests.conftest import ALL_STACKS, STACKS, run_with, stack_values
 
@@ -310,7 +310,7 @@ def test_every_chart_image_is_pulled_through_the_platforms_registry(plans, stack
     releases = plan.of_type(RELEASE)
     assert releases
     for release in releases:
-        chart = next(c for c in CHARTS if c.chart == release.inputs["chart"])
+        chart = chart_named(release.inputs["name"])
         defaults = chart_defaults(reference_file(f"reference/helm-values/{chart.values_file}"))
         if "defaultImageRegistry" in defaults:
             # Strimzi composes every image from one registry and repository.

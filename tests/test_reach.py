@@ -5,7 +5,7 @@ every environment, from every entry point: an outside contributor's fork pull re
 same-repository pull request, a maintainer who merges, each environment's approvers, each team,
 each workload's pod, each node. A failure prints the path, edge by edge, with why each is
 taken. The graph is built from the same unit plans as the permission model (shared, not
-previewed again) and the bootstrap's dry run.
+previewed again) and the delivery project's plan.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def test_the_delivery_administrators_set_every_deploy_environments_approvers_and
 
 def test_a_key_role_that_can_disable_a_state_key_is_a_write_a_pull_request_must_not_reach(unit_plans):
     """Key Vault Crypto User can update a key (disable it, expire it), which ARM cannot undo; a
-    plan identity holding it on its keys, as the bootstrap granted, puts every branch within
+    plan identity holding it on its keys, as the delivery once granted, puts every branch within
     reach of breaking the environment's deploys. The delivery's key roles cannot."""
     config = config_of("prod")
     held = bootstrap.stack_identities("prod")

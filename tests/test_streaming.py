@@ -22,6 +22,7 @@ from facts.workload_identity import FEDERATED_TOKEN_FILE, USE_LABEL
 from offline.chartcheck import crd_problems
 from offline.reference import reference_file
 from planning import streaming
+from planning.charts import FLINK_OPERATOR, chart_reference
 from planning.images import mirrored
 from planning.naming import Naming
 from tests.conftest import ROOT, STACKS, stack_values
@@ -255,13 +256,15 @@ def test_staging_and_prod_run_kubernetes_ha_and_dev_may_not(plans, stack):
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_operator_is_pinned_mirrored_scoped_and_highly_available(plans, stack):
     config = _config(stack)
-    releases = [r for r in plans[stack].of_type(RELEASE) if r.inputs["chart"] == "flink-kubernetes-operator"]
+    releases = [r for r in plans[stack].of_type(RELEASE) if r.inputs["name"] == "flink-kubernetes-operator"]
     assert {_cluster(r) for r in releases} == set(config.streaming_clusters())
     login_server = Naming(config.prefix, config.environment).registry_login_server()
     for release in releases:
         values = release.inputs["values"]
         assert release.inputs["version"] == flink.OPERATOR_VERSION
-        assert release.inputs["repositoryOpts"]["repo"] == flink.OPERATOR_CHART_REPOSITORY
+        # Apache's archive is where the mirror fetches it; the release reads the registry.
+        assert FLINK_OPERATOR.upstream == flink.OPERATOR_CHART_REPOSITORY
+        assert release.inputs["chart"] == chart_reference(FLINK_OPERATOR, login_server)
         assert values["image"] == {
             "repository": mirrored(flink.OPERATOR_IMAGE, login_server),
             "tag": flink.OPERATOR_IMAGE_TAG,

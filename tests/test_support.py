@@ -60,7 +60,7 @@ def test_the_fake_az_remembers_what_it_created_and_fails_on_request(tmp_path: Pa
         "az group show --name rg-x --output none\n"
     )
     script.chmod(0o755)
-    # FakeAzure.run drives scripts/bootstrap; here a small script drives the fake directly.
+    # A small script drives the fake, as scripts/register-providers does.
     run = subprocess.run(
         [str(script)],
         capture_output=True,

@@ -104,6 +104,14 @@ class StateBackend(pulumi.ComponentResource):
             )
             for env in args.environments
         }
+        storage.BlobContainer(
+            f"{name}-delivery",
+            container_name=d.own_container,
+            account_name=account.name,
+            resource_group_name=group.name,
+            public_access=storage.PublicAccess.NONE,
+            opts=keep,
+        )
         vault = keyvault.Vault(
             f"{name}-vault",
             vault_name=d.key_vault,
@@ -130,12 +138,11 @@ class StateBackend(pulumi.ComponentResource):
                 parent=self, protect=True, replace_on_changes=["properties.softDeleteRetentionInDays"]
             ),
         )
-        # One key per environment and layer: a unit decrypts only its own secrets and the
-        # outputs of the units it reads (planning/delivery.py grants them).
-        self.keys = {
-            (env, layer): keyvault.Key(
-                f"{name}-{env}-{layer}",
-                key_name=d.key(env, layer),
+
+        def state_key(logical: str, key_name: str) -> keyvault.Key:
+            return keyvault.Key(
+                logical,
+                key_name=key_name,
                 vault_name=vault.name,
                 resource_group_name=group.name,
                 properties=keyvault.KeyPropertiesArgs(
@@ -151,9 +158,15 @@ class StateBackend(pulumi.ComponentResource):
                 tags=dict(args.tags),
                 opts=keep,
             )
+
+        # One key per environment and layer: a unit decrypts only its own secrets and the
+        # outputs of the units it reads (planning/delivery.py grants them).
+        self.keys = {
+            (env, layer): state_key(f"{name}-{env}-{layer}", d.key(env, layer))
             for env in args.environments
             for layer in LAYERS
         }
+        state_key(f"{name}-delivery-key", d.own_key)
         # The endpoints' group in the hub subnet's subscription: the hub owner's, or one of the
         # delivery group's name.
         hub_group: pulumi.Input[str] = (

@@ -144,7 +144,7 @@ def api_server_zones(config: PlatformConfig) -> list[str]:
 
 def own_hub_zones(config: PlatformConfig) -> list[str]:
     """The environment's own zones among the hub's shared ones: its API server subzones (none
-    without shared zones). It links its VNets there; the bootstrap's `--api-server-zone`."""
+    without shared zones). It links its VNets there; the delivery grants that (planning/delivery.py)."""
     return api_server_zones(config) if shared_hub_zones(config) else []
 
 

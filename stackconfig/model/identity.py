@@ -14,7 +14,7 @@ from stackconfig.model.base import (
 
 
 class PlanIdentityConfig(Model):
-    """The read-only identities previews and the drift check run as (scripts/bootstrap prints the IDs).
+    """The read-only identities previews and the drift check run as (the delivery project's `<env>StackSettings` output gives the IDs).
 
     Each layer has one; those of the cluster and tenants layers read every kind the program
     manages through a custom role on the subscription, but no Secrets (Helm keeps its release
@@ -25,8 +25,8 @@ class PlanIdentityConfig(Model):
 
     tenants_principal_object_id: Uuid | None = Field(
         default=None,
-        description="Object ID of the tenants layer's plan identity `id-<prefix>-plan-<env>-tenants` (printed by "
-        "`scripts/bootstrap`); with Strimzi, previews of the tenants' stack read Kafka's CA certificates in the "
+        description="Object ID of the tenants layer's plan identity `id-<prefix>-plan-<env>-tenants` (the delivery "
+        "project's `<env>StackSettings` output); with Strimzi, previews of the tenants' stack read Kafka's CA certificates in the "
         "`kafka` namespace, and the program lets it read those Secrets by name, never the CAs' keys beside them "
         "(required with `kafka.engine: strimzi`).",
     )
@@ -51,7 +51,7 @@ class EntraConfig(Model):
     )
     plan_identity: Optional[PlanIdentityConfig] = Field(
         default=None,
-        description="The read-only identity previews and the drift check run as (`scripts/bootstrap` prints "
+        description="The read-only identity previews and the drift check run as (the delivery project's `<env>StackSettings` output gives "
         "both IDs). Unset: no such identity in this environment (previews then need the deploy "
         "identity's rights).",
     )

@@ -34,7 +34,7 @@ class HubConfig(Model):
     create_hub_side_peering: bool = Field(
         default=False,
         description="Also create the hub-to-spoke half, which needs write access to the hub VNet: only for a hub this"
-        " environment has to itself (no `privateDnsZonesResourceGroupId`, and the bootstrap's `--own-hub-env`). A hub"
+        " environment has to itself (no `privateDnsZonesResourceGroupId`, and the delivery's `environments.<env>.ownHub`). A hub"
         " that serves several environments is written by its owner alone (stack output `hubRequests`).",
     )
     use_remote_gateways: bool = Field(default=False, description="Route through the hub's VPN/ExpressRoute gateway.")

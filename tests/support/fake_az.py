@@ -1,14 +1,9 @@
-"""A fake Azure CLI for running scripts/bootstrap without Azure, and readers of its calls."""
+"""A fake Azure CLI for the scripts that call `az` (scripts/register-providers), and readers of its calls."""
 
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 from pathlib import Path
-
-BOOTSTRAP = Path(__file__).resolve().parents[2] / "scripts" / "bootstrap"
-
 
 # A fake Azure CLI: it logs every call, answers show/list from a directory of "resources" and
 # adds to it on create, as Azure would. FAKE_AZ_FAIL="<group> <verb>" makes that command fail
@@ -104,20 +99,6 @@ class FakeAzure:
         (self.bin / "az").write_text(FAKE_AZ)
         (self.bin / "az").chmod(0o755)
 
-    def run(self, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
-        self.log.write_text("")
-        bash = Path(shutil.which("bash") or "/bin/bash").parent  # bash 4.4+ first (macOS ships 3.2)
-        environment = {
-            "PATH": f"{self.bin}:{bash}:/usr/bin:/bin",
-            "HOME": str(self.state.parent),
-            "LANG": "C.UTF-8",
-            "FAKE_AZ_LOG": str(self.log),
-            "FAKE_AZ_STATE": str(self.state),
-            "TMPDIR": str(self.temp),
-            **env,
-        }
-        return subprocess.run([str(BOOTSTRAP), *args], capture_output=True, text=True, env=environment, timeout=60)
-
     def calls(self) -> list[list[str]]:
         return [shlex.split(line) for line in self.log.read_text().splitlines()]
 
@@ -134,20 +115,3 @@ def option(call: list[str], name: str) -> str | None:
 
 def named(calls: list[list[str]], *words: str) -> list[list[str]]:
     return [call for call in calls if call[: len(words)] == list(words)]
-
-
-def grants(calls: list[list[str]]) -> list[dict[str, str | None]]:
-    return [
-        {
-            key: option(call, "--" + key)
-            for key in ("assignee-object-id", "role", "scope", "condition", "assignee-principal-type")
-        }
-        for call in named(calls, "role", "assignment", "create")
-    ]
-
-
-MUTATING = ("create", "put", "delete")
-
-
-def mutations(calls: list[list[str]]) -> list[list[str]]:
-    return [call for call in calls if any(word in MUTATING for word in call[:4])]

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from functools import partial
 
 from facts.azure_regions import PAIRED_REGIONS
+from planning.charts import CHART_NAMESPACE
 from planning.images import ANONYMOUS_UPSTREAMS, PLATFORM_CACHE_RULES, CacheRule, overlaps
 from stackconfig.keys import key
 from stackconfig.model import (
@@ -187,6 +188,11 @@ def check_registry(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
         if rule.source.endswith("/*") != rule.target.endswith("/*"):
             yield ConfigProblem(where, "source and target must both end in /* or neither")
+        if overlaps(rule.target, f"{CHART_NAMESPACE}/*"):
+            # A rule there would answer chart pulls from its upstream instead of the mirror.
+            yield ConfigProblem(
+                where + ".target", f"{rule.target} overlaps the platform's mirrored charts ({CHART_NAMESPACE}/*)"
+            )
         for owner, other in taken:
             if other.name == name:
                 yield ConfigProblem(where, f"{name} is the name of {owner}")

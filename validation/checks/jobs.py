@@ -77,8 +77,9 @@ def check_jobs(config: PlatformConfig) -> Iterator[ConfigProblem]:
     if jobs.worker_role_id is None:
         yield ConfigProblem(
             key("jobs", "workerRoleId"),
-            "is required with dispatchers: the custom role \"Platform MultiKueue worker\" scripts/bootstrap prints, "
-            "which the dispatchers' identity gets on the workers' team job namespaces",
+            "is required with dispatchers: the custom role \"Platform MultiKueue worker\" the delivery project "
+            "defines (its `<env>StackSettings` output), which the dispatchers' identity gets on the workers' team "
+            "job namespaces",
         )
     if dispatch_plan.DISPATCH_WORKLOAD in config.workloads:
         yield ConfigProblem(
