@@ -247,6 +247,8 @@ class PlanView:
     subscriptions_by_provider: dict[str, str] = field(default_factory=dict)
     # The stack the plan is of (whose state `up` writes).
     stack: str = ""
+    # Container registries by login server (where the charts of Helm releases come from).
+    registries: dict[str, str] = field(default_factory=dict)
 
     def subscription_of(self, resource: Any) -> str:
         return self.subscriptions_by_provider.get(_provider_ref_urn(resource.provider), self.subscription)
@@ -261,9 +263,25 @@ def cluster_ids(resources: Iterable[Any], subscription: str) -> dict[str, str]:
     }
 
 
-def view(plan: Any, subscription: str, clusters: Mapping[str, str] | None = None) -> PlanView:
+def registry_ids(resources: Iterable[Any], subscription: str) -> dict[str, str]:
+    """The container registries among `resources`, login server -> resource ID."""
+    return {
+        f"{r.inputs.get('registryName')}.azurecr.io": resource_id(r.type, r.name, r.inputs, subscription)
+        for r in resources
+        if r.type == "azure-native:containerregistry:Registry"
+    }
+
+
+def view(
+    plan: Any,
+    subscription: str,
+    clusters: Mapping[str, str] | None = None,
+    registries: Mapping[str, str] | None = None,
+) -> PlanView:
     """Index a captured plan: which cluster each Kubernetes provider reaches. `clusters` (name
-    -> ID) adds the clusters of other stacks (the tenants' unit reaches every cluster's)."""
+    -> ID) adds the clusters of other stacks (the tenants' unit reaches every cluster's);
+    `registries` (login server -> ID) the registries of other stacks (the foundation's, which
+    the clusters' charts come from)."""
     known = {**(clusters or {}), **cluster_ids(plan.resources, subscription)}
     providers, subscriptions = {}, {}
     for r in plan.resources:
@@ -274,7 +292,15 @@ def view(plan: Any, subscription: str, clusters: Mapping[str, str] | None = None
             if cluster is None:
                 raise LookupError(f"Kubernetes provider {r.name} names no cluster of this plan (clusterIdentifier)")
             providers[r.urn] = cluster
-    return PlanView(plan.resources, plan.calls, subscription, providers, subscriptions, stack=plan.stack)
+    return PlanView(
+        plan.resources,
+        plan.calls,
+        subscription,
+        providers,
+        subscriptions,
+        stack=plan.stack,
+        registries={**(registries or {}), **registry_ids(plan.resources, subscription)},
+    )
 
 
 def _arm_ids(value: Any) -> Iterator[str]:
@@ -452,6 +478,7 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
                 yield Operation(data_action("", records, verb), scope, needed_by, data=True)
             if "write" in verbs:
                 yield Operation(f"{AKS}/*", cluster, f"{needed_by} (every kind its chart renders)", data=True)
+            yield from _chart_pull(view_, r, needed_by)
             return
         group, plural, patch = kubernetes_resource(r.type)
         scope = _kubernetes_scope(cluster, namespace)
@@ -465,6 +492,21 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
             # cannot limit it): only reads and deletes carry the name.
             attributes = named if verb != "write" else ()
             yield Operation(data_action(group, plural, verb), scope, needed_by, data=True, attributes=attributes)
+
+
+def _chart_pull(view_: PlanView, r: Any, needed_by: str) -> Iterator[Operation]:
+    """A release downloads its chart in a preview and a refresh as in an `up`: from a registry,
+    that is a pull (an ARM action in a registry without ABAC repository permissions, which
+    Reader's `*/read` and AcrPull grant: learn.microsoft.com/azure/container-registry,
+    "Azure Container Registry Entra permissions and role assignments overview")."""
+    chart = str(r.inputs.get("chart") or "")
+    if not chart.startswith("oci://"):
+        return
+    host = chart.removeprefix("oci://").split("/", 1)[0]
+    registry = view_.registries.get(host)
+    if registry is None:
+        raise LookupError(f"{needed_by} installs {chart} from {host}, which is no registry of this environment")
+    yield Operation("Microsoft.ContainerRegistry/registries/pull/read", registry, f"{needed_by} (its chart)")
 
 
 def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:

@@ -303,3 +303,54 @@ def test_record_prints_the_archive_digest_to_pin_and_pushes_nothing(tmp_path):
 
 def test_the_mirror_is_executable():
     assert os.access(MIRROR, os.X_OK)
+
+
+def test_a_job_signs_helm_in_with_a_registry_token_for_its_own_identity(tmp_path, monkeypatch):
+    """scripts/registry_login.py: the job's federated token buys an Entra ID token for Resource
+    Manager, which the registry exchanges for its refresh token; Helm's registry config then
+    holds it for the environment's registry alone, as the ACR token user, readable by the job only."""
+    import base64
+    import importlib.util
+    import json
+    import stat
+    import urllib.parse
+
+    spec = importlib.util.spec_from_file_location("registry_login", ROOT / "scripts" / "registry_login.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    (tmp_path / "oidc").write_text("github-oidc-token")
+    monkeypatch.setenv("AZURE_FEDERATED_TOKEN_FILE", str(tmp_path / "oidc"))
+    monkeypatch.setenv("AZURE_TENANT_ID", "tenant-1")
+    monkeypatch.setenv("AZURE_CLIENT_ID", "client-1")
+    posted = []
+
+    def post(url: str, body: bytes) -> dict:
+        posted.append((url, dict(urllib.parse.parse_qsl(body.decode()))))
+        return {"access_token": "entra-token"} if "login.microsoftonline.com" in url else {"refresh_token": "acr-token"}
+
+    monkeypatch.setattr(module, "_post", post)
+    out = tmp_path / "helm" / "config.json"
+    assert module.main(["--environment", "dev", "--out", str(out)]) == 0
+    (entra, entra_body), (exchange, exchange_body) = posted
+    assert entra == "https://login.microsoftonline.com/tenant-1/oauth2/v2.0/token"
+    assert entra_body["client_assertion"] == "github-oidc-token" and entra_body["client_id"] == "client-1"
+    assert entra_body["scope"] == "https://management.azure.com/.default"
+    assert exchange == "https://crailabdev.azurecr.io/oauth2/exchange"
+    assert exchange_body == {
+        "grant_type": "access_token",
+        "service": "crailabdev.azurecr.io",
+        "tenant": "tenant-1",
+        "access_token": "entra-token",
+    }
+    auths = json.loads(out.read_text())["auths"]
+    assert list(auths) == ["crailabdev.azurecr.io"]
+    assert base64.b64decode(auths["crailabdev.azurecr.io"]["auth"]).decode() == (
+        "00000000-0000-0000-0000-000000000000:acr-token"
+    )
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    # A failed round keeps the last credentials and says so.
+    monkeypatch.setattr(module, "_post", lambda url, body: (_ for _ in ()).throw(OSError("no route")))
+    assert module.main(["--environment", "dev", "--out", str(out)]) == 1
+    assert (
+        "acr-token" in base64.b64decode(json.loads(out.read_text())["auths"]["crailabdev.azurecr.io"]["auth"]).decode()
+    )

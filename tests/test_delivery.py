@@ -709,3 +709,24 @@ def test_the_runners_job_started_hook_refuses_forks_and_keeps_branches_off_the_d
     }
     result = subprocess.run([str(hook)], env=env, capture_output=True, text=True, timeout=30)
     assert (result.returncode == 0) == accepted, result.stderr
+
+
+def test_cluster_jobs_sign_helm_in_to_the_registry_before_pulumi_and_keep_it_signed_in():
+    """Every chart comes from the environment's registry, which takes no anonymous pull: a cluster
+    unit's job (preview or up) signs Helm in as its own identity before Pulumi runs, and renews
+    it in the background well inside a registry refresh token's three hours, for the whole run."""
+    from planning.registry_token import REFRESH_SECONDS
+
+    for stack, layer, cluster in every_unit():
+        for command in ("preview", "up"):
+            steps = reusable_run(stack, layer, command, cluster=cluster)["steps"]
+            names = [step.get("name", step.get("uses", "")) for step in steps]
+            login = next(s for s in steps if "scripts/registry_login.py" in s.get("run", ""))
+            assert names.index(login["name"]) < next(i for i, n in enumerate(names) if n.startswith("pulumi "))
+            assert login["if"] == "inputs.layer == 'cluster'"
+            run = login["run"]
+            renew = re.search(
+                r"nohup venv/bin/python scripts/registry_login.py .*--every (\d+)", run.replace("\\\n", "")
+            )
+            assert renew and int(renew.group(1)) == REFRESH_SECONDS < 3 * 3600
+            assert run.index("--environment") and run.strip().endswith("&")

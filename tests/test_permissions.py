@@ -62,7 +62,10 @@ def units(environment: EnvironmentPlan) -> Iterator[tuple[Unit, Plan]]:
 def unit_view(environment: EnvironmentPlan, plan: Plan) -> permissions.PlanView:
     """A unit's plan, its Kubernetes providers resolved against every cluster of the environment."""
     return view(
-        plan, OFFLINE_SUBSCRIPTION_ID, clusters=permissions.cluster_ids(environment.resources, OFFLINE_SUBSCRIPTION_ID)
+        plan,
+        OFFLINE_SUBSCRIPTION_ID,
+        clusters=permissions.cluster_ids(environment.resources, OFFLINE_SUBSCRIPTION_ID),
+        registries=permissions.registry_ids(environment.resources, OFFLINE_SUBSCRIPTION_ID),
     )
 
 
@@ -759,3 +762,36 @@ def test_linked_access_checks_are_part_of_the_model(unit_plans, identities):
         OFFLINE_SUBSCRIPTION_ID,
         "azure-native:containerservice:ManagedCluster",
     ) in linked
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_chart_is_pulled_from_the_environments_registry_by_the_layers_own_identities(
+    unit_plans, identities, stack
+):
+    """Each cluster's `up` and its previews download every chart of its releases from the
+    registry the foundation made (planning/charts.py): a pull each identity's grants allow, and
+    the registry is the environment's own (a chart from anywhere else fails the model)."""
+    ids, environment = identities[stack], unit_plans[stack]
+    registries = set(permissions.registry_ids(environment.resources, OFFLINE_SUBSCRIPTION_ID).values())
+    pull = "Microsoft.ContainerRegistry/registries/pull/read"
+    for unit, plan in units(environment):
+        if unit.layer != "cluster":
+            continue
+        view_ = unit_view(environment, plan)
+        releases = plan.of_type("kubernetes:helm.sh/v3:Release")
+        assert releases
+        for release in releases:
+            pulls = [op for op in permissions.resource_operations(view_, release, ("read",)) if op.action == pull]
+            assert len(pulls) == 1 and pulls[0].scope in registries, release.name
+        for operations, identity, grants in (
+            (deploy_ops(environment, plan, ids), ids.deployer("cluster"), deployer_grants(ids, "cluster")),
+            (
+                refresh_ops(environment, plan, ids),
+                ids.planner("cluster"),
+                planner_grants(stack, environment, "cluster", ids),
+            ),
+        ):
+            pulls = [op for op in operations if op.action == pull]
+            assert pulls and check(identity, grants, pulls) == [], plan.stack
+        with pytest.raises(LookupError, match="no registry of this environment"):
+            permissions.deploy_operations(dataclasses.replace(view_, registries={}))
