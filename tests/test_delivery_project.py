@@ -498,3 +498,37 @@ def test_the_stack_init_commands_create_exactly_the_units_with_the_deliverys_key
                 "azure-native:subscriptionId",
                 config.subscription_id,
             ]
+
+
+def test_the_deliverys_own_state_moves_into_a_container_and_key_only_the_admins_reach():
+    """docs/deploying.md starts the delivery's state on the administrator's machine (step 4) and
+    moves it into the account the delivery creates (step 6): the container and key it names are
+    in the plan, protected, and no deploy or plan identity has a grant on either (the admins'
+    group does, on the account and the vault)."""
+    import re
+
+    from planning.delivery import Delivery
+
+    plan = delivery_plan()
+    containers = {r.inputs["containerName"]: r for r in plan.of_type("azure-native:storage:BlobContainer")}
+    keys = {r.inputs["keyName"]: r for r in plan.of_type("azure-native:keyvault:Key")}
+    assert containers[Delivery.own_container].options.protect and keys[Delivery.own_key].options.protect
+    account = plan.of_type("azure-native:storage:StorageAccount")[0].inputs["accountName"]
+    vault = plan.of_type("azure-native:keyvault:Vault")[0].inputs["vaultName"]
+    for r in plan.of_type(ROLE_ASSIGNMENT):
+        scope = r.inputs["scope"]
+        if r.inputs.get("principalType") != "Group":
+            assert Delivery.own_container not in scope and not scope.endswith(f"/keys/{Delivery.own_key}"), r.name
+    admins = {
+        r.inputs["scope"].rsplit("/", 1)[-1]
+        for r in plan.of_type(ROLE_ASSIGNMENT)
+        if r.inputs.get("principalType") == "Group"
+    }
+    assert {account, vault} <= admins
+    page = (ROOT / "docs" / "deploying.md").read_text()
+    step = page.split("6. **Move the delivery's state into its account**", 1)[1].split("\n7. ", 1)[0]
+    assert f"pulumi login 'azblob://{Delivery.own_container}?storage_account={account}'" in step
+    assert f"'azurekeyvault://{vault}.vault.azure.net/keys/{Delivery.own_key}'" in step
+    assert re.search(
+        r"pulumi stack export .*\n.*pulumi login .*\n.*\n.*pulumi stack init .*\n.*pulumi stack import", step
+    )
