@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from facts import arm
 from planning.layers import UPSTREAM, parse_stack
 
 LOCK = "azure-native:authorization:ManagementLockByScope"
@@ -30,9 +31,26 @@ class Lock:
     scope: str
 
 
+def _tail(arm_id: str) -> str:
+    """An ARM ID without its subscription, lower case: the offline IDs of one environment's
+    resources may name different subscriptions than the scopes it computes (they never
+    collide within one environment's names)."""
+    parts = arm_id.rstrip("/").lower().split("/")
+    return "/".join(parts[3:]) if parts[1:2] == ["subscriptions"] else "/".join(parts)
+
+
 def _scope(resource: Mapping[str, Any]) -> str | None:
     scope = (resource.get("inputs") or {}).get("scope")
-    return scope.rstrip("/").lower() if isinstance(scope, str) and scope.startswith("/") else None
+    return _tail(scope) if isinstance(scope, str) and scope.startswith("/") else None
+
+
+def _where(resource: Mapping[str, Any]) -> str | None:
+    """The ID of a resource (an extension resource's sits under its scope), or None when its
+    type is not one the model knows."""
+    try:
+        return _tail(arm.resource_id(resource["type"], resource["name"], resource.get("inputs") or {}, "-"))
+    except arm.UnknownArmType:
+        return None
 
 
 def locks(stacks: Mapping[str, Mapping[str, Any]]) -> dict[str, Lock]:
@@ -64,6 +82,10 @@ def _upstream(stack: str) -> set[str]:
     return seen
 
 
+def _environment(stack: str) -> str:
+    return stack.split(".", 1)[0]
+
+
 def _layer(stack: str) -> str | None:
     try:
         _, unit = parse_stack(stack)
@@ -90,7 +112,7 @@ def blocking_lock(
 ) -> Lock | None:
     """The lock that will refuse deleting `resource` (a base resource the change deletes or
     replaces) from `stack`, or None. Locks the change adds stand from their own deploy on."""
-    scope = _scope(resource)
+    scope = _where(resource)
     if scope is None or resource.get("type") == LOCK:
         return None
     candidates: Iterable[tuple[Lock, bool]] = [
@@ -98,6 +120,9 @@ def blocking_lock(
         *((lock, False) for urn, lock in head_locks.items() if urn not in base_locks),
     ]
     for lock, removed in candidates:
+        # Only a lock of the same deployment counts: prod's units, not another delivery stack.
+        if _environment(lock.stack) != _environment(stack):
+            continue
         if under(scope, lock.scope) and in_force(lock, removed, stack):
             return lock
     return None

@@ -112,6 +112,9 @@ class OfflineMocks(Mocks):
         self.deployer_object_id = str(uuid.uuid5(self.namespace, "deployer"))
         # Subnet ID -> prefix, for the addresses Azure hands out inside a subnet.
         self.subnet_prefixes: dict[str, str] = {}
+        # Explicit azure-native providers' IDs -> their subscription: a resource they create gets
+        # an ID in that subscription, as Azure gives it (the hub's, the state's).
+        self.provider_subscriptions: dict[str, str] = {}
         # Outputs of the stacks this one references (`pulumi.StackReference`), by stack name: the
         # upstream units' plans, previewed first.
         self.stack_outputs = dict(stack_outputs or {})
@@ -147,9 +150,13 @@ class OfflineMocks(Mocks):
             # (pulumi/pulumi-kubernetes#2048).
             token_value = base64.b64encode(f"offline-token-{args.name}".encode()).decode()
             return f"{args.name}-id", {**inputs, "data": {"token": token_value}}
+        if token == "pulumi:providers:azure-native" and inputs.get("subscriptionId"):
+            self.provider_subscriptions[f"{args.name}-id"] = str(inputs["subscriptionId"])
         if not token.startswith("azure-native:"):
             return f"{args.name}-id", inputs
-        resource_id = arm_id(token, args.name, inputs, self.subscription_id)
+        provider_id = (args.provider or "").rsplit("::", 1)[-1]
+        subscription = self.provider_subscriptions.get(provider_id, self.subscription_id)
+        resource_id = arm_id(token, args.name, inputs, subscription)
         state = {**inputs, "id": resource_id, "name": resource_id.rsplit("/", 1)[-1]}
         # Azure answers user-assigned identities as a map keyed by identity ID.
         identity = inputs.get("identity") or {}

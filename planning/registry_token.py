@@ -5,7 +5,7 @@ written where Helm reads registry credentials. Nothing of it enters the state.
 The exchange is ACR's: `POST https://<registry>/oauth2/exchange` with
 `grant_type=access_token`, `service=<registry>`, `tenant` and an Entra ID access token for Azure
 Resource Manager answers `refresh_token`, which Helm presents as the password of the user
-`00000000-0000-0000-0000-000000000000` (Azure/acr docs/AAD-OAuth.md; learn.microsoft.com,
+`00000000-0000-0000-0000-000000000000` (github.com/Azure/acr/blob/main/docs/AAD-OAuth.md; learn.microsoft.com,
 "Push and pull Helm charts to an Azure container registry", `az acr login --expose-token`). A
 refresh token lives three hours, so the job writes a fresh one every REFRESH_SECONDS. Helm reads
 registry credentials from a Docker-style config (`auths` by host; helm/helm pkg/registry,

@@ -48,6 +48,13 @@ class StateSettings(Model):
         description="The secrets vault; default `kv-<prefix>-state`.",
     )
     retention_days: int = Field(30, ge=1, le=365, description="Soft delete of state blobs and containers, in days.")
+    lock: bool = Field(
+        True,
+        description="`CanNotDelete` locks on the state account and the vault. They also refuse removing a grant on "
+        "a state container or key (ScopeLocked), which removing an environment or replacing an identity does: "
+        "lift them (`false`) in a change of its own first, `make review` says when (docs/operations.md, "
+        '"Removing access under a delete lock").',
+    )
 
 
 class HubAccess(Model):

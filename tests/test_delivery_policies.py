@@ -5,6 +5,7 @@ an admin can skip, a runner group any workflow can use."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pytest
@@ -225,3 +226,59 @@ def test_a_delivery_change_is_diffed_and_reviewed_in_make_review(acme):
     report = render(Side("head", "h", head), Side("base", "b", base), [diff])
     assert not report.passed
     assert "delivery-role-administration-conditioned" in report.comment
+
+
+def test_removing_an_environment_from_the_delivery_is_refused_by_the_state_locks_until_they_are_lifted(acme):
+    """Dropping staging deletes its grants on its state container and keys, which the account's
+    and the vault's delete locks refuse (ScopeLocked): the review fails naming them. With the
+    locks lifted first (delivery:state.lock false, deployed on its own), the same removal passes;
+    the identities themselves, in the unlocked group, never needed that."""
+    import json
+
+    from google.protobuf import json_format
+    from pulumi.runtime import rpc
+
+    from offline.engine import run_program
+    from offline.identities import DELIVERY
+    from offline.plandiff import diff_sides
+    from scripts.review_side import delivery_side
+    from tests.conftest import ROOT
+    from validation.stackfile import read_stack_config
+
+    def preview(lock: bool, environments: tuple[str, ...]) -> Plan:
+        config = read_stack_config(DELIVERY, "acme")
+        values = dict(config.values)
+        values["delivery:environments"] = json.dumps(
+            {k: v for k, v in json.loads(values["delivery:environments"]).items() if k in environments}
+        )
+        github = json.loads(values["delivery:github"])
+        github["reviewers"] = {k: v for k, v in github["reviewers"].items() if k in environments}
+        values["delivery:github"] = json.dumps(github)
+        values["delivery:state"] = json.dumps({**json.loads(values["delivery:state"]), "lock": lock})
+        plan = run_program(dataclasses.replace(config, values=values), DELIVERY)
+        assert plan.ok, plan.error
+        return plan
+
+    def side(plan: Plan) -> dict:
+        return {"environments": {"delivery": delivery_side(ROOT, rpc, json_format, {"acme": plan, "acme-scale": None})}}
+
+    every = ("dev", "staging", "prod")
+    (locked,) = diff_sides(side(acme), side(preview(True, ("dev", "prod"))))
+    refused = {(f.name, f.type, f.locked_by) for f in locked.findings if f.locked_by}
+    assert refused and {lock for _, _, lock in refused} == {"acme: state-account-lock", "acme: state-vault-lock"}
+    # Its grants on the container and keys, and the container and keys themselves (children of
+    # the locked account and vault).
+    assert {kind for _, kind, _ in refused} == {
+        "azure-native:authorization:RoleAssignment",
+        "azure-native:storage:BlobContainer",
+        "azure-native:keyvault:Key",
+    }
+    assert all("staging" in name for name, _, _ in refused)
+    # The identities go too (a finding of their own: a principal is not re-created), but no lock refuses them.
+    assert {f.type for f in locked.findings if not f.locked_by} == {"azure-native:managedidentity:UserAssignedIdentity"}
+    unlocked = preview(False, every)
+    (lifted,) = diff_sides(side(acme), side(unlocked))
+    assert [r.type for r in lifted.resources] == ["azure-native:authorization:ManagementLockByScope"] * 2
+    assert lifted.findings == []
+    (then,) = diff_sides(side(unlocked), side(preview(False, ("dev", "prod"))))
+    assert then.of("delete") and [f for f in then.findings if f.locked_by] == []

@@ -63,6 +63,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             environments=list(environments),
             storage_sku=config.state.storage_sku,
             retention_days=config.state.retention_days,
+            lock=config.state.lock,
             endpoint_subnet_id=config.hub.endpoint_subnet_id,
             endpoint_provider=provider(config.hub.endpoint_subnet_id.split("/")[2]),
             tags=tags,

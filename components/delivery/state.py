@@ -22,6 +22,8 @@ class StateBackendArgs:
     environments: Sequence[str]
     storage_sku: str
     retention_days: int
+    # Delete locks on the account and the vault (delivery:state.lock).
+    lock: bool
     endpoint_subnet_id: str
     # Reaches the endpoint subnet's subscription: a private endpoint must be in its VNet's
     # subscription (learn.microsoft.com/azure/private-link/private-endpoint-overview).
@@ -39,8 +41,8 @@ _ZONES = {"blob": "privatelink.blob.core.windows.net", "vault": "privatelink.vau
 
 
 class StateBackend(pulumi.ComponentResource):
-    """The delivery resource group (locked), the state account with a container per environment,
-    and the vault with a key per environment and layer; both reached only through private
+    """The delivery resource group, the state account (locked) with a container per environment,
+    and the vault (locked) with a key per environment and layer; both reached only through private
     endpoints in the hub, with Entra ID (no shared key, no access policies)."""
 
     def __init__(self, name: str, args: StateBackendArgs, opts: pulumi.ResourceOptions | None = None):
@@ -53,13 +55,6 @@ class StateBackend(pulumi.ComponentResource):
             location=args.location,
             tags=dict(args.tags),
             opts=keep,
-        )
-        lock_against_deletion(
-            f"{name}-lock",
-            scope=group.id,
-            what="the delivery group",
-            parent=self,
-            notes="Holds every environment's Pulumi state and secrets keys",
         )
         account = storage.StorageAccount(
             f"{name}-account",
@@ -138,6 +133,19 @@ class StateBackend(pulumi.ComponentResource):
                 parent=self, protect=True, replace_on_changes=["properties.softDeleteRetentionInDays"]
             ),
         )
+
+        # The account and the vault are locked, not the group: the identities in the group come and
+        # go with environments, and a group lock would refuse deleting them (ScopeLocked). Azure
+        # refuses deleting a group that holds a locked resource, so the group is kept too.
+        if args.lock:
+            for what, resource in (("account", account), ("vault", vault)):
+                lock_against_deletion(
+                    f"{name}-{what}-lock",
+                    scope=resource.id,
+                    what=f"the state {what}",
+                    parent=self,
+                    notes="Holds every environment's Pulumi state and secrets keys; delivery:state.lock lifts it",
+                )
 
         def state_key(logical: str, key_name: str) -> keyvault.Key:
             return keyvault.Key(
