@@ -117,6 +117,11 @@ class GitHubSettings(Model):
         default_factory=lambda: ["make test", "make review"],
         description="Checks a pull request into `main` must pass (the pull-request workflow's job names).",
     )
+    code_owner_review: bool = Field(
+        True,
+        description="A change to a path `.github/CODEOWNERS` names needs its owners' approval: the delivery "
+        "project, the scripts an administrator runs with owner rights, the workflows and the policy packs.",
+    )
 
     @model_validator(mode="after")
     def _enforceable(self) -> GitHubSettings:

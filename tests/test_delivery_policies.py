@@ -133,6 +133,11 @@ VIOLATIONS: list[Change] = [
         ),
     ),
     (
+        "github-default-branch-reviewed",
+        "no code owners' review",
+        lambda p: changed(p, "github-main", path="rules.pullRequest.requireCodeOwnerReview", value=False),
+    ),
+    (
         "github-workflow-token-read-only",
         "workflows write by default",
         lambda p: changed(p, "github-workflow-permissions", path="defaultWorkflowPermissions", value="write"),

@@ -532,3 +532,42 @@ def test_the_deliverys_own_state_moves_into_a_container_and_key_only_the_admins_
     assert re.search(
         r"pulumi stack export .*\n.*pulumi login .*\n.*\n.*pulumi stack init .*\n.*pulumi stack import", step
     )
+
+
+def test_what_runs_with_owner_rights_changes_only_with_its_code_owners_approval():
+    """The administrator runs the delivery project and scripts/ with an organization owner's
+    token and Owner on the subscriptions, and the workflows hold the deploy identities: every file
+    of theirs has an owner in .github/CODEOWNERS (the last matching pattern, as GitHub reads it),
+    a team the delivery knows, and the ruleset on main requires that owner's review."""
+    import fnmatch
+
+    lines = [line.split() for line in (ROOT / ".github" / "CODEOWNERS").read_text().splitlines()]
+    rules = [(parts[0], parts[1:]) for parts in lines if parts and not parts[0].startswith("#")]
+
+    def owners(path: str) -> list[str]:
+        found: list[str] = []
+        for pattern, who in rules:
+            anchored = pattern.lstrip("/")
+            if (anchored.endswith("/") and path.startswith(anchored)) or fnmatch.fnmatch(path, anchored):
+                found = who
+        return found
+
+    sensitive = [
+        *(f"delivery/{p.name}" for p in (ROOT / "delivery").iterdir() if p.is_file()),
+        *(str(p.relative_to(ROOT)) for p in (ROOT / "components" / "delivery").glob("*.py")),
+        *(str(p.relative_to(ROOT)) for p in (ROOT / "scripts").iterdir() if p.is_file()),
+        *(str(p.relative_to(ROOT)) for p in (ROOT / ".github").rglob("*") if p.is_file()),
+        *(str(p.relative_to(ROOT)) for p in (ROOT / "policies").rglob("*.py") if "venv" not in p.parts),
+        "planning/delivery.py",
+        "stackconfig/delivery.py",
+        "validation/delivery.py",
+        "requirements.txt",
+    ]
+    values = read_stack_config(DELIVERY, "acme").values
+    teams = {t for who in json.loads(values["delivery:github"])["reviewers"].values() for t in who.get("teams", [])}
+    owner = f"@{values['delivery:repository'].split('/')[0]}/"
+    for path in sensitive:
+        assert owners(path), f"{path} has no code owner"
+        assert all(o.startswith(owner) and o.removeprefix(owner) in teams for o in owners(path)), path
+    ruleset = delivery_plan().of_type("github:index/repositoryRuleset:RepositoryRuleset")[0]
+    assert ruleset.inputs["rules"]["pullRequest"]["requireCodeOwnerReview"] is True

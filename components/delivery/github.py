@@ -146,6 +146,9 @@ class GitHubDelivery(pulumi.ComponentResource):
                 non_fast_forward=True,
                 pull_request=github.RepositoryRulesetRulesPullRequestArgs(
                     required_approving_review_count=1,
+                    # .github/CODEOWNERS: what an administrator runs with owner rights, and the
+                    # workflows that hold the deploy identities, need their owners' approval.
+                    require_code_owner_review=settings.code_owner_review,
                     dismiss_stale_reviews_on_push=True,
                     require_last_push_approval=True,
                     required_review_thread_resolution=True,

@@ -73,6 +73,13 @@ def runner_groups_restricted(args, report):
                 report(f"runner group {name} admits {workflow}, which is not pinned to refs/heads/main.")
 
 
+RULESET_SCHEMA: dict[str, dict[str, Any]] = {
+    # Changes to what runs with owner rights need their owners' approval (a team using no
+    # CODEOWNERS turns this off with a waiver).
+    "codeOwnerReview": {"type": "boolean", "default": True},
+}
+
+
 def default_branch_reviewed(args, report):
     """`main` changes only through a reviewed, checked pull request, and nobody bypasses it."""
     rulesets = [r for r in args.resources if r.resource_type == RULESET]
@@ -90,6 +97,10 @@ def default_branch_reviewed(args, report):
             problems.append("it has bypass actors")
         if (lookup(ruleset.props, "rules.pullRequest.requiredApprovingReviewCount") or 0) < 1:
             problems.append("it requires no approving review")
+        if args.get_config().get("codeOwnerReview", True) and not lookup(
+            ruleset.props, "rules.pullRequest.requireCodeOwnerReview"
+        ):
+            problems.append("it does not require the code owners' review (.github/CODEOWNERS)")
         checks = lookup(ruleset.props, "rules.requiredStatusChecks.requiredChecks") or []
         if not checks:
             problems.append("it requires no status check")
@@ -134,11 +145,13 @@ POLICIES = [
     ),
     stack_policy(
         "github-default-branch-reviewed",
-        "An active ruleset without bypass makes the default branch change only through a reviewed pull request "
-        "whose required checks come from GitHub Actions.",
+        "An active ruleset without bypass makes the default branch change only through a pull request reviewed "
+        "by its code owners whose required checks come from GitHub Actions.",
         default_branch_reviewed,
         severity=Severity.HIGH,
-        remediation="components/delivery/github.py, _ruleset: required checks from delivery:github.requiredChecks.",
+        remediation="components/delivery/github.py, _ruleset: required checks from delivery:github.requiredChecks, "
+        "code owners' review from delivery:github.codeOwnerReview.",
+        config=RULESET_SCHEMA,
     ),
     resource_policy(
         "github-workflow-token-read-only",
