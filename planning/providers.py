@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from planning.delivery import RESOURCE_PROVIDERS
+from planning.hub import hub_ids
 from stackconfig.delivery import DeliveryConfig
 
 # The delivery's own resources; Microsoft.Network too: the account and vault are the targets of
@@ -59,9 +60,10 @@ def registrations(
 
     for name in _selected(config, environments):
         want(config.environments[name].subscription_id, RESOURCE_PROVIDERS)
-    for group in (config.hub.private_dns_zones_resource_group_id, *hub_zone_groups):
+    hub = hub_ids(config)
+    for group in (hub.zones_group_id, *hub_zone_groups):
         want(subscription_of(group), HUB_PROVIDERS)
-    want(subscription_of(config.hub.endpoint_subnet_id), ("Microsoft.Network",))
+    want(subscription_of(hub.endpoint_subnet_id), ("Microsoft.Network",))
     want(config.state.subscription_id, STATE_PROVIDERS)
     return wanted
 

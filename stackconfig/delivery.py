@@ -57,18 +57,36 @@ class StateSettings(Model):
     )
 
 
-class HubAccess(Model):
-    """Where the delivery's private endpoints live and the hub's shared objects it grants on."""
+class MinimalHub(Model):
+    """A hub the delivery creates, for a team without one (dev from an empty subscription): a VNet
+    with a private-endpoint subnet and a runner subnet (egress through a NAT gateway: open, unlike
+    a hub firewall's allow-list), the privatelink zones the state and the platform register in,
+    each linked to it, and an Azure Monitor private link scope with its endpoint. Its IDs follow
+    from `prefix` (planning/hub.py); platform stack files name them (output `hub`)."""
 
-    endpoint_subnet_id: SubnetId = Field(
+    subscription_id: Uuid = Field(description="The hub's subscription (its own, or the state's).")
+    location: RegionName = Field(description="The hub's region: where the runners and the endpoints live.")
+    address_space: str = Field(
+        pattern=r"^(10|172|192)\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}/(1[6-9]|2[0-3])$",
+        description="The VNet's private range, /16 to /23, outside every environment's (the first /24 holds the "
+        "endpoints, the second the runners).",
+    )
+
+
+class HubAccess(Model):
+    """Where the delivery's private endpoints live and the hub's shared objects it grants on:
+    an existing hub's IDs, or `create` for a minimal hub of the delivery's own."""
+
+    endpoint_subnet_id: SubnetId | None = Field(
+        None,
         description="The hub subnet of the state account's and vault's private endpoints. The endpoints are "
         "created in this subnet's subscription: a private endpoint must be in its VNet's subscription "
-        "(learn.microsoft.com/azure/private-link/private-endpoint-overview)."
+        "(learn.microsoft.com/azure/private-link/private-endpoint-overview).",
     )
-    private_dns_zones_resource_group_id: ResourceGroupId = Field(
-        description="The resource group of the hub's privatelink zones."
+    private_dns_zones_resource_group_id: ResourceGroupId | None = Field(
+        None, description="The resource group of the hub's privatelink zones."
     )
-    virtual_network_id: VnetId = Field(description="The hub VNet environments peer with.")
+    virtual_network_id: VnetId | None = Field(None, description="The hub VNet environments peer with.")
     endpoint_resource_group: str | None = Field(
         None,
         pattern=r"^[-\w._()]{1,90}$",
@@ -76,6 +94,25 @@ class HubAccess(Model):
         "holds the state's private endpoints. Default: the delivery creates `<resourceGroup>-endpoints` there, "
         "which needs resourceGroups/write on that subscription.",
     )
+    create: MinimalHub | None = Field(
+        None, description="A minimal hub of the delivery's own, instead of an existing hub's IDs."
+    )
+
+    @model_validator(mode="after")
+    def _one_hub(self) -> HubAccess:
+        given = [
+            k
+            for k in ("endpoint_subnet_id", "private_dns_zones_resource_group_id", "virtual_network_id")
+            if getattr(self, k)
+        ]
+        if self.create is not None and (given or self.endpoint_resource_group):
+            raise ValueError("create: a hub the delivery creates has its own IDs; leave out the existing hub's")
+        if self.create is None and len(given) != 3:
+            raise ValueError(
+                "name an existing hub (endpointSubnetId, privateDnsZonesResourceGroupId, virtualNetworkId) or "
+                "`create` a minimal one"
+            )
+        return self
 
 
 TeamSlug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,99}$")]

@@ -160,7 +160,7 @@ def acme() -> Plan:
     return delivery_plan("acme")
 
 
-@pytest.mark.parametrize("stack", ["acme", "acme-scale"])
+@pytest.mark.parametrize("stack", ["acme", "acme-scale", "starter"])
 def test_every_delivery_stack_passes_its_packs(stack):
     result = review(delivery_plan(stack))
     assert result.violations == [], [(v.policy, v.resource_name, v.message) for v in result.violations]

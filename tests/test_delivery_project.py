@@ -6,6 +6,7 @@ federation, GitHub's settings, the state backend, config errors and the one scri
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -571,3 +572,79 @@ def test_what_runs_with_owner_rights_changes_only_with_its_code_owners_approval(
         assert all(o.startswith(owner) and o.removeprefix(owner) in teams for o in owners(path)), path
     ruleset = delivery_plan().of_type("github:index/repositoryRuleset:RepositoryRuleset")[0]
     assert ruleset.inputs["rules"]["pullRequest"]["requireCodeOwnerReview"] is True
+
+
+def test_a_minimal_hub_holds_what_a_first_deploy_needs_of_one():
+    """delivery/stacks/Pulumi.starter.yaml has no hub: the delivery makes one. The state's
+    endpoints sit in its endpoint subnet and register in zones it creates; every zone the
+    platform's endpoints use is linked to its VNet, so the runners resolve them; the runners'
+    subnet leaves through a NAT gateway (no default outbound access); its monitor scope ingests
+    privately only, through an endpoint in the hub; its output is what a stack file names."""
+    from planning.hub import ENDPOINT_SUBNET, RUNNER_SUBNET, SHARED_ZONES
+
+    plan = delivery_plan("starter")
+    hub = plan.outputs["hub"]
+    (vnet,) = plan.of_type("azure-native:network:VirtualNetwork")
+    subnets = {s["name"]: s for s in vnet.inputs["subnets"]}
+    assert set(subnets) == {ENDPOINT_SUBNET, RUNNER_SUBNET}
+    assert all(s["defaultOutboundAccess"] is False for s in subnets.values())
+    assert "natGateway" in subnets[RUNNER_SUBNET] and "natGateway" not in subnets[ENDPOINT_SUBNET]
+    zones = {r.inputs["privateZoneName"] for r in plan.of_type("azure-native:privatedns:PrivateZone")}
+    assert set(SHARED_ZONES) <= zones
+    linked = {
+        plan.by_urn(r.parent).inputs["privateZoneName"]
+        for r in plan.of_type("azure-native:privatedns:VirtualNetworkLink")
+        if r.inputs["virtualNetwork"]["id"] == hub["virtualNetworkId"]
+    }
+    assert linked == zones
+    endpoints = {r.name: r for r in plan.of_type("azure-native:network:PrivateEndpoint")}
+    state = [r for name, r in endpoints.items() if name.startswith("state-")]
+    assert len(state) == 2 and all(
+        r.inputs["subnet"]["id"] == f"{hub['virtualNetworkId']}/subnets/{ENDPOINT_SUBNET}" for r in state
+    )
+    for group in plan.of_type("azure-native:network:PrivateDnsZoneGroup"):
+        for config in group.inputs["privateDnsZoneConfigs"]:
+            assert config["privateDnsZoneId"].startswith(hub["privateDnsZonesResourceGroupId"] + "/"), group.name
+    (scope,) = plan.of_type("azure-native:monitor:PrivateLinkScope")
+    assert scope.inputs["accessModeSettings"]["ingestionAccessMode"] == "PrivateOnly"
+    monitor = [
+        r for r in endpoints.values() if r.inputs["privateLinkServiceConnections"][0]["groupIds"] == ["azuremonitor"]
+    ]
+    assert len(monitor) == 1 and hub["privateLinkScopeId"].endswith("/" + scope.inputs["scopeName"])
+
+
+HUB_VNET = "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v"
+
+
+@pytest.mark.parametrize(
+    "hub, message",
+    [
+        ({}, "name an existing hub"),
+        (
+            {
+                "virtualNetworkId": HUB_VNET,
+                "create": {
+                    "subscriptionId": "11111111-1111-4111-8111-111111111111",
+                    "location": "eastus2",
+                    "addressSpace": "10.250.0.0/22",
+                },
+            },
+            "create: a hub the delivery creates has its own IDs",
+        ),
+        (
+            {
+                "create": {
+                    "subscriptionId": "11111111-1111-4111-8111-111111111111",
+                    "location": "eastus2",
+                    "addressSpace": "10.250.0.0/25",
+                }
+            },
+            "delivery:hub.create.addressSpace",
+        ),
+    ],
+)
+def test_a_hub_is_either_named_or_created(hub, message):
+    values = dict(read_stack_config(DELIVERY, "starter").values)
+    values["delivery:hub"] = json.dumps(hub)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_delivery_config(values)

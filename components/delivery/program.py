@@ -13,9 +13,11 @@ from pulumi_azure_native import authorization
 
 from components.delivery.access import EnvironmentAccess, EnvironmentAccessArgs, SubscriptionFeatures, custom_role
 from components.delivery.github import GitHubDelivery, GitHubDeliveryArgs
+from components.delivery.hub import MinimalHubArgs, MinimalHubNetwork
 from components.delivery.state import StateBackend, StateBackendArgs
 from components.platform.context import own_hub_zones
 from planning import delivery as plan
+from planning.hub import hub_ids, minimal_hub
 from planning.layers import LAYERS
 from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
@@ -35,8 +37,8 @@ def delivery_names(config: DeliveryConfig) -> plan.Delivery:
         resource_group=config.resource_group,
         storage_account=config.storage_account,
         key_vault=config.key_vault,
-        dns_zones_resource_group_id=config.hub.private_dns_zones_resource_group_id,
-        hub_vnet_id=config.hub.virtual_network_id,
+        dns_zones_resource_group_id=hub_ids(config).zones_group_id,
+        hub_vnet_id=hub_ids(config).vnet_id,
     )
 
 
@@ -53,6 +55,28 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             )
         return providers[subscription]
 
+    hub = hub_ids(config)
+    # The hub first, when the delivery makes it: the state's endpoints, the hub roles and the
+    # environments' zone grants all need it to exist.
+    after_hub: list[pulumi.Resource] = []
+    created_hub = minimal_hub(config)
+    if created_hub is not None:
+        subzones = sorted({z.rsplit("/", 1)[-1] for env in environments.values() for z in env.api_server_zone_ids})
+        hub_network = MinimalHubNetwork(
+            "hub",
+            MinimalHubArgs(plan=created_hub, api_server_zones=subzones, tags=tags),
+            opts=pulumi.ResourceOptions(provider=provider(str(created_hub.settings.subscription_id))),
+        )
+        after_hub.append(hub_network)
+        # What the platform's stack files name (network.hub, operations.privateLinkScope).
+        pulumi.export(
+            "hub",
+            {
+                "virtualNetworkId": created_hub.vnet_id,
+                "privateDnsZonesResourceGroupId": created_hub.group_id,
+                "privateLinkScopeId": created_hub.scope_id,
+            },
+        )
     client = authorization.get_client_config_output()
     state = StateBackend(
         "state",
@@ -64,13 +88,13 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             storage_sku=config.state.storage_sku,
             retention_days=config.state.retention_days,
             lock=config.state.lock,
-            endpoint_subnet_id=config.hub.endpoint_subnet_id,
-            endpoint_provider=provider(config.hub.endpoint_subnet_id.split("/")[2]),
+            endpoint_subnet_id=hub.endpoint_subnet_id,
+            endpoint_provider=provider(hub.endpoint_subnet_id.split("/")[2]),
             tags=tags,
             admin_group_object_id=config.admin_group_object_id,
-            endpoint_resource_group=config.hub.endpoint_resource_group,
+            endpoint_resource_group=hub.endpoint_resource_group,
         ),
-        opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
+        opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id), depends_on=after_hub),
     )
     shared: dict[str, tuple[plan.CustomRoleSpec, authorization.RoleDefinition]] = {}
     writer = plan.state_writer_role(names)
@@ -87,7 +111,10 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
         )
     if any(env.peered for env in environments.values()):
         for key, spec in plan.hub_roles(names).items():
-            shared[spec.name] = (spec, custom_role(f"hub-{key}", spec, state, provider(spec.scope.split("/")[2])))
+            shared[spec.name] = (
+                spec,
+                custom_role(f"hub-{key}", spec, state, provider(spec.scope.split("/")[2]), depends_on=after_hub),
+            )
     group_name = names.resource_group
     for subscription in dict.fromkeys(env.subscription for env in environments.values()):
         SubscriptionFeatures(f"subscription-{subscription}", provider(subscription))
@@ -108,7 +135,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
                 shared_roles=shared,
                 provider=provider(env.subscription),
                 tags=tags,
-                depends_on=[state],
+                depends_on=[state, *after_hub],
             ),
             opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
         )
@@ -186,7 +213,7 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
                 )
             peered = peered or platform.network.hub is not None
             zones += [
-                f"{config.hub.private_dns_zones_resource_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
+                f"{hub_ids(config).zones_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
                 for zone in own_hub_zones(platform)
                 if zone not in zones
             ]

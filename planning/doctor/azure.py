@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from planning.delivery import FEATURES, GITHUB_AUDIENCE, GITHUB_ISSUER, Delivery, IdentitySpec
 from planning.doctor import Answer, Finding, answer, items, unreadable
+from planning.hub import hub_ids
 from planning.providers import registrations, subscription_of
 from stackconfig.delivery import DeliveryConfig
 from stackconfig.model import PlatformConfig
@@ -100,7 +101,7 @@ def azure_expectations(
         (zones_group, "the hub's private DNS zones"),
         (monitor_scope, "the hub's Azure Monitor private link scope"),
         (delivery.state.subscription_id, "the delivery's state, keys and identities"),
-        (delivery.hub.endpoint_subnet_id, "the state's private endpoints"),
+        (hub_ids(delivery).endpoint_subnet_id, "the state's private endpoints"),
     ):
         if held:
             # A subscription ID, or the ID of a resource in it.
