@@ -5,6 +5,7 @@ federation, GitHub's settings, the state backend, config errors and the one scri
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -574,6 +575,23 @@ def test_what_runs_with_owner_rights_changes_only_with_its_code_owners_approval(
     assert ruleset.inputs["rules"]["pullRequest"]["requireCodeOwnerReview"] is True
 
 
+STARTER = ROOT / "examples" / "delivery" / "Pulumi.starter.yaml"
+
+
+def starter_config():
+    from validation.stackfile import read_stack_file
+
+    return read_stack_file(STARTER, "delivery", "starter")
+
+
+@functools.cache
+def starter_plan() -> Plan:
+    """The example delivery of a team without a hub (examples/delivery/Pulumi.starter.yaml)."""
+    plan = run_program(starter_config(), DELIVERY)
+    assert plan.ok, plan.error
+    return plan
+
+
 def test_a_minimal_hub_holds_what_a_first_deploy_needs_of_one():
     """delivery/stacks/Pulumi.starter.yaml has no hub: the delivery makes one. The state's
     endpoints sit in its endpoint subnet and register in zones it creates; every zone the
@@ -582,7 +600,7 @@ def test_a_minimal_hub_holds_what_a_first_deploy_needs_of_one():
     privately only, through an endpoint in the hub; its output is what a stack file names."""
     from planning.hub import ENDPOINT_SUBNET, RUNNER_SUBNET, SHARED_ZONES
 
-    plan = delivery_plan("starter")
+    plan = starter_plan()
     hub = plan.outputs["hub"]
     (vnet,) = plan.of_type("azure-native:network:VirtualNetwork")
     subnets = {s["name"]: s for s in vnet.inputs["subnets"]}
@@ -644,7 +662,7 @@ HUB_VNET = "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/r
     ],
 )
 def test_a_hub_is_either_named_or_created(hub, message):
-    values = dict(read_stack_config(DELIVERY, "starter").values)
+    values = dict(starter_config().values)
     values["delivery:hub"] = json.dumps(hub)
     with pytest.raises(ConfigError, match=re.escape(message)):
         parse_delivery_config(values)

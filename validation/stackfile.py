@@ -82,8 +82,13 @@ def read_stack_config(project_dir: Path, stack: str) -> StackConfig:
     if not path.exists():
         known = ", ".join(available_stacks(project_dir)) or "none"
         raise FileNotFoundError(f"no stack file {path} (stacks: {known})")
+    return read_stack_file(path, project_name(project_dir), stack)
+
+
+def read_stack_file(path: Path, project: str, stack: str) -> StackConfig:
+    """A stack file's config as the CLI would pass it to `project`'s stack `stack` (an example
+    file outside the project's stacks, too)."""
     document = yaml.load(path.read_text(), Loader=_LOADER) or {}
-    project = project_name(project_dir)
     values: dict[str, str] = {}
     secret_keys: list[str] = []
     for raw_key, raw_value in (document.get("config") or {}).items():
