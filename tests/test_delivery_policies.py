@@ -69,6 +69,82 @@ VIOLATIONS: list[Change] = [
         ),
     ),
     (
+        "delivery-role-administration-conditioned",
+        "a condition that also admits any role to any service principal",
+        lambda p: with_condition(
+            p,
+            lambda c: c.replace(
+                ")) AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'",
+                " OR (@Request[Microsoft.Authorization/roleAssignments:PrincipalType] StringEqualsIgnoreCase "
+                "'ServicePrincipal'))) AND ((!(ActionMatches{'Microsoft.Authorization/roleAssignments/delete'",
+                1,
+            ),
+        ),
+    ),
+    (
+        "delivery-role-administration-conditioned",
+        "a condition that admits every role but the listed ones",
+        lambda p: with_condition(
+            p, lambda c: c.replace("ForAnyOfAnyValues:GuidEquals", "ForAnyOfAnyValues:GuidNotEquals")
+        ),
+    ),
+    (
+        "delivery-roles-allowed",
+        "Key Vault Data Access Administrator, which also writes role assignments",
+        lambda p: changed(
+            p,
+            "state-admins-vault",
+            path="roleDefinitionId",
+            value="/providers/Microsoft.Authorization/roleDefinitions/8b54135c-b56d-4d72-a534-26097cfdc8d8",
+        ),
+    ),
+    (
+        "delivery-custom-roles-narrow",
+        "a custom role that rewrites role definitions",
+        lambda p: changed(
+            p, "hub-peer", path="permissions[0].actions", value=["Microsoft.Authorization/roleDefinitions/write"]
+        ),
+    ),
+    (
+        "delivery-federation-pinned",
+        "a subject any repository can present (a customized template)",
+        lambda p: changed(
+            p, "id-ailab-deploy-dev-foundation-github", path="subject", value="environment:dev-foundation"
+        ),
+    ),
+    (
+        "delivery-federation-bound",
+        "a deploy identity trusting the environment any branch may use",
+        lambda p: changed(
+            p,
+            "id-ailab-deploy-dev-foundation-github",
+            path="subject",
+            value="repo:acme/ai-platform:environment:dev-foundation-preview",
+        ),
+    ),
+    (
+        "delivery-federation-bound",
+        "an identity trusting an environment the delivery does not make",
+        lambda p: changed(
+            p, "id-ailab-plan-dev-foundation-github", path="subject", value="repo:acme/ai-platform:environment:dev-x"
+        ),
+    ),
+    (
+        "github-environments-protected",
+        "protected branches, which with rulesets and no branch protection rule is every branch",
+        lambda p: changed(
+            p,
+            "github-prod-cluster",
+            path="deploymentBranchPolicy",
+            value={"protectedBranches": True, "customBranchPolicies": False},
+        ),
+    ),
+    (
+        "github-deploys-from-main",
+        "prod deploys from any branch",
+        lambda p: changed(p, "github-prod-cluster-main", path="branchPattern", value="*"),
+    ),
+    (
         "delivery-custom-roles-narrow",
         "a custom role assignable at the tenant root",
         lambda p: changed(p, "hub-joiner", path="assignableScopes", value=["/"]),
@@ -155,6 +231,11 @@ VIOLATIONS: list[Change] = [
 ]
 
 
+# A change that two rules see from two sides: a deploy environment open to other branches is also
+# one whose deploy identity may change things.
+ALSO = {"prod deploys from any branch": {"delivery-federation-bound"}}
+
+
 @pytest.fixture(scope="module")
 def acme() -> Plan:
     return delivery_plan("acme")
@@ -177,7 +258,8 @@ def test_every_delivery_policy_has_a_violating_case():
 @pytest.mark.parametrize("policy, change, mutate", VIOLATIONS, ids=[f"{p}: {c}" for p, c, _ in VIOLATIONS])
 def test_one_change_fires_exactly_its_delivery_policy(acme, policy, change, mutate):
     result = review(mutate(acme))
-    assert result.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in result.violations]
+    expected = {policy, *ALSO.get(change, ())}
+    assert result.fired() == {(p, "mandatory") for p in expected}, [(v.policy, v.message) for v in result.violations]
     assert not result.passed
 
 
@@ -186,6 +268,7 @@ def test_an_owner_grant_fires_both_owner_rules(acme):
     assert result.fired() == {
         ("delivery-no-owner-grants", "mandatory"),
         ("delivery-role-administration-conditioned", "mandatory"),
+        ("delivery-roles-allowed", "mandatory"),
     }
 
 
@@ -289,3 +372,22 @@ def test_removing_an_environment_from_the_delivery_is_refused_by_the_state_locks
     assert lifted.findings == []
     (then,) = diff_sides(side(unlocked), side(preview(False, ("dev", "prod"))))
     assert then.of("delete") and [f for f in then.findings if f.locked_by] == []
+
+
+def test_the_built_in_roles_the_pack_allows_are_the_ones_the_delivery_grants():
+    """policies/delivery's allowlist is what planning/delivery.py names, and every built-in role
+    the example deliveries grant is on it: a new built-in grant is a reviewed change to both."""
+    from delivery_guardrails.azure import ALLOWED_BUILT_IN_ROLES
+
+    import planning.delivery as delivery
+    from tests.test_delivery_project import starter_plan
+
+    named = {value for value in vars(delivery).values() if isinstance(value, str) and value in BUILT_IN_ROLES.values()}
+    assert set(ALLOWED_BUILT_IN_ROLES) == named
+    for plan in (delivery_plan("acme"), delivery_plan("acme-scale"), starter_plan()):
+        custom = {r.inputs["roleDefinitionId"] for r in plan.of_type("azure-native:authorization:RoleDefinition")}
+        granted = {
+            r.inputs["roleDefinitionId"].rsplit("/", 1)[-1]
+            for r in plan.of_type("azure-native:authorization:RoleAssignment")
+        }
+        assert granted - custom <= set(ALLOWED_BUILT_IN_ROLES)

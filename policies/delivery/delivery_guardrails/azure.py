@@ -106,21 +106,56 @@ def _role_administering(guid: str, custom: dict) -> bool:
     return False
 
 
+# The one shape of condition a grant that writes role assignments may carry (planning/delivery.py,
+# delegation()): writes allowed only for listed roles to listed principal types, deletes the same.
+# Read as a grammar, not searched for: an extra OR, a negation or another attribute makes a
+# condition that names the right roles and still admits others.
+_GUIDS = r"[0-9a-f-]{36}(?:, [0-9a-f-]{36})*"
+_TYPES = r"'(?:User|Group|ServicePrincipal)'(?:, '(?:User|Group|ServicePrincipal)')*"
+
+
+def _clause(side: str) -> str:
+    attribute = r"@" + side + r"\[Microsoft\.Authorization/roleAssignments:"
+    return (
+        r"\("
+        + attribute
+        + r"RoleDefinitionId\] ForAnyOfAnyValues:GuidEquals \{"
+        + _GUIDS
+        + r"\} AND "
+        + attribute
+        + r"PrincipalType\] ForAnyOfAnyValues:StringEqualsIgnoreCase \{"
+        + _TYPES
+        + r"\}\)"
+    )
+
+
+def _side(action: str, side: str) -> str:
+    clause = _clause(side)
+    return r"\(\(!\(ActionMatches\{'" + re.escape(action) + r"'\}\)\) OR \(" + clause + r"(?: OR " + clause + r")*\)\)"
+
+
+_DELEGATION = re.compile(
+    "^" + _side(WRITE_ASSIGNMENTS, "Request") + " AND " + _side(DELETE_ASSIGNMENTS, "Resource") + "$", re.IGNORECASE
+)
+
+
 def delegation_problems(condition: str | None, custom: dict) -> list[str]:
     """What is wrong with the condition of a grant that can write role assignments (empty: none)."""
     if not condition:
         return ["it has no condition, so it may assign any role, Owner included"]
+    if not _DELEGATION.match(condition.strip()):
+        return [
+            "its condition is not the delegation shape (writes and deletes each limited to listed roles and "
+            "principal types, and nothing else: planning/delivery.py, delegation())"
+        ]
     problems = []
-    for action, side in ((WRITE_ASSIGNMENTS, "Request"), (DELETE_ASSIGNMENTS, "Resource")):
-        if f"ActionMatches{{'{action}'}}".lower() not in condition.lower():
-            problems.append(f"its condition does not constrain {action}")
-        elif not any(m.group(1).lower() == side.lower() for m in _DELEGATED.finditer(condition)):
-            problems.append(f"its condition does not name the roles {action} may touch (@{side}[...RoleDefinitionId])")
     delegated = {g.lower() for m in _DELEGATED.finditer(condition) for g in _GUID.findall(m.group(2).lower())}
     for guid in sorted(delegated):
         if _role_administering(guid, custom):
             name = ROLE_ADMINISTRATORS.get(guid) or lookup(custom[guid].props, "roleName") or guid
             problems.append(f"it delegates {name}, which administers roles itself")
+    if re.search(r"'User'", condition):
+        problems.append("it lets roles be assigned to users, whom no layer's program assigns anything")
     return problems
 
 
@@ -137,6 +172,47 @@ def role_administration_conditioned(args, report):
             report(f"{resource.name}: a role administration condition must be conditionVersion 2.0.", resource.urn)
         for problem in delegation_problems(condition, custom):
             report(f"{resource.name} can write role assignments, but {problem}.", resource.urn)
+
+
+# The built-in roles the delivery grants (planning/delivery.py; tests/test_delivery_policies.py
+# keeps the list equal to what it grants): a grant of any other built-in role is a new power to
+# review here first, not a line in a plan (Key Vault Data Access Administrator, say, also writes
+# role assignments).
+ALLOWED_BUILT_IN_ROLES = {
+    "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": "Azure Kubernetes Service RBAC Cluster Admin",
+    "b24988ac-6180-42a0-ab88-20f7382dd24c": "Contributor",
+    "22926164-76b3-42b3-bc55-97df8dab3e41": "Grafana Admin",
+    "12338af0-0e69-4776-bea7-57ae8d297424": "Key Vault Crypto User",
+    "28bf596f-4eb7-45ce-b5bc-6cf482fec137": "Locks Contributor",
+    "4d97b98b-1d4f-4787-a291-c67834d212e7": "Network Contributor",
+    "b12aa53e-6015-4669-85d0-8515ebb3ae7f": "Private DNS Zone Contributor",
+    "acdd72a7-3385-48ef-bd42-f606fba81ae7": "Reader",
+    "f58310d9-a9f6-439a-9e8d-f62e7b41a168": "Role Based Access Control Administrator",
+    "ba92f5b4-2d11-453d-a403-e96b0029c9fe": "Storage Blob Data Contributor",
+    "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1": "Storage Blob Data Reader",
+}
+ROLES_SCHEMA: dict[str, dict[str, Any]] = {
+    "allowedBuiltInRoles": {"type": "array", "items": {"type": "string"}, "default": sorted(ALLOWED_BUILT_IN_ROLES)},
+}
+
+
+def roles_allowed(args, report):
+    custom = _custom_roles(args.resources)
+    allowed = {g.lower() for g in args.get_config().get("allowedBuiltInRoles", ALLOWED_BUILT_IN_ROLES)}
+    for resource in args.resources:
+        if resource.resource_type != ROLE_ASSIGNMENT:
+            continue
+        guid = role_guid(str(lookup(resource.props, "roleDefinitionId") or ""))
+        if guid not in custom and guid not in allowed:
+            report(
+                f"{resource.name} grants role {guid}, neither a custom role of this stack nor a built-in role the "
+                "delivery grants (allowedBuiltInRoles).",
+                resource.urn,
+            )
+
+
+# Actions that let a holder grow its own power: rewrite a role it holds, or elevate to the root.
+_SELF_ESCALATING = ("Microsoft.Authorization/roleDefinitions/write", "Microsoft.Authorization/elevateAccess/action")
 
 
 def custom_roles_narrow(args, report):
@@ -157,6 +233,8 @@ def custom_roles_narrow(args, report):
                 or action.lower() == "microsoft.authorization/*"
             ):
                 report(f"{args.name} grants `{action}`: name the actions the layer needs.")
+            elif any(_action_matches(action, escalating) for escalating in _SELF_ESCALATING):
+                report(f"{args.name} grants `{action}`, with which its holder rewrites its own roles.")
 
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
@@ -179,14 +257,86 @@ def federation_pinned(args, report):
     if lookup(args.props, "claimsMatchingExpression") is not None:
         report(f"{args.name} matches claims by expression: pin one subject.")
     subject = str(lookup(args.props, "subject") or "")
-    segments = subject.split(":")
     if "*" in subject or "?" in subject:
         report(f"{args.name}'s subject {subject!r} has a wildcard.")
-    if len(segments) < 2 or segments[-2] != "environment" or not segments[-1]:
+    if not SUBJECT.match(subject):
         report(
-            f"{args.name}'s subject {subject!r} is not one GitHub environment's (…:environment:<name>): "
-            "only an environment's protection rules stand between a workflow and this identity."
+            f"{args.name}'s subject {subject!r} is not one repository's GitHub environment "
+            "(repo:<owner>/<repo>:environment:<name>, or GitHub's immutable repo:<owner>@<id>/<repo>@<id>): only an "
+            "environment's protection rules stand between a workflow and this identity, and a subject without its "
+            "repository (a customized template) is one any repository can present."
         )
+
+
+# The default subject of a job in an environment, by repository name or immutable IDs (GitHub's
+# OIDC reference, "Filtering for a specific environment").
+SUBJECT = re.compile(r"^repo:[^:/@]+(?:@[0-9]+)?/[^:/@]+(?:@[0-9]+)?:environment:(?P<environment>[^:]+)$")
+
+ENVIRONMENT = "github:index/repositoryEnvironment:RepositoryEnvironment"
+DEPLOYMENT_POLICY = "github:index/repositoryEnvironmentDeploymentPolicy:RepositoryEnvironmentDeploymentPolicy"
+# Reader and Storage Blob Data Reader; and what reading roles' actions end with.
+_READING_BUILT_INS = ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1")
+# A user kubeconfig (Entra ID sign-in, no credential in it) reads nothing by itself either.
+_READ = ("/read", "/keys/decrypt/action", "/listclusterusercredential/action")
+
+
+def _writes(role_props, guid: str) -> bool:
+    """Whether a role changes anything (an action or data action past reading and decrypting)."""
+    if guid in _READING_BUILT_INS:
+        return False
+    if role_props is None:
+        return True
+    for permission in lookup(role_props, "permissions") or []:
+        for action in [*(permission.get("actions") or []), *(permission.get("dataActions") or [])]:
+            if not action.lower().endswith(_READ):
+                return True
+    return False
+
+
+def federation_bound(args, report):
+    """Each identity trusts an environment the delivery makes (GitHub creates an unprotected one
+    for any name a workflow uses), and one any branch may use (no main-only policy: the
+    previews') only for an identity that changes nothing."""
+    environments = {str(lookup(r.props, "environment")) for r in args.resources if r.resource_type == ENVIRONMENT}
+    if not environments:
+        return  # a delivery stack without GitHub's settings
+    patterns: dict[str, list[str]] = {}
+    for r in args.resources:
+        if r.resource_type == DEPLOYMENT_POLICY:
+            patterns.setdefault(str(lookup(r.props, "environment")), []).append(str(lookup(r.props, "branchPattern")))
+    main_only = {environment for environment, named in patterns.items() if named == ["main"]}
+    custom = _custom_roles(args.resources)
+    grants: dict[str, list] = {}
+    for r in args.resources:
+        if r.resource_type == ROLE_ASSIGNMENT:
+            for principal in r.property_dependencies.get("principalId", []):
+                grants.setdefault(principal.urn, []).append(r)
+    for credential in args.resources:
+        if credential.resource_type != FEDERATED_CREDENTIAL:
+            continue
+        found = SUBJECT.match(str(lookup(credential.props, "subject") or ""))
+        if not found:
+            continue  # delivery-federation-pinned says why
+        environment = found.group("environment")
+        if environment not in environments:
+            report(
+                f"{credential.name} trusts GitHub environment {environment}, which this stack does not make: GitHub "
+                "would create it, unprotected, for the first workflow that names it.",
+                credential.urn,
+            )
+            continue
+        if environment in main_only:
+            continue
+        for identity in credential.property_dependencies.get("resourceName", []):
+            for grant in grants.get(identity.urn, []):
+                guid = role_guid(str(lookup(grant.props, "roleDefinitionId") or ""))
+                role = custom.get(guid)
+                if _writes(role.props if role is not None else None, guid):
+                    report(
+                        f"{identity.name} trusts {environment}, which any branch may use, and {grant.name} lets it "
+                        "change things: only a main-only environment's identity may.",
+                        grant.urn,
+                    )
 
 
 POLICIES = [
@@ -206,6 +356,24 @@ POLICIES = [
         severity=Severity.CRITICAL,
         remediation="Pass delegation([...]) as the grant's condition, listing the roles and principal types "
         "the layer assigns.",
+    ),
+    stack_policy(
+        "delivery-roles-allowed",
+        "The delivery grants its own custom roles and the built-in roles it is known to need, nothing else.",
+        roles_allowed,
+        severity=Severity.HIGH,
+        remediation="Use a custom role with the actions needed, or add the built-in role to allowedBuiltInRoles "
+        "(and planning/delivery.py) in a reviewed change.",
+        config=ROLES_SCHEMA,
+    ),
+    stack_policy(
+        "delivery-federation-bound",
+        "Identities trust GitHub environments this stack makes, and only main-only environments' identities "
+        "may change anything.",
+        federation_bound,
+        severity=Severity.CRITICAL,
+        remediation="Federate deploy identities with `<env>-<layer>` (main only), plan identities with "
+        "`<env>-<layer>-preview`, and grant the latter reading roles only.",
     ),
     resource_policy(
         "delivery-custom-roles-narrow",

@@ -16,6 +16,7 @@ from guardrail import lookup, resource_policy, stack_policy
 from pulumi_policy import Severity
 
 ENVIRONMENT = "github:index/repositoryEnvironment:RepositoryEnvironment"
+DEPLOYMENT_POLICY = "github:index/repositoryEnvironmentDeploymentPolicy:RepositoryEnvironmentDeploymentPolicy"
 RUNNER_GROUP = "github:index/actionsRunnerGroup:ActionsRunnerGroup"
 RULESET = "github:index/repositoryRuleset:RepositoryRuleset"
 WORKFLOW_PERMISSIONS = "github:index/workflowRepositoryPermissions:WorkflowRepositoryPermissions"
@@ -39,10 +40,13 @@ def environments_protected(args, report):
     if name.endswith(config.get("readOnlySuffix", "-preview")):
         return
     policy = lookup(args.props, "deploymentBranchPolicy")
-    if not policy or not (policy.get("protectedBranches") or policy.get("customBranchPolicies")):
-        report(f"environment {name}: any branch may deploy; restrict it to protected or named branches.")
+    # "Protected branches" means branch protection rules, which a repository guarded by rulesets
+    # may have none of, and then every branch may deploy (github/docs, "Deployment branches
+    # and tags"): name the branch instead.
+    if not policy or not policy.get("customBranchPolicies") or policy.get("protectedBranches"):
+        report(f"environment {name}: deploys must come from named branches (custom branch policies), not any branch.")
     reviewed = config.get("reviewedEnvironments", ["staging-*", "prod-*"])
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in reviewed):
+    if any(fnmatch.fnmatch(name.lower(), pattern.lower()) for pattern in reviewed):
         reviewers = lookup(args.props, "reviewers") or []
         if not any((r.get("teams") or r.get("users")) for r in reviewers):
             report(f"environment {name}: a deploy here needs a required reviewer (a team or a user).")
@@ -54,6 +58,24 @@ RUNNER_SCHEMA: dict[str, dict[str, Any]] = {
     # Runner groups whose runners hold deploy identities: only named workflows may use them.
     "deployGroups": {"type": "array", "items": {"type": "string"}, "default": ["platform-deploy"]},
 }
+
+
+def deploys_from_main_only(args, report):
+    """Each deploy environment's branch policy names `main` and nothing else."""
+    config = args.get_config()
+    suffix = config.get("readOnlySuffix", "-preview")
+    patterns: dict[str, list[str]] = {}
+    for r in args.resources:
+        if r.resource_type == DEPLOYMENT_POLICY:
+            patterns.setdefault(str(lookup(r.props, "environment")), []).append(str(lookup(r.props, "branchPattern")))
+    for r in args.resources:
+        if r.resource_type != ENVIRONMENT:
+            continue
+        name = str(lookup(r.props, "environment"))
+        if name.endswith(suffix):
+            continue
+        if patterns.get(name) != ["main"]:
+            report(f"environment {name} deploys from {patterns.get(name) or 'no named branch'}, not main alone.", r.urn)
 
 
 def runner_groups_restricted(args, report):
@@ -133,6 +155,14 @@ POLICIES = [
         severity=Severity.CRITICAL,
         remediation="components/delivery/github.py: a main-only branch policy, reviewers from delivery:github.reviewers.",
         config=ENVIRONMENT_SCHEMA,
+    ),
+    stack_policy(
+        "github-deploys-from-main",
+        "Every deploy environment's deployment branch policy names main and no other branch.",
+        deploys_from_main_only,
+        severity=Severity.CRITICAL,
+        remediation="components/delivery/github.py: one RepositoryEnvironmentDeploymentPolicy, branch_pattern main.",
+        config={"readOnlySuffix": ENVIRONMENT_SCHEMA["readOnlySuffix"]},
     ),
     resource_policy(
         "github-runner-groups-restricted",
