@@ -17,7 +17,7 @@ help:
 	@echo "make preview-delivery                   offline preview and policy review of the delivery project"
 	@echo "make review [BASE=origin/main]          every stack at BASE and here, compared: changes, replacements,"
 	@echo "                                        policies, capacity, cost, diagrams (out/review.md)"
-	@echo "make doctor [STACK=prod]                read-only checks of the real tenant and GitHub before a first deploy"
+	@echo "make doctor [STACK=prod] [DELIVERY_STACK=<org>]  read-only checks of the tenant and GitHub before a first deploy"
 	@echo "make prices                             refresh the Retail Prices snapshot (network)"
 	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
 	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
@@ -65,7 +65,7 @@ review: $(VENV)/.installed
 # Before an environment's first deploy: what it needs of Azure and GitHub, read-only (az and gh
 # signed in); each missing thing with its fix (docs/operations.md, "make doctor").
 doctor: $(VENV)/.installed
-	$(PY) scripts/doctor.py --stack $(STACK)
+	$(PY) scripts/doctor.py --stack $(STACK) $(if $(DELIVERY_STACK),--delivery-stack $(DELIVERY_STACK))
 
 # Refresh facts/retail_prices.json from Azure's Retail Prices API (network; .github/workflows/prices.yml).
 prices: $(VENV)/.installed

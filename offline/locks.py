@@ -22,6 +22,10 @@ from facts import arm
 from planning.layers import UPSTREAM, parse_stack
 
 LOCK = "azure-native:authorization:ManagementLockByScope"
+# Deleted through their service's data plane, which locks do not govern (a lock applies to the
+# control plane only: learn.microsoft.com, "Lock your resources"; Key Vault keys have no ARM
+# delete, and azure-native deletes them through the vault: pulumi/pulumi-azure-native#354).
+DATA_PLANE_DELETES = frozenset({"azure-native:keyvault:Key", "azure-native:keyvault:Secret"})
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def blocking_lock(
     """The lock that will refuse deleting `resource` (a base resource the change deletes or
     replaces) from `stack`, or None. Locks the change adds stand from their own deploy on."""
     scope = _where(resource)
-    if scope is None or resource.get("type") == LOCK:
+    if scope is None or resource.get("type") == LOCK or resource.get("type") in DATA_PLANE_DELETES:
         return None
     candidates: Iterable[tuple[Lock, bool]] = [
         *((lock, urn not in head_locks) for urn, lock in base_locks.items()),

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from components.delivery.github import GITHUB_ACTIONS_APP_ID, UP_WORKFLOW  # noqa: E402
-from components.delivery.program import delivery_names, environment_access  # noqa: E402
+from components.delivery.program import delivery_names, delivery_of, environment_access  # noqa: E402
 from components.platform.context import private_dns_zones  # noqa: E402
 from planning.delivery import environment_delivery  # noqa: E402
 from planning.doctor import Answer, Finding, Status  # noqa: E402
@@ -42,8 +42,6 @@ from planning.doctor import azure as azure_checks  # noqa: E402
 from planning.doctor import github as github_checks  # noqa: E402
 from planning.doctor import quota as quota_checks  # noqa: E402
 from planning.layers import UNIT_SEPARATOR  # noqa: E402
-from stackconfig.delivery import DeliveryConfig  # noqa: E402
-from validation.delivery import parse_delivery_config  # noqa: E402
 from validation.loader import ConfigError, parse_platform_config  # noqa: E402
 from validation.stackfile import available_stacks, read_stack_config  # noqa: E402
 
@@ -59,28 +57,6 @@ class Expectations:
     azure: azure_checks.AzureExpectations
     quota: list[quota_checks.QuotaNeed]
     github: github_checks.GitHubExpectations
-
-
-def delivery_of(stack: str, environment: str, wanted: str | None = None) -> tuple[str, DeliveryConfig]:
-    """The delivery stack whose `delivery:environments.<environment>` lists this platform stack
-    (its `platformStacks`, by default the environment's own name)."""
-    found, problems = [], []
-    for name in [wanted] if wanted else available_stacks(DELIVERY):
-        try:
-            config = parse_delivery_config(read_stack_config(DELIVERY, name).values)
-        except ConfigError as error:
-            problems.append(f"delivery/stacks/Pulumi.{name}.yaml: {error}")
-            continue
-        env = config.environments.get(environment)
-        if env is not None and stack in (env.platform_stacks or [environment]):
-            found.append((name, config))
-    if len(found) != 1:
-        which = ", ".join(name for name, _ in found) or "none"
-        raise LookupError(
-            f"{len(found)} delivery stacks grant stack {stack} (environment {environment}): {which}; name one with "
-            "--delivery-stack" + ("".join(f"\n{p}" for p in problems))
-        )
-    return found[0]
 
 
 def load(stack: str, wanted_delivery: str | None = None) -> Expectations:

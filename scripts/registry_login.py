@@ -28,8 +28,6 @@ from planning.naming import Naming  # noqa: E402
 from validation.loader import parse_platform_config  # noqa: E402
 from validation.stackfile import read_stack_config  # noqa: E402
 
-DEFAULT_OUT = Path.home() / ".config" / "helm" / "registry" / "config.json"
-
 
 def _post(url: str, body: bytes) -> dict:
     request = urllib.request.Request(url, data=body, method="POST")
@@ -41,7 +39,7 @@ def _post(url: str, body: bytes) -> dict:
 def refresh_token(login_server: str) -> str:
     tenant, client = os.environ["AZURE_TENANT_ID"], os.environ["AZURE_CLIENT_ID"]
     assertion = Path(os.environ["AZURE_FEDERATED_TOKEN_FILE"]).read_text()
-    url, body = multikueue_token.token_request(tenant, client, assertion, registry_token.ARM_SCOPE)
+    url, body = multikueue_token.token_request(tenant, client, assertion, registry_token.ACR_SCOPE)
     access = str(_post(url, body)["access_token"])
     url, body = registry_token.exchange_request(login_server, tenant, access)
     return str(_post(url, body)["refresh_token"])
@@ -58,7 +56,12 @@ def write(out: Path, login_server: str, token: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--environment", required=True, help="whose registry (stacks/Pulumi.<env>.yaml)")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("HELM_REGISTRY_CONFIG", DEFAULT_OUT)))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=registry_token.registry_config_path(os.environ, Path.home()),
+        help="default: where the provider's Helm reads it",
+    )
     parser.add_argument("--every", type=int, default=0, help="sign in again every SECONDS (0: once)")
     args = parser.parse_args(argv)
     config = parse_platform_config(read_stack_config(ROOT, args.environment).values, stack=args.environment)

@@ -11,7 +11,8 @@ layer, cluster, stack), and with one environment `canary` and `rest` (the cluste
 fleet's canary wave and of the wave after it) and `fleet` (true with two or more clusters).
 `--init` prints, instead, the commands that create the environment's unit stacks once (its state
 container, each stack's secrets key, its provider pinned to platform:subscriptionId), with the
-names the delivery project gives them (delivery/stacks; `--delivery` picks the stack).
+names the delivery project gives them (the delivery stack that grants the environment;
+`--delivery` names it when several do).
 Bad config: the config message, exit 1.
 """
 
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--environment", action="append", required=True)
     parser.add_argument("--github", action="store_true", help="print key=value lines for $GITHUB_OUTPUT")
     parser.add_argument("--init", action="store_true", help="print the one-time stack init commands")
-    parser.add_argument("--delivery", help="the delivery stack that names the state (default: the environment's)")
+    parser.add_argument("--delivery", help="the delivery stack that names the state (default: the one granting it)")
     args = parser.parse_args(argv)
     if args.init:
         return print_init(args.environment, args.delivery)
@@ -65,19 +66,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_init(environments: list[str], delivery_stack: str | None) -> int:
-    from components.delivery.program import delivery_names
-    from offline.identities import DELIVERY, DELIVERY_STACK, DELIVERY_STACKS
+    from components.delivery.program import delivery_names, delivery_of
     from planning.delivery import stack_init_commands
-    from validation.delivery import parse_delivery_config
-    from validation.stackfile import read_stack_config
 
     for environment in environments:
         try:
             config = parsed_environment(environment)
-            delivery = parse_delivery_config(
-                read_stack_config(DELIVERY, delivery_stack or DELIVERY_STACKS.get(environment, DELIVERY_STACK)).values
-            )
-        except ConfigError as error:
+            _, delivery = delivery_of(environment, config.environment, delivery_stack)
+        except (ConfigError, LookupError) as error:
             print(error, file=sys.stderr)
             return 1
         stacks = [(unit.stack(environment), unit.layer) for wave in waves(config) for unit in wave]

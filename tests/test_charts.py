@@ -334,7 +334,7 @@ def test_a_job_signs_helm_in_with_a_registry_token_for_its_own_identity(tmp_path
     (entra, entra_body), (exchange, exchange_body) = posted
     assert entra == "https://login.microsoftonline.com/tenant-1/oauth2/v2.0/token"
     assert entra_body["client_assertion"] == "github-oidc-token" and entra_body["client_id"] == "client-1"
-    assert entra_body["scope"] == "https://management.azure.com/.default"
+    assert entra_body["scope"] == "https://containerregistry.azure.net/.default"
     assert exchange == "https://crailabdev.azurecr.io/oauth2/exchange"
     assert exchange_body == {
         "grant_type": "access_token",
@@ -354,3 +354,20 @@ def test_a_job_signs_helm_in_with_a_registry_token_for_its_own_identity(tmp_path
     assert (
         "acr-token" in base64.b64decode(json.loads(out.read_text())["auths"]["crailabdev.azurecr.io"]["auth"]).decode()
     )
+
+
+def test_the_job_writes_helm_credentials_where_the_providers_helm_reads_them(tmp_path):
+    """pulumi-kubernetes' Helm ignores HELM_REGISTRY_CONFIG: its own variable first, then Helm's
+    config home (HELM_CONFIG_HOME, XDG_CONFIG_HOME, ~/.config)."""
+    from planning.registry_token import registry_config_path
+
+    home = tmp_path / "home"
+    assert registry_config_path({}, home) == home / ".config/helm/registry/config.json"
+    assert registry_config_path({"HELM_REGISTRY_CONFIG": "/x"}, home) == home / ".config/helm/registry/config.json"
+    assert registry_config_path({"XDG_CONFIG_HOME": "/xdg"}, home) == Path("/xdg/helm/registry/config.json")
+    assert registry_config_path({"HELM_CONFIG_HOME": "/h", "XDG_CONFIG_HOME": "/xdg"}, home) == Path(
+        "/h/registry/config.json"
+    )
+    assert registry_config_path(
+        {"PULUMI_K8S_HELM_REGISTRY_CONFIG_PATH": "/p.json", "HELM_CONFIG_HOME": "/h"}, home
+    ) == Path("/p.json")

@@ -356,16 +356,19 @@ def test_removing_an_environment_from_the_delivery_is_refused_by_the_state_locks
     (locked,) = diff_sides(side(acme), side(preview(True, ("dev", "prod"))))
     refused = {(f.name, f.type, f.locked_by) for f in locked.findings if f.locked_by}
     assert refused and {lock for _, _, lock in refused} == {"acme: state-account-lock", "acme: state-vault-lock"}
-    # Its grants on the container and keys, and the container and keys themselves (children of
-    # the locked account and vault).
+    # Its grants on the container and keys, and the container (a child of the locked account);
+    # not the keys, which go through the vault's data plane, where locks do not apply.
     assert {kind for _, kind, _ in refused} == {
         "azure-native:authorization:RoleAssignment",
         "azure-native:storage:BlobContainer",
-        "azure-native:keyvault:Key",
     }
     assert all("staging" in name for name, _, _ in refused)
-    # The identities go too (a finding of their own: a principal is not re-created), but no lock refuses them.
-    assert {f.type for f in locked.findings if not f.locked_by} == {"azure-native:managedidentity:UserAssignedIdentity"}
+    # The identities and keys go too (findings of their own: a principal is not re-created, a
+    # protected key is unprotected first), but no lock refuses them.
+    assert {f.type for f in locked.findings if not f.locked_by} == {
+        "azure-native:managedidentity:UserAssignedIdentity",
+        "azure-native:keyvault:Key",
+    }
     unlocked = preview(False, every)
     (lifted,) = diff_sides(side(acme), side(unlocked))
     assert [r.type for r in lifted.resources] == ["azure-native:authorization:ManagementLockByScope"] * 2

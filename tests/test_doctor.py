@@ -248,8 +248,13 @@ def test_a_missing_identity_or_federated_credential_is_reported_with_its_fix(tmp
     code, out = run(cli, capsys, "--stack", "prod")
     assert code == doctor.EXIT_MISSING
     section = finding_lines(out, "delivery")
-    assert section.startswith("3 missing")
+    assert section.startswith("4 missing")
     assert "identity id-ailab-plan-prod-data does not exist" in section
+    # The branch's credential is no way to its environment's token, and another way in.
+    assert (
+        "identity id-ailab-deploy-prod-cluster also trusts https://token.actions.githubusercontent.com "
+        "repo:acme/ai-platform:ref:refs/heads/main" in section
+    )
     assert "an administrator runs `pulumi up -s acme` in delivery/" in section
     assert (
         "identity id-ailab-deploy-prod-cluster has no federated credential for GitHub's "

@@ -23,7 +23,7 @@ from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
 from validation.delivery import parse_delivery_config
 from validation.loader import ConfigError, current_stack_config, parse_platform_config
-from validation.stackfile import read_stack_config, stack_file
+from validation.stackfile import available_stacks, read_stack_config, stack_file
 
 REPOSITORY = Path(__file__).resolve().parent.parent.parent
 
@@ -234,3 +234,25 @@ def load_delivery() -> tuple[DeliveryConfig, dict[str, plan.EnvironmentAccess]]:
     """The validated config of the delivery stack being deployed, and its environments."""
     config = parse_delivery_config(current_stack_config())
     return config, environment_access(config)
+
+
+def delivery_of(stack: str, environment: str, wanted: str | None = None) -> tuple[str, DeliveryConfig]:
+    """The delivery stack (delivery/stacks/) whose `delivery:environments.<environment>` lists this platform stack
+    (its `platformStacks`, by default the environment's own name)."""
+    found, problems = [], []
+    for name in [wanted] if wanted else available_stacks(REPOSITORY / "delivery"):
+        try:
+            config = parse_delivery_config(read_stack_config(REPOSITORY / "delivery", name).values)
+        except ConfigError as error:
+            problems.append(f"delivery/stacks/Pulumi.{name}.yaml: {error}")
+            continue
+        env = config.environments.get(environment)
+        if env is not None and stack in (env.platform_stacks or [environment]):
+            found.append((name, config))
+    if len(found) != 1:
+        which = ", ".join(name for name, _ in found) or "none"
+        raise LookupError(
+            f"{len(found)} delivery stacks grant stack {stack} (environment {environment}): {which}; name one with "
+            "--delivery-stack" + ("".join(f"\n{p}" for p in problems))
+        )
+    return found[0]

@@ -348,6 +348,21 @@ def check_delivery(expect: AzureExpectations, arm_answers: Mapping[str, Answer])
         )
         problem = unreadable("delivery", credentials, f"the federated credentials of {identity.name}", fix)
         ok = any(c.get("issuer") == GITHUB_ISSUER and GITHUB_AUDIENCE in (c.get("audiences") or []) for c in trusted)
+        # Any other credential is another way in (a pull request's subject, another issuer).
+        others = [
+            f"{(entry.get('properties') or {}).get('issuer')} {(entry.get('properties') or {}).get('subject')}"
+            for entry in items(credentials)
+            if (entry.get("properties") or {}).get("subject") != identity.subject
+        ]
+        if not problem and others:
+            findings.append(
+                Finding(
+                    "delivery",
+                    f"identity {identity.name} also trusts {', '.join(sorted(others))}: another way to sign in as it",
+                    f"`az identity federated-credential delete --subscription {state_subscription} --resource-group "
+                    f"{group} --identity-name {identity.name} --name <name>` for each (the delivery makes one only)",
+                )
+            )
         if problem or not ok:
             findings.append(
                 problem
