@@ -339,6 +339,34 @@ def federation_bound(args, report):
                     )
 
 
+_DEPLOYER = re.compile(
+    r"^id-[a-z0-9]+-deploy-(?P<environment>[a-z][a-z0-9-]*)-(?:foundation|data|cluster|tenants|fleet)$"
+)
+
+
+def environments_isolated(args, report):
+    """A deploy identity's grants on its environment's subscription reach everything in it: two
+    environments in one subscription means the one with the weaker approvals (dev deploys on
+    merge) writes the other's resources (docs/deploying.md, "Before you start")."""
+    writers: dict[str, set[str]] = {}
+    for r in args.resources:
+        if r.resource_type != ROLE_ASSIGNMENT:
+            continue
+        identity = str(lookup(r.props, "description") or "").split(": ", 1)[0]
+        found = _DEPLOYER.match(identity)
+        # Grants on the whole subscription (the state's and the hub's objects are shared by design,
+        # each grant on one object).
+        scope = str(lookup(r.props, "scope") or "").rstrip("/").split("/")
+        if found and len(scope) == 3 and scope[1].lower() == "subscriptions":
+            writers.setdefault(scope[2].lower(), set()).add(found.group("environment"))
+    for subscription, environments in sorted(writers.items()):
+        if len(environments) > 1:
+            report(
+                f"subscription {subscription} holds the deploy grants of {', '.join(sorted(environments))}: each "
+                "environment's deploy identities can write the others' resources there; give each its own."
+            )
+
+
 POLICIES = [
     resource_policy(
         "delivery-no-owner-grants",
@@ -356,6 +384,13 @@ POLICIES = [
         severity=Severity.CRITICAL,
         remediation="Pass delegation([...]) as the grant's condition, listing the roles and principal types "
         "the layer assigns.",
+    ),
+    stack_policy(
+        "delivery-environments-isolated",
+        "No two environments' deploy identities hold grants in one subscription.",
+        environments_isolated,
+        severity=Severity.HIGH,
+        remediation="A subscription per environment (delivery:environments.<env>.subscriptionId).",
     ),
     stack_policy(
         "delivery-roles-allowed",
