@@ -135,6 +135,9 @@ class Model:
     entries: list[str] = field(default_factory=list)
 
 
+FEDERATED_CREDENTIALS_WRITE = "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials/write"
+
+
 def _identity(name: str) -> str:
     return node(IDENTITY, name)
 
@@ -311,6 +314,20 @@ def build(
         for target, why in grant_edges(held, kinds.get(principal, "ServicePrincipal"), roles, list(clusters.values())):
             graph.add(principal, target, why)
         _state_edges(graph, principal, held, backend, stacks)
+    # Whoever may write a federated credential on an identity can make it trust a token of their
+    # own (any issuer, any subject): they are that identity (learn.microsoft.com, "Workload
+    # identity federation": the credential is all the identity checks).
+    program_identities = [
+        (arm_id(r.type, r.name, r.inputs, OFFLINE_SUBSCRIPTION_ID), _identity(r.inputs["resourceName"]))
+        for r in resources
+        if r.type == "azure-native:managedidentity:UserAssignedIdentity"
+    ]
+    for principal, held in grants.items():
+        for grant in held:
+            if grant.condition is None and grant.role.allows(FEDERATED_CREDENTIALS_WRITE, data=False):
+                for identity_id, target in program_identities:
+                    if target != principal and permissions.in_scope(identity_id, grant.scope):
+                        graph.add(principal, target, f"{grant.role.name}: writes a federated credential on it")
 
     # --- Inside the clusters (keyed by their resource names, aks-<prefix>-<env>-<key>).
     naming = Naming(config.prefix, config.environment)

@@ -227,3 +227,19 @@ def test_a_key_role_that_can_disable_a_state_key_is_a_write_a_pull_request_must_
     model = reach.build(config, unit_plans["prod"].plans, held, bootstrap.backend(config.environment))
     found = reach.pull_request_violations(model)
     assert found and "secrets key" in found[0], found[:1]
+
+
+@pytest.mark.parametrize("stack", ["prod"])
+def test_writing_a_federated_credential_on_an_identity_is_becoming_it(models, stack):
+    """A federated credential is all an identity checks: whoever may write one on it can make it
+    trust a token of their own. Prod's tenants deploy identity writes the workloads' credentials
+    through a role on the whole subscription, so it reaches every identity the program makes
+    there, the clusters' kubelets included; the plan identities reach none."""
+    model = models[stack]
+    tenants = graph_model.node(graph_model.IDENTITY, "id-ailab-deploy-prod-tenants")
+    edges = {e.target: e.why for e in model.graph.edges.get(tenants, []) if "federated credential" in e.why}
+    kubelets = {t for t in edges if "kubelet" in t}
+    assert kubelets and all("writes a federated credential on it" in edges[t] for t in kubelets)
+    for layer in ("foundation", "data", "cluster", "tenants", "fleet"):
+        planner = graph_model.node(graph_model.IDENTITY, f"id-ailab-plan-prod-{layer}")
+        assert not [e for e in model.graph.edges.get(planner, []) if "federated credential" in e.why], layer
