@@ -222,6 +222,7 @@ def run_checks(
         answers = _gather(github_checks.github_reads(expect.github), cli.gh, workers)
         answers |= _gather(github_checks.github_followups(expect.github, answers), cli.gh, workers)
         found["github"] = [
+            *github_checks.check_subject(expect.github, answers),
             *github_checks.check_environments(expect.github, answers),
             *github_checks.check_ruleset(expect.github, answers),
             *github_checks.check_runner_groups(expect.github, answers),

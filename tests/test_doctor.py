@@ -424,3 +424,22 @@ def test_the_doctor_names_the_docs_it_sends_readers_to():
     assert "## make doctor" in operations
     assert "scripts/doctor.py" in operations
     assert f"`{doctor.EXIT_NO_CREDENTIALS}`" in operations and "make doctor STACK=" in operations
+
+
+def test_a_repository_whose_tokens_name_another_subject_is_reported(tmp_path, monkeypatch, capsys):
+    """The identities trust `repo:acme/ai-platform:environment:<env>`. A repository created after
+    GitHub's immutable subjects (2026-07-15) is issued `repo:acme@<id>/ai-platform@<id>:...`, and a
+    customized template changes the subject too: either way no job would sign in."""
+    cli = fake(tmp_path, monkeypatch)
+    repo = "/repos/acme/ai-platform"
+    cli.tenant["gh"][repo]["created_at"] = "2026-09-01T08:00:00Z"
+    cli.tenant["gh"][f"{repo}/actions/oidc/customization/sub"] = {
+        "use_default": False,
+        "include_claim_keys": ["repo", "context", "job_workflow_ref"],
+    }
+    code, out = run(cli, capsys, "--stack", "prod")
+    section = finding_lines(out, "github")
+    assert code == doctor.EXIT_MISSING and section.startswith("2 missing")
+    assert "GitHub issues this repository's tokens (created 2026-09-01) as repo:acme@1234/ai-platform@5678" in section
+    assert "set delivery:githubSubjectPrefix: repo:acme@1234/ai-platform@5678" in section
+    assert "customizes its OIDC subject (repo, context, job_workflow_ref)" in section

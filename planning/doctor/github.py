@@ -52,6 +52,8 @@ class GitHubExpectations:
     runner_groups: tuple[str, ...] = ()
     # runner group -> the one workflow it may run (Enterprise's "selected workflows")
     restricted: Mapping[str, str] = field(default_factory=dict)
+    # The OIDC subject's repository part the identities trust (delivery:githubSubjectPrefix).
+    subject_prefix: str = ""
 
     @property
     def repo(self) -> str:
@@ -92,7 +94,9 @@ def github_expectations(
         )
         rules.append(EnvironmentRule(f"{environment}-{layer}-preview"))
     if settings is None:
-        return GitHubExpectations(owner, repository, delivery_stack, tuple(rules), configured=False)
+        return GitHubExpectations(
+            owner, repository, delivery_stack, tuple(rules), configured=False, subject_prefix=config.subject_prefix
+        )
     groups = RUNNER_GROUPS if settings.plan in ("team", "enterprise") else ()
     restricted = (
         {"platform-deploy": f"{owner}/{repository}/{up_workflow}@refs/heads/main"}
@@ -109,6 +113,7 @@ def github_expectations(
         actions_app_id=actions_app_id,
         runner_groups=groups,
         restricted=restricted,
+        subject_prefix=config.subject_prefix,
     )
 
 
@@ -130,7 +135,7 @@ def _groups(expect: GitHubExpectations, visible: bool = False) -> str:
 
 
 def github_reads(expect: GitHubExpectations) -> list[str]:
-    reads = [_environments(expect)]
+    reads = [_environments(expect), expect.repo, f"{expect.repo}/actions/oidc/customization/sub"]
     reads += [_branch_policies(expect, rule.name) for rule in expect.environments if rule.main_only]
     if expect.configured:
         reads.append(_rulesets(expect))
@@ -271,4 +276,46 @@ def check_runner_groups(expect: GitHubExpectations, answers: Mapping[str, Answer
             group.get("restricted_to_workflows") and workflow in (group.get("selected_workflows") or [])
         ):
             findings.append(Finding(CHECK, f"{where} runs other workflows than {workflow}", expect.up))
+    return findings
+
+
+# Repositories created from this day on get GitHub's immutable subject by default,
+# `repo:<owner>@<id>/<repo>@<id>` (github/docs, OIDC reference; docs/deploying.md, step 2).
+IMMUTABLE_SUBJECTS_SINCE = "2026-07-15"
+
+
+def check_subject(expect: GitHubExpectations, answers: Mapping[str, Answer]) -> list[Finding]:
+    """The identities trust `<subject_prefix>:environment:<env>`: the repository's tokens must say that."""
+    findings = []
+    repository = answer(answers, expect.repo)
+    problem = unreadable("github", repository, f"repository {expect.owner}/{expect.repository}", expect.up)
+    if problem:
+        return [problem]
+    body = repository.body if isinstance(repository.body, Mapping) else {}
+    owner_id, repo_id = (body.get("owner") or {}).get("id"), body.get("id")
+    immutable = f"repo:{expect.owner}@{owner_id}/{expect.repository}@{repo_id}"
+    by_name = f"repo:{expect.owner}/{expect.repository}"
+    created = str(body.get("created_at") or "")
+    wanted = immutable if created[:10] >= IMMUTABLE_SUBJECTS_SINCE else by_name
+    if expect.subject_prefix not in (wanted, immutable):
+        findings.append(
+            Finding(
+                "github",
+                f"the identities trust {expect.subject_prefix}:environment:<env>, but GitHub issues this repository's "
+                f"tokens (created {created[:10] or 'unknown'}) as {wanted}:environment:<env>: no job would sign in",
+                f"set delivery:githubSubjectPrefix: {immutable} in delivery/stacks/Pulumi.{expect.delivery_stack}.yaml "
+                "and run the delivery again",
+            )
+        )
+    template = answer(answers, f"{expect.repo}/actions/oidc/customization/sub")
+    custom = isinstance(template.body, Mapping) and template.body.get("use_default") is False
+    if template.status == "ok" and custom:
+        findings.append(
+            Finding(
+                "github",
+                "the repository customizes its OIDC subject "
+                f"({', '.join(template.body.get('include_claim_keys') or [])}): the identities trust the default one",
+                f"`gh api --method PUT {expect.repo}/actions/oidc/customization/sub -F use_default=true`",
+            )
+        )
     return findings

@@ -221,6 +221,9 @@ def prepared_github(github: Any) -> dict[str, Any]:
             }
         )
     answers[f"{repo}/environments"] = {"total_count": len(environments), "environments": environments}
+    # Created before GitHub's immutable subjects, with the default template: `repo:<owner>/<repo>`.
+    answers[repo] = {"id": 5678, "owner": {"id": 1234}, "created_at": "2024-05-01T10:00:00Z"}
+    answers[f"{repo}/actions/oidc/customization/sub"] = {"use_default": True}
     if github.configured:
         answers[f"{repo}/rulesets"] = [
             {
