@@ -26,9 +26,9 @@ import pulumi
 import pulumi_kubernetes as kubernetes
 import pulumiverse_time as time
 from pulumi_azure_native import containerservice as aks
-from pulumi_azure_native import managedidentity, monitor, resources
+from pulumi_azure_native import managedidentity, monitor
 
-from components.groups import resource_group
+from components.groups import Group, resource_group
 from components.observability import send_logs
 from components.rbac import assign_role
 from facts.gpu import GPU_VM_SIZES
@@ -133,6 +133,8 @@ class AksClusterArgs:
     # learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
     egress_ips: pulumi.Input[Sequence[pulumi.Input[str]]] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
 
 
 def _issuer_url(profile: aks.outputs.ManagedClusterOIDCIssuerProfileResponse | None) -> str:
@@ -254,7 +256,9 @@ class AksCluster(pulumi.ComponentResource):
         region = cfg.region
         child = pulumi.ResourceOptions(parent=self)
 
-        group = resource_group(name, naming.name("rg", key, "cluster"), region, args.tags, parent=self)
+        group = resource_group(
+            name, naming.name("rg", key, "cluster"), region, args.tags, parent=self, create=args.create_groups
+        )
         control_plane, kubelet = (
             managedidentity.UserAssignedIdentity(
                 f"{name}-{role}-id",
@@ -608,9 +612,7 @@ class AksCluster(pulumi.ComponentResource):
             skip_nodes_with_local_storage=str(scaler.skip_nodes_with_local_storage).lower(),
         )
 
-    def _maintenance_windows(
-        self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
-    ) -> None:
+    def _maintenance_windows(self, name: str, args: AksClusterArgs, group: Group, cluster: aks.ManagedCluster) -> None:
         upgrades = args.cluster.upgrades
         window = upgrades.maintenance_window
         schedules = []
@@ -636,9 +638,7 @@ class AksCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
-    def _container_insights(
-        self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
-    ) -> None:
+    def _container_insights(self, name: str, args: AksClusterArgs, group: Group, cluster: aks.ManagedCluster) -> None:
         """Container Insights through the Azure Monitor agent (its managed identity, `useAADAuth`):
         the collection rule, and the cluster's two associations, as Microsoft's template has them
         (microsoft/Docker-Provider scripts/onboarding/aks/onboarding-using-msi-auth): the rule's
@@ -697,9 +697,7 @@ class AksCluster(pulumi.ComponentResource):
             opts=child,
         )
 
-    def _monitoring(
-        self, name: str, args: AksClusterArgs, group: resources.ResourceGroup, cluster: aks.ManagedCluster
-    ) -> None:
+    def _monitoring(self, name: str, args: AksClusterArgs, group: Group, cluster: aks.ManagedCluster) -> None:
         naming, key = args.naming, args.key
         child = pulumi.ResourceOptions(parent=self)
         monitoring = args.monitoring

@@ -61,7 +61,12 @@ class EventHubsBackbone(pulumi.ComponentResource):
         service, settings = args.service, args.settings
         naming = service.naming
         group = resource_group(
-            name, naming.regional("rg", service.region, "events"), service.region, service.tags, parent=self
+            name,
+            naming.regional("rg", service.region, "events"),
+            service.region,
+            service.tags,
+            parent=self,
+            create=service.create_groups,
         )
         self.namespace_name = namespace_name = naming.regional("evhns", service.region)
         tier = eventhub.SkuTier(settings.sku)

@@ -35,6 +35,8 @@ class FleetArgs:
     settings: FleetConfig
     members: list[FleetMemberSpec]
     tags: dict[str, str] = field(default_factory=dict)
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
 
 
 def update_groups(cluster_keys: list[str], canaries: list[str]) -> dict[str, str]:
@@ -51,7 +53,9 @@ class KubernetesFleet(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         naming, settings = args.naming, args.settings
 
-        group = resource_group(name, naming.name("rg", "fleet"), args.region, args.tags, parent=self)
+        group = resource_group(
+            name, naming.name("rg", "fleet"), args.region, args.tags, parent=self, create=args.create_groups
+        )
         fleet = aks.Fleet(
             f"{name}-fleet",
             fleet_name=naming.name("fleet"),

@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 from pulumi_azure_native import network, resources
 
 
+@dataclass(frozen=True)
+class Group:
+    """A unit's resource group, by name: the delivery project's (components/platform/groups.py),
+    or the unit's own."""
+
+    name: pulumi.Output[str]
+
+
 def resource_group(
-    name: str, group_name: str, region: str, tags: dict[str, str], parent: pulumi.Resource
-) -> resources.ResourceGroup:
-    return resources.ResourceGroup(
+    name: str, group_name: str, region: str, tags: dict[str, str], parent: pulumi.Resource, *, create: bool
+) -> Group:
+    """The group `group_name`: created here when the unit makes its own groups
+    (platform:resourceGroups: program), kept in Azure if it ever leaves the program (an
+    environment moving to the delivery's groups); otherwise the delivery's, by name."""
+    if not create:
+        return Group(pulumi.Output.from_input(group_name))
+    group = resources.ResourceGroup(
         f"{name}-rg",
         resource_group_name=group_name,
         location=region,
         tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True),
     )
+    return Group(group.name)
 
 
 def standard_public_ip(

@@ -58,7 +58,9 @@ class KeyVault(pulumi.ComponentResource):
         super().__init__("platform:security:KeyVault", name, None, opts)
         service, settings = args.service, args.settings
         naming, region, tags = service.naming, service.region, service.tags
-        group = resource_group(name, naming.regional("rg", region, "security"), region, tags, parent=self)
+        group = resource_group(
+            name, naming.regional("rg", region, "security"), region, tags, parent=self, create=service.create_groups
+        )
         vault_name = naming.key_vault(region)
         vault = keyvault.Vault(
             f"{name}-vault",

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 
 import pulumi
-from pulumi_azure_native import network, resources
+from pulumi_azure_native import network
 
 from components.firewall import EgressFirewall, EgressFirewallArgs
-from components.groups import public_address, resource_group, standard_public_ip
+from components.groups import Group, public_address, resource_group, standard_public_ip
 from planning.egress import ApplicationRule
 from planning.naming import Naming, parse_resource_id
 from stackconfig.model import FirewallConfig
@@ -76,6 +76,8 @@ class RegionalNetworkArgs:
     hub: HubPeeringSpec | None
     protect: bool
     tags: dict[str, str] = field(default_factory=dict)
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
 
 
 class RegionalNetwork(pulumi.ComponentResource):
@@ -89,7 +91,9 @@ class RegionalNetwork(pulumi.ComponentResource):
         naming, region = args.naming, args.region
         child = pulumi.ResourceOptions(parent=self)
 
-        group = resource_group(name, naming.regional("rg", region, "network"), region, args.tags, parent=self)
+        group = resource_group(
+            name, naming.regional("rg", region, "network"), region, args.tags, parent=self, create=args.create_groups
+        )
         vnet = network.VirtualNetwork(
             f"{name}-vnet",
             virtual_network_name=naming.regional("vnet", region),
@@ -148,7 +152,7 @@ class RegionalNetwork(pulumi.ComponentResource):
         self,
         name: str,
         args: RegionalNetworkArgs,
-        group: resources.ResourceGroup,
+        group: Group,
         vnet: network.VirtualNetwork,
         spec: SubnetSpec,
         nat_gateway: network.NatGateway | None,
@@ -190,7 +194,7 @@ class RegionalNetwork(pulumi.ComponentResource):
         return subnet
 
     def _egress(
-        self, name: str, args: RegionalNetworkArgs, group: resources.ResourceGroup
+        self, name: str, args: RegionalNetworkArgs, group: Group
     ) -> tuple[network.NatGateway | None, network.RouteTable | None]:
         naming, region = args.naming, args.region
         child = pulumi.ResourceOptions(parent=self)
@@ -245,7 +249,7 @@ class RegionalNetwork(pulumi.ComponentResource):
         self,
         name: str,
         args: RegionalNetworkArgs,
-        group: resources.ResourceGroup,
+        group: Group,
         vnet: network.VirtualNetwork,
         last_subnet: pulumi.Resource | None,
     ) -> network.VirtualNetworkPeering | None:

@@ -27,6 +27,8 @@ class ObservabilityArgs:
     container_logs: ContainerLogsConfig = field(default_factory=ContainerLogsConfig)
     # Ingestion only through a private link scope: the endpoint and the workspace refuse public ingestion.
     private_ingestion: bool = False
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
 
 
 class Observability(pulumi.ComponentResource):
@@ -40,7 +42,14 @@ class Observability(pulumi.ComponentResource):
         naming = args.naming
         stateful = pulumi.ResourceOptions(parent=self, protect=args.protect)
 
-        group = resource_group(name, naming.regional("rg", args.region, "ops"), args.region, args.tags, parent=self)
+        group = resource_group(
+            name,
+            naming.regional("rg", args.region, "ops"),
+            args.region,
+            args.tags,
+            parent=self,
+            create=args.create_groups,
+        )
         workspace = operationalinsights.Workspace(
             f"{name}-logs",
             workspace_name=naming.regional("log", args.region),

@@ -53,6 +53,8 @@ class PrivateDnsArgs:
     # Zone name -> the VNet names (of `vnet_ids`) it links to; a zone not named links to all.
     # A VNet links one zone of a name: a region with its own zone set links those, not these.
     vnets_by_zone: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
 
 
 class PrivateDns(pulumi.ComponentResource):
@@ -74,7 +76,12 @@ class PrivateDns(pulumi.ComponentResource):
             link_opts = pulumi.ResourceOptions(parent=self, provider=args.central.provider)
         else:
             group = resource_group(
-                name, args.naming.regional("rg", args.region, "dns"), args.region, args.tags, parent=self
+                name,
+                args.naming.regional("rg", args.region, "dns"),
+                args.region,
+                args.tags,
+                parent=self,
+                create=args.create_groups,
             )
             group_name = group.name
             link_opts = pulumi.ResourceOptions(parent=self)
@@ -210,6 +217,8 @@ class DataPlaneSettings:
     protect: bool
     lock: bool
     tags: dict[str, str] = field(default_factory=dict)
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
     # region -> its Log Analytics workspace, for resources outside the primary region (a
     # workspace per region with clusters, decision 0008)
     workspace_ids: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)

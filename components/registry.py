@@ -50,7 +50,12 @@ class ContainerRegistry(pulumi.ComponentResource):
         naming, tags = service.naming, service.tags
         child = pulumi.ResourceOptions(parent=self)
         group = resource_group(
-            name, naming.regional("rg", service.region, "registry"), service.region, tags, parent=self
+            name,
+            naming.regional("rg", service.region, "registry"),
+            service.region,
+            tags,
+            parent=self,
+            create=service.create_groups,
         )
         registry_name = naming.registry()
         registry = acr.Registry(

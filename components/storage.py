@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import managedidentity, resources, storage
+from pulumi_azure_native import managedidentity, storage
 
 from components.alerting import metric_alerts
-from components.groups import resource_group
+from components.groups import Group, resource_group
 from components.keyvault import CustomerManagedKey
 from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
@@ -70,7 +70,7 @@ class PrivateStorage(pulumi.ComponentResource):
         self._name = name
         self._args = args
         # region -> its resource group and encryption identity, made when a region first needs them
-        self._groups: dict[str, resources.ResourceGroup] = {}
+        self._groups: dict[str, Group] = {}
         self._encryption: dict[str, tuple[managedidentity.UserAssignedIdentity, pulumi.Resource]] = {}
         self.account_ids = {}
         self.container_ids = {}
@@ -79,7 +79,7 @@ class PrivateStorage(pulumi.ComponentResource):
             self._account(f"{name}-{account_key}", account_key, account)
         self.register_outputs({"accountIds": self.account_ids})
 
-    def _group(self, region: str) -> resources.ResourceGroup:
+    def _group(self, region: str) -> Group:
         """The region's data resource group: a replica's group is in its own region, so its
         management does not depend on the region it is a copy from."""
         if region not in self._groups:
@@ -91,6 +91,7 @@ class PrivateStorage(pulumi.ComponentResource):
                 region,
                 service.tags,
                 parent=self,
+                create=service.create_groups,
             )
         return self._groups[region]
 
@@ -364,7 +365,7 @@ class PrivateStorage(pulumi.ComponentResource):
         self,
         name: str,
         account: storage.StorageAccount,
-        group: resources.ResourceGroup,
+        group: Group,
         config: StorageAccountConfig,
         depends_on: Sequence[pulumi.Resource],
     ) -> None:

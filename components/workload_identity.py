@@ -53,6 +53,8 @@ class WorkloadIdentitiesArgs:
     region: str
     workloads: list[str]
     tags: dict[str, str] = field(default_factory=dict)
+    # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
+    create_groups: bool = False
 
 
 class WorkloadIdentities(pulumi.ComponentResource):
@@ -68,7 +70,12 @@ class WorkloadIdentities(pulumi.ComponentResource):
         super().__init__("platform:identity:WorkloadIdentities", name, None, opts)
         naming = args.naming
         group = resource_group(
-            name, naming.regional("rg", args.region, "identity"), args.region, args.tags, parent=self
+            name,
+            naming.regional("rg", args.region, "identity"),
+            args.region,
+            args.tags,
+            parent=self,
+            create=args.create_groups,
         )
         self.client_ids, self.principal_ids, self.names = {}, {}, {}
         for workload in args.workloads:

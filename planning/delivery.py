@@ -239,6 +239,34 @@ class EnvironmentAccess:
     own_hub: bool = False  # it has the hub to itself and writes the hub's side of its peerings
     api_server_zone_ids: tuple[str, ...] = ()  # its own subzones of the hub's API server zones
     reservation_scopes: tuple[str, ...] = ()  # capacity reservation groups its clusters use
+    # (layer, name, region) of each unit's resource group, which the delivery creates and grants
+    # on (components/platform/groups.py); empty: the units make their own and their deploy
+    # identities hold Contributor on the subscription (platform:resourceGroups: program).
+    resource_groups: tuple[tuple[str, str, str], ...] = ()
+    # Where the tenants layer writes: the workload identities' group (their federated
+    # credentials) and the clusters' groups (the teams' in-cluster objects); Grafana's group
+    # (its dashboards).
+    tenant_groups: tuple[str, ...] = ()
+    grafana_group: str | None = None
+
+    def group_id(self, name: str) -> str:
+        return f"/subscriptions/{self.subscription}/resourceGroups/{name}"
+
+    def network_scopes(self) -> list[str]:
+        """The foundation's network and privatelink zone groups, which other layers join."""
+        return [
+            self.group_id(name)
+            for owner, name, _ in self.resource_groups
+            if owner == "foundation" and name.endswith(("-network", "-dns"))
+        ]
+
+    def layer_scopes(self, layer: str) -> list[str]:
+        """Where a layer's deploy identity writes: its groups, or the subscription."""
+        if not self.resource_groups:
+            return [f"/subscriptions/{self.subscription}"]
+        if layer == "tenants":
+            return [self.group_id(name) for name in self.tenant_groups]
+        return [self.group_id(name) for owner, name, _ in self.resource_groups if owner == layer]
 
 
 @dataclass(frozen=True)
@@ -369,7 +397,25 @@ def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, C
     """The custom roles of one environment, assignable in its subscription only, by purpose."""
     scope = f"/subscriptions/{env.subscription}"
     tag = f"{delivery.prefix}-{env.name}"
-    return {
+    roles = {}
+    if env.resource_groups:
+        # Linked access into the foundation's groups, which Contributor on one's own groups does
+        # not give: an endpoint or a node pool joins the foundation's subnet, a zone group its
+        # zone (learn.microsoft.com/azure/private-link/rbac-permissions).
+        roles["joiner"] = CustomRoleSpec(
+            f"Platform network joiner ({tag})",
+            f"Joins {env.name}'s subnets and privatelink zones: join and read only",
+            (
+                "Microsoft.Network/virtualNetworks/read",
+                "Microsoft.Network/virtualNetworks/subnets/read",
+                "Microsoft.Network/virtualNetworks/subnets/join/action",
+                "Microsoft.Network/privateDnsZones/read",
+                "Microsoft.Network/privateDnsZones/join/action",
+            ),
+            (),
+            scope,
+        )
+    return roles | {
         "multikueue": CustomRoleSpec(
             f"Platform MultiKueue worker ({tag})",
             f"Creates and deletes the jobs MultiKueue hands to a worker of {env.name}: "
@@ -473,6 +519,14 @@ def state_writer_role(delivery: Delivery) -> CustomRoleSpec:
     )
 
 
+# The layers whose resources join the foundation's subnets and zones (endpoints, node pools).
+JOINERS = ("data", "cluster")
+
+
+def _in(scope: str, subscription: str) -> str:
+    return "" if scope == subscription else f" in {scope.rsplit('/', 1)[-1]}"
+
+
 def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> EnvironmentDelivery:
     """One environment's identities (a deploy and a plan identity per layer), its custom roles
     and every grant, in the order the deploy needs them."""
@@ -491,17 +545,33 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
     for layer in LAYERS:
         deployer = delivery.deployer(name, layer)
         result.identities.append(IdentitySpec(deployer, name, layer, "deploy", f"{name}-{layer}"))
+        scopes = env.layer_scopes(layer)
         if layer == "tenants":
-            grant(
-                deployer,
-                roles["tenants"].name,
-                subscription,
-                f"federated credentials and the teams' in-cluster objects in {name}",
-            )
+            for scope in scopes:
+                grant(
+                    deployer,
+                    roles["tenants"].name,
+                    scope,
+                    f"federated credentials and the teams' in-cluster objects in {name}"
+                    + (f" ({scope.rsplit('/', 1)[-1]})" if scope != subscription else ""),
+                )
             # A data action on Managed Grafana only: the environment's one instance.
-            grant(deployer, GRAFANA_ADMIN, subscription, f"provisions {name}'s Grafana dashboards (dashboards/)")
+            grafana = env.group_id(env.grafana_group) if env.resource_groups and env.grafana_group else subscription
+            grant(deployer, GRAFANA_ADMIN, grafana, f"provisions {name}'s Grafana dashboards (dashboards/)")
+        elif env.resource_groups:
+            for scope in scopes:
+                grant(deployer, CONTRIBUTOR, scope, f"Contributor on {name}'s {layer} group {scope.rsplit('/', 1)[-1]}")
+            if layer in JOINERS:
+                for scope in env.network_scopes():
+                    grant(
+                        deployer,
+                        roles["joiner"].name,
+                        scope,
+                        f"joins {name}'s subnets and zones in {scope.rsplit('/', 1)[-1]}",
+                    )
         else:
-            # These create their own resource groups, which do not exist to be scoped to before.
+            # Units that create their own resource groups (platform:resourceGroups: program):
+            # those do not exist to be scoped to before.
             grant(deployer, CONTRIBUTOR, subscription, f"Contributor on {name}'s subscription")
         specs = list(DELEGABLE[layer])
         if layer == "cluster":
@@ -515,16 +585,25 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
                 delegation(specs),
             )
         if layer in ("foundation", "data"):
-            grant(deployer, LOCKS_CONTRIBUTOR, subscription, f"locks {name}'s stateful resources")
+            for scope in scopes:
+                grant(
+                    deployer, LOCKS_CONTRIBUTOR, scope, f"locks {name}'s stateful resources{_in(scope, subscription)}"
+                )
         if layer == "cluster":
-            grant(
-                deployer,
-                roles["policy"].name,
-                subscription,
-                f"assigns the pod security initiative on {name}'s clusters",
-            )
-            # The only identity with cluster admin: the platform's in-cluster baseline.
-            grant(deployer, AKS_CLUSTER_ADMIN, subscription, f"manages the in-cluster platform of {name}'s clusters")
+            for scope in scopes:
+                grant(
+                    deployer,
+                    roles["policy"].name,
+                    scope,
+                    f"assigns the pod security initiative on {name}'s clusters{_in(scope, subscription)}",
+                )
+                # The only identity with cluster admin: the platform's in-cluster baseline.
+                grant(
+                    deployer,
+                    AKS_CLUSTER_ADMIN,
+                    scope,
+                    f"manages the in-cluster platform of {name}'s clusters{_in(scope, subscription)}",
+                )
         if env.peered:
             for zone in SHARED_ZONES.get(layer, ()):
                 grant(

@@ -129,7 +129,13 @@ class Condition:
         if self.object_names is not None:
             return operation.attribute(OBJECT_NAME) in self.object_names
         action = operation.action.lower()
-        if action.startswith("microsoft.authorization/roleassignments/") and self.role_pairs is not None:
+        # The delegation condition constrains writes and deletes (its ActionMatches clauses);
+        # reading assignments it leaves alone.
+        if (
+            action.startswith("microsoft.authorization/roleassignments/")
+            and action.endswith(("/write", "/delete"))
+            and self.role_pairs is not None
+        ):
             role = (operation.attribute("RoleDefinitionId") or "").lower()
             principal_type = (operation.attribute("PrincipalType") or "").lower()
             writes = action.endswith("/write")

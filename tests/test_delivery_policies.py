@@ -379,6 +379,7 @@ def test_removing_an_environment_from_the_delivery_is_refused_by_the_state_locks
     assert {f.type for f in locked.findings if not f.locked_by} == {
         "azure-native:managedidentity:UserAssignedIdentity",
         "azure-native:keyvault:Key",
+        "azure-native:resources:ResourceGroup",  # staging's units' groups (protected)
     }
     unlocked = preview(False, every)
     (lifted,) = diff_sides(side(acme), side(unlocked))

@@ -240,8 +240,8 @@ def test_make_preview_delivery_previews_every_delivery_stack(capsys):
 
     assert main(["--no-tree"]) == 0
     out = capsys.readouterr().out
-    assert "acme: 30 identities and 205 grants for dev, prod, staging" in out
-    assert "acme-scale: 10 identities and 75 grants for prod" in out
+    assert "acme: 30 identities and 268 grants for dev, prod, staging" in out
+    assert "acme-scale: 10 identities and 112 grants for prod" in out
 
 
 def github_environments(plan: Plan) -> dict[str, Any]:
@@ -439,8 +439,9 @@ def test_the_hub_owners_group_can_hold_the_state_endpoints():
     assert plan.ok, plan.error
     endpoints = plan.of_type("azure-native:network:PrivateEndpoint")
     assert endpoints and {e.inputs["resourceGroupName"] for e in endpoints} == {"rg-hub-endpoints"}
+    # The delivery's own group, and the environments' units' groups (in their subscriptions).
     groups = {r.inputs["resourceGroupName"] for r in plan.of_type("azure-native:resources:ResourceGroup")}
-    assert groups == {"rg-ailab-delivery"}
+    assert "rg-ailab-delivery" in groups and not {g for g in groups if "hub" in g}
 
 
 def test_the_delivery_grants_where_the_platform_deploys():
@@ -666,3 +667,31 @@ def test_a_hub_is_either_named_or_created(hub, message):
     values["delivery:hub"] = json.dumps(hub)
     with pytest.raises(ConfigError, match=re.escape(message)):
         parse_delivery_config(values)
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_no_layer_can_write_another_layers_resources(stack):
+    """platform:resourceGroups: delivery. Each layer's deploy identity holds Contributor on its
+    own groups, never on the subscription: a write into another layer's group (a VM in the
+    foundation's network group by the data layer, say) is refused, as Azure would, by its grants."""
+    from components.platform.groups import unit_groups
+    from offline.environment import parsed_environment
+    from planning.permissions import Operation, check
+
+    config = parsed_environment(stack)
+    ids = offline_identities.stack_identities(stack)
+    subscription = f"/subscriptions/{OFFLINE_SUBSCRIPTION_ID}"
+    owner = {group.name: unit.layer for unit, groups in unit_groups(config).items() for group in groups}
+    for layer in LAYERS:
+        grants = ids.grants[ids.deployer(layer)]
+        assert not [g for g in grants if g.role.name == "Contributor" and g.scope.lower() == subscription.lower()], (
+            layer
+        )
+        for group, other in owner.items():
+            write = Operation(
+                "Microsoft.Compute/virtualMachines/write",
+                f"{subscription}/resourceGroups/{group}/providers/Microsoft.Compute/virtualMachines/x",
+                "a write into another layer's group",
+            )
+            denied = check(ids.deployer(layer), grants, [write])
+            assert bool(denied) == (other != layer), (layer, group)

@@ -32,7 +32,8 @@ from planning.layers import (
     unit_of,
     units_of,
 )
-from tests.conftest import ALL_STACKS, ROOT, stack_values
+from planning.naming import Naming
+from tests.conftest import ALL_STACKS, ROOT, run_with, stack_values
 
 # The in-cluster kinds the tenants layer writes: its custom in-cluster role grants exactly these
 # (never cluster-admin).
@@ -361,3 +362,48 @@ def test_providers_sit_at_the_stacks_root_in_both_layouts(plans, unit_plans, sta
     # In the single stack, each keeps its former place through an alias (no replacement).
     single = {r.name: r for r in plans[stack].resources if r.type == "pulumi:providers:kubernetes"}
     assert single and all(any('"parentUrn"' in alias for alias in r.aliases) for r in single.values())
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_each_unit_builds_only_into_the_resource_groups_the_delivery_makes_for_it(unit_plans, stack):
+    """platform:resourceGroups: delivery. The units create no resource group; every resource they
+    make in the environment's subscription goes into a group components/platform/groups.py gives
+    their unit (which the delivery creates and grants the unit's layer Contributor on alone);
+    the tenants write into the foundation's identity group only (federated credentials)."""
+    from components.platform.groups import unit_groups
+    from offline.environment import parsed_environment
+
+    config = parsed_environment(stack)
+    groups = unit_groups(config)
+    identity = Naming(config.prefix, config.environment).regional("rg", config.primary_region, "identity")
+    for name, plan in unit_plans[stack].plans.items():
+        _, unit = parse_stack(name)
+        assert unit is not None
+        assert plan.of_type("azure-native:resources:ResourceGroup") == [], name
+        allowed = {g.name for g in groups[unit]} | ({identity} if unit.layer == "tenants" else set())
+        used = {
+            r.inputs["resourceGroupName"]
+            for r in plan.resources
+            if r.custom
+            and r.type.startswith("azure-native:")
+            and isinstance(r.inputs.get("resourceGroupName"), str)
+            and "subscription-" not in (r.provider or "")  # the hub's, through its own provider
+        }
+        assert (used and used <= allowed) or (not used and unit.layer == "tenants"), (name, used - allowed)
+
+
+def test_units_that_make_their_own_groups_keep_them_when_they_leave_the_program():
+    """platform:resourceGroups: program (an environment deployed before the delivery made its
+    groups): the program creates exactly those groups, retained on delete, so moving the
+    environment to the delivery's groups later forgets them instead of deleting them and all
+    they hold."""
+    from components.platform.groups import unit_groups
+    from offline.environment import parsed_environment
+
+    plan = run_with("dev", lambda values: values.__setitem__("platform:resourceGroups", "program"))
+    made = plan.of_type("azure-native:resources:ResourceGroup")
+    expected = [group for groups in unit_groups(parsed_environment("dev")).values() for group in groups]
+    assert sorted((r.inputs["resourceGroupName"], r.inputs["location"]) for r in made) == sorted(
+        (g.name, g.region) for g in expected
+    )
+    assert made and all(r.options.retain_on_delete for r in made)

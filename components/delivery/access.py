@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
-from pulumi_azure_native import authorization, features, managedidentity
+from pulumi_azure_native import authorization, features, managedidentity, resources
 
 from components.rbac import assign_role
 from planning.delivery import (
@@ -90,6 +90,17 @@ class EnvironmentAccess(pulumi.ComponentResource):
         for spec in plan.custom_roles:
             key = spec.name.split(" (", 1)[0].removeprefix("Platform ").replace(" ", "-")
             roles[spec.name] = (spec, custom_role(f"{name}-{key}", spec, self, args.provider))
+        # The units' resource groups (platform:resourceGroups: delivery), before the grants on them.
+        groups = [
+            resources.ResourceGroup(
+                f"{name}-{group}",
+                resource_group_name=group,
+                location=region,
+                tags={**args.tags, "environment": plan.environment.name, "layer": layer},
+                opts=pulumi.ResourceOptions(parent=self, provider=args.provider, protect=True),
+            )
+            for layer, group, region in plan.environment.resource_groups
+        ]
         self.client_ids: dict[str, pulumi.Output[str]] = {}
         self.principal_ids: dict[str, pulumi.Output[str]] = {}
         principals = {}
@@ -129,7 +140,7 @@ class EnvironmentAccess(pulumi.ComponentResource):
                 principal_key=grant.identity,
                 subscription_id=grant.scope.split("/")[2],
                 parent=self,
-                depends_on=[*args.depends_on, *([definition] if definition is not None else [])],
+                depends_on=[*args.depends_on, *groups, *([definition] if definition is not None else [])],
                 description=grant.why,
                 condition=grant.condition,
             )

@@ -16,9 +16,11 @@ from components.delivery.github import GitHubDelivery, GitHubDeliveryArgs
 from components.delivery.hub import MinimalHubArgs, MinimalHubNetwork
 from components.delivery.state import StateBackend, StateBackendArgs
 from components.platform.context import own_hub_zones
+from components.platform.groups import unit_groups
 from planning import delivery as plan
 from planning.hub import hub_ids, minimal_hub
 from planning.layers import LAYERS
+from planning.naming import Naming
 from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
 from validation.delivery import parse_delivery_config
@@ -184,6 +186,10 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
     for name, env in config.environments.items():
         zones: list[str] = []
         peered = False
+        groups: dict[tuple[str, str, str], None] = {}
+        tenant_groups: dict[str, None] = {}
+        grafana_group: str | None = None
+        modes = set()
         for stack in env.platform_stacks or [name]:
             path = stack_file(root, stack)
             if not path.exists():
@@ -212,11 +218,29 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
                     )
                 )
             peered = peered or platform.network.hub is not None
+            modes.add(platform.resource_groups)
+            if platform.resource_groups == "delivery":
+                naming = Naming(platform.prefix, platform.environment)
+                for unit, unit_group_list in unit_groups(platform).items():
+                    for group in unit_group_list:
+                        groups[(unit.layer, group.name, group.region)] = None
+                        if unit.layer == "cluster":
+                            tenant_groups[group.name] = None
+                identity = naming.regional("rg", platform.primary_region, "identity")
+                tenant_groups = {identity: None, **tenant_groups}
+                grafana_group = naming.regional("rg", platform.primary_region, "ops")
             zones += [
                 f"{hub_ids(config).zones_group_id}/providers/Microsoft.Network/privateDnsZones/{zone}"
                 for zone in own_hub_zones(platform)
                 if zone not in zones
             ]
+        if len(modes) > 1:
+            problems.append(
+                ConfigProblem(
+                    f"{DELIVERY_NAMESPACE}:environments.{name}.platformStacks",
+                    "its stack files disagree on platform:resourceGroups: one environment, one owner of its groups",
+                )
+            )
         found[name] = plan.EnvironmentAccess(
             name,
             env.subscription_id,
@@ -224,6 +248,9 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
             own_hub=env.own_hub,
             api_server_zone_ids=tuple(dict.fromkeys(zones)),
             reservation_scopes=tuple(env.capacity_reservation_scopes),
+            resource_groups=tuple(groups),
+            tenant_groups=tuple(tenant_groups),
+            grafana_group=grafana_group,
         )
     if problems:
         raise ConfigError(problems)

@@ -61,6 +61,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
     aks = AksCluster(
         f"aks-{key}",
         AksClusterArgs(
+            create_groups=ctx.create_groups,
             naming=naming,
             key=key,
             cluster=cluster,

@@ -272,12 +272,15 @@ class Context:
     naming: Naming = field(init=False)
     tags: dict[str, str] = field(init=False)
     deployer: pulumi.Output[authorization.GetClientConfigResult] = field(init=False)
+    create_groups: bool = field(init=False)
     # Providers for other subscriptions (the hub's), made once however many parts need one.
     providers: dict[str, pulumi_azure_native.Provider] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         config = self.config
         self.naming = Naming(config.prefix, config.environment)
+        # The units create their resource groups themselves only with platform:resourceGroups: program.
+        self.create_groups = config.resource_groups == "program"
         self.tags = {"environment": config.environment, **config.tags, "managed-by": "pulumi"}
         self.deployer = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self.parent))
 
@@ -315,6 +318,7 @@ class Context:
         workspace (`workspace_ids`: region -> Log Analytics workspace)."""
         config, region = self.config, self.config.primary_region
         return DataPlaneSettings(
+            create_groups=self.create_groups,
             naming=self.naming,
             region=region,
             endpoints=RegionalEndpoints(

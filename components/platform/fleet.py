@@ -15,6 +15,7 @@ def build_fleet(ctx: Context, clusters: Mapping[str, ClusterOutputs]) -> Kuberne
     return KubernetesFleet(
         "fleet",
         FleetArgs(
+            create_groups=ctx.create_groups,
             naming=ctx.naming,
             region=ctx.config.primary_region,
             settings=ctx.config.fleet_settings,

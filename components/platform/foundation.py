@@ -63,6 +63,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         r: Observability(
             "ops" if r == region else f"ops-{region_code(r)}",
             ObservabilityArgs(
+                create_groups=ctx.create_groups,
                 naming=naming,
                 region=r,
                 retention_days=config.operations.log_retention_days,
@@ -167,7 +168,13 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         ).endpoint
     identities = WorkloadIdentities(
         "workloads",
-        WorkloadIdentitiesArgs(naming=naming, region=region, workloads=identity_workloads(config), tags=ctx.tags),
+        WorkloadIdentitiesArgs(
+            naming=naming,
+            region=region,
+            workloads=identity_workloads(config),
+            tags=ctx.tags,
+            create_groups=ctx.create_groups,
+        ),
         opts=ctx.opts,
     )
     return FoundationOutputs(
@@ -258,6 +265,7 @@ def _networks(
         regional = RegionalNetwork(
             f"net-{region}",
             RegionalNetworkArgs(
+                create_groups=ctx.create_groups,
                 naming=naming,
                 region=region,
                 address_space=list(vnet.address_space),
@@ -316,6 +324,7 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple
     shared = PrivateDns(
         "dns",
         PrivateDnsArgs(
+            create_groups=ctx.create_groups,
             naming=naming,
             region=config.primary_region,
             zones=private_dns_zones(config),
@@ -333,6 +342,7 @@ def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple
         region: PrivateDns(
             f"dns-{region_code(region)}",
             PrivateDnsArgs(
+                create_groups=ctx.create_groups,
                 naming=naming,
                 region=region,
                 zones=data_plane_zones(config),

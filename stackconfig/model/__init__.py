@@ -15,7 +15,7 @@ stack file (for example `disableLocalAccounts: false`), where reviewers and poli
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 from pydantic import Field, StringConstraints
 
@@ -187,6 +187,14 @@ class PlatformConfig(Model):
     )
     admission: AdmissionConfig = Field(
         default_factory=AdmissionConfig, description="Admission control in team namespaces."
+    )
+    resource_groups: Literal["delivery", "program"] = Field(
+        default="delivery",
+        description="Who creates the units' resource groups. `delivery`: the delivery project creates them "
+        "and grants each layer Contributor on its own groups only, so no layer can change another's "
+        "resources. `program`: each unit creates its own, as releases before this did, and its deploy "
+        "identity holds Contributor on the whole subscription; the groups are kept (not deleted) when "
+        "an environment moves to `delivery` (docs/upgrades.md, \"Resource groups from the delivery\").",
     )
     lock_stateful_resources: bool = Field(
         default=True,
