@@ -415,6 +415,21 @@ def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, C
             (),
             scope,
         )
+        # The fleet joins the clusters as members and runs their updates: membership and write
+        # on the clusters, not Contributor on their groups.
+        roles["fleet"] = CustomRoleSpec(
+            f"Platform fleet member writer ({tag})",
+            f"Joins {env.name}'s clusters to its fleet: the clusters' memberships, read and write",
+            (
+                f"{_CLUSTERS}/read",
+                f"{_CLUSTERS}/write",
+                "Microsoft.ContainerService/fleetMemberships/read",
+                "Microsoft.ContainerService/fleetMemberships/write",
+                "Microsoft.ContainerService/fleetMemberships/delete",
+            ),
+            (),
+            scope,
+        )
     return roles | {
         "multikueue": CustomRoleSpec(
             f"Platform MultiKueue worker ({tag})",
@@ -561,6 +576,14 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
         elif env.resource_groups:
             for scope in scopes:
                 grant(deployer, CONTRIBUTOR, scope, f"Contributor on {name}'s {layer} group {scope.rsplit('/', 1)[-1]}")
+            if layer == "fleet":
+                for scope in env.layer_scopes("cluster"):
+                    grant(
+                        deployer,
+                        roles["fleet"].name,
+                        scope,
+                        f"joins {name}'s cluster in {scope.rsplit('/', 1)[-1]} to the fleet",
+                    )
             if layer in JOINERS:
                 for scope in env.network_scopes():
                     grant(

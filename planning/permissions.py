@@ -63,6 +63,10 @@ LINKED_ACTIONS: dict[str, str] = {
 LINKED_ACTIONS_BY_REFERRER: dict[tuple[str, str], str] = {
     ("Microsoft.Network/virtualNetworks/virtualNetworkPeerings", "Microsoft.Network/virtualNetworks"): "peer/action",
     ("Microsoft.Network/privateDnsZones/virtualNetworkLinks", "Microsoft.Network/virtualNetworks"): "join/action",
+    # A fleet member writes its membership onto the member cluster: the caller needs write on the
+    # cluster (learn.microsoft.com/azure/kubernetes-fleet/quickstart-create-fleet-and-members,
+    # "Prerequisites": managedClusters/write, fleetMemberships/write).
+    ("Microsoft.ContainerService/fleets/members", "Microsoft.ContainerService/managedClusters"): "write",
 }
 # Inputs that name the resource an extension resource or a child lives on, not a link.
 NOT_LINKS = frozenset({"scope", "resourceUri", "id"})
