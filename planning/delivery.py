@@ -576,6 +576,9 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
         elif env.resource_groups:
             for scope in scopes:
                 grant(deployer, CONTRIBUTOR, scope, f"Contributor on {name}'s {layer} group {scope.rsplit('/', 1)[-1]}")
+            # Reads across groups as Contributor on the subscription gave them (a reference, a
+            # resource provider's own read of what a resource names): reading changes nothing.
+            grant(deployer, READER, subscription, f"reads {name}'s subscription")
             if layer == "fleet":
                 for scope in env.layer_scopes("cluster"):
                     grant(

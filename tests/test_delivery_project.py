@@ -240,8 +240,8 @@ def test_make_preview_delivery_previews_every_delivery_stack(capsys):
 
     assert main(["--no-tree"]) == 0
     out = capsys.readouterr().out
-    assert "acme: 30 identities and 274 grants for dev, prod, staging" in out
-    assert "acme-scale: 10 identities and 116 grants for prod" in out
+    assert "acme: 30 identities and 286 grants for dev, prod, staging" in out
+    assert "acme-scale: 10 identities and 120 grants for prod" in out
 
 
 def github_environments(plan: Plan) -> dict[str, Any]:
