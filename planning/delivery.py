@@ -260,6 +260,14 @@ class EnvironmentAccess:
             if owner == "foundation" and name.endswith(("-network", "-dns"))
         ]
 
+    def ops_scopes(self) -> list[str]:
+        """The foundation's ops groups (the workspaces)."""
+        return [
+            self.group_id(name)
+            for owner, name, _ in self.resource_groups
+            if owner == "foundation" and name.endswith("-ops")
+        ]
+
     def layer_scopes(self, layer: str) -> list[str]:
         """Where a layer's deploy identity writes: its groups, or the subscription."""
         if not self.resource_groups:
@@ -415,6 +423,19 @@ def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, C
             (),
             scope,
         )
+        # Diagnostic settings in other layers send to the foundation's workspaces, and Azure checks
+        # the caller may read a workspace's shared keys (the workspaces take no shared-key
+        # ingestion: components/observability.py disables local auth).
+        roles["logs"] = CustomRoleSpec(
+            f"Platform log sender ({tag})",
+            f"Sends {env.name}'s resource logs to its workspaces: read them and their shared keys only",
+            (
+                "Microsoft.OperationalInsights/workspaces/read",
+                "Microsoft.OperationalInsights/workspaces/sharedKeys/action",
+            ),
+            (),
+            scope,
+        )
         # The fleet joins the clusters as members and runs their updates: membership and write
         # on the clusters, not Contributor on their groups.
         roles["fleet"] = CustomRoleSpec(
@@ -536,6 +557,8 @@ def state_writer_role(delivery: Delivery) -> CustomRoleSpec:
 
 # The layers whose resources join the foundation's subnets and zones (endpoints, node pools).
 JOINERS = ("data", "cluster")
+# The layers whose diagnostic settings send to the foundation's workspaces.
+LOG_SENDERS = ("data", "cluster")
 
 
 def _in(scope: str, subscription: str) -> str:
@@ -586,6 +609,14 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
                         roles["fleet"].name,
                         scope,
                         f"joins {name}'s cluster in {scope.rsplit('/', 1)[-1]} to the fleet",
+                    )
+            if layer in LOG_SENDERS:
+                for scope in env.ops_scopes():
+                    grant(
+                        deployer,
+                        roles["logs"].name,
+                        scope,
+                        f"sends logs to {name}'s workspaces in {scope.rsplit('/', 1)[-1]}",
                     )
             if layer in JOINERS:
                 for scope in env.network_scopes():

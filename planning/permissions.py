@@ -67,6 +67,10 @@ LINKED_ACTIONS_BY_REFERRER: dict[tuple[str, str], str] = {
     # cluster (learn.microsoft.com/azure/kubernetes-fleet/quickstart-create-fleet-and-members,
     # "Prerequisites": managedClusters/write, fleetMemberships/write).
     ("Microsoft.ContainerService/fleets/members", "Microsoft.ContainerService/managedClusters"): "write",
+    # A diagnostic setting sending to a workspace checks the caller may read its shared keys
+    # (learn.microsoft.com/azure/azure-monitor/logs/manage-access, "use the workspace as a
+    # destination for diagnostic settings"; JimGBritt/AzurePolicy#17: LinkedAuthorizationFailed).
+    ("Microsoft.Insights/diagnosticSettings", "Microsoft.OperationalInsights/workspaces"): "sharedKeys/action",
 }
 # Inputs that name the resource an extension resource or a child lives on, not a link.
 NOT_LINKS = frozenset({"scope", "resourceUri", "id"})

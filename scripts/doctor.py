@@ -73,6 +73,7 @@ def load(stack: str, wanted_delivery: str | None = None) -> Expectations:
         names=names,
         identities=environment_delivery(names, access).identities,
         zones=private_dns_zones(platform),
+        unit_group_ids=[access.group_id(name) for _, name, _ in access.resource_groups],
     )
     github = github_checks.github_expectations(
         delivery, platform.environment, delivery_stack, up_workflow=UP_WORKFLOW, actions_app_id=GITHUB_ACTIONS_APP_ID

@@ -443,3 +443,16 @@ def test_a_repository_whose_tokens_name_another_subject_is_reported(tmp_path, mo
     assert "GitHub issues this repository's tokens (created 2026-09-01) as repo:acme@1234/ai-platform@5678" in section
     assert "set delivery:githubSubjectPrefix: repo:acme@1234/ai-platform@5678" in section
     assert "customizes its OIDC subject (repo, context, job_workflow_ref)" in section
+
+
+def test_a_unit_group_the_delivery_has_not_made_is_reported(tmp_path, monkeypatch, capsys):
+    """A new cluster (or region, or the fleet) deploys into a group only the delivery makes: until
+    the delivery has run, the doctor says which group is missing and who makes it."""
+    cli = fake(tmp_path, monkeypatch)
+    missing = next(g for g in expectations("prod").azure.unit_group_ids if g.endswith("-scus-cluster"))
+    del cli.tenant["arm"][missing.lower()]
+    code, out = run(cli, capsys, "--stack", "prod")
+    section = finding_lines(out, "delivery")
+    assert code == doctor.EXIT_MISSING and section.startswith("1 missing")
+    assert f"the unit resource group {missing} does not exist" in section
+    assert "an administrator runs `pulumi up -s acme` in delivery/" in section

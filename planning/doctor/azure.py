@@ -72,6 +72,8 @@ class AzureExpectations:
     vault_id: str
     key_ids: tuple[str, ...]
     identities: tuple[Identity, ...]
+    # The units' resource groups the delivery creates (platform:resourceGroups: delivery).
+    unit_group_ids: tuple[str, ...] = ()
 
 
 def azure_expectations(
@@ -83,6 +85,7 @@ def azure_expectations(
     names: Delivery,
     identities: Sequence[IdentitySpec],
     zones: Sequence[str],
+    unit_group_ids: Sequence[str] = (),
 ) -> AzureExpectations:
     """One environment's needs. `names`: the delivery's names (components/delivery/program.py,
     delivery_names); `identities`: its identities (planning/delivery.py, environment_delivery);
@@ -126,6 +129,7 @@ def azure_expectations(
         container_id=names.container_id(environment),
         vault_id=names.vault_id,
         key_ids=tuple(names.key_id(environment, layer) for layer in layers),
+        unit_group_ids=tuple(unit_group_ids),
         identities=tuple(
             Identity(
                 spec.name,
@@ -157,6 +161,7 @@ def arm_reads(expect: AzureExpectations) -> list[str]:
     reads += [arm(expect.resource_group_id, "group"), arm(expect.storage_id, "storage")]
     reads += [arm(expect.container_id, "storage"), arm(expect.vault_id, "vault")]
     reads += [arm(key, "vault") for key in expect.key_ids]
+    reads += [arm(group, "group") for group in expect.unit_group_ids]
     for identity in expect.identities:
         reads += [arm(identity.id, "identity"), arm(f"{identity.id}/federatedIdentityCredentials", "identity")]
     return reads
@@ -325,6 +330,9 @@ def check_delivery(expect: AzureExpectations, arm_answers: Mapping[str, Answer])
         (expect.container_id, "storage", f"the state container of {expect.environment}"),
         (expect.vault_id, "vault", "the state key vault"),
         *((key, "vault", "the state key") for key in expect.key_ids),
+        # A unit deploys into its groups and cannot make them (a new cluster, region or the fleet
+        # needs the delivery run first: docs/operations.md, "Adding or removing a unit").
+        *((group, "group", "the unit resource group") for group in expect.unit_group_ids),
     ):
         problem = unreadable("delivery", answer(arm_answers, arm(resource_id, api)), f"{what} {resource_id}", up)
         findings += [problem] if problem else []

@@ -189,8 +189,8 @@ class PlatformConfig(Model):
         default_factory=AdmissionConfig, description="Admission control in team namespaces."
     )
     resource_groups: Literal["delivery", "program"] = Field(
-        default="delivery",
-        description="Who creates the units' resource groups. `delivery`: the delivery project creates them "
+        description="Who creates the units' resource groups; required, because the wrong answer for a deployed "
+        "environment deletes its groups. `delivery` (every new environment): the delivery project creates them "
         "and grants each layer Contributor on its own groups only, so no layer can change another's "
         "resources. `program`: each unit creates its own, as releases before this did, and its deploy "
         "identity holds Contributor on the whole subscription; the groups are kept (not deleted) when "

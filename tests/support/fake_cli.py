@@ -150,7 +150,14 @@ def prepared_tenant(expect: Any) -> dict[str, Any]:
         put(f"{zone_id}/virtualNetworkLinks", {"value": [link]})
     if azure.monitor_scope_id:
         put(azure.monitor_scope_id, _resource(azure.monitor_scope_id, location="global"))
-    for resource_id in (azure.resource_group_id, azure.storage_id, azure.container_id, azure.vault_id, *azure.key_ids):
+    for resource_id in (
+        azure.resource_group_id,
+        azure.storage_id,
+        azure.container_id,
+        azure.vault_id,
+        *azure.key_ids,
+        *azure.unit_group_ids,
+    ):
         put(resource_id, _resource(resource_id))
     for identity in azure.identities:
         put(identity.id, _resource(identity.id, properties={"clientId": "c", "principalId": "p"}))
