@@ -44,7 +44,16 @@ from facts.workload_identity import USE_LABEL
 from planning import multikueue_token
 from planning.capacity import PoolCapacity, plan_cluster
 from planning.images import mirrored
-from planning.queues import COHORT, COVERED_RESOURCES, TEAM_LABEL, Manifest, flavor_name, flavor_spec, quota_amounts
+from planning.queues import (
+    COHORT,
+    COVERED_RESOURCES,
+    KUEUE_FRAMEWORKS,
+    TEAM_LABEL,
+    Manifest,
+    flavor_name,
+    flavor_spec,
+    quota_amounts,
+)
 from stackconfig.model import PlatformConfig, TeamConfig
 
 # The LocalQueue teams submit to for "any region", on the dispatchers and (as MultiKueue
@@ -72,21 +81,16 @@ TOKEN_SCHEDULE = "*/10 * * * *"
 
 _JOB_VERBS = ["create", "delete", "get", "list", "watch"]
 # create-multikueue-kubeconfig.sh's ClusterRole (Kueue v0.19.2), for the frameworks the
-# platform's Kueue manages (planning/gpu_stack.py) and TrainJob, which the script omits although
-# 0.19.2 ships its MultiKueue adapter.
+# platform's Kueue manages (planning/queues.py, KUEUE_FRAMEWORKS) and no others.
+FRAMEWORK_RULES: dict[str, list[dict[str, Any]]] = {
+    "batch/job": [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _JOB_VERBS},
+        {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
+    ],
+    "pod": [{"apiGroups": [""], "resources": ["pods"], "verbs": _JOB_VERBS}],
+}
 WORKER_RULES: list[dict[str, Any]] = [
-    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _JOB_VERBS},
-    {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": _JOB_VERBS},
-    {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": _JOB_VERBS},
-    {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/status"], "verbs": ["get"]},
-    {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": _JOB_VERBS},
-    {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs/status"], "verbs": ["get"]},
-    {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": _JOB_VERBS},
-    {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs/status"], "verbs": ["get"]},
-    {"apiGroups": ["ray.io"], "resources": ["rayjobs"], "verbs": _JOB_VERBS},
-    {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": [*_JOB_VERBS, "update", "patch"]},
-    {"apiGroups": ["ray.io"], "resources": ["rayjobs/status", "rayclusters/status"], "verbs": ["get"]},
+    *(rule for framework in KUEUE_FRAMEWORKS for rule in FRAMEWORK_RULES[framework]),
     {
         "apiGroups": ["kueue.x-k8s.io"],
         "resources": ["workloads"],

@@ -15,7 +15,7 @@ from planning.charts import NETWORK_OPERATOR, SYSTEM_POOL_TOLERATION
 from planning.cluster_traffic import GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE
 from planning.gpu import has_infiniband, node_agent_tolerations
 from planning.images import mirrored
-from planning.queues import TEAM_LABEL, Manifest
+from planning.queues import KUEUE_FRAMEWORKS, TEAM_LABEL, Manifest
 from planning.streaming import STREAMING_NAMESPACE_LABEL
 from stackconfig.model import ClusterConfig
 
@@ -217,17 +217,7 @@ def kueue_manager_config(multikueue_origin: str | None = None) -> str:
         },
         # Queues account for cpu, memory and GPUs; requests for these do not need quota.
         "resources": {"excludeResourcePrefixes": ["ephemeral-storage", "hugepages-", "rdma/"]},
-        "integrations": {
-            "frameworks": [
-                "batch/job",
-                "jobset.x-k8s.io/jobset",
-                "kubeflow.org/mpijob",
-                "trainer.kubeflow.org/trainjob",
-                "ray.io/rayjob",
-                "ray.io/raycluster",
-                "pod",
-            ]
-        },
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
     }
     if multikueue_origin:
         config["multiKueue"] = {

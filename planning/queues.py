@@ -28,6 +28,14 @@ TEAM_LABEL = "platform.ai/team"
 COVERED_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
 
 
+# The job kinds Kueue manages: those whose controllers the platform runs and whose golden
+# workloads pass the contracts (contracts/queueing.py: Jobs; Deployments' and bare pods' pods).
+# MPIJob, TrainJob, JobSet, RayJob and RayCluster need operators the platform does not install,
+# and their pods would fail the GPU queue's admission rule, which admits only the job
+# controller's (planning/admission.py): enabling them advertised work nothing could run.
+KUEUE_FRAMEWORKS = ("batch/job", "pod")
+
+
 @dataclass(frozen=True)
 class Manifest:
     """A custom resource to apply: apiVersion, kind, name (and namespace), spec."""

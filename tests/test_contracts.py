@@ -642,3 +642,22 @@ def test_real_hugging_face_hosts_match_the_cluster_and_firewall_rules_for_the_co
     patterns = [s.get("matchName") or s.get("matchPattern") for f in configured for s in fqdn_selectors(f)]
     assert any(cilium_matches(p, host) for p in patterns)
     assert any(firewall_matches(f, host) for f in configured)
+
+
+def test_every_framework_kueue_manages_has_a_golden_workload_admitted_on_every_stack(plans):
+    """Kueue manages exactly the job kinds the platform runs (planning/queues.py): for each, a
+    golden workload of that kind passes every contract layer on every stack it applies to (the
+    parametrized test above); no framework is enabled for an operator the platform lacks."""
+    import yaml
+
+    from contracts.queueing import FRAMEWORKS
+    from planning.queues import KUEUE_FRAMEWORKS
+
+    covered: dict[str, list[str]] = {}
+    for golden in GOLDEN:
+        for manifest in yaml.safe_load_all(golden.file.read_text()):
+            if manifest and manifest.get("kind") in FRAMEWORKS:
+                covered.setdefault(FRAMEWORKS[manifest["kind"]], []).append(golden.name)
+    assert set(KUEUE_FRAMEWORKS) == set(covered), covered
+    for framework, names in covered.items():
+        assert any(APPLIES[name] for name in names), framework
