@@ -140,6 +140,12 @@ CASES = {
         "1,001 exceeds AKS's 1,000",
     ),
     "unknown environment": ("dev", set_in("environment", "qa"), "platform:environment", "'qa' is not allowed"),
+    "a surge too large to compute": (
+        "dev",
+        set_in("clusters.eus2.systemPool.maxSurge", "1" + "0" * 400 + "%"),
+        "platform:clusters.eus2.systemPool.maxSurge",
+        "should match pattern",
+    ),
     "malformed Kubernetes version": (
         "dev",
         set_in("clusters.eus2.kubernetesVersion", "v1.35"),

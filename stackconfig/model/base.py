@@ -54,7 +54,10 @@ AgentPoolName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,11}$
 NamespaceName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 VmSize = Annotated[str, StringConstraints(pattern=r"^Standard_[A-Za-z0-9_]+$")]
 # "33%" or an absolute node count such as "5".
-MaxSurge = Annotated[str, StringConstraints(pattern=r"^([1-9][0-9]*%|[1-9][0-9]*)$")]
+# A count up to a pool's 1,000 nodes or a percentage up to 100 (AKS's AgentPoolUpgradeSettings:
+# "an integer or a percentage of the pool"): bounded here, so that no value overflows the
+# capacity arithmetic (planning/addressing.py) instead of failing as config.
+MaxSurge = Annotated[str, StringConstraints(pattern=r"^(100%|[1-9][0-9]?%|1000|[1-9][0-9]{0,2})$")]
 # Go-style durations as the AKS autoscaler profile takes them: "10s", "10m", "1h".
 Duration = Annotated[str, StringConstraints(pattern=r"^[0-9]+(s|m|h)$")]
 
