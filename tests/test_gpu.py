@@ -363,3 +363,27 @@ def test_the_lock_pins_the_same_bytes_and_urls_as_the_shared_sources():
     assert schema_pins
     for pin in schema_pins:
         assert sources[pin.path] == (pin.sha256, pin.url), pin.path
+
+
+def test_the_fleet_resources_api_version_is_the_one_docs_upgrades_names():
+    """Fleet Manager rides on azure-native's default API version, a preview (docs/upgrades.md,
+    "Fleet Manager's API version"): an SDK bump that changes it fails here until the doc is
+    revisited."""
+    import inspect
+    from pathlib import Path
+
+    from pulumi_azure_native import containerservice
+
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "upgrades.md").read_text()
+    for resource in (
+        containerservice.Fleet,
+        containerservice.FleetMember,
+        containerservice.FleetUpdateStrategy,
+        containerservice.AutoUpgradeProfile,
+    ):
+        source = Path(inspect.getsourcefile(resource) or "").read_text()
+        version = source.split("Uses Azure REST API version ", 1)[1].split(". ", 1)[0]
+        assert version == "2024-05-02-preview", resource.__name__
+        assert f"`{version}` in the pinned" in page
