@@ -31,8 +31,6 @@ from validation.loader import parse_platform_config
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DELIVERY = PROJECT_ROOT / "delivery"
 DELIVERY_STACK = "acme"
-# prod-scale (prod at another scale, a what-if) has a delivery stack of its own.
-DELIVERY_STACKS = {"prod-scale": "acme-scale"}
 STATE_SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
 PREFIX = "ailab"
 
@@ -78,7 +76,16 @@ def stack_hub(stack: str) -> dict[str, Any] | None:
 def stack_identities(stack: str) -> Identities:
     """The delivery project's identities for one platform stack file: its environment's."""
     environment = _stack_file_config(stack)["platform:environment"]
-    return plan_identities(environment, delivery_plan(DELIVERY_STACKS.get(stack, DELIVERY_STACK)))
+    return plan_identities(environment, delivery_plan(delivery_stack_of(stack)))
+
+
+@functools.cache
+def delivery_stack_of(stack: str) -> str:
+    """The delivery stack that grants a platform stack: the one whose environments list it
+    (components/delivery/program.py, delivery_of; prod-scale's is acme-scale)."""
+    from components.delivery.program import delivery_of
+
+    return delivery_of(stack, _stack_file_config(stack)["platform:environment"])[0]
 
 
 @functools.cache

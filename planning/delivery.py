@@ -17,7 +17,7 @@ storage-auth-abac-examples; lists on the blobs:prefix attribute).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from planning.layers import LAYERS, UPSTREAM, Layer
@@ -555,10 +555,16 @@ def state_writer_role(delivery: Delivery) -> CustomRoleSpec:
     )
 
 
-# The layers whose resources join the foundation's subnets and zones (endpoints, node pools).
-JOINERS = ("data", "cluster")
-# The layers whose diagnostic settings send to the foundation's workspaces.
-LOG_SENDERS = ("data", "cluster")
+# What a layer writes into groups it does not own, each through a custom role that does only
+# that (environment_roles): endpoints and node pools join the foundation's subnets and zones,
+# diagnostic settings send to its workspaces, the fleet joins the clusters.
+_JOIN = ("joiner", EnvironmentAccess.network_scopes, "joins {env}'s subnets and zones in {group}")
+_LOGS = ("logs", EnvironmentAccess.ops_scopes, "sends logs to {env}'s workspaces in {group}")
+CROSS_GROUP: dict[str, tuple[tuple[str, Callable[[EnvironmentAccess], list[str]], str], ...]] = {
+    "data": (_LOGS, _JOIN),
+    "cluster": (_LOGS, _JOIN),
+    "fleet": (("fleet", lambda env: env.layer_scopes("cluster"), "joins {env}'s cluster in {group} to the fleet"),),
+}
 
 
 def _in(scope: str, subscription: str) -> str:
@@ -602,30 +608,9 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
             # Reads across groups as Contributor on the subscription gave them (a reference, a
             # resource provider's own read of what a resource names): reading changes nothing.
             grant(deployer, READER, subscription, f"reads {name}'s subscription")
-            if layer == "fleet":
-                for scope in env.layer_scopes("cluster"):
-                    grant(
-                        deployer,
-                        roles["fleet"].name,
-                        scope,
-                        f"joins {name}'s cluster in {scope.rsplit('/', 1)[-1]} to the fleet",
-                    )
-            if layer in LOG_SENDERS:
-                for scope in env.ops_scopes():
-                    grant(
-                        deployer,
-                        roles["logs"].name,
-                        scope,
-                        f"sends logs to {name}'s workspaces in {scope.rsplit('/', 1)[-1]}",
-                    )
-            if layer in JOINERS:
-                for scope in env.network_scopes():
-                    grant(
-                        deployer,
-                        roles["joiner"].name,
-                        scope,
-                        f"joins {name}'s subnets and zones in {scope.rsplit('/', 1)[-1]}",
-                    )
+            for role_key, scopes_of, why in CROSS_GROUP.get(layer, ()):
+                for scope in scopes_of(env):
+                    grant(deployer, roles[role_key].name, scope, why.format(env=name, group=scope.rsplit("/", 1)[-1]))
         else:
             # Units that create their own resource groups (platform:resourceGroups: program):
             # those do not exist to be scoped to before.

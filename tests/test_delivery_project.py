@@ -38,7 +38,7 @@ def delivery_plan(stack: str = "acme") -> Plan:
 
 def delivered(stack: str) -> Plan:
     """The plan of the delivery stack that grants a platform stack's environment."""
-    return delivery_plan(offline_identities.DELIVERY_STACKS.get(stack, "acme"))
+    return delivery_plan(offline_identities.delivery_stack_of(stack))
 
 
 def environment(stack: str) -> str:

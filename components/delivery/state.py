@@ -88,25 +88,19 @@ class StateBackend(pulumi.ComponentResource):
             container_delete_retention_policy=storage.DeleteRetentionPolicyArgs(enabled=True, days=args.retention_days),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.containers = {
-            env: storage.BlobContainer(
-                f"{name}-{env}",
-                container_name=d.container(env),
+
+        def state_container(logical: str, container_name: str) -> storage.BlobContainer:
+            return storage.BlobContainer(
+                logical,
+                container_name=container_name,
                 account_name=account.name,
                 resource_group_name=group.name,
                 public_access=storage.PublicAccess.NONE,
                 opts=keep,
             )
-            for env in args.environments
-        }
-        storage.BlobContainer(
-            f"{name}-delivery",
-            container_name=d.own_container,
-            account_name=account.name,
-            resource_group_name=group.name,
-            public_access=storage.PublicAccess.NONE,
-            opts=keep,
-        )
+
+        self.containers = {env: state_container(f"{name}-{env}", d.container(env)) for env in args.environments}
+        state_container(f"{name}-delivery", d.own_container)
         vault = keyvault.Vault(
             f"{name}-vault",
             vault_name=d.key_vault,
