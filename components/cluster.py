@@ -36,7 +36,6 @@ from planning import alerts as alerts_plan
 from planning import sandbox
 from planning.charts import HELM_DRIVER
 from planning.gpu import gpu_pool_labels, platform_taints
-from planning.gpu_health import autoscaler_template_tags
 from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
 from stackconfig.model import (
@@ -431,7 +430,7 @@ class AksCluster(pulumi.ComponentResource):
                 vnet_subnet_id=args.subnets.nodes_subnet_id,
                 pod_subnet_id=args.subnets.pods_subnet_id,
                 # GPU pools: what their nodes earn at run time, for the autoscaler's template.
-                tags={**args.tags, **(autoscaler_template_tags() if pool_name in cfg.gpu_pools else {})},
+                tags=args.tags,
                 **inputs,
                 opts=pulumi.ResourceOptions(
                     parent=self,

@@ -1,6 +1,7 @@
 """GPU and fabric health on one cluster's GPU nodes: the health agent on every GPU pool, kured
 to drain and reboot faulty nodes (rate-limited), the admission policy that keeps kured to its
-own node's cordon, and the NodeFeatureRule that turns a fault into a taint. What each does and
+own node's cordon, the preflight gate's rights and guard, and the NodeFeatureRule that turns a
+fault into a taint. What each does and
 why: planning/gpu_health.py.
 """
 
@@ -56,16 +57,17 @@ class GpuHealth(pulumi.ComponentResource):
         script = kubernetes.core.v1.ConfigMap(
             f"{name}-agent-script",
             metadata=kubernetes.meta.v1.ObjectMetaArgs(name=plan.AGENT, namespace=plan.HEALTH_NAMESPACE),
-            data={"gpu-health.sh": plan.agent_script()},
+            data={"gpu-health.sh": plan.agent_script(), "gpu_gate.py": plan.gate_script()},
             opts=in_namespace,
         )
+        gate = self._gate(name, provider, in_namespace)
         for pool_name, pool in cluster.gpu_pools.items():
             manifest = plan.agent_daemonset(pool_name, pool, cluster, args.settings, args.login_server)
             kubernetes.apps.v1.DaemonSet(
                 f"{name}-agent-{pool_name}",
                 metadata=manifest_metadata(manifest),
                 spec=manifest["spec"],
-                opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[script])),
+                opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[script, *gate])),
             )
 
         kubernetes.apiextensions.CustomResource(
@@ -80,6 +82,50 @@ class GpuHealth(pulumi.ComponentResource):
         if args.settings.remediation.enabled:
             self._remediation(name, args, provider, in_namespace)
         self.register_outputs({})
+
+    def _gate(self, name: str, provider: kubernetes.Provider, in_namespace: pulumi.ResourceOptions) -> list[Any]:
+        """The gate's service account, its right to patch nodes and the guard that narrows it."""
+        account = kubernetes.core.v1.ServiceAccount(
+            f"{name}-gate-sa",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=plan.GATE, namespace=plan.HEALTH_NAMESPACE),
+            automount_service_account_token=False,
+            opts=in_namespace,
+        )
+        role = kubernetes.rbac.v1.ClusterRole(
+            f"{name}-gate-role",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.GATE}"),
+            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in plan.GATE_RULES],
+            opts=in_namespace,
+        )
+        binding = kubernetes.rbac.v1.ClusterRoleBinding(
+            f"{name}-gate-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.GATE}"),
+            role_ref=kubernetes.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role.metadata.name
+            ),
+            subjects=[
+                kubernetes.rbac.v1.SubjectArgs(kind="ServiceAccount", name=plan.GATE, namespace=plan.HEALTH_NAMESPACE)
+            ],
+            opts=in_namespace,
+        )
+        guard_name = f"platform-{plan.GATE}-own-node"
+        guard_spec: Any = plan.gate_guard()
+        guard = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicy(
+            f"{name}-gate-guard",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
+            spec=guard_spec,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        # The guard is in place before the gate can write anything.
+        guard_binding = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            f"{name}-gate-guard-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
+            spec=kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpecArgs(
+                policy_name=guard_name, validation_actions=["Deny"]
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[guard]),
+        )
+        return [account, binding, guard_binding]
 
     def _remediation(
         self, name: str, args: GpuHealthArgs, provider: kubernetes.Provider, in_namespace: pulumi.ResourceOptions

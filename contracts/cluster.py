@@ -10,7 +10,6 @@ from typing import Any
 import yaml
 
 from facts.aks_node import AGENT_POOL_LABEL
-from facts.gpu import PREFLIGHT_PASSED
 from offline.engine import CapturedResource, Plan
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -96,7 +95,6 @@ class ClusterView:
             if p.get("scaleSetPriority") == "Spot":
                 labels["kubernetes.azure.com/scalesetpriority"] = "spot"
             taints = tuple(p.get("nodeTaints") or ())
-            labels |= self._preflight_labels(labels, taints)
             pools[p["name"]] = Pool(
                 p["name"],
                 p["vmSize"],
@@ -106,24 +104,6 @@ class ClusterView:
                 p.get("mode", "User"),
             )
         return pools
-
-    def _preflight_labels(self, labels: dict[str, str], taints: tuple[str, ...]) -> dict[str, str]:
-        """The label a node of the pool earns at run time: a GPU health agent (a DaemonSet that
-        lands on the pool and publishes `PREFLIGHT_LABEL`) labels each node that passes its
-        checks (planning/gpu_health.py). A pool no agent covers never earns it."""
-        for daemon_set in self.in_cluster(DAEMON_SET):
-            pod = daemon_set.inputs["spec"]["template"]["spec"]
-            published = {
-                e["value"]
-                for c in [*(pod.get("initContainers") or []), *pod["containers"]]
-                for e in c.get("env") or []
-                if e["name"] == "PREFLIGHT_LABEL"
-            }
-            selected = all(labels.get(k) == v for k, v in (pod.get("nodeSelector") or {}).items())
-            tolerated = {t["key"] for t in pod.get("tolerations") or [] if t.get("operator") == "Exists"}
-            if published and selected and all(t.split("=")[0].split(":")[0] in tolerated for t in taints):
-                return dict.fromkeys(published, PREFLIGHT_PASSED)
-        return {}
 
     @cached_property
     def kueue_config(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def quantity(value: Any) -> float:
     return float(text)
 
 
-def _tolerates(tolerations: list[dict[str, Any]], taint: str) -> bool:
+def tolerates(tolerations: list[dict[str, Any]], taint: str) -> bool:
     head, effect = taint.rsplit(":", 1)
     key, _, value = head.partition("=")
     for t in tolerations:
@@ -66,7 +66,7 @@ def pools_for(view: ClusterView, pod_spec: dict[str, Any]) -> list[str]:
         pool.name
         for pool in view.pools.values()
         if _affinity_matches(pod_spec, pool.labels)
-        and all(_tolerates(tolerations, t) for t in pool.taints if not t.endswith(":PreferNoSchedule"))
+        and all(tolerates(tolerations, t) for t in pool.taints if not t.endswith(":PreferNoSchedule"))
     ]
 
 
@@ -109,7 +109,7 @@ def refusals(view: ClusterView, pod_spec: dict[str, Any], target: str) -> list[s
     if target not in view.pools:
         return found + [f"cluster {view.key} has no pool {target!r}"]
     pool = view.pools[target]
-    extra = [t for t in pod_spec.get("tolerations") or [] if not any(_tolerates([t], taint) for taint in pool.taints)]
+    extra = [t for t in pod_spec.get("tolerations") or [] if not any(tolerates([t], taint) for taint in pool.taints)]
     if extra:
         found.append(f"tolerates {[t.get('key') for t in extra]}, which pool {target!r} does not carry")
     limits = capacity(view, pool)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from facts.autoscaler import STARTUP_TAINT_PREFIX
 from facts.vm_sizes import VM_SIZES, VmSize
 
 
@@ -84,10 +85,18 @@ ACCELERATOR_LABEL = "accelerator"
 POOL_LABEL = f"{LABEL_PREFIX}/gpu-pool"
 # training, batch or inference (the pool's `purpose`): Kueue flavors and the policy packs read it.
 PURPOSE_LABEL = f"{LABEL_PREFIX}/gpu-purpose"
-# The preflight gate: a GPU node's health checker labels it `passed` once active checks pass
-# (or `failed`); Kueue's flavors require `passed`, so no admitted job lands on an unchecked node.
+# The preflight verdict a GPU node's health agent publishes (`passed` or `failed`), for alerts
+# and people; what keeps work off an unchecked or failed node is the gate below.
 PREFLIGHT_LABEL = f"{LABEL_PREFIX}/preflight"
 PREFLIGHT_PASSED = "passed"
+# The preflight gate (planning/gpu_health.py): the agent taints its node with this startup taint
+# at boot, before anything can use the GPUs, and removes it when preflight passes; a node that
+# fails loses the taint and is cordoned instead. The prefix is the cluster autoscaler's
+# (facts/autoscaler.py): a node carrying it is "upcoming", never a template for a scale-up.
+PREFLIGHT_TAINT_KEY = f"{STARTUP_TAINT_PREFIX}platform-gpu-preflight"
+PREFLIGHT_TAINT = f"{PREFLIGHT_TAINT_KEY}=pending:NoSchedule"
+# On a node the agent cordoned: `<boot ID>:<check>`, so only a later boot's pass uncordons it.
+CORDON_ANNOTATION = f"{LABEL_PREFIX}/gpu-health-cordon"
 # Passive health: the checker taints a node whose GPUs or fabric report faults (NoSchedule: no
 # new gang member lands there; what runs is drained by remediation, rate-limited).
 UNHEALTHY_TAINT_KEY = f"{LABEL_PREFIX}/gpu-unhealthy"

@@ -30,6 +30,7 @@ KUEUE_NAMESPACE = "kueue-system"
 GPU_HEALTH_NAMESPACE = "gpu-health"
 # kured's service account there: the one pod of the namespace that calls the API server.
 GPU_REMEDIATION = "gpu-remediation"
+GPU_GATE = "gpu-health-gate"
 # The GPU operator's standalone DCGM host engine (its `dcgm.enabled`; assets/state-dcgm at v26.7.0).
 DCGM_PORT = 5555
 DCGM_POD_LABELS = {"app": "nvidia-dcgm"}
@@ -144,12 +145,15 @@ def gpu_operator_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceT
 
 
 def gpu_health_traffic() -> NamespaceTraffic:
-    """The GPU health agents reach only their node's DCGM; kured, the API server (drains, its lock)."""
+    """The GPU health agents reach only their node's DCGM, and their gate the API server (its
+    node); kured, the API server (drains, its lock)."""
     return NamespaceTraffic(
         GPU_HEALTH_NAMESPACE,
         within_namespace=False,
         api_server={
-            "matchExpressions": [{"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": [GPU_REMEDIATION]}]
+            "matchExpressions": [
+                {"key": CILIUM_SERVICE_ACCOUNT_LABEL, "operator": "In", "values": [GPU_GATE, GPU_REMEDIATION]}
+            ]
         },
         egress=(Peer("dcgm", (Port(DCGM_PORT),), namespace=GPU_OPERATOR_NAMESPACE, pod_labels=DCGM_POD_LABELS),),
     )

@@ -43,7 +43,7 @@ from facts.gpu import POOL_LABEL
 from facts.workload_identity import USE_LABEL
 from planning import multikueue_token
 from planning.capacity import PoolCapacity, plan_cluster
-from planning.images import mirrored
+from planning.images import python_image
 from planning.queues import (
     COHORT,
     COVERED_RESOURCES,
@@ -73,9 +73,6 @@ WORKERS_CONFIG_MAP = "multikueue-workers"
 TOKEN_SCRIPT = "multikueue_token.py"
 # The key of the Secret a MultiKueueCluster reads (multikueue_types.go, KubeconfigKey).
 KUBECONFIG_KEY = multikueue_token.KUBECONFIG_KEY
-# The refresher's image: Azure Linux's distroless Python (no shell), through the registry's cache.
-PYTHON_REPOSITORY = "mcr.microsoft.com/azurelinux/distroless/python"
-PYTHON_TAG = "3.12-nonroot"
 # Often enough that a token expiring within the script's renewal window is replaced in time.
 TOKEN_SCHEDULE = "*/10 * * * *"
 
@@ -168,7 +165,7 @@ def token_cronjob(
     labels = {"app.kubernetes.io/name": TOKEN_JOB}
     container = {
         "name": "refresh",
-        "image": f"{mirrored(PYTHON_REPOSITORY, login_server)}:{PYTHON_TAG}",
+        "image": python_image(login_server),
         "imagePullPolicy": "IfNotPresent",
         "command": ["python3", f"/script/{TOKEN_SCRIPT}", "/etc/multikueue/workers"],
         "volumeMounts": [

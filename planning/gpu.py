@@ -10,6 +10,7 @@ from facts.gpu import (
     GPU_VM_SIZES,
     LABEL_PREFIX,
     POOL_LABEL,
+    PREFLIGHT_TAINT,
     PURPOSE_LABEL,
     SPOT_TAINT,
     UNHEALTHY_TAINT_KEY,
@@ -42,10 +43,13 @@ UNHEALTHY_TAINT = f"{UNHEALTHY_TAINT_KEY}=true:NoSchedule"
 
 
 def node_agent_tolerations(cluster: ClusterConfig) -> list[dict[str, str]]:
-    """What a node agent on any GPU pool tolerates: the GPU and Spot taints, and the fault taint
-    (agents keep running, and restart, on a node the health checks took out of service)."""
+    """What a node agent on any GPU pool tolerates: the GPU and Spot taints, the preflight gate
+    (drivers, device plugins and the checks themselves run before a node takes work) and the
+    fault taint (agents keep running, and restart, on a node the health checks took out of
+    service)."""
     any_spot = any(pool.spot for pool in cluster.gpu_pools.values())
-    return [toleration(t) for t in [*platform_taints(cluster.gpu.taint, any_spot), UNHEALTHY_TAINT]]
+    taints = [*platform_taints(cluster.gpu.taint, any_spot), PREFLIGHT_TAINT, UNHEALTHY_TAINT]
+    return [toleration(t) for t in taints]
 
 
 def gpu_pool_labels(pool: str, size: GpuVmSize, purpose: str, mig_profile: str | None) -> dict[str, str]:

@@ -5,14 +5,27 @@ Three parts, each with the least it needs:
 - **The agent** (a DaemonSet per GPU pool, NVIDIA's DCGM image): `preflight` runs once per
   boot before the node takes work (GPU count, DCGM's diagnostic, InfiniBand ports at the
   size's speed), then `watch` repeats the passive checks (DCGM's health watches, which report
-  XIDs and memory, PCIe, NVLink, thermal and power faults; GPU count; InfiniBand ports). It has
-  no Kubernetes credential: it writes its verdict into a node-feature-discovery feature file,
-  and NFD (the GPU operator's) labels the node `platform.ai/preflight=passed|failed` and, on a
-  fault, `platform.ai/gpu-fault=<check>`, which a NodeFeatureRule turns into the taint
-  `platform.ai/gpu-unhealthy:NoSchedule`. Kueue's flavors require `passed`
-  (planning/queues.py), so no admitted job lands on an unchecked or failed node; the taint
-  keeps new gang members off a sick one. A failed check is the pod's event (its readiness
+  XIDs and memory, PCIe, NVLink, thermal and power faults; GPU count; InfiniBand ports). Its
+  checks hold no Kubernetes credential: they write the verdict into a node-feature-discovery
+  feature file, and NFD (the GPU operator's) labels the node `platform.ai/preflight=passed|failed`
+  and, on a fault, `platform.ai/gpu-fault=<check>`, which a NodeFeatureRule turns into the taint
+  `platform.ai/gpu-unhealthy:NoSchedule`. A failed check is the pod's event (its readiness
   probe prints it) and, through kube-state-metrics' node labels, a metric and an alert.
+- **The gate** (the agent pod's sidecar, planning/gpu_gate.py, the pod's only credential): keeps
+  work off a boot that has not passed with a startup taint it applies before preflight starts,
+  and cordons a node that failed (in the same write that lifts the taint) or whose passive
+  checks hold a fault (before the fault is published). Why a startup taint and a cordon, not a
+  label that Kueue's flavors require: the cluster autoscaler builds a pool's template for a
+  scale-up from one of its real nodes that is Ready, stable for a minute and schedulable, and
+  caches it for the life of the process (facts/autoscaler.py); a label earned at run time would
+  be missing from a template taken while a node was still being checked, or from a failed node,
+  and no gated job would ever fit it again: one failed node would freeze its pool. A node
+  carrying a startup taint is not a candidate (the autoscaler counts it as upcoming), a cordoned
+  node is not either, and startup taints are stripped from every template. AKS offers no taint
+  the API server may remove: taints of the node-pool API are enforced by AKS's node webhook
+  ("Use node taints": "aren't modifiable from the Kubernetes API"), and node initialization
+  taints are a preview absent from the pinned SDK's API version (2025-09-01). Scale from zero
+  needs only the pool's labels, which AKS puts on the template itself.
 - **Remediation** (kured, the reboot daemon AKS documents for its nodes: MicrosoftDocs/
   azure-aks-docs upgrade-node-image-kured.md; on GPU nodes only): when the agent asks (a
   sentinel file, at most once per `minRebootInterval` per node), kured takes a cluster-wide
@@ -20,12 +33,13 @@ Three parts, each with the least it needs:
   (`waitForJobs`), cordons and drains the node through evictions (so PodDisruptionBudgets
   hold), reboots it and uncordons it; the preflight runs again on boot.
   A fault that survives stays tainted for a person (docs/gpus.md, "Health").
-- **Rights**: the agent has none; kured may patch and drain nodes, and a
-  ValidatingAdmissionPolicy lets it touch only its own node (the service account token's node
-  binding) and only the fields a cordon and its lock annotations change.
+- **Rights**: the checks have none; the gate and kured may patch nodes (kured drains too), and
+  a ValidatingAdmissionPolicy for each lets it touch only its own node (the service account
+  token's node binding): the gate only its startup taint, the cordon and its annotation; kured
+  only the fields a cordon and its lock annotations change.
 
 Images come through the platform's registry: DCGM at the version the GPU operator pins, kured
-at a release tag.
+at a release tag, the gate on Azure Linux's distroless Python.
 """
 
 from __future__ import annotations
@@ -35,23 +49,25 @@ from typing import Any
 
 from facts.gpu import (
     ACCELERATOR_LABEL,
+    CORDON_ANNOTATION,
     GPU_VM_SIZES,
     LABEL_PREFIX,
     POOL_LABEL,
     PREFLIGHT_LABEL,
-    PREFLIGHT_PASSED,
+    PREFLIGHT_TAINT_KEY,
     UNHEALTHY_TAINT_KEY,
 )
 from planning.admission import KUEUE_PODSET_LABEL
 from planning.charts import NGC
 from planning.cluster_traffic import (
     DCGM_PORT,
+    GPU_GATE,
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
     GPU_REMEDIATION,
 )
 from planning.gpu import node_agent_tolerations
-from planning.images import mirrored
+from planning.images import mirrored, python_image
 from stackconfig.model import ClusterConfig, GpuHealthConfig, GpuPoolConfig, duration_seconds
 
 HEALTH_NAMESPACE = GPU_HEALTH_NAMESPACE
@@ -98,23 +114,23 @@ KURED_ANNOTATION_PREFIX = "weave.works/kured-"
 
 # The one MIG profile that is a whole GPU (one instance of all its slices).
 WHOLE_GPU_MIG_PROFILE = "MIG7g"
-# The cluster autoscaler builds a pool's template node from the pool when it has no nodes; a
-# template without the preflight label fits no gated job, and a pool at zero would never
-# scale up for one. The upstream Azure provider reads template labels from the scale set's
-# tags, `_` standing for `/` (kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure,
-# nodeLabelTagName "k8s.io_cluster-autoscaler_node-template_label_"); AKS copies a pool's tags
-# to its scale set. Whether AKS's managed autoscaler reads them could not be verified offline
-# (docs/gpus.md, "Health").
-AUTOSCALER_TEMPLATE_LABEL_TAG = "k8s.io_cluster-autoscaler_node-template_label_"
-
-
-def autoscaler_template_tags() -> dict[str, str]:
-    """Tags telling the autoscaler that a new node of a gated pool will carry the preflight label."""
-    return {AUTOSCALER_TEMPLATE_LABEL_TAG + PREFLIGHT_LABEL.replace("/", "_"): PREFLIGHT_PASSED}
+GATE = GPU_GATE
+GATE_SCRIPT = Path(__file__).parent / "gpu_gate.py"
+# The gate's token, mounted into the gate's container alone.
+GATE_TOKEN_DIR = "/var/run/secrets/platform/gate"
+# This boot's verdict (`passed` or `failed:<check>`), kept on the host's tmpfs: a restarted
+# agent pod reuses it instead of running the diagnostic on GPUs that jobs now use.
+BOOT_VERDICT = "preflight"
+# What the gate may do to its node (a JSON patch of its own node; its guard narrows it).
+GATE_RULES: list[dict[str, Any]] = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
 
 
 def agent_script() -> str:
     return SCRIPT.read_text()
+
+
+def gate_script() -> str:
+    return GATE_SCRIPT.read_text()
 
 
 def agent_name(pool: str) -> str:
@@ -191,6 +207,7 @@ def agent_daemonset(
         }
 
     watch = container("watch", "10m", "64Mi")
+    gate = gate_container(login_server)
     # A failed check fails readiness; the kubelet records the probe's output (the check and
     # why) as the pod's `Unhealthy` event.
     watch["readinessProbe"] = {
@@ -210,15 +227,33 @@ def agent_daemonset(
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
+                    # The gate's token is projected into its container alone.
+                    "serviceAccountName": GATE,
                     "automountServiceAccountToken": False,
                     "enableServiceLinks": False,
                     "priorityClassName": "system-node-critical",
                     "nodeSelector": {ACCELERATOR_LABEL: "nvidia", POOL_LABEL: pool_name},
                     "tolerations": node_agent_tolerations(cluster),
-                    "initContainers": [container("preflight", "100m", "256Mi")],
+                    # The gate first (a sidecar whose startup probe waits until the node carries
+                    # the taint), then preflight; the gate keeps running beside watch.
+                    "initContainers": [gate, container("preflight", "100m", "256Mi")],
                     "containers": [watch],
                     "volumes": [
                         {"name": "script", "configMap": {"name": AGENT, "defaultMode": 0o555}},
+                        {
+                            "name": "gate-token",
+                            "projected": {
+                                "sources": [
+                                    {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
+                                    {
+                                        "configMap": {
+                                            "name": "kube-root-ca.crt",
+                                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                                        }
+                                    },
+                                ]
+                            },
+                        },
                         {"name": "status", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}},
                         _host_path("features", NFD_FEATURES_DIR),
                         _host_path("sentinel", SENTINEL_DIR),
@@ -228,6 +263,96 @@ def agent_daemonset(
                 },
             },
         },
+    }
+
+
+def gate_container(login_server: str) -> dict[str, Any]:
+    """The gate: a native sidecar (an init container that keeps running, Kubernetes 1.33 GA)."""
+    python = "import os, sys; sys.exit(0 if os.path.exists('/status/armed') else 1)"
+    env = {
+        "TAINT_KEY": PREFLIGHT_TAINT_KEY,
+        "ANNOTATION": CORDON_ANNOTATION,
+        "STATUS_DIR": "/status",
+        "BOOT_VERDICT": f"/host/sentinel/{BOOT_VERDICT}",
+        "PERIOD_SECONDS": "5",
+    }
+    return {
+        "name": "gate",
+        "image": python_image(login_server),
+        "imagePullPolicy": "IfNotPresent",
+        "restartPolicy": "Always",
+        "command": ["python3", "/agent/gpu_gate.py"],
+        "env": [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            *({"name": k, "value": v} for k, v in env.items()),
+        ],
+        # Preflight starts once the node carries the taint (or this boot was judged already).
+        "startupProbe": {"exec": {"command": ["python3", "-c", python]}, "periodSeconds": 2, "failureThreshold": 900},
+        "volumeMounts": [
+            {"name": "script", "mountPath": "/agent", "readOnly": True},
+            {"name": "status", "mountPath": "/status"},
+            {"name": "sentinel", "mountPath": "/host/sentinel", "readOnly": True},
+            {"name": "gate-token", "mountPath": GATE_TOKEN_DIR, "readOnly": True},
+        ],
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "resources": {"requests": {"cpu": "5m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+    }
+
+
+def gate_guard() -> dict[str, Any]:
+    """Admission for the gate's node writes: its own node only; of the taints only its startup
+    taint, added or removed; a cordon, lifted only with its own annotation; no label and no
+    other annotation."""
+    account = f"system:serviceaccount:{HEALTH_NAMESPACE}:{GATE}"
+    taints = "(has({0}.spec.taints) ? {0}.spec.taints : [])"
+    others = "{0}.filter(t, t.key != '{1}')"
+    annotations = "(has({0}.metadata.annotations) ? {0}.metadata.annotations : {{}})"
+    new_a, old_a = annotations.format("object"), annotations.format("oldObject")
+    key = CORDON_ANNOTATION
+    unschedulable = "(has({0}.spec.unschedulable) && {0}.spec.unschedulable)"
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"]}
+            ]
+        },
+        "matchConditions": [{"name": "is-gate", "expression": f"request.userInfo.username == '{account}'"}],
+        "validations": [
+            {
+                "expression": f"'{NODE_NAME_EXTRA}' in request.userInfo.extra && "
+                f"request.userInfo.extra['{NODE_NAME_EXTRA}'][0] == object.metadata.name",
+                "message": f"{GATE} may change only the node it runs on",
+            },
+            {
+                "expression": others.format(taints.format("object"), PREFLIGHT_TAINT_KEY)
+                + " == "
+                + others.format(taints.format("oldObject"), PREFLIGHT_TAINT_KEY),
+                "message": f"{GATE} may add or remove only {PREFLIGHT_TAINT_KEY}",
+            },
+            {
+                "expression": "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
+                "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})",
+                "message": f"{GATE} may not change a node's labels",
+            },
+            {
+                "expression": f"{new_a}.all(k, k == '{key}' || (k in {old_a} && {old_a}[k] == {new_a}[k])) && "
+                f"{old_a}.all(k, k == '{key}' || k in {new_a})",
+                "message": f"{GATE} may change only its own annotation ({key})",
+            },
+            {
+                "expression": f"{unschedulable.format('object')} || !{unschedulable.format('oldObject')} || "
+                f"('{key}' in {old_a} && !('{key}' in {new_a}))",
+                "message": f"{GATE} may lift only a cordon it made (with its annotation)",
+            },
+        ],
     }
 
 

@@ -33,6 +33,16 @@ class CacheRule:
         return None
 
 
+# The image of the platform's own in-cluster scripts (the MultiKueue token refresher, the GPU
+# preflight gate): Azure Linux's distroless Python (no shell), through the registry's cache.
+PYTHON_REPOSITORY = "mcr.microsoft.com/azurelinux/distroless/python"
+PYTHON_TAG = "3.12-nonroot"
+
+
+def python_image(login_server: str) -> str:
+    return f"{mirrored(PYTHON_REPOSITORY, login_server)}:{PYTHON_TAG}"
+
+
 # The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC),
 # Kubernetes SIG images (Kueue, node feature discovery), Strimzi's operator and Kafka, the
 # Flink Kubernetes Operator, kured (GPU nodes' remediation) and Azure Linux's Python.
@@ -42,7 +52,7 @@ PLATFORM_CACHE_RULES = (
     CacheRule("quay-strimzi", "quay.io/strimzi/*", "strimzi/*"),
     CacheRule("ghcr-flink-operator", "ghcr.io/apache/flink-kubernetes-operator", "apache/flink-kubernetes-operator"),
     CacheRule("ghcr-kured", "ghcr.io/kubereboot/kured", "kubereboot/kured"),
-    # The MultiKueue dispatchers' token refresher (planning/dispatch.py).
+    # The platform's scripts: the token refresher, the GPU preflight gate.
     CacheRule(
         "mcr-azurelinux-python", "mcr.microsoft.com/azurelinux/distroless/python", "azurelinux/distroless/python"
     ),

@@ -1,7 +1,10 @@
 """Kueue objects for one cluster, as plain Kubernetes manifests (apiVersion kueue.x-k8s.io/v1beta2).
 
-- A ResourceFlavor per GPU pool: the pool's node label and the preflight gate (`passed`), and
-  the tolerations Kueue adds to admitted pods so they land on (tainted) GPU nodes.
+- A ResourceFlavor per GPU pool: the pool's node label, and the tolerations Kueue adds to
+  admitted pods so they land on (tainted) GPU nodes. Not the preflight verdict: a label a node
+  earns at run time would be missing from the autoscaler's template of a pool (from a node that
+  has not earned it yet, or from the pool's spec at zero), and no gated job would scale the pool
+  up; an unchecked node keeps work off with a startup taint instead (planning/gpu_health.py).
 - A ClusterQueue per team holding quota on any pool: nominal GPUs (or MIG slices) from the
   pool's `quotas`, with CPU and memory in proportion to the node shape. All teams share a
   cohort, so idle quota can be borrowed and is reclaimed by its owner.
@@ -16,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL, PREFLIGHT_LABEL, PREFLIGHT_PASSED
+from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL
 from planning.capacity import PoolCapacity
 from planning.gpu import platform_taints, toleration
 from stackconfig.model import ClusterConfig, GpuPoolConfig, TeamConfig
@@ -56,10 +59,10 @@ def resource_flavor(pool_name: str, pool: GpuPoolConfig, cluster: ClusterConfig)
     return Manifest(
         "ResourceFlavor",
         flavor_name(pool_name),
-        # Kueue writes these into every admitted pod's nodeSelector: the pool, and only nodes
-        # that passed their preflight checks (planning/gpu_health.py).
+        # Kueue writes these into every admitted pod's nodeSelector: a label AKS puts on every
+        # node of the pool from its creation, and on the autoscaler's template of the pool.
         {
-            "nodeLabels": {POOL_LABEL: pool_name, PREFLIGHT_LABEL: PREFLIGHT_PASSED},
+            "nodeLabels": {POOL_LABEL: pool_name},
             "tolerations": [toleration(t) for t in taints],
         },
     )

@@ -244,7 +244,7 @@ def test_queues_cover_every_pool_team_and_namespace_within_capacity(plans, stack
         assert set(flavors) == {f"gpu-{name}" for name in pools}
         for name in pools:
             flavor = flavors[f"gpu-{name}"]
-            assert flavor["nodeLabels"] == {"platform.ai/gpu-pool": name, "platform.ai/preflight": "passed"}
+            assert flavor["nodeLabels"] == {"platform.ai/gpu-pool": name}
             assert {t["key"] for t in flavor["tolerations"]} >= {"nvidia.com/gpu"}
         promised: dict[str, int] = {}
         queues = [r for r in objects if r.inputs["kind"] == "ClusterQueue"]

@@ -3,8 +3,10 @@ and watched passively, and a faulty node leaves at a configured rate, with least
 
 What the plan cannot show is checked another way: the agent's script runs here against a fake
 DCGM and a fake sysfs (what it publishes, when it asks for a reboot); ShellCheck lints it;
-kured's admission guard is evaluated with a CEL interpreter against the node writes a drain
-makes and the ones it must not; the golden InfiniBand job lands only on checked nodes.
+kured's and the gate's admission guards are evaluated with a CEL interpreter against the node
+writes they make and the ones they must not; the gate's transitions run as they do on a node.
+That the golden InfiniBand job lands only on checked nodes while its pool scales from zero past a
+failed one is walked over time in tests/test_over_time.py.
 """
 
 from __future__ import annotations
@@ -21,16 +23,22 @@ import yaml
 
 from contracts.admission import cel_program
 from contracts.cluster import ClusterView, cluster_of
-from contracts.golden import evaluate
-from facts.gpu import PREFLIGHT_LABEL, PREFLIGHT_PASSED, UNHEALTHY_TAINT_KEY
+from facts.gpu import (
+    CORDON_ANNOTATION,
+    PREFLIGHT_LABEL,
+    PREFLIGHT_PASSED,
+    PREFLIGHT_TAINT,
+    PREFLIGHT_TAINT_KEY,
+    UNHEALTHY_TAINT_KEY,
+)
 from offline.reference import shared_dir
-from planning import gpu_health
+from planning import gpu_gate, gpu_health
 from planning.charts import GPU_OPERATOR
 from planning.gpu import UNHEALTHY_TAINT, platform_taints, taint_key
 from stackconfig.model import GpuHealthConfig
 from tests.conftest import ALL_STACKS, stack_values
+from tests.support.json_patch import apply
 from tests.support.plan_edits import changed, without
-from tests.test_contracts import applicable
 from validation.loader import parse_platform_config
 
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
@@ -49,11 +57,15 @@ def _tolerated(tolerations: list[dict], taint: str) -> bool:
 
 
 def ungated_pools(plan, config) -> list[str]:
-    """Every GPU pool whose work is not held to checked nodes, and why: its Kueue flavor must
-    require the preflight label, and a health agent must run preflight on the pool's nodes
-    (select them, tolerate their taints and the fault taint) and publish that label."""
+    """Every GPU pool whose work is not held to checked nodes, and why: Kueue's flavor must
+    require only labels the pool's spec puts on every node (and so on the autoscaler's template
+    of the pool, at zero or from a node not judged yet), and one health agent must gate the
+    pool's nodes: select them, tolerate their taints, the gate's and the fault taint, start the
+    gate first (a sidecar that applies the startup taint before its startup probe lets
+    preflight run), then preflight, publishing the verdict."""
     problems = []
     for key, cluster in config.clusters.items():
+        view = ClusterView(plan, key, {})
         flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in plan.of_type(FLAVOR) if cluster_of(r) == key}
         agents = [
             r.inputs["spec"]["template"]["spec"]
@@ -63,19 +75,24 @@ def ungated_pools(plan, config) -> list[str]:
         for name, pool in cluster.gpu_pools.items():
             where = f"{key}/{name}"
             flavor = flavors.get(f"gpu-{name}")
-            if flavor is None or flavor["nodeLabels"].get(PREFLIGHT_LABEL) != PREFLIGHT_PASSED:
-                problems.append(f"{where}: Kueue's flavor does not require {PREFLIGHT_LABEL}={PREFLIGHT_PASSED}")
-            taints = [*platform_taints(cluster.gpu.taint, pool.spot), UNHEALTHY_TAINT]
+            spec_labels = view.pools[name].labels
+            earned = sorted(k for k, v in (flavor or {}).get("nodeLabels", {}).items() if spec_labels.get(k) != v)
+            if flavor is None or earned:
+                problems.append(f"{where}: Kueue's flavor requires labels the pool's nodes do not start with: {earned}")
+            taints = [*platform_taints(cluster.gpu.taint, pool.spot), PREFLIGHT_TAINT, UNHEALTHY_TAINT]
             covering = [
                 spec
                 for spec in agents
                 if spec["nodeSelector"].get("platform.ai/gpu-pool") == name
                 and all(_tolerated(spec["tolerations"], t) for t in taints)
-                and [c["name"] for c in spec["initContainers"]] == ["preflight"]
+                and [c["name"] for c in spec["initContainers"]] == ["gate", "preflight"]
+                and spec["initContainers"][0].get("restartPolicy") == "Always"
+                and "startupProbe" in spec["initContainers"][0]
+                and {"name": "TAINT_KEY", "value": PREFLIGHT_TAINT_KEY} in spec["initContainers"][0]["env"]
                 and {"name": "PREFLIGHT_LABEL", "value": PREFLIGHT_LABEL} in spec["containers"][0]["env"]
             ]
             if len(covering) != 1:
-                problems.append(f"{where}: {len(covering)} health agents run preflight on its nodes")
+                problems.append(f"{where}: {len(covering)} health agents gate its nodes")
     return problems
 
 
@@ -86,13 +103,14 @@ def test_every_gpu_pool_of_every_stack_is_gated_by_preflight(plans, stack):
     assert ungated_pools(plans[stack], config) == []
 
 
-def test_removing_the_gate_or_the_agent_from_one_pool_is_named(plans):
+def test_a_flavor_needing_an_earned_label_or_a_pool_without_its_gate_is_named(plans):
     plan, config = plans["prod"], _config("prod")
     flavor = next(r for r in plan.of_type(FLAVOR) if r.inputs["metadata"]["name"] == "gpu-h100")
-    spec = dict(flavor.inputs["spec"], nodeLabels={"platform.ai/gpu-pool": "h100"})
-    ungated = changed(plan, flavor.name, inputs=dict(flavor.inputs, spec=spec))
-    assert ungated_pools(ungated, config) == [
-        f"{cluster_of(flavor)}/h100: Kueue's flavor does not require {PREFLIGHT_LABEL}={PREFLIGHT_PASSED}"
+    labels = {"platform.ai/gpu-pool": "h100", PREFLIGHT_LABEL: PREFLIGHT_PASSED}
+    earned = changed(plan, flavor.name, inputs=dict(flavor.inputs, spec=dict(flavor.inputs["spec"], nodeLabels=labels)))
+    assert ungated_pools(earned, config) == [
+        f"{cluster_of(flavor)}/h100: Kueue's flavor requires labels the pool's nodes do not start with: "
+        f"['{PREFLIGHT_LABEL}']"
     ]
     agent = next(
         r
@@ -100,24 +118,14 @@ def test_removing_the_gate_or_the_agent_from_one_pool_is_named(plans):
         if cluster_of(r) == cluster_of(flavor) and r.inputs["metadata"]["name"] == gpu_health.agent_name("h100")
     )
     assert ungated_pools(without(plan, agent.name), config) == [
-        f"{cluster_of(flavor)}/h100: 0 health agents run preflight on its nodes"
+        f"{cluster_of(flavor)}/h100: 0 health agents gate its nodes"
     ]
-
-
-def test_prod_admits_the_infiniband_gang_only_on_nodes_that_passed_preflight(plans):
-    """The headline job still lands (its nodes earn the label from the agent); without the agent
-    on its pool, no node of the pool ever would, and the scheduling contract says so."""
-    view, item = applicable(plans, "prod", "training-infiniband")[0]
-    assert view.pools["h100"].labels[PREFLIGHT_LABEL] == PREFLIGHT_PASSED
-    assert evaluate(view, item)["scheduling"] == []
-    agent = next(
-        r
-        for r in plans["prod"].of_type(DAEMON_SET)
-        if cluster_of(r) == view.key and r.inputs["metadata"]["name"] == gpu_health.agent_name("h100")
-    )
-    unchecked = ClusterView(without(plans["prod"], agent.name), view.key, view.config)
-    assert PREFLIGHT_LABEL not in unchecked.pools["h100"].labels
-    assert evaluate(unchecked, item)["scheduling"]
+    pod = agent.inputs["spec"]["template"]["spec"]
+    ungated = dict(pod, initContainers=pod["initContainers"][1:])
+    spec = dict(agent.inputs["spec"], template=dict(agent.inputs["spec"]["template"], spec=ungated))
+    assert ungated_pools(changed(plan, agent.name, inputs=dict(agent.inputs, spec=spec)), config) == [
+        f"{cluster_of(flavor)}/h100: 0 health agents gate its nodes"
+    ]
 
 
 # -- the agent, run here -----------------------------------------------------------------------
@@ -231,8 +239,12 @@ def test_a_failed_check_is_labelled_reported_and_asks_for_one_reboot(
     problem = (tmp_path / "status/problem").read_text()
     assert problem.startswith(f"{check}: ") and detail in problem, problem
     assert (tmp_path / "host/sentinel/reboot-required").exists()
-    # The same failure again within minRebootInterval: no second reboot.
+    # The gate's verdict for this boot (the gate cordons the node and lifts its startup taint).
+    assert (tmp_path / "host/sentinel/preflight").read_text() == f"failed:{check}\n"
+    # The same failure after the reboot (the tmpfs is empty again), within minRebootInterval:
+    # no second reboot.
     (tmp_path / "host/sentinel/reboot-required").unlink()
+    (tmp_path / "host/sentinel/preflight").unlink()
     again = _run_agent(tmp_path, "preflight", gpus=gpus, ports=ports, fail_diag=fail_diag)
     assert not (tmp_path / "host/sentinel/reboot-required").exists(), again.stderr
     assert "no reboot" in again.stderr
@@ -252,10 +264,31 @@ def test_passive_health_taints_a_node_that_passed_preflight(tmp_path):
     _run_agent(tmp_path, "watch", gpus=8, ports=NDR, env={"FAKE_HEALTH": "Failure"})
     assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed"}
     assert not (tmp_path / "host/sentinel/reboot-required").exists()
-    # A fault that holds (here: for FAULT_AFTER=1 round) taints the node and asks for a reboot.
+    # A fault that holds (here: for FAULT_AFTER=1 round) asks the gate for a cordon, then
+    # taints the node and asks for a reboot (the gate has answered: the node is cordoned).
+    (tmp_path / "status/cordoned").write_text("")
     _run_agent(tmp_path, "watch", gpus=8, ports=NDR, env={"FAKE_HEALTH": "Failure", "FAULT_AFTER": "1"})
+    assert (tmp_path / "status/fault").read_text() == "dcgm-health\n"
     assert _published(tmp_path) == {PREFLIGHT_LABEL: "passed", gpu_health.FAULT_LABEL: "dcgm-health"}
     assert (tmp_path / "host/sentinel/reboot-required").exists()
+
+
+def test_a_fault_is_published_even_if_the_gate_never_answers(tmp_path):
+    assert _run_agent(tmp_path, "preflight", gpus=8, ports=NDR).returncode == 0
+    env = {"FAKE_HEALTH": "Failure", "FAULT_AFTER": "1", "GATE_WAIT_SECONDS": "0"}
+    result = _run_agent(tmp_path, "watch", gpus=8, ports=NDR, env=env)
+    assert "tainting anyway" in result.stderr
+    assert _published(tmp_path)[gpu_health.FAULT_LABEL] == "dcgm-health"
+
+
+def test_a_restarted_agent_keeps_its_boots_verdict_without_a_second_diagnostic(tmp_path):
+    """A new agent pod in the same boot (an update, an eviction) would run DCGM's diagnostic on
+    GPUs that jobs use by now: it reuses the verdict on the host's tmpfs instead."""
+    assert _run_agent(tmp_path, "preflight", gpus=8, ports=NDR).returncode == 0
+    assert (tmp_path / "host/sentinel/preflight").read_text() == "passed\n"
+    (tmp_path / "status/preflight").unlink()
+    again = _run_agent(tmp_path, "preflight", gpus=8, ports=NDR, fail_diag=True)
+    assert again.returncode == 0 and (tmp_path / "status/preflight").read_text() == "passed\n", again.stderr
 
 
 def test_a_node_whose_dcgm_is_not_up_yet_stays_unchecked_and_is_not_faulted(tmp_path):
@@ -290,20 +323,6 @@ def test_partly_mig_partitioned_pools_skip_dcgms_diagnostic():
     assert gpu_health.pool_checks(h100, settings)["DIAG_LEVEL"] == "2"
 
 
-@pytest.mark.parametrize("stack", ALL_STACKS)
-def test_a_gated_pool_at_zero_tells_the_autoscaler_its_nodes_will_pass(plans, stack):
-    """From zero the autoscaler's template is the pool's spec: without the template label, no
-    gated job would ever scale a pool up (Azure/AKS#2586: a pool's template comes from its AKS
-    properties when it has no node)."""
-    for pool in plans[stack].of_type("azure-native:containerservice:AgentPool"):
-        if "gpuProfile" not in pool.inputs:
-            continue
-        tag = gpu_health.AUTOSCALER_TEMPLATE_LABEL_TAG + "platform.ai_preflight"
-        assert pool.inputs["tags"][tag] == PREFLIGHT_PASSED, pool.name
-        # The upstream provider's decoding: `_` stands for `/` in the label's name.
-        assert tag.removeprefix(gpu_health.AUTOSCALER_TEMPLATE_LABEL_TAG).replace("_", "/") == PREFLIGHT_LABEL
-
-
 def test_the_agent_passes_shellcheck():
     shellcheck = Path(sys.executable).parent / "shellcheck"
     result = subprocess.run([str(shellcheck), str(gpu_health.SCRIPT)], capture_output=True, text=True)
@@ -314,21 +333,142 @@ def test_the_agent_passes_shellcheck():
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
-def test_the_agent_has_no_credential_and_no_privilege(plans, stack):
+def test_only_the_gate_holds_a_credential_and_nothing_holds_privilege(plans, stack):
+    """The checks run DCGM against the node's GPUs with no Kubernetes credential; the gate's
+    token is projected into its container alone (the pod mounts none by default), and its
+    service account may only patch nodes, narrowed by its guard to its own node's gate."""
     agents = [
         r.inputs for r in plans[stack].of_type(DAEMON_SET) if r.inputs["metadata"]["name"].startswith(gpu_health.AGENT)
     ]
     assert agents
     for agent in agents:
         pod = agent["spec"]["template"]["spec"]
-        assert pod["automountServiceAccountToken"] is False and "serviceAccountName" not in pod
+        assert pod["automountServiceAccountToken"] is False and pod["serviceAccountName"] == gpu_health.GATE
         assert not pod.get("hostPID") and not pod.get("hostNetwork")
+        (token,) = [v for v in pod["volumes"] if "projected" in v]
         for container in [*pod["initContainers"], *pod["containers"]]:
             context = container["securityContext"]
             assert context["allowPrivilegeEscalation"] is False and context["capabilities"] == {"drop": ["ALL"]}
             assert "privileged" not in context
+            mounts = {m["name"] for m in container["volumeMounts"]}
+            assert (token["name"] in mounts) is (container["name"] == "gate"), container["name"]
         host_paths = sorted(v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v)
         assert host_paths == sorted([gpu_health.NFD_FEATURES_DIR, gpu_health.SENTINEL_DIR, gpu_health.STATE_DIR])
+    for role in plans[stack].of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"):
+        if role.inputs["metadata"]["name"] == f"platform-{gpu_health.GATE}":
+            assert role.inputs["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+
+
+def test_the_gate_and_the_agent_agree_on_where_the_boots_verdict_lives():
+    gate = gpu_health.gate_container("example.azurecr.io")
+    env = {e["name"]: e.get("value") for e in gate["env"]}
+    # The script's default, with the pod's mount of the host's tmpfs at /host/sentinel.
+    assert "VERDICT=${BOOT_VERDICT:-$HOST/sentinel/preflight}" in gpu_health.agent_script()
+    assert env["BOOT_VERDICT"] == f"/host/sentinel/{gpu_health.BOOT_VERDICT}"
+    assert {m["mountPath"]: m["name"] for m in gate["volumeMounts"]}["/host/sentinel"] == "sentinel"
+
+
+# -- the gate's writes ----------------------------------------------------------------------------
+
+BOOT, EARLIER = "boot-2", "boot-1"
+
+
+def _gpu_node(**spec) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "aks-h100-1", "labels": {"platform.ai/gpu-pool": "h100"}, "resourceVersion": "7"},
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], **spec},
+    }
+
+
+def _gate(node: dict[str, Any], verdict: str | None = None, fault: str | None = None) -> dict[str, Any]:
+    ops = gpu_gate.patch(node, BOOT, verdict, fault, PREFLIGHT_TAINT_KEY, CORDON_ANNOTATION)
+    return apply(node, ops) if ops else node
+
+
+def _startup_tainted(node: dict[str, Any]) -> bool:
+    return any(t["key"] == PREFLIGHT_TAINT_KEY for t in node["spec"].get("taints") or [])
+
+
+def test_the_gate_arms_a_new_boot_lifts_it_on_a_pass_and_cordons_a_failure_in_one_write():
+    fresh = _gpu_node()
+    armed = _gate(fresh)
+    assert _startup_tainted(armed) and not armed["spec"].get("unschedulable")
+    assert gpu_gate.patch(armed, BOOT, None, None, PREFLIGHT_TAINT_KEY, CORDON_ANNOTATION) == []
+    passed = _gate(armed, PREFLIGHT_PASSED)
+    assert not _startup_tainted(passed) and not passed["spec"].get("unschedulable")
+    assert passed["spec"]["taints"] == fresh["spec"]["taints"]
+    ops = gpu_gate.patch(armed, BOOT, "failed:dcgm-diag", None, PREFLIGHT_TAINT_KEY, CORDON_ANNOTATION)
+    # The resourceVersion first: a node changed since it was read is not overwritten.
+    assert ops[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "7"}
+    failed = apply(armed, ops)
+    assert not _startup_tainted(failed) and failed["spec"]["unschedulable"] is True
+    assert failed["metadata"]["annotations"] == {CORDON_ANNOTATION: f"{BOOT}:dcgm-diag"}
+
+
+def test_the_gate_keeps_its_own_cordon_in_the_same_boot_and_lifts_an_earlier_boots_on_a_pass():
+    cordoned = _gate(_gate(_gpu_node()), "failed:infiniband")
+    # A restarted agent pod in the same boot: nothing changes, whatever it read.
+    assert gpu_gate.patch(cordoned, BOOT, "failed:infiniband", None, PREFLIGHT_TAINT_KEY, CORDON_ANNOTATION) == []
+    # A fault on a node that passed: cordoned, annotated with the check.
+    faulted = _gate(_gate(_gate(_gpu_node()), PREFLIGHT_PASSED), PREFLIGHT_PASSED, "dcgm-health")
+    assert faulted["spec"]["unschedulable"] is True
+    assert faulted["metadata"]["annotations"][CORDON_ANNOTATION] == f"{BOOT}:dcgm-health"
+    # After a reboot (an earlier boot's cordon) the new boot's pass lifts it; a fail keeps it, as its own.
+    rebooted = dict(cordoned, metadata=dict(cordoned["metadata"], annotations={CORDON_ANNOTATION: f"{EARLIER}:x"}))
+    lifted = _gate(_gate(rebooted), PREFLIGHT_PASSED)
+    assert not lifted["spec"]["unschedulable"] and CORDON_ANNOTATION not in lifted["metadata"]["annotations"]
+    kept = _gate(_gate(rebooted), "failed:gpu-count")
+    assert kept["spec"]["unschedulable"] and kept["metadata"]["annotations"][CORDON_ANNOTATION] == f"{BOOT}:gpu-count"
+    # A cordon someone else made (a person, kured's drain) is never lifted by a pass.
+    drained = _gpu_node(unschedulable=True)
+    assert _gate(_gate(drained), PREFLIGHT_PASSED)["spec"]["unschedulable"] is True
+
+
+def _gate_guard(old: dict, new: dict, node_name: str = "aks-h100-1") -> list[str]:
+    import celpy
+
+    guard = gpu_health.gate_guard()
+    activation = {
+        "object": celpy.json_to_cel(new),
+        "oldObject": celpy.json_to_cel(old),
+        "request": celpy.json_to_cel(
+            {
+                "userInfo": {
+                    "username": f"system:serviceaccount:{gpu_health.HEALTH_NAMESPACE}:{gpu_health.GATE}",
+                    "extra": {gpu_health.NODE_NAME_EXTRA: [node_name]},
+                }
+            }
+        ),
+    }
+    assert all(cel_program(c["expression"]).evaluate(activation) for c in guard["matchConditions"])
+    return [v["message"] for v in guard["validations"] if not cel_program(v["expression"]).evaluate(activation)]
+
+
+def test_the_gates_guard_admits_each_write_the_gate_makes_and_nothing_else():
+    """Every transition the gate makes, evaluated with a CEL interpreter against its guard."""
+    fresh = _gpu_node()
+    armed = _gate(fresh)
+    failed = _gate(armed, "failed:dcgm-diag")
+    rebooted = dict(failed, metadata=dict(failed["metadata"], annotations={CORDON_ANNOTATION: f"{EARLIER}:x"}))
+    for old, new in [
+        (fresh, armed),
+        (armed, _gate(armed, PREFLIGHT_PASSED)),
+        (armed, failed),
+        (rebooted, _gate(rebooted, PREFLIGHT_PASSED)),
+    ]:
+        assert new != old and _gate_guard(old, new) == [], new
+    gate = gpu_health.GATE
+    assert _gate_guard(fresh, armed, node_name="aks-h100-2") == [f"{gate} may change only the node it runs on"]
+    untainted = dict(fresh, spec=dict(fresh["spec"], taints=[]))
+    assert _gate_guard(fresh, untainted) == [f"{gate} may add or remove only {PREFLIGHT_TAINT_KEY}"]
+    relabelled = dict(fresh, metadata=dict(fresh["metadata"], labels={PREFLIGHT_LABEL: PREFLIGHT_PASSED}))
+    assert _gate_guard(fresh, relabelled) == [f"{gate} may not change a node's labels"]
+    annotated = dict(fresh, metadata=dict(fresh["metadata"], annotations={"other": "x"}))
+    assert _gate_guard(fresh, annotated) == [f"{gate} may change only its own annotation ({CORDON_ANNOTATION})"]
+    drained = _gpu_node(unschedulable=True)
+    assert _gate_guard(drained, _gpu_node(unschedulable=False)) == [
+        f"{gate} may lift only a cordon it made (with its annotation)"
+    ]
 
 
 def _node(name: str, **changes) -> dict:
@@ -414,21 +554,26 @@ def test_remediation_is_rate_limited_waits_for_jobs_and_guarded(plans, stack):
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_node_agent_keeps_running_on_a_node_it_took_out_of_service(plans, stack):
-    """A NoSchedule taint keeps a DaemonSet's replacement pod off the node unless it tolerates
-    it: DCGM, the device plugin, NFD's worker, the Network Operator and the health agents must."""
+    """A NoSchedule taint keeps a DaemonSet's pod off the node unless it tolerates it: DCGM, the
+    driver, the device plugin, NFD's worker, the Network Operator and the health agents must
+    start on a node the gate holds (or preflight could never run) and keep running on a node
+    the health checks took out of service."""
     plan = plans[stack]
     for release in plan.of_type(RELEASE):
         if release.inputs["name"] == GPU_OPERATOR.name:
             values = release.inputs["values"]
-            assert _tolerated(values["daemonsets"]["tolerations"], UNHEALTHY_TAINT)
-            assert _tolerated(values["node-feature-discovery"]["worker"]["tolerations"], UNHEALTHY_TAINT)
+            for taint in (PREFLIGHT_TAINT, UNHEALTHY_TAINT):
+                assert _tolerated(values["daemonsets"]["tolerations"], taint)
+                assert _tolerated(values["node-feature-discovery"]["worker"]["tolerations"], taint)
             # DCGM's own host engine (the agents' and the exporter's), and NFD's taints.
             assert values["dcgm"]["enabled"] is True
             assert values["node-feature-discovery"]["master"]["enableTaints"] is True
     for policy in plan.of_type(NIC_POLICY):
+        assert _tolerated(policy.inputs["spec"]["tolerations"], PREFLIGHT_TAINT)
         assert _tolerated(policy.inputs["spec"]["tolerations"], UNHEALTHY_TAINT)
     for agent in plan.of_type(DAEMON_SET):
         if agent.inputs["metadata"]["namespace"] == gpu_health.HEALTH_NAMESPACE:
+            assert _tolerated(agent.inputs["spec"]["template"]["spec"]["tolerations"], PREFLIGHT_TAINT)
             assert _tolerated(agent.inputs["spec"]["template"]["spec"]["tolerations"], UNHEALTHY_TAINT)
 
 

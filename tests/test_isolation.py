@@ -232,11 +232,12 @@ def test_admission_policies_use_the_environments_action(plans, stack, actions):
     for cluster in clusters:
         policies = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type(VAP) if cluster_of(r) == cluster}
         bindings = {r.inputs["metadata"]["name"]: r.inputs for r in plan.of_type(BINDING) if cluster_of(r) == cluster}
-        # GPU clusters also hold kured's guard, which always denies (tests/test_gpu_health.py).
-        guard = "platform-gpu-remediation-own-node"
-        if guard in policies:
-            assert bindings.pop(guard)["spec"]["validationActions"] == ["Deny"]
-            del policies[guard]
+        # GPU clusters also hold kured's and the preflight gate's guards, which always deny
+        # (tests/test_gpu_health.py).
+        for guard in ("platform-gpu-remediation-own-node", "platform-gpu-health-gate-own-node"):
+            if guard in policies:
+                assert bindings.pop(guard)["spec"]["validationActions"] == ["Deny"]
+                del policies[guard]
         assert set(policies) == set(bindings) == names
         for name, binding in bindings.items():
             assert binding["spec"]["policyName"] == name
@@ -395,6 +396,17 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
                     {"kind": "ServiceAccount", "name": "gpu-remediation", "namespace": "gpu-health"}
                 ]
             continue
+        # The GPU preflight gate: get and patch nodes, bound to its service account only;
+        # admission keeps it to its own node's gate (tests/test_gpu_health.py).
+        if metadata["name"] == f"platform-{gpu_health.GATE}":
+            assert r.inputs["kind"] in ("ClusterRole", "ClusterRoleBinding")
+            if r.inputs["kind"] == "ClusterRole":
+                assert r.inputs["rules"] == gpu_health.GATE_RULES
+            else:
+                assert r.inputs["subjects"] == [
+                    {"kind": "ServiceAccount", "name": gpu_health.GATE, "namespace": "gpu-health"}
+                ]
+            continue
         assert r.inputs["kind"] in ("Role", "RoleBinding"), r.name
         assert metadata["namespace"] in streaming_namespaces(config), r.name
         if r.inputs["kind"] == "Role":
@@ -408,6 +420,10 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
             continue  # kured calls the API server (drains, its lock)
         if account.inputs["metadata"]["name"] == dispatch.TOKEN_JOB:
             continue  # the refresher writes the kubeconfig Secrets through the API server
+        if account.inputs["metadata"]["name"] == gpu_health.GATE:
+            # Its token is projected into the gate's container alone.
+            assert account.inputs["automountServiceAccountToken"] is False
+            continue
         workload = config.workloads[account.inputs["metadata"]["labels"]["platform.ai/workload"]]
         assert account.inputs["automountServiceAccountToken"] is workload.kubernetes_api
     team_namespaces = {

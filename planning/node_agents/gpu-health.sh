@@ -3,8 +3,9 @@
 #
 # It holds no Kubernetes credential. It publishes its verdict as a node-feature-discovery
 # feature file (labels `$PREFLIGHT_LABEL` and, on a fault, `$FAULT_LABEL`; NFD's master
-# applies them and a NodeFeatureRule turns the fault into a taint), and it asks kured for a
-# drain and a reboot through a sentinel file. Whatever fails is written to `$PROBLEM`, which
+# applies them and a NodeFeatureRule turns the fault into a taint), it tells the pod's gate
+# (planning/gpu_gate.py) this boot's verdict and a held fault through files, and it asks kured
+# for a drain and a reboot through a sentinel file. Whatever fails is written to `$PROBLEM`, which
 # the container's readiness probe prints: the kubelet records it as the pod's event.
 # DCGM runs as the GPU operator's standalone host engine on this node (`$DCGM_HOST`), which
 # comes up after the driver: until it answers, the node's health is unknown, not faulty.
@@ -20,6 +21,11 @@ SENTINEL=$HOST/sentinel/reboot-required
 LAST_REBOOT=$HOST/state/last-reboot-request
 RESULT=$STATUS/preflight
 PROBLEM=$STATUS/problem
+FAULT=$STATUS/fault       # a held fault, for the gate to cordon the node
+CORDONED=$STATUS/cordoned # the gate's answer
+# This boot's verdict, on the host's tmpfs (`$BOOT_VERDICT`): the gate reads it, and a
+# restarted pod reuses it rather than run the diagnostic on GPUs that jobs use by now.
+VERDICT=${BOOT_VERDICT:-$HOST/sentinel/preflight}
 # A fault must show in this many checks in a row before it taints the node or asks for a
 # reboot: a driver reload or a link retraining is not a fault.
 FAULT_AFTER=${FAULT_AFTER:-3}
@@ -67,6 +73,15 @@ wait_for() { # $1: what, $2: command; gives up after WAIT_SECONDS (the node stay
     done
 }
 
+wait_cordoned() { # until the gate says the node is cordoned, at most GATE_WAIT_SECONDS
+    local waited=0
+    while [ ! -e "$CORDONED" ] && [ "$waited" -lt "${GATE_WAIT_SECONDS:-60}" ]; do
+        sleep 2
+        waited=$((waited + 2))
+    done
+    [ -e "$CORDONED" ] || echo "the gate has not cordoned the node after ${waited}s; tainting anyway" >&2
+}
+
 ib_ports_present() { [ "$IB_PORTS" -eq 0 ] || compgen -G "$SYSFS/class/infiniband/*/ports/1" >/dev/null; }
 
 check_gpus() { # every GPU of the size is there ("8 GPUs found (Active).")
@@ -110,6 +125,12 @@ check_health() { # DCGM's health watches: XIDs, memory, PCIe, NVLink, thermal, p
 }
 
 preflight() {
+    local judged
+    judged=$(cat "$VERDICT" 2>/dev/null)
+    if [ -n "$judged" ]; then # this boot was judged: keep its verdict
+        echo "${judged%%:*}" >"$RESULT"
+        exit 0
+    fi
     rm -f "$FEATURES" "$PROBLEM" "$RESULT" # a new boot is unchecked until it passes
     # Not ready yet is not a fault: exit non-zero and the kubelet runs preflight again.
     wait_for "DCGM's host engine" dcgm_answers || exit 1
@@ -120,10 +141,12 @@ preflight() {
     [ -n "$FAILED" ] || check_diag
     if [ -n "$FAILED" ]; then
         echo failed >"$RESULT"
+        echo "failed:$FAILED" >"$VERDICT" # the gate cordons the node and lifts its taint
         publish failed "$FAILED"
         request_reboot
     else
         echo passed >"$RESULT"
+        echo passed >"$VERDICT" # the gate lifts the taint: the node takes work
         publish passed ""
     fi
     exit 0 # the verdict is the label; the watch container reports it
@@ -141,8 +164,14 @@ watch() {
             [ -n "$FAILED" ] || check_health
             if [ -n "$FAILED" ]; then strikes=$((strikes + 1)); else strikes=0; fi
             if [ "$strikes" -ge "$FAULT_AFTER" ]; then
-                # A fault held for FAULT_AFTER rounds: taint and ask for a reboot once.
-                [ "$fault" = "$FAILED" ] || request_reboot
+                # A fault held for FAULT_AFTER rounds: cordon, taint and ask for a reboot once.
+                # The cordon comes first: a Ready, schedulable node with the fault's taint could
+                # become the autoscaler's template of the pool, which no job would fit.
+                if [ "$fault" != "$FAILED" ]; then
+                    echo "$FAILED" >"$FAULT"
+                    wait_cordoned
+                    request_reboot
+                fi
                 fault=$FAILED
             elif [ "$strikes" -eq 0 ]; then
                 fault=""
