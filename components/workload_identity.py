@@ -55,6 +55,10 @@ class WorkloadIdentitiesArgs:
     tags: dict[str, str] = field(default_factory=dict)
     # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
     create_groups: bool = False
+    # Later units hold each identity's client ID, object ID and name (service accounts, federated
+    # credentials, role assignments): replacing one deletes the old at the end of this unit's
+    # deploy, hours before they change (contracts/rotation.py). Protected, a deploy refuses to.
+    protect: bool = False
 
 
 class WorkloadIdentities(pulumi.ComponentResource):
@@ -85,7 +89,7 @@ class WorkloadIdentities(pulumi.ComponentResource):
                 resource_group_name=group.name,
                 location=args.region,
                 tags={**args.tags, "workload": workload},
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
             )
             self.client_ids[workload] = identity.client_id
             self.principal_ids[workload] = identity.principal_id

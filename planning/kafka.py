@@ -326,6 +326,11 @@ def _strimzi_topic_info(
 
 # The ConfigMap holding the brokers' CA certificate in each client namespace.
 CA_CONFIG_MAP = "kafka-cluster-ca"
+# When Strimzi renews a cluster CA, the copies the tenants unit made (this ConfigMap in client
+# namespaces, MirrorMaker's Secrets) show as a change in the next night's drift check; a person
+# deploys the tenants unit within this many days (docs/operations.md, "Credentials over time"),
+# well inside the renewal period (facts/strimzi.py), after which the old certificate expires.
+CA_COPY_DEADLINE_DAYS = 7
 
 
 def mirror_clusters(config: PlatformConfig) -> list[str]:

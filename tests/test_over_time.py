@@ -6,20 +6,36 @@ in-cluster logic run as it is:
 
 - a GPU node failing preflight while its pool scales from zero (the cluster autoscaler's
   template choice, contracts/autoscaler.py, and the preflight gate, planning/gpu_gate.py);
+- the MultiKueue dispatchers' credentials for their workers renewed hour after hour, through an
+  Entra ID outage and a worker's new CA (planning/multikueue_token.py, run as the CronJob does);
+- every value a unit exports and a later wave copies (identities, clusters' issuers and API
+  servers), replaced by a deploy and followed wave by wave (contracts/rotation.py);
+- Strimzi renewing a cluster CA, and the copies the tenants unit keeps of it, day by day;
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+import yaml
 
 from contracts.autoscaler import Autoscaler, Node, Template, candidate, fits, taint_text
 from contracts.cluster import ClusterView, cluster_of
 from contracts.queueing import admitted_pod_spec
+from contracts.rotation import handoffs, units_of, walk
 from facts import autoscaler as ca
+from facts import strimzi
 from facts.gpu import CORDON_ANNOTATION, PREFLIGHT_LABEL, PREFLIGHT_PASSED, UNHEALTHY_TAINT_KEY
 from offline.engine import Plan
-from planning import gpu_gate, gpu_health
+from offline.environment import parsed_environment, waves
+from planning import dispatch, gpu_gate, gpu_health, multikueue_token
+from planning import kafka as kafka_plan
+from tests.conftest import ROOT
 from tests.support.json_patch import apply
 from tests.support.plan_edits import changed
 from tests.test_contracts import applicable
@@ -211,3 +227,249 @@ def test_a_label_gated_flavor_would_freeze_the_pool_after_one_failed_node(plans)
     # Frozen through the empty pool, until the restart.
     assert any(b.startswith("t=65m") for b in pool.blocked)
     assert not any(b.startswith("t=75m") for b in pool.blocked)
+
+
+# -- the dispatchers' credentials over hours ---------------------------------------------------
+
+CRONJOB = "kubernetes:batch/v1:CronJob"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+MULTIKUEUE_CLUSTER = "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster"
+
+
+class SecretStore:
+    """A dispatcher's Kueue namespace, as the refresher's calls see it."""
+
+    def __init__(self) -> None:
+        self.secrets: dict[str, dict[str, Any]] = {}
+
+    def secret_path(self, name: str = "") -> str:
+        return name
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        if method == "GET":
+            return self.secrets.get(path)
+        assert body is not None
+        self.secrets[body["metadata"]["name"]] = body
+        return body
+
+    def write_kubeconfig(self, secret: str, current: dict[str, Any] | None, config: str) -> None:
+        multikueue_token.Cluster.write_kubeconfig(self, secret, current, config)  # type: ignore[arg-type]
+
+    def token(self, secret: str) -> tuple[str, str, int] | None:
+        """(server, CA, token expiry) of the kubeconfig Kueue reads from `secret`."""
+        found = self.secrets.get(secret)
+        if found is None:
+            return None
+        config = json.loads(base64.b64decode(found["data"][multikueue_token.KUBECONFIG_KEY]))
+        cluster = config["clusters"][0]["cluster"]
+        token = config["users"][0]["user"]["token"]
+        return cluster["server"], cluster["certificate-authority-data"], multikueue_token.expires_at(token)
+
+
+def _jwt(expires: int) -> str:
+    claims = base64.urlsafe_b64encode(json.dumps({"exp": expires}).encode()).decode().rstrip("=")
+    return f"e30.{claims}.sig"
+
+
+def _cron_minutes(schedule: str) -> int:
+    minute, *rest = schedule.split()
+    assert minute.startswith("*/") and rest == ["*"] * 4, schedule
+    return int(minute[2:])
+
+
+@dataclass
+class DispatcherTimeline:
+    """One dispatcher of prod, minute by minute: its refresher runs on its CronJob's schedule and
+    Kueue reads each worker's kubeconfig; Entra ID issues tokens of `lifetime` minutes (its
+    shortest, 60: learn.microsoft.com/entra/identity-platform/access-tokens#token-lifetime)."""
+
+    endpoints: dict[str, tuple[str, str]]
+    secrets: dict[str, str]  # worker -> the Secret its MultiKueueCluster reads
+    every: int
+    lifetime: int = 60
+    store: SecretStore = field(default_factory=SecretStore)
+    down: set[int] = field(default_factory=set)  # minutes Entra ID does not answer
+    invalid: list[str] = field(default_factory=list)
+
+    def run(self, minutes: int, start: int = 0) -> None:
+        for minute in range(start, start + minutes):
+            if minute % self.every == 0:
+                self._refresher(minute)
+            for worker, secret in self.secrets.items():
+                held = self.store.token(secret)
+                server, ca = self.endpoints[worker]
+                if held is None or held[:2] != (server, ca) or held[2] <= minute * MINUTE:
+                    self.invalid.append(f"minute {minute}: {worker}")
+
+    def _refresher(self, minute: int) -> None:
+        def fetch() -> str:
+            if minute in self.down:
+                raise OSError("Entra ID does not answer")
+            return _jwt(minute * MINUTE + self.lifetime * MINUTE)
+
+        # Entra down: the job fails, and the next run tries again.
+        with contextlib.suppress(OSError):
+            multikueue_token.refresh(
+                self.store,  # type: ignore[arg-type]
+                dict(self.endpoints),
+                lambda w: multikueue_token.SECRET_PREFIX + w,
+                fetch,
+                minute * MINUTE,
+            )
+
+    def first_renewal(self) -> int:
+        """The first run at which the token written at minute 0 is renewed."""
+        margin = multikueue_token.RENEW_BEFORE_SECONDS // MINUTE
+        return min(t for t in range(0, self.lifetime, self.every) if self.lifetime - t < margin)
+
+
+def _dispatcher(plan: Plan) -> DispatcherTimeline:
+    """The first dispatcher of prod: its workers' endpoints, the Secrets its MultiKueueClusters
+    read, its refresher's schedule, all from the plan."""
+    (cronjob, *_) = [r for r in plan.of_type(CRONJOB) if r.inputs["metadata"]["name"] == dispatch.TOKEN_JOB]
+    key = cluster_of(cronjob)
+    (workers,) = [
+        r.inputs["data"]
+        for r in plan.of_type(CONFIG_MAP)
+        if cluster_of(r) == key and r.inputs["metadata"]["name"] == dispatch.WORKERS_CONFIG_MAP
+    ]
+    endpoints = {
+        name.removesuffix(".server"): (value, workers[name.removesuffix(".server") + ".ca"])
+        for name, value in workers.items()
+        if name.endswith(".server")
+    }
+    secrets = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]["clusterSource"]["kubeConfig"]["location"]
+        for r in plan.of_type(MULTIKUEUE_CLUSTER)
+        if cluster_of(r) == key
+    }
+    assert set(secrets) == set(endpoints) and len(endpoints) >= 2
+    return DispatcherTimeline(endpoints, secrets, _cron_minutes(cronjob.inputs["spec"]["schedule"]))
+
+
+def test_prods_dispatchers_hold_a_valid_credential_for_every_worker_hour_after_hour(plans):
+    """Six hours of a dispatcher: every worker's kubeconfig is valid at every minute from the
+    refresher's first run, through an Entra ID outage of 25 minutes at the worst moment (just
+    before a renewal is due), and a worker whose API server presents a new CA (an
+    `az aks rotate-certs`, written by the tenants unit's next deploy) is signed in again within
+    one run, well inside Kueue's workerLostTimeout (15 minutes)."""
+    timeline = _dispatcher(plans["prod"])
+    timeline.run(1)
+    assert timeline.invalid == []
+    # The first renewal falls due when under 40 minutes remain; Entra is down from just before.
+    timeline.down = set(range(timeline.first_renewal() - 1, timeline.first_renewal() + 24))
+    timeline.run(6 * 60 - 1, start=1)
+    assert timeline.invalid == []
+    # A worker's new CA: at most one run with the old one.
+    worker = sorted(timeline.endpoints)[0]
+    timeline.endpoints[worker] = (timeline.endpoints[worker][0], "bmV3LWNh")
+    start = 6 * 60 + 1
+    timeline.run(60, start=start)
+    late = [int(m.split()[1].rstrip(":")) - start for m in timeline.invalid]
+    assert late and max(late) < timeline.every and timeline.every < 15
+
+
+def test_an_entra_outage_longer_than_the_tokens_margin_would_lose_the_workers(plans):
+    """The bound the test above stays inside: 35 minutes down at the same moment outlasts the
+    token the refresher holds, and Kueue would mark the workers lost."""
+    timeline = _dispatcher(plans["prod"])
+    timeline.down = set(range(timeline.first_renewal() - 1, timeline.first_renewal() + 34))
+    timeline.run(3 * 60)
+    assert timeline.invalid
+
+
+# -- what later units copy, across the deploy waves ---------------------------------------------
+
+
+def _waves(stack: str):
+    return waves(parsed_environment(stack))
+
+
+def test_no_deploy_of_prod_leaves_a_later_wave_holding_a_copy_of_something_deleted(unit_plans):
+    """Every value a prod unit exports that a later wave copies (found by value in the units'
+    plans), replaced by a deploy: at no wave does a copy name something already deleted, because
+    each original is protected and `pulumi up` refuses to replace it. The dispatch credential's
+    holders among them: the workers' bindings and Azure roles (each worker's cluster unit), the
+    refreshers' service accounts (each dispatcher's), their federated credentials (tenants)."""
+    environment, waves_ = unit_plans["prod"], _waves("prod")
+    found = handoffs(environment, waves_)
+    holders = {h.unit.stack("prod") for h in found if h.original.what == f"identity {dispatch.DISPATCH_WORKLOAD}"}
+    assert holders == {
+        "prod.cluster-eus2",
+        "prod.cluster-scus",
+        "prod.cluster-dispeus2",
+        "prod.cluster-dispscus",
+        "prod.tenants",
+    }
+    assert walk(found, waves_) == []
+    # Unprotected, the same replacement would leave the refreshers signing in as a deleted
+    # identity from the data wave until the dispatchers' clusters and tenants have run.
+    exposed = [dataclasses.replace(h, original=dataclasses.replace(h.original, protected=False)) for h in found]
+    dead = [d for d in walk(exposed, waves_) if "dispatch-refresher-dispeus2-sa" in d]
+    assert [d.split(":")[0] for d in dead] == [
+        "wave 1 (data)",
+        "wave 2 (cluster-eus2)",
+        "wave 3 (cluster-scus, cluster-dispeus2, cluster-dispscus)",
+    ]
+
+
+def test_an_environment_without_protection_is_told_what_a_rename_would_break(unit_plans):
+    """Staging leaves protection off (it is rebuilt at will): the walk names each copy a rename
+    would leave dead, which is what docs/operations.md's two-phase rename avoids."""
+    dead = walk(handoffs(unit_plans["staging"], _waves("staging")), _waves("staging"))
+    assert any("identity trainer" in d and "in tenants" in d for d in dead)
+
+
+# -- Strimzi's CAs renewed, and the copies of them ---------------------------------------------
+
+KAFKA = "kubernetes:kafka.strimzi.io/v1:Kafka"
+SECRET = "kubernetes:core/v1:Secret"
+
+
+def _drift_days() -> int:
+    """How often the drift check previews every unit stack (its cron, .github/workflows/drift.yml)."""
+    workflow = yaml.safe_load((ROOT / ".github/workflows/drift.yml").read_text())
+    (entry,) = workflow[True]["schedule"]  # PyYAML reads the key `on` as True
+    minute, hour, day, month, weekday = entry["cron"].split()
+    assert minute.isdigit() and hour.isdigit() and (day, month, weekday) == ("*", "*", "*"), entry
+    return 1
+
+
+def ca_copies_over_a_renewal(environment, renewal_days: int | None = None) -> tuple[list[str], list[str]]:
+    """(the CA copies the tenants unit keeps, the days on which one no longer verifies the
+    brokers), from the day Strimzi renews a cluster CA (a new certificate; the old one expires
+    at the end of the renewal period): the drift check sees the copies differ at its next run,
+    and a person deploys the tenants unit within CA_COPY_DEADLINE_DAYS."""
+    units = units_of(environment)
+    kafkas = {unit: r for unit, plan in units.items() for r in plan.of_type(KAFKA)}
+    assert kafkas
+    copies = [
+        f"{unit.stack('').lstrip('.')}/{r.name}"
+        for unit, plan in units.items()
+        for r in plan.resources
+        if (r.type == CONFIG_MAP and r.inputs["metadata"]["name"] == kafka_plan.CA_CONFIG_MAP)
+        or (r.type == SECRET and "platform.ai/copied-from" in (r.inputs["metadata"].get("labels") or {}))
+    ]
+    assert copies and {c.split("/")[0] for c in copies} == {"tenants"}
+    dead = []
+    for unit, kafka in kafkas.items():
+        authority = kafka.inputs["spec"].get("clusterCa") or {}
+        window = renewal_days or authority.get("renewalDays", strimzi.CA_RENEWAL_DAYS)
+        redeployed = _drift_days() + kafka_plan.CA_COPY_DEADLINE_DAYS
+        for day in range(0, window + redeployed + 2):
+            holds_new = day >= redeployed
+            if not holds_new and day >= window:
+                dead.append(f"day {day}: the copies of {unit.cluster}'s cluster CA")
+    return copies, dead
+
+
+def test_prods_copies_of_strimzis_renewed_cas_are_replaced_before_the_old_ones_expire(unit_plans):
+    """Every copy the tenants unit makes of a cluster's Strimzi CA (client namespaces' ConfigMaps,
+    MirrorMaker's Secrets in the other cluster) verifies the brokers on every day of a renewal:
+    the nightly drift check shows the change, and the tenants deploy the runbook asks for lands
+    well inside Strimzi's renewal period."""
+    copies, dead = ca_copies_over_a_renewal(unit_plans["prod"])
+    assert len(copies) >= 4 and dead == []
+    # With a renewal period shorter than detection plus the runbook's deadline, they would not.
+    _, short = ca_copies_over_a_renewal(unit_plans["prod"], renewal_days=5)
+    assert short and short[0].startswith("day 5:")

@@ -174,6 +174,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
             workloads=identity_workloads(config),
             tags=ctx.tags,
             create_groups=ctx.create_groups,
+            protect=config.protect,
         ),
         opts=ctx.opts,
     )
