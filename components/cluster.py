@@ -33,7 +33,7 @@ from components.observability import send_logs
 from components.rbac import assign_role
 from facts.gpu import GPU_VM_SIZES
 from planning import alerts as alerts_plan
-from planning import sandbox
+from planning import cold_start, sandbox
 from planning.charts import HELM_DRIVER
 from planning.gpu import gpu_pool_labels, platform_taints
 from planning.kubeconfig import non_interactive_kubeconfig
@@ -42,6 +42,7 @@ from stackconfig.model import (
     ClusterConfig,
     ContainerInsightsTable,
     ContainerLogsConfig,
+    GpuHealthConfig,
     GpuPoolConfig,
     NetworkConfig,
     NodePoolConfig,
@@ -364,7 +365,7 @@ class AksCluster(pulumi.ComponentResource):
                 upgrade_channel=aks.UpgradeChannel(args.upgrade_channel),
                 node_os_upgrade_channel=aks.NodeOSUpgradeChannel(args.node_os_channel),
             ),
-            auto_scaler_profile=self._autoscaler_profile(cfg),
+            auto_scaler_profile=self._autoscaler_profile(cfg, args.operations.gpu_health),
             addon_profiles={
                 # Container Insights' agent, signing in with its managed identity (no workspace key).
                 "omsagent": aks.ManagedClusterAddonProfileArgs(
@@ -595,8 +596,12 @@ class AksCluster(pulumi.ComponentResource):
         return profile
 
     @staticmethod
-    def _autoscaler_profile(cfg: ClusterConfig) -> aks.ManagedClusterPropertiesAutoScalerProfileArgs:
+    def _autoscaler_profile(
+        cfg: ClusterConfig, health: GpuHealthConfig
+    ) -> aks.ManagedClusterPropertiesAutoScalerProfileArgs:
         scaler = cfg.autoscaler
+        # A GPU node being checked is neither given up on nor removed (planning/cold_start.py).
+        provision, unready = cold_start.autoscaler_times(cfg, health)
         # AKS takes every autoscaler setting as a string.
         return aks.ManagedClusterPropertiesAutoScalerProfileArgs(
             expander=aks.Expander(scaler.expander),
@@ -606,7 +611,8 @@ class AksCluster(pulumi.ComponentResource):
             scale_down_unneeded_time=scaler.scale_down_unneeded_time,
             scale_down_utilization_threshold=str(scaler.scale_down_utilization_threshold),
             max_graceful_termination_sec=str(scaler.max_graceful_termination_sec),
-            max_node_provision_time=scaler.max_node_provision_time,
+            max_node_provision_time=provision,
+            scale_down_unready_time=unready,
             skip_nodes_with_system_pods=str(scaler.skip_nodes_with_system_pods).lower(),
             skip_nodes_with_local_storage=str(scaler.skip_nodes_with_local_storage).lower(),
         )

@@ -51,6 +51,8 @@ class GpuStackArgs:
     ready: list[pulumi.Resource] = field(default_factory=list)
     # On a dispatch cluster (no GPU pools): Kueue alone, as a MultiKueue manager with this origin.
     multikueue_origin: str | None = None
+    # Kueue's waitForPodsReady timeout (planning/cold_start.py).
+    pods_ready_timeout: str = "30m"
 
 
 class GpuStack(pulumi.ComponentResource):
@@ -118,7 +120,7 @@ class GpuStack(pulumi.ComponentResource):
         kueue = release(
             KUEUE,
             namespace(KUEUE_NAMESPACE, pod_security_labels(RESTRICTED)),
-            kueue_values(args.priority_class, args.multikueue_origin),
+            kueue_values(args.priority_class, args.multikueue_origin, args.pods_ready_timeout),
         )
         apply(kueue_service_monitor(), depends_on=[kueue])
         for manifest in flavor_manifests(cluster, args.gpu_pools):

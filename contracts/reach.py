@@ -163,6 +163,26 @@ def _firewall_allows(view: ClusterView, host: str, port: int) -> bool | None:
     return False
 
 
+def ingress_refused(view: ClusterView, namespace: str, pod_labels: dict[str, str], destination: Destination) -> bool:
+    """Whether the destination's own namespace refuses a pod of `namespace` with `pod_labels`:
+    some Kubernetes NetworkPolicy there isolates the destination pods for ingress, and none of
+    those admits the source on the port (Cilium enforces them as Kubernetes defines them)."""
+    assert destination.namespace is not None
+    source = Destination(destination.port, namespace=namespace, pod_labels=tuple(pod_labels.items()))
+    isolating = [
+        policy["spec"]
+        for policy in view.objects(NETWORK_POLICY, destination.namespace)
+        if "Ingress" in policy["spec"].get("policyTypes", [])
+        and selector_matches(policy["spec"]["podSelector"], dict(destination.pod_labels))
+    ]
+    return bool(isolating) and not any(
+        _ports_allow(rule.get("ports"), destination)
+        and any(_peer_allows(p, source, destination.namespace) for p in rule.get("from") or [])
+        for spec in isolating
+        for rule in spec.get("ingress") or []
+    )
+
+
 def refusals(view: ClusterView, namespace: str, pod_labels: dict[str, str], needs: list[Destination]) -> list[str]:
     found = []
     for destination in [DNS, *needs]:

@@ -25,6 +25,10 @@ class GpuVmSize:
     infiniband: bool  # RDMA over InfiniBand between VMs (needs the Network Operator)
     # Speed of each of the VM's InfiniBand links (one per GPU): HDR 200, NDR 400 Gb/s.
     infiniband_gbps: int = 0
+    # NCCL's topology file for the size (`NCCL_TOPO_FILE`): Azure/azhpc-images topology/, which
+    # Azure's HPC images install under /opt/microsoft and Azure's NCCL image for AKS copies to
+    # /etc/topology (Azure/ai-infrastructure-on-azure, infrastructure_validations/aks/NCCL).
+    nccl_topology: str = ""
 
     @property
     def facts(self) -> VmSize:
@@ -61,10 +65,11 @@ GPU_VM_SIZES: dict[str, GpuVmSize] = {
         # ND A100 v4 / ND H100 v5 / ND H200 v5: 8 SXM GPUs with NVLink and one InfiniBand
         # link per GPU (8 x 200 Gb/s HDR on A100 v4, 8 x 400 Gb/s NDR on H100 and H200 v5);
         # the training sizes.
-        GpuVmSize("Standard_ND96asr_v4", "A100", 40, mig=True, infiniband=True, infiniband_gbps=200),
-        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 80, mig=True, infiniband=True, infiniband_gbps=200),
-        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 80, mig=True, infiniband=True, infiniband_gbps=400),
-        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 141, mig=True, infiniband=True, infiniband_gbps=400),
+        GpuVmSize("Standard_ND96asr_v4", "A100", 40, True, True, 200, "ndv4-topo.xml"),
+        GpuVmSize("Standard_ND96amsr_A100_v4", "A100", 80, True, True, 200, "ndv4-topo.xml"),
+        # H200 v5 shares H100 v5's layout and file (Azure/ai-infrastructure-on-azure's ND H200 runs).
+        GpuVmSize("Standard_ND96isr_H100_v5", "H100", 80, True, True, 400, "ndv5-topo.xml"),
+        GpuVmSize("Standard_ND96isr_H200_v5", "H200", 141, True, True, 400, "ndv5-topo.xml"),
         # NCasT4_v3: T4 16 GB; cheap inference and CI, no MIG.
         GpuVmSize("Standard_NC4as_T4_v3", "T4", 16, mig=False, infiniband=False),
         GpuVmSize("Standard_NC64as_T4_v3", "T4", 16, mig=False, infiniband=False),
@@ -94,7 +99,8 @@ PREFLIGHT_PASSED = "passed"
 # fails loses the taint and is cordoned instead. The prefix is the cluster autoscaler's
 # (facts/autoscaler.py): a node carrying it is "upcoming", never a template for a scale-up.
 PREFLIGHT_TAINT_KEY = f"{STARTUP_TAINT_PREFIX}platform-gpu-preflight"
-PREFLIGHT_TAINT = f"{PREFLIGHT_TAINT_KEY}=pending:NoSchedule"
+PREFLIGHT_TAINT_VALUE = "pending"
+PREFLIGHT_TAINT = f"{PREFLIGHT_TAINT_KEY}={PREFLIGHT_TAINT_VALUE}:NoSchedule"
 # On a node the agent cordoned: `<boot ID>:<check>`, so only a later boot's pass uncordons it.
 CORDON_ANNOTATION = f"{LABEL_PREFIX}/gpu-health-cordon"
 # Passive health: the checker taints a node whose GPUs or fabric report faults (NoSchedule: no

@@ -86,15 +86,15 @@ def patch(
         )
     elif not want_taint and tainted:
         ops.append({"op": "add", "path": "/spec/taints", "value": [t for t in taints if t.get("key") != taint_key]})
-    if reason is not None:
-        if not cordoned:
-            ops.append({"op": "add", "path": "/spec/unschedulable", "value": True})
-        if not this_boot:
-            if not annotations:
-                ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
-            ops.append(
-                {"op": "add", "path": f"/metadata/annotations/{_escape(annotation)}", "value": f"{boot_id}:{reason}"}
-            )
+    if reason is not None and not cordoned:
+        # Marked as this gate's in the write that cordons: a cordon someone else made (a
+        # person, kured's drain) stays theirs, and the gate never lifts it.
+        ops.append({"op": "add", "path": "/spec/unschedulable", "value": True})
+        if not annotations:
+            ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
+        ops.append(
+            {"op": "add", "path": f"/metadata/annotations/{_escape(annotation)}", "value": f"{boot_id}:{reason}"}
+        )
     elif verdict == "passed" and mark and not this_boot:
         # An earlier boot's cordon, and this boot passed: the reboot (or reimage) fixed it.
         ops.append({"op": "add", "path": "/spec/unschedulable", "value": False})
@@ -145,6 +145,9 @@ def reconcile(
     cordon = [o["value"] for o in ops if o["path"] == "/spec/unschedulable"]
     if cordon[-1] if cordon else node.get("spec", {}).get("unschedulable"):
         (status / "cordoned").write_text("")
+    else:
+        # Only a cordon in place now answers the agent (not one lifted since).
+        (status / "cordoned").unlink(missing_ok=True)
     return ops
 
 

@@ -55,6 +55,7 @@ from facts.gpu import (
     POOL_LABEL,
     PREFLIGHT_LABEL,
     PREFLIGHT_TAINT_KEY,
+    PREFLIGHT_TAINT_VALUE,
     UNHEALTHY_TAINT_KEY,
 )
 from planning.admission import KUEUE_PODSET_LABEL
@@ -121,6 +122,17 @@ GATE_TOKEN_DIR = "/var/run/secrets/platform/gate"
 # This boot's verdict (`passed` or `failed:<check>`), kept on the host's tmpfs: a restarted
 # agent pod reuses it instead of running the diagnostic on GPUs that jobs now use.
 BOOT_VERDICT = "preflight"
+# Node fields the gate's guard holds fixed besides labels and annotations: whatever else a node
+# patch could change that matters (an owner reference to a missing object would have the garbage
+# collector delete the node).
+GATE_FIXED_FIELDS = (
+    ("metadata.finalizers", "[]"),
+    ("metadata.ownerReferences", "[]"),
+    ("spec.providerID", "''"),
+    ("spec.podCIDR", "''"),
+    ("spec.podCIDRs", "[]"),
+    ("spec.configSource", "{}"),
+)
 # What the gate may do to its node (a JSON patch of its own node; its guard narrows it).
 GATE_RULES: list[dict[str, Any]] = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
 
@@ -334,8 +346,18 @@ def gate_guard() -> dict[str, Any]:
             {
                 "expression": others.format(taints.format("object"), PREFLIGHT_TAINT_KEY)
                 + " == "
-                + others.format(taints.format("oldObject"), PREFLIGHT_TAINT_KEY),
-                "message": f"{GATE} may add or remove only {PREFLIGHT_TAINT_KEY}",
+                + others.format(taints.format("oldObject"), PREFLIGHT_TAINT_KEY)
+                + f" && {taints.format('object')}.filter(t, t.key == '{PREFLIGHT_TAINT_KEY}')"
+                f".all(t, t.value == '{PREFLIGHT_TAINT_VALUE}' && t.effect == 'NoSchedule')",
+                "message": f"{GATE} may add or remove only {PREFLIGHT_TAINT_KEY}={PREFLIGHT_TAINT_VALUE}:NoSchedule",
+            },
+            {
+                "expression": " && ".join(
+                    f"(has(object.{field}) ? object.{field} : {empty}) == "
+                    f"(has(oldObject.{field}) ? oldObject.{field} : {empty})"
+                    for field, empty in GATE_FIXED_FIELDS
+                ),
+                "message": f"{GATE} may not change a node's finalizers, owners, provider ID, pod CIDRs or config",
             },
             {
                 "expression": "(has(object.metadata.labels) ? object.metadata.labels : {}) == "
@@ -346,6 +368,13 @@ def gate_guard() -> dict[str, Any]:
                 "expression": f"{new_a}.all(k, k == '{key}' || (k in {old_a} && {old_a}[k] == {new_a}[k])) && "
                 f"{old_a}.all(k, k == '{key}' || k in {new_a})",
                 "message": f"{GATE} may change only its own annotation ({key})",
+            },
+            {
+                # Its annotation appears only in the write that cordons a schedulable node: a
+                # cordon someone else made cannot be claimed, then lifted.
+                "expression": f"!('{key}' in {new_a}) || ('{key}' in {old_a} && {old_a}['{key}'] == {new_a}['{key}']) || "
+                f"({unschedulable.format('object')} && !{unschedulable.format('oldObject')})",
+                "message": f"{GATE} may mark only a cordon it makes in the same write",
             },
             {
                 "expression": f"{unschedulable.format('object')} || !{unschedulable.format('oldObject')} || "

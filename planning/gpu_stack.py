@@ -173,7 +173,7 @@ def kueue_service_monitor() -> Manifest:
     )
 
 
-def kueue_manager_config(multikueue_origin: str | None = None) -> str:
+def kueue_manager_config(multikueue_origin: str | None = None, pods_ready_timeout: str = "30m") -> str:
     """Kueue's controller configuration (config.kueue.x-k8s.io/v1beta2), as the chart takes it;
     on a dispatcher, MultiKueue's settings with the dispatcher's own origin (planning/dispatch.py)."""
     config: dict[str, Any] = {
@@ -197,10 +197,10 @@ def kueue_manager_config(multikueue_origin: str | None = None) -> str:
         },
         "clientConnection": {"qps": 300, "burst": 500},
         # All-or-nothing: a job whose pods are not all ready in time is evicted and requeued,
-        # so a half-started gang does not hold GPUs. Long enough for a GPU pool to scale up
-        # from zero (the autoscaler alone may take 15m) and the driver to load.
+        # so a half-started gang does not hold GPUs. Long enough for the cluster's slowest GPU
+        # pool (a dispatcher: its workers') to start cold from zero (planning/cold_start.py).
         "waitForPodsReady": {
-            "timeout": "30m",
+            "timeout": pods_ready_timeout,
             "blockAdmission": False,
             "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
         },
@@ -230,7 +230,9 @@ def kueue_manager_config(multikueue_origin: str | None = None) -> str:
     return str(yaml.safe_dump(config, sort_keys=False))
 
 
-def kueue_values(priority_class: str, multikueue_origin: str | None = None) -> dict[str, Any]:
+def kueue_values(
+    priority_class: str, multikueue_origin: str | None = None, pods_ready_timeout: str = "30m"
+) -> dict[str, Any]:
     return {
         "controllerManager": {
             "manager": {
@@ -243,5 +245,5 @@ def kueue_values(priority_class: str, multikueue_origin: str | None = None) -> d
             "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
             "tolerations": [SYSTEM_POOL_TOLERATION],
         },
-        "managerConfig": {"controllerManagerConfigYaml": kueue_manager_config(multikueue_origin)},
+        "managerConfig": {"controllerManagerConfigYaml": kueue_manager_config(multikueue_origin, pods_ready_timeout)},
     }

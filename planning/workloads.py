@@ -44,6 +44,7 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                     "vmSize": pool.vm_size,
                     "gpusPerNode": gpu_units_per_node(GPU_VM_SIZES[pool.vm_size], pool.mig_profile),
                     "infiniband": GPU_VM_SIZES[pool.vm_size].infiniband,
+                    "ncclTopology": GPU_VM_SIZES[pool.vm_size].nccl_topology,
                     "migProfile": pool.mig_profile,
                     "spot": pool.spot,
                     # What one GPU (or MIG slice) comes with: the node's allocatable CPU and memory,
@@ -127,6 +128,8 @@ def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
                 f"{prefix}_CPU_PER_NODE": spec["cpuPerGpu"] * spec["gpusPerNode"],
                 f"{prefix}_MEMORY_PER_NODE": spec["memoryGiPerGpu"] * spec["gpusPerNode"],
             }
+            if spec.get("ncclTopology"):
+                found[f"{prefix}_NCCL_TOPOLOGY"] = spec["ncclTopology"]
     nearest = context["clusters"][cluster].get("storageAccounts", {})
     if "weights" in nearest:
         # Read from the copy in the cluster's region.

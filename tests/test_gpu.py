@@ -387,3 +387,27 @@ def test_the_fleet_resources_api_version_is_the_one_docs_upgrades_names():
         version = source.split("Uses Azure REST API version ", 1)[1].split(". ", 1)[0]
         assert version == "2024-05-02-preview", resource.__name__
         assert f"`{version}` in the pinned" in page
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_the_golden_gang_gives_nccl_its_sizes_topology_and_only_infiniband_adapters(plans, stack):
+    """NCCL reads the size's topology file (Azure/azhpc-images topology/, in the image at
+    /etc/topology), and names no adapters: the RDMA plugin hands the pod only the node's
+    InfiniBand adapters, so the accelerated-networking function is never NCCL's to open."""
+    import json
+
+    from contracts.queueing import admitted_pod_spec
+    from tests.test_contracts import applicable
+
+    found = applicable(plans, stack, "training-infiniband")
+    assert found
+    for view, item in found:
+        pod = admitted_pod_spec(view, item.workload, item.pod["spec"])
+        pool = view.config["platform:clusters"][view.key]["gpuPools"][pod["nodeSelector"]["platform.ai/gpu-pool"]]
+        env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+        assert env["NCCL_TOPO_FILE"] == f"/etc/topology/{GPU_VM_SIZES[pool['vmSize']].nccl_topology}"
+        assert GPU_VM_SIZES[pool["vmSize"]].nccl_topology == "ndv5-topo.xml"
+        assert "NCCL_IB_HCA" not in env
+        (policy,) = view.objects("kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")
+        config = json.loads(policy["spec"]["rdmaSharedDevicePlugin"]["config"])
+        assert [c["selectors"]["linkTypes"] for c in config["configList"]] == [["infiniband"]]

@@ -245,6 +245,7 @@ def test_a_failed_check_is_labelled_reported_and_asks_for_one_reboot(
     # no second reboot.
     (tmp_path / "host/sentinel/reboot-required").unlink()
     (tmp_path / "host/sentinel/preflight").unlink()
+    os.utime(tmp_path / "host/features.d/platform-gpu-health", (0, 0))  # published before the boot
     again = _run_agent(tmp_path, "preflight", gpus=gpus, ports=ports, fail_diag=fail_diag)
     assert not (tmp_path / "host/sentinel/reboot-required").exists(), again.stderr
     assert "no reboot" in again.stderr
@@ -289,6 +290,22 @@ def test_a_restarted_agent_keeps_its_boots_verdict_without_a_second_diagnostic(t
     (tmp_path / "status/preflight").unlink()
     again = _run_agent(tmp_path, "preflight", gpus=8, ports=NDR, fail_diag=True)
     assert again.returncode == 0 and (tmp_path / "status/preflight").read_text() == "passed\n", again.stderr
+
+
+def test_an_agent_from_before_the_gate_hands_its_verdict_to_the_first_one_with_it(tmp_path):
+    """Rolling the gate out replaces agent pods on busy nodes whose boot an older agent judged
+    (it published the verdict, not the boot's file): the new one adopts what was published
+    since the boot instead of running the diagnostic on GPUs jobs use. Published before the
+    boot, it counts for nothing."""
+    assert _run_agent(tmp_path, "preflight", gpus=7, ports=NDR).returncode == 0
+    (tmp_path / "host/sentinel/preflight").unlink()
+    (tmp_path / "status/preflight").unlink()
+    again = _run_agent(tmp_path, "preflight", gpus=8, ports=NDR)
+    assert (tmp_path / "host/sentinel/preflight").read_text() == "failed:gpu-count\n", again.stderr
+    (tmp_path / "host/sentinel/preflight").unlink()
+    os.utime(tmp_path / "host/features.d/platform-gpu-health", (0, 0))
+    assert _run_agent(tmp_path, "preflight", gpus=8, ports=NDR).returncode == 0
+    assert (tmp_path / "host/sentinel/preflight").read_text() == "passed\n"
 
 
 def test_a_node_whose_dcgm_is_not_up_yet_stays_unchecked_and_is_not_faulted(tmp_path):
@@ -413,12 +430,12 @@ def test_the_gate_keeps_its_own_cordon_in_the_same_boot_and_lifts_an_earlier_boo
     faulted = _gate(_gate(_gate(_gpu_node()), PREFLIGHT_PASSED), PREFLIGHT_PASSED, "dcgm-health")
     assert faulted["spec"]["unschedulable"] is True
     assert faulted["metadata"]["annotations"][CORDON_ANNOTATION] == f"{BOOT}:dcgm-health"
-    # After a reboot (an earlier boot's cordon) the new boot's pass lifts it; a fail keeps it, as its own.
+    # After a reboot (an earlier boot's cordon) the new boot's pass lifts it; a fail keeps it.
     rebooted = dict(cordoned, metadata=dict(cordoned["metadata"], annotations={CORDON_ANNOTATION: f"{EARLIER}:x"}))
     lifted = _gate(_gate(rebooted), PREFLIGHT_PASSED)
     assert not lifted["spec"]["unschedulable"] and CORDON_ANNOTATION not in lifted["metadata"]["annotations"]
     kept = _gate(_gate(rebooted), "failed:gpu-count")
-    assert kept["spec"]["unschedulable"] and kept["metadata"]["annotations"][CORDON_ANNOTATION] == f"{BOOT}:gpu-count"
+    assert kept["spec"]["unschedulable"] and kept["metadata"]["annotations"][CORDON_ANNOTATION] == f"{EARLIER}:x"
     # A cordon someone else made (a person, kured's drain) is never lifted by a pass.
     drained = _gpu_node(unschedulable=True)
     assert _gate(_gate(drained), PREFLIGHT_PASSED)["spec"]["unschedulable"] is True
@@ -460,7 +477,7 @@ def test_the_gates_guard_admits_each_write_the_gate_makes_and_nothing_else():
     gate = gpu_health.GATE
     assert _gate_guard(fresh, armed, node_name="aks-h100-2") == [f"{gate} may change only the node it runs on"]
     untainted = dict(fresh, spec=dict(fresh["spec"], taints=[]))
-    assert _gate_guard(fresh, untainted) == [f"{gate} may add or remove only {PREFLIGHT_TAINT_KEY}"]
+    assert _gate_guard(fresh, untainted) == [f"{gate} may add or remove only {PREFLIGHT_TAINT}"]
     relabelled = dict(fresh, metadata=dict(fresh["metadata"], labels={PREFLIGHT_LABEL: PREFLIGHT_PASSED}))
     assert _gate_guard(fresh, relabelled) == [f"{gate} may not change a node's labels"]
     annotated = dict(fresh, metadata=dict(fresh["metadata"], annotations={"other": "x"}))
@@ -469,6 +486,28 @@ def test_the_gates_guard_admits_each_write_the_gate_makes_and_nothing_else():
     assert _gate_guard(drained, _gpu_node(unschedulable=False)) == [
         f"{gate} may lift only a cordon it made (with its annotation)"
     ]
+    # Claiming someone else's cordon first, to lift it in a second write:
+    claimed = dict(drained, metadata=dict(drained["metadata"], annotations={CORDON_ANNOTATION: "boot-0:x"}))
+    assert _gate_guard(drained, claimed) == [f"{gate} may mark only a cordon it makes in the same write"]
+    # Its own taint key with another effect (NoExecute would evict the gang), or another value:
+    evicting = dict(
+        fresh,
+        spec=dict(
+            fresh["spec"],
+            taints=[*fresh["spec"]["taints"], {"key": PREFLIGHT_TAINT_KEY, "value": "pending", "effect": "NoExecute"}],
+        ),
+    )
+    assert _gate_guard(fresh, evicting) == [f"{gate} may add or remove only {PREFLIGHT_TAINT}"]
+    # An owner the garbage collector would follow, a finalizer:
+    owned = dict(fresh, metadata=dict(fresh["metadata"], ownerReferences=[{"kind": "ConfigMap", "name": "x"}]))
+    assert _gate_guard(fresh, owned) == [
+        f"{gate} may not change a node's finalizers, owners, provider ID, pod CIDRs or config"
+    ]
+
+
+def test_the_gates_taint_is_the_one_the_platform_declares():
+    """The gate runs alone in its pod (it cannot import the platform's facts)."""
+    assert f"{PREFLIGHT_TAINT_KEY}={gpu_gate.TAINT_VALUE}:NoSchedule" == PREFLIGHT_TAINT
 
 
 def _node(name: str, **changes) -> dict:
@@ -596,3 +635,36 @@ def test_the_agents_dcgm_is_the_version_the_gpu_operator_pins():
     values = yaml.safe_load((shared_dir() / "reference/helm-values" / GPU_OPERATOR.values_file).read_text())
     assert values["dcgm"]["version"] == gpu_health.DCGM_VERSION
     assert values["dcgm"]["repository"] + "/" + values["dcgm"]["image"] == gpu_health.DCGM_REPOSITORY
+
+
+# -- the GPU metrics' path -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ALL_STACKS)
+def test_dcgm_series_reach_managed_prometheus_through_the_gpu_operators_namespace_policy(plans, stack):
+    """gpu-operator v26.7.0 runs dcgm-exporter as an ordinary pod (no hostNetwork: its
+    assets/state-dcgm-exporter DaemonSet, and `dcgmExporter.hostNetwork: false` in its values)
+    that reads the standalone host engine `nvidia-dcgm` (no hostNetwork either) on 5555, so the
+    namespace's policies apply to both paths: managed Prometheus's scrapers in kube-system reach
+    the exporter on 9400, the exporter reaches the host engine, and so do the health agents."""
+    from contracts.reach import Destination, ingress_refused
+    from planning.cluster_traffic import DCGM_EXPORTER_PORT, DCGM_PORT, GPU_OPERATOR_NAMESPACE
+    from planning.network_policy import METRICS_SCRAPERS
+
+    values = yaml.safe_load((shared_dir() / "reference/helm-values" / GPU_OPERATOR.values_file).read_text())
+    assert values["dcgmExporter"].get("hostNetwork", False) is False
+    exporter = Destination(
+        DCGM_EXPORTER_PORT, namespace=GPU_OPERATOR_NAMESPACE, pod_labels=(("app", "nvidia-dcgm-exporter"),)
+    )
+    engine = Destination(DCGM_PORT, namespace=GPU_OPERATOR_NAMESPACE, pod_labels=(("app", "nvidia-dcgm"),))
+    gpu_clusters = {key for key, c in _config(stack).clusters.items() if c.gpu_pools}
+    for key in gpu_clusters:
+        view = ClusterView(plans[stack], key, {})
+        for scraper in METRICS_SCRAPERS:
+            assert not ingress_refused(view, "kube-system", dict(scraper), exporter), (key, scraper)
+        assert not ingress_refused(view, GPU_OPERATOR_NAMESPACE, {"app": "nvidia-dcgm-exporter"}, engine), key
+        assert not ingress_refused(
+            view, gpu_health.HEALTH_NAMESPACE, {"app.kubernetes.io/name": gpu_health.AGENT}, engine
+        )
+        # And the policy does isolate: anything else is refused.
+        assert ingress_refused(view, "research", {"app": "x"}, exporter), key

@@ -11,6 +11,7 @@ in-cluster logic run as it is:
 - every value a unit exports and a later wave copies (identities, clusters' issuers and API
   servers), replaced by a deploy and followed wave by wave (contracts/rotation.py);
 - Strimzi renewing a cluster CA, and the copies the tenants unit keeps of it, day by day;
+- a gang admitted onto a pool at zero while its nodes start cold (planning/cold_start.py).
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ from facts import strimzi
 from facts.gpu import CORDON_ANNOTATION, PREFLIGHT_LABEL, PREFLIGHT_PASSED, UNHEALTHY_TAINT_KEY
 from offline.engine import Plan
 from offline.environment import parsed_environment, waves
-from planning import dispatch, gpu_gate, gpu_health, multikueue_token
+from planning import cold_start, dispatch, gpu_gate, gpu_health, multikueue_token
 from planning import kafka as kafka_plan
-from tests.conftest import ROOT
+from stackconfig.model import duration_seconds
+from tests.conftest import ROOT, stack_values
 from tests.support.json_patch import apply
 from tests.support.plan_edits import changed
 from tests.test_contracts import applicable
+from validation.loader import parse_platform_config
 
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
@@ -473,3 +476,45 @@ def test_prods_copies_of_strimzis_renewed_cas_are_replaced_before_the_old_ones_e
     # With a renewal period shorter than detection plus the runbook's deadline, they would not.
     _, short = ca_copies_over_a_renewal(unit_plans["prod"], renewal_days=5)
     assert short and short[0].startswith("day 5:")
+
+
+# -- a gang admitted onto a pool at zero, while its nodes start cold ---------------------------
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _kueue_timeout(plan: Plan, cluster: str) -> int:
+    view = ClusterView(plan, cluster, {})
+    return duration_seconds(view.kueue_config["waitForPodsReady"]["timeout"])
+
+
+def test_prods_gang_is_not_evicted_while_its_pool_starts_cold_and_the_autoscaler_waits_for_it(plans):
+    """The h100 gang admitted onto its pool at zero: its nodes boot, load the GPU operator's and
+    the DOCA drivers and pass DCGM's level-2 diagnostic (the pool's cold-start budget), then the
+    trainer's image is pulled. Kueue's waitForPodsReady on the worker, and on every dispatcher
+    that may send it there, outlasts that, and the autoscaler neither gives up on the scale-up
+    nor removes a node still being checked."""
+    plan = plans["prod"]
+    config = parse_platform_config(stack_values("prod"), stack="prod")
+    view, pod = _gang(plan)
+    pool = config.clusters[view.key].gpu_pools[pod["nodeSelector"]["platform.ai/gpu-pool"]]
+    cold = cold_start.pool_cold_start(pool, config.clusters[view.key], config.operations.gpu_health)
+    ready = cold + cold_start.PODS_READY_MARGIN
+    assert ready > 30 * MINUTE  # Kueue's old fixed 30 minutes would have evicted it
+    for cluster in [view.key, *config.jobs.dispatchers]:
+        assert _kueue_timeout(plan, cluster) >= ready, cluster
+    profile = view.managed_cluster.inputs["autoScalerProfile"]
+    assert duration_seconds(profile["maxNodeProvisionTime"]) >= cold
+    assert duration_seconds(profile["scaleDownUnreadyTime"]) > cold
+
+
+def test_a_measured_cold_start_moves_every_timer_with_it():
+    config = parse_platform_config(stack_values("prod"), stack="prod")
+    cluster = config.clusters["eus2"]
+    slow = cluster.model_copy(
+        update={"gpu_pools": {k: p.model_copy(update={"cold_start": "50m"}) for k, p in cluster.gpu_pools.items()}}
+    )
+    health = config.operations.gpu_health
+    assert cold_start.cluster_cold_start(slow, health) == 50 * MINUTE
+    assert cold_start.pods_ready_timeout(cold_start.cluster_cold_start(slow, health)) == "60m"
+    assert cold_start.autoscaler_times(slow, health) == ("50m", "55m")

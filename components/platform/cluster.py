@@ -38,7 +38,7 @@ from components.platform.context import (
 from components.streaming import StreamingPlatform, StreamingPlatformArgs
 from components.tenancy import ClusterAdmins, ClusterAdminsArgs
 from planning import alerts as alerts_plan
-from planning import capacity
+from planning import capacity, cold_start
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
@@ -148,6 +148,12 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 priority_class=PLATFORM_CRITICAL.name,
                 ready=admission.ready,
                 multikueue_origin=dispatch_plan.origin(key) if dispatcher else None,
+                pods_ready_timeout=cold_start.pods_ready_timeout(
+                    max(
+                        cold_start.cluster_cold_start(config.clusters[k], config.operations.gpu_health)
+                        for k in ([key] + (list(config.dispatch_workers()) if dispatcher else []))
+                    )
+                ),
             ),
             provider=provider,
             opts=ctx.opts,

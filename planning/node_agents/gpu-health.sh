@@ -124,9 +124,26 @@ check_health() { # DCGM's health watches: XIDs, memory, PCIe, NVLink, thermal, p
     fi
 }
 
+published_this_boot() { # the verdict an agent published since this boot (an agent without
+    # the boot's verdict file, from before it existed), or nothing
+    local boot changed
+    boot=$(sed -n 's/^btime //p' "${PROC_STAT:-/proc/stat}")
+    changed=$(stat -c %Y "$FEATURES" 2>/dev/null || echo 0)
+    [ "$changed" -gt "${boot:-0}" ] || return 0
+    sed -n "s|^$PREFLIGHT_LABEL=||p" "$FEATURES"
+}
+
 preflight() {
-    local judged
+    local judged earlier
     judged=$(cat "$VERDICT" 2>/dev/null)
+    if [ -z "$judged" ]; then
+        earlier=$(published_this_boot)
+        case "$earlier" in
+        passed) judged=passed ;;
+        failed) judged="failed:$(sed -n "s|^$FAULT_LABEL=||p" "$FEATURES")" ;;
+        esac
+        [ -z "$judged" ] || echo "$judged" >"$VERDICT"
+    fi
     if [ -n "$judged" ]; then # this boot was judged: keep its verdict
         echo "${judged%%:*}" >"$RESULT"
         exit 0

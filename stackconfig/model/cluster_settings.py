@@ -101,7 +101,14 @@ class AutoscalerProfileConfig(Model):
         default=600, ge=0, le=86_400, description="How long pods get to terminate when their node is scaled down."
     )
     max_node_provision_time: Duration = Field(
-        default="15m", description="How long a new node may take to become ready before the autoscaler gives up on it."
+        default="15m",
+        description="How long a new node may take to become ready before the autoscaler gives up on it; at "
+        "least the slowest GPU pool's cold start (planning/cold_start.py).",
+    )
+    scale_down_unready_time: Duration = Field(
+        default="20m",
+        description="How long an unready node must be unneeded before it is removed; at least the slowest GPU "
+        "pool's cold start, so a node still being checked is never removed.",
     )
     skip_nodes_with_system_pods: bool = Field(
         default=True, description="Never remove nodes running kube-system pods (other than DaemonSets)."

@@ -10,6 +10,7 @@ from facts.aks_limits import MAX_NODES_PER_CLUSTER, MAX_NODES_PER_POOL, MAX_PODS
 from facts.gpu import DEFAULT_GPU_TAINT
 from stackconfig.model.base import (
     CapacityReservationGroupId,
+    Duration,
     GpuVmSizeName,
     MaxSurge,
     MigProfile,
@@ -116,6 +117,13 @@ class GpuPoolConfig(PoolSettings):
         default_factory=dict,
         description="GPUs (or MIG slices) of this pool each team may use through Kueue, `{team: count}`, "
         "summing to at most the pool's capacity.",
+    )
+    cold_start: Optional[Duration] = Field(
+        default=None,
+        description="How long a new node of this pool takes from the autoscaler's request to passing "
+        "preflight, as measured (the autoscaler's events and the agent's `preflight` log). Unset: the "
+        "platform's estimate from the size, the driver and the diagnostic level (planning/cold_start.py). "
+        "Kueue's `waitForPodsReady` and the autoscaler's provisioning and unready times follow it.",
     )
 
 
