@@ -236,9 +236,12 @@ class DataOutputs:
 
     @staticmethod
     def read(
-        *, containers: Mapping[str, Sequence[str]], event_hubs: bool, replicated: Sequence[str] = ()
+        *,
+        containers: Mapping[str, Sequence[str]],
+        event_hubs: bool,
+        replica_containers: Mapping[str, Sequence[str]] | None = None,
     ) -> DataOutputs:
-        """`replicated`: the accounts with a replica."""
+        """`replica_containers`: per account with a replica, its containers (copies and twins)."""
         get = _Producer(Unit("data")).get
         return DataOutputs(
             container_ids={
@@ -247,8 +250,8 @@ class DataOutputs:
             },
             event_hubs_namespace=get("eventHubsNamespace") if event_hubs else None,
             replica_container_ids={
-                account: {name: get("replicaContainerIds", account, name) for name in containers[account]}
-                for account in replicated
+                account: {name: get("replicaContainerIds", account, name) for name in names}
+                for account, names in (replica_containers or {}).items()
             },
         )
 

@@ -29,7 +29,7 @@ from components.keyvault import CustomerManagedKey
 from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
 from components.rbac import assign_role, lock_against_deletion
-from planning.naming import region_code
+from planning.naming import region_code, regional_container
 from stackconfig.model import StorageAccountConfig, StorageConfig
 
 # Data access to blobs: who read, wrote or deleted which blob.
@@ -155,6 +155,8 @@ class PrivateStorage(pulumi.ComponentResource):
             change_feed=False,
             # The copy's content is the source's: restore the source, the copy follows.
             point_in_time_restore=False,
+            # Writable beside the read-only copies: jobs in the replica's region write there.
+            extra_containers=[regional_container(c, replica_region) for c in account.written_in_every_region],
         )
         self.replica_container_ids[account_key] = {c: created.id for c, created in copies.items()}
         self._replicate(
@@ -245,6 +247,7 @@ class PrivateStorage(pulumi.ComponentResource):
         sku: str,
         change_feed: bool,
         point_in_time_restore: bool,
+        extra_containers: Sequence[str] = (),
     ) -> tuple[storage.StorageAccount, dict[str, storage.BlobContainer]]:
         """One account in `region` with its containers, endpoints, logs and lock."""
         args, settings = self._args, self._args.settings
@@ -321,7 +324,7 @@ class PrivateStorage(pulumi.ComponentResource):
                 public_access=storage.PublicAccess.NONE,
                 opts=pulumi.ResourceOptions(parent=self, protect=args.service.protect, depends_on=[blob_service]),
             )
-            for container in account.containers
+            for container in [*account.containers, *extra_containers]
         }
         if account.delete_after_days:
             self._lifecycle(name, resource, group, account, depends_on=list(containers.values()))

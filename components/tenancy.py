@@ -33,6 +33,7 @@ from planning.network_policy import NamespaceTraffic
 from planning.pod_security import BASELINE, pod_security_labels, training_namespace_labels
 from planning.queues import TEAM_LABEL
 from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL
+from planning.workloads import STORAGE_CONFIG_MAP
 from stackconfig.model import TeamConfig
 
 CLUSTER_ADMIN = "Azure Kubernetes Service RBAC Cluster Admin"
@@ -67,6 +68,9 @@ class ClusterTenancyArgs:
     made_elsewhere: frozenset[str] = frozenset()
     # Within one stack, what the service accounts there wait for (those namespaces).
     namespaces_ready: list[pulumi.Resource] = field(default_factory=list)
+    # Where this cluster's jobs read and write blobs (planning/workloads.py, storage_locations):
+    # the `platform-storage` ConfigMap of each team namespace.
+    storage_locations: dict[str, str] = field(default_factory=dict)
 
 
 def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
@@ -193,6 +197,15 @@ class ClusterTenancy(pulumi.ComponentResource):
             if namespace in args.traffic and namespace not in args.made_elsewhere
         }
         for namespace, resource in self.namespaces.items():
+            if args.storage_locations:
+                # Per cluster: a job MultiKueue moves to another region finds that region's copy
+                # and checkpoint location there, though its spec is copied unchanged.
+                kubernetes.core.v1.ConfigMap(
+                    f"{name}-storage-{namespace}",
+                    metadata=kubernetes.meta.v1.ObjectMetaArgs(name=STORAGE_CONFIG_MAP, namespace=namespace),
+                    data=args.storage_locations,
+                    opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[resource]),
+                )
             isolate(name, args.traffic[namespace], provider=provider, parent=self, namespace=resource)
             # Pods that name no service account get `default`: it mounts no API token.
             kubernetes.core.v1.ServiceAccountPatch(

@@ -31,6 +31,7 @@ IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
 SUBNET = "azure-native:network:Subnet"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 
 
 def kueue(kind: str) -> str:

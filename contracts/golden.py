@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from contracts import admission, identity, queueing, reach, scheduling
-from contracts.cluster import KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
+from contracts.cluster import CONFIG_MAP, KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
 from contracts.reach import Destination
 from planning import kafka as kafka_plan
 from planning.admission import KUEUE_ADMISSION_GATE, KUEUE_PODSET_LABEL
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS
-from planning.workloads import NotApplicable, render, template_variables
+from planning.workloads import STORAGE_CONFIG_MAP, NotApplicable, render, template_variables
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LAYERS = ("admission", "scheduling", "queueing", "reach", "identity")
@@ -127,8 +127,9 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     found = [Destination(RENDEZVOUS_PORT, namespace=item.namespace, pod_labels=(label,)) for label in golden.peers]
     if golden.workload:
         found.append(Destination(HTTPS, host=ENTRA_ID_FQDN))
-    if golden.storage:
-        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{account_name(view, golden)}")))
+    target = storage_target(view, item)
+    if target:
+        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{target[0]}")))
     if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
         found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
     elif golden.kafka:
@@ -139,6 +140,37 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
         )
     found += [Destination(HTTPS, host=host) for host in golden.hosts]
     return found
+
+
+def configured_location(view: ClusterView, item: Rendered) -> tuple[str, str] | None:
+    """(account, container) of a blob URL the workload takes from its namespace's
+    `platform-storage` ConfigMap on this cluster (planning/workloads.py, storage_locations), as
+    the kubelet resolves it; None if it takes none."""
+    for container in item.pod["spec"]["containers"]:
+        for variable in container.get("env") or []:
+            reference = (variable.get("valueFrom") or {}).get("configMapKeyRef")
+            if not reference or reference["name"] != STORAGE_CONFIG_MAP:
+                continue
+            (config_map,) = [
+                m for m in view.objects(CONFIG_MAP, item.namespace) if m["metadata"]["name"] == STORAGE_CONFIG_MAP
+            ]
+            if reference["key"] not in config_map["data"]:
+                raise LookupError(f"{STORAGE_CONFIG_MAP} in {item.namespace} has no {reference['key']}")
+            url = config_map["data"][reference["key"]]
+            host, _, path = url.removeprefix("https://").partition("/")
+            return host.split(".", 1)[0], path.split("/", 1)[0]
+    return None
+
+
+def storage_target(view: ClusterView, item: Rendered) -> tuple[str, str, str] | None:
+    """(account, container, access) the workload touches on this cluster."""
+    golden = item.golden
+    if golden.storage is None:
+        return None
+    configured = configured_location(view, item)
+    if configured is not None:
+        return (*configured, golden.storage[2])
+    return (account_name(view, golden), *golden.storage[1:])
 
 
 def account_name(view: ClusterView, golden: Golden) -> str:
@@ -189,7 +221,7 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
     reach_refusals = reach.refusals(view, item.namespace, pod["metadata"].get("labels") or {}, needs(view, item))
     if golden.kafka and view.config["platform:kafka"]["engine"] == "strimzi":
         reach_refusals += kafka_listener_refusals(view, item.namespace)
-    storage = (account_name(view, golden), *golden.storage[1:]) if golden.storage else None
+    storage = storage_target(view, item)
     return {
         "admission": admission.refusals(view, item.namespace, pod, item.workload),
         "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target),

@@ -152,3 +152,16 @@ def replica_account_name(config: PlatformConfig, account_key: str) -> str:
     region = replica_region(config, account_key)
     assert region is not None, account_key
     return account.replica_account_name or storage_account_name(config, account_key) + region_code(region)
+
+
+def regional_container(container: str, region: str) -> str:
+    """The writable twin, in the replica account, of a container jobs write in every region."""
+    return f"{container}-{region_code(region)}"
+
+
+def replica_containers(config: PlatformConfig, account_key: str) -> list[str]:
+    """The containers of an account's replica: the copies, then the writable twins."""
+    account = config.storage.accounts[account_key]
+    region = replica_region(config, account_key)
+    assert region is not None, account_key
+    return [*account.containers, *(regional_container(c, region) for c in account.written_in_every_region)]

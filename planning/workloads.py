@@ -16,7 +16,13 @@ import yaml
 from facts import aks_node
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
 from planning.dispatch import ANY_REGION_QUEUE
-from planning.naming import Naming, replica_account_name, replica_region, storage_account_name
+from planning.naming import (
+    Naming,
+    regional_container,
+    replica_account_name,
+    replica_region,
+    storage_account_name,
+)
 from planning.queues import LOCAL_QUEUE
 from stackconfig.model import PlatformConfig
 
@@ -97,6 +103,36 @@ def _nearest_copies(config: PlatformConfig, region: str) -> dict[str, Any]:
         name = replica_account_name(config, key) if replica else storage_account_name(config, key)
         copies[key] = {"name": name, "blobEndpoint": blob_endpoint(name), "readOnly": replica}
     return copies
+
+
+# The ConfigMap in every team namespace of every cluster that says where its jobs read and write.
+STORAGE_CONFIG_MAP = "platform-storage"
+
+
+def _variable(*parts: str) -> str:
+    return "_".join(part.upper().replace("-", "_") for part in parts)
+
+
+def storage_locations(config: PlatformConfig, cluster_key: str) -> dict[str, str]:
+    """What a job on this cluster reads and writes, by account: `<ACCOUNT>_URL`, the copy in the
+    cluster's region; `<ACCOUNT>_WRITE_URL`, the account itself; and per container
+    `<ACCOUNT>_<CONTAINER>_URL`, where a job on this cluster writes it: for a container written in
+    every region, in the replica's region, the replica's writable twin (planning/naming.py,
+    regional_container); else the account's container."""
+    region = config.clusters[cluster_key].region
+    found = {}
+    for key, copy in _nearest_copies(config, region).items():
+        account = config.storage.accounts[key]
+        own = blob_endpoint(storage_account_name(config, key))
+        found[_variable(key, "url")] = copy["blobEndpoint"]
+        found[_variable(key, "write", "url")] = own
+        for container in account.containers:
+            regional = container in account.written_in_every_region and replica_region(config, key) == region
+            where = (
+                f"{copy['blobEndpoint']}/{regional_container(container, region)}" if regional else f"{own}/{container}"
+            )
+            found[_variable(key, container, "url")] = where
+    return found
 
 
 def _first_pool(pools: dict[str, Any], wanted: Callable[[Any], bool]) -> tuple[str, dict[str, Any]] | None:

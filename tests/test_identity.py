@@ -172,6 +172,8 @@ def test_trainer_reads_weights_and_datasets_and_writes_checkpoints_inference_onl
     if replicated:
         expected[containers["weightsscus", "models"]] = "Storage Blob Data Reader"
         expected[containers["weightsscus", "checkpoints"]] = "Storage Blob Data Contributor"
+        # Where jobs in scus write checkpoints (writtenInEveryRegion), beside the read-only copy.
+        expected[containers["weightsscus", "checkpoints-scus"]] = "Storage Blob Data Contributor"
     assert storage_grants("trainer") == expected
     assert storage_grants("inference") == {
         containers[account, "models"]: "Storage Blob Data Reader"

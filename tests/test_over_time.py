@@ -11,7 +11,8 @@ in-cluster logic run as it is:
 - every value a unit exports and a later wave copies (identities, clusters' issuers and API
   servers), replaced by a deploy and followed wave by wave (contracts/rotation.py);
 - Strimzi renewing a cluster CA, and the copies the tenants unit keeps of it, day by day;
-- a gang admitted onto a pool at zero while its nodes start cold (planning/cold_start.py).
+- a gang admitted onto a pool at zero while its nodes start cold (planning/cold_start.py);
+- the primary region lost, a training job requeued to the other and its next checkpoint.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import yaml
 
 from contracts.autoscaler import Autoscaler, Node, Template, candidate, fits, taint_text
 from contracts.cluster import ClusterView, cluster_of
+from contracts.golden import account_name, evaluate, storage_target
 from contracts.queueing import admitted_pod_spec
 from contracts.rotation import handoffs, units_of, walk
 from facts import autoscaler as ca
@@ -518,3 +520,48 @@ def test_a_measured_cold_start_moves_every_timer_with_it():
     assert cold_start.cluster_cold_start(slow, health) == 50 * MINUTE
     assert cold_start.pods_ready_timeout(cold_start.cluster_cold_start(slow, health)) == "60m"
     assert cold_start.autoscaler_times(slow, health) == ("50m", "55m")
+
+
+# -- a region lost, a training job requeued, its next checkpoint --------------------------------
+
+STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
+REPLICATION_POLICY = "azure-native:storage:ObjectReplicationPolicy"
+
+
+def test_a_training_job_requeued_to_the_other_region_when_prods_primary_is_lost_writes_its_next_checkpoint(plans):
+    """Prod's gang runs in the primary region (eus2) and checkpoints there. eus2 is lost; after
+    Kueue's workerLostTimeout its dispatcher in scus requeues the job onto scus unchanged (MultiKueue
+    copies the spec). On scus the same spec passes every contract layer, and its checkpoint
+    location is a container of an account in scus that no replication writes into, so Azure takes
+    the write while eus2 is down, with no person acting first."""
+    plan = plans["prod"]
+    config = parse_platform_config(stack_values("prod"), stack="prod")
+    primary = config.primary_region
+    by_cluster = {view.key: (view, item) for view, item in applicable(plans, "prod", "training-infiniband")}
+    home = next(key for key, (view, _) in by_cluster.items() if config.clusters[key].region == primary)
+    other = next(key for key in by_cluster if config.clusters[key].region != primary)
+    home_view, submitted = by_cluster[home]
+    accounts = {r.inputs["accountName"]: r.inputs["location"] for r in plan.of_type(STORAGE_ACCOUNT)}
+    copies = {
+        (r.inputs["accountName"], rule["destinationContainer"])
+        for r in plan.of_type(REPLICATION_POLICY)
+        for rule in r.inputs["rules"]
+    }
+
+    def checkpoints(view: ClusterView) -> tuple[str, str]:
+        target = storage_target(view, submitted)
+        assert target is not None
+        return target[0], target[1]
+
+    # Before: in eus2, to eus2's account.
+    account, _ = checkpoints(home_view)
+    assert accounts[account] == primary
+    # The region is lost; the same spec runs on the other region's worker.
+    view = by_cluster[other][0]
+    result = evaluate(view, submitted)
+    assert all(not refusals for refusals in result.values()), result
+    account, container = checkpoints(view)
+    assert accounts[account] == config.clusters[other].region != primary
+    assert (account, container) not in copies, "a replication destination is read-only"
+    # The old fixed location (`${WEIGHTS_WRITE_URL}`, the account itself) was the lost region's.
+    assert accounts[account_name(view, submitted.golden)] == primary

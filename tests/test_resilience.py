@@ -307,6 +307,7 @@ def test_without_the_weights_replica_the_other_region_loses_its_weights(plans):
 
     def no_replica(values):
         values["platform:storage"]["accounts"]["weights"]["replication"] = "none"
+        del values["platform:storage"]["accounts"]["weights"]["writtenInEveryRegion"]
 
     plan = run_with("prod", no_replica)
     assert plan.ok, plan.error
@@ -356,6 +357,17 @@ REPLICATION_CONTRADICTIONS = [
         [("storage.accounts.datasets.replicaAccountName", "stailabproddscopy")],
         "platform:storage.accounts.datasets.replicaAccountName",
         ("objectReplication only", "platform:storage.accounts.datasets.replication is geoFailover"),
+    ),
+    # A container written in every region is one of the account's, on a replicated account.
+    (
+        [("storage.accounts.weights.writtenInEveryRegion", ["logs"])],
+        "platform:storage.accounts.weights.writtenInEveryRegion",
+        ("logs is not one of platform:storage.accounts.weights.containers",),
+    ),
+    (
+        [("storage.accounts.datasets.writtenInEveryRegion", ["raw"])],
+        "platform:storage.accounts.datasets.writtenInEveryRegion",
+        ("objectReplication only",),
     ),
     (
         [("storage.accounts.weights.replicaAccountName", "stailabprodweights")],

@@ -49,9 +49,7 @@ from components.platform.foundation import build_foundation
 from components.platform.tenants import build_tenants
 from planning.charts import HELM_DRIVER
 from planning.layers import Unit
-from planning.naming import (
-    Naming,
-)
+from planning.naming import Naming, replica_containers
 from planning.workloads import workload_context
 from stackconfig.model import PlatformConfig
 
@@ -147,7 +145,7 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         data_outputs = DataOutputs.read(
             containers={key: list(account.containers) for key, account in config.storage.accounts.items()},
             event_hubs=config.kafka is not None and config.kafka.engine == "eventhubs",
-            replicated=list(replicas(config)),
+            replica_containers={key: replica_containers(config, key) for key in replicas(config)},
         )
         clusters = {key: _cluster_reference(config, key) for key in config.clusters}
         foundation = _foundation_reference(config, [])

@@ -36,6 +36,7 @@ from planning.images import PLATFORM_CACHE_RULES, CacheRule
 from planning.naming import (
     Naming,
     region_code,
+    regional_container,
     replica_account_name,
     replica_region,
 )
@@ -219,6 +220,15 @@ def workload_grants(
         for account, containers in spec.storage.items()
         if account in data.replica_container_ids
         for container, access in containers.items()
+    ]
+    # A writer of a container written in every region writes the replica's twin in its region.
+    grants += [
+        Grant(STORAGE_ROLES[access], data.replica_container_ids[account][twin], f"storage/{account}-replica/{twin}")
+        for account, containers in spec.storage.items()
+        if account in data.replica_container_ids
+        for container, access in containers.items()
+        if access == "write" and container in config.storage.accounts[account].written_in_every_region
+        for twin in [regional_container(container, str(replica_region(config, account)))]
     ]
     grants += [
         Grant(

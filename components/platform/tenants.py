@@ -47,6 +47,7 @@ from planning.cluster_traffic import (
 from planning.naming import (
     storage_account_name,
 )
+from planning.workloads import storage_locations
 
 
 def build_tenants(
@@ -133,6 +134,7 @@ def build_tenants(
                 if key in config.streaming_clusters()
                 else frozenset(),
                 namespaces_ready=list(cluster.streaming),
+                storage_locations=storage_locations(config, key),
             ),
             provider=cluster.provider,
             opts=ctx.opts,

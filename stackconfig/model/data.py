@@ -79,6 +79,14 @@ class StorageAccountConfig(Model):
         description="With `objectReplication`: the replica's globally unique name. Unset: the account's name "
         "followed by the replica region's code, which must then fit Azure's rules.",
     )
+    written_in_every_region: list[ContainerName] = Field(
+        default_factory=list,
+        description="With `objectReplication`: containers jobs write to wherever they run (training "
+        "checkpoints). The replica's copy of a container is read-only while the replication runs, so the "
+        "replica account also gets a writable `<container>-<region code>`, which jobs in the replica's region "
+        "write to (a job requeued there when the primary region is lost writes its next checkpoint at once). "
+        "Jobs find their region's location in the `platform-storage` ConfigMap of their namespace.",
+    )
 
 
 class StorageConfig(Model):

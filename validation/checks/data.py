@@ -84,10 +84,16 @@ def _replication_problems(config: PlatformConfig, account_key: str) -> Iterator[
                 where("replicaRegion"),
                 f"{account.replica_region} has no clusters to read the replica ({', '.join(others) or 'none besides the primary'})",
             )
+        for container in account.written_in_every_region:
+            if container not in account.containers:
+                yield ConfigProblem(
+                    where("writtenInEveryRegion"), f"{container} is not one of {where('containers')}"
+                )
     else:
         for setting, value in (
             ("replicaRegion", account.replica_region),
             ("replicaAccountName", account.replica_account_name),
+            ("writtenInEveryRegion", account.written_in_every_region or None),
         ):
             if value is not None:
                 yield ConfigProblem(
