@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, get_args
 
@@ -28,6 +28,7 @@ import pulumiverse_time as time
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, monitor
 
+from components.etcd_encryption import ETCD_KEY_ROLES, EtcdEncryption, EtcdEncryptionArgs
 from components.groups import Group, resource_group
 from components.observability import send_logs
 from components.rbac import assign_role
@@ -133,6 +134,11 @@ class AksClusterArgs:
     # learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges).
     egress_ips: pulumi.Input[Sequence[pulumi.Input[str]]] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
+    # A CanNotDelete lock on what holds data of its own (the etcd key vault).
+    lock: bool = False
+    key_vault_retention_days: int = 90
+    # severity -> the action groups the etcd key vault's Azure Monitor alerts reach
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
     # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
     create_groups: bool = False
 
@@ -286,6 +292,29 @@ class AksCluster(pulumi.ComponentResource):
 
         # AKS assigns the kubelet identity to the node VMs on the control plane's behalf.
         grants = [grant("operates-kubelet", "Managed Identity Operator", kubelet.id, f"{key}/identity/kubelet")]
+        # etcd's key, in a vault of the cluster's own: the control plane encrypts with it and
+        # links the vault to the API server's network (components/etcd_encryption.py).
+        etcd = None
+        if cfg.etcd_encryption:
+            etcd = EtcdEncryption(
+                f"{name}-etcd",
+                EtcdEncryptionArgs(
+                    naming=naming,
+                    cluster_key=key,
+                    region=region,
+                    group=group,
+                    tenant_id=args.tenant_id,
+                    log_analytics_workspace_id=args.monitoring.log_analytics_workspace_id,
+                    protect=args.protect,
+                    lock=args.lock,
+                    soft_delete_retention_days=args.key_vault_retention_days,
+                    tags=args.tags,
+                    alert_routes=args.alert_routes,
+                ),
+                opts=child,
+            )
+            for action, role in zip(("encrypts-etcd", "links-etcd-vault"), ETCD_KEY_ROLES, strict=True):
+                grants.append(grant(action, role, etcd.vault_id, f"{key}/etcd-vault"))
         # A public cluster joins nodes, pods and the API server to our subnets: Network
         # Contributor on each subnet. A private cluster with our own DNS zone also links the
         # zone to its VNet, which AKS documents as Network Contributor on the VNet plus
@@ -357,7 +386,7 @@ class AksCluster(pulumi.ComponentResource):
                 tenant_id=args.tenant_id,
             ),
             oidc_issuer_profile=aks.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
-            security_profile=self._security_profile(args),
+            security_profile=self._security_profile(args, etcd),
             api_server_access_profile=self._api_server_profile(args),
             network_profile=self._network_profile(args),
             agent_pool_profiles=[self._system_pool(args)],
@@ -530,9 +559,18 @@ class AksCluster(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _security_profile(args: AksClusterArgs) -> aks.ManagedClusterSecurityProfileArgs:
+    def _security_profile(args: AksClusterArgs, etcd: EtcdEncryption | None) -> aks.ManagedClusterSecurityProfileArgs:
         operations = args.operations
         return aks.ManagedClusterSecurityProfileArgs(
+            # Reached privately through the API server's VNet integration (validation requires it).
+            azure_key_vault_kms=aks.AzureKeyVaultKmsArgs(
+                enabled=True,
+                key_id=etcd.key_id,
+                key_vault_network_access=aks.KeyVaultNetworkAccessTypes.PRIVATE,
+                key_vault_resource_id=etcd.vault_id,
+            )
+            if etcd
+            else None,
             workload_identity=aks.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
             image_cleaner=aks.ManagedClusterSecurityProfileImageCleanerArgs(
                 enabled=True, interval_hours=operations.image_cleaner_interval_hours

@@ -63,7 +63,7 @@ def units_of(environment: EnvironmentPlan) -> dict[Unit, Plan]:
 
 
 def _protected(plan: Plan, token: str, match: str) -> bool:
-    resources = [r for r in plan.of_type(token) if match in json.dumps(r.inputs)]
+    resources = [r for r in plan.of_type(token) if match in json.dumps(r.inputs, default=str)]
     assert resources, f"no {token} matching {match}"
     return all(r.options.protect for r in resources)
 
@@ -99,7 +99,7 @@ def handoffs(environment: EnvironmentPlan, waves: Sequence[Sequence[Unit]]) -> l
             if wave_of[unit] <= wave_of[original.unit]:
                 continue
             for resource in plan.resources:
-                text = json.dumps(resource.inputs)
+                text = json.dumps(resource.inputs, default=str)
                 if any(value in text for value in original.values):
                     found.append(Handoff(original, unit, resource.name))
     return found

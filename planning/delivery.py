@@ -101,6 +101,18 @@ DELEGABLE: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
     ),
     "fleet": (),
 }
+# What a layer may assign only inside its own resource groups: AKS's control plane on its
+# cluster's etcd key vault (components/etcd_encryption.py). Key Vault Contributor can switch a
+# vault to access policies and give itself its secrets; delegated on the subscription, the layer
+# could hand it to itself on the environment's own vaults.
+DELEGABLE_IN_OWN_GROUPS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
+    "cluster": (
+        (
+            (BUILT_IN_ROLES["Key Vault Crypto User"], BUILT_IN_ROLES["Key Vault Contributor"]),
+            ("ServicePrincipal",),
+        ),
+    ),
+}
 
 _CLUSTERS = "Microsoft.ContainerService/managedClusters"
 # What previews and the drift check read in the clusters, kind by kind: every kind the program
@@ -618,6 +630,19 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
         specs = list(DELEGABLE[layer])
         if layer == "cluster":
             specs.append(((roles["multikueue"].guid,), ("ServicePrincipal",)))
+        own = DELEGABLE_IN_OWN_GROUPS.get(layer, ())
+        if own and env.resource_groups:
+            for scope in scopes:
+                grant(
+                    deployer,
+                    RBAC_ADMINISTRATOR,
+                    scope,
+                    f"assigns the {layer} layer's roles in its group {scope.rsplit('/', 1)[-1]}",
+                    delegation(list(own)),
+                )
+        else:
+            # Contributor on the subscription already writes every vault there.
+            specs += own
         if specs:
             grant(
                 deployer,
@@ -626,7 +651,8 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
                 f"assigns the {layer} layer's roles on {name}'s subscription",
                 delegation(specs),
             )
-        if layer in ("foundation", "data"):
+        # The cluster layer's: its clusters' etcd key vaults.
+        if layer in ("foundation", "data", "cluster"):
             for scope in scopes:
                 grant(
                     deployer, LOCKS_CONTRIBUTOR, scope, f"locks {name}'s stateful resources{_in(scope, subscription)}"

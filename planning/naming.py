@@ -6,6 +6,8 @@ derived from config keys, never from random suffixes, so names are stable across
 
 from __future__ import annotations
 
+import hashlib
+
 import re
 from dataclasses import dataclass
 
@@ -74,6 +76,12 @@ class Naming:
 
     def key_vault(self, region: str) -> str:
         return self.regional("kv", region)
+
+    def etcd_key_vault(self, cluster_key: str) -> str:
+        """A cluster's own vault for its etcd key: globally unique, within Key Vault's 24
+        characters (a digest of prefix, environment and cluster keeps it so)."""
+        digest = hashlib.sha256(f"{self.prefix}/{self.environment}/{cluster_key}".encode()).hexdigest()[:6]
+        return f"kv-{cluster_key[:11]}-etcd-{digest}"
 
     def api_server_subzone(self) -> str:
         """The environment's label in a hub's shared API server zones

@@ -291,5 +291,13 @@ def grant_edges(
                     node(CLUSTER_ADMIN, cluster.id),
                     f"{grant.role.name} writes the cluster: local accounts, admin groups",
                 )
+        if any(matches(w, "Microsoft.KeyVault/vaults/write") for w in written):
+            # A vault's writer can switch it to access policies and write one for itself (the
+            # reason Key Vault now asks for roleAssignments/write to change the permission model:
+            # learn.microsoft.com/azure/key-vault/general/rbac-migration): counted as its data.
+            yield (
+                node(DATA, f"keys and secrets of the vaults at {grant.scope}"),
+                f"{grant.role.name} writes the vault's permission model",
+            )
         yield from in_cluster(grant, clusters)
         yield from data_nodes(grant)

@@ -202,6 +202,10 @@ ENVIRONMENT_ROWS: list[tuple[str, Callable[[PlatformConfig], str]]] = [
     ("admission", _admission),
     ("Defender", lambda c: _on(c.operations.defender)),
     ("local accounts", _per_cluster(lambda cluster: "off" if cluster.disable_local_accounts else "**on**")),
+    (
+        "etcd encryption",
+        _per_cluster(lambda cluster: "own key, private vault" if cluster.etcd_encryption else "**platform-managed**"),
+    ),
     ("`protect`", lambda c: _on(c.protect)),
     ("delete locks", lambda c: _on(c.lock_stateful_resources)),
     ("storage", _storage),

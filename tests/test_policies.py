@@ -103,6 +103,16 @@ RULE_GROUP = "azure-native:alertsmanagement:PrometheusRuleGroup"
 MC = "aks-eus2-aks"
 VIOLATIONS: list[tuple[str, str, Change]] = [
     (
+        "aks-etcd-encrypted",
+        "etcd under platform-managed keys only",
+        lambda p: changed(p, MC, path="securityProfile.azureKeyVaultKms.enabled", value=False),
+    ),
+    (
+        "aks-etcd-encrypted",
+        "the KMS vault not named (AKS cannot make its private link)",
+        lambda p: changed(p, MC, path="securityProfile.azureKeyVaultKms.keyVaultResourceId", value=DELETE),
+    ),
+    (
         "aks-local-accounts-disabled",
         "local accounts on",
         lambda p: changed(p, MC, path="disableLocalAccounts", value=False),
@@ -880,9 +890,9 @@ def test_markdown_report_lists_each_stack(plans):
         StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
     ]
     text = markdown(reports)
-    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 6 |" in text
+    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 7 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
-    assert "#### Advisory violations (13)" in text
+    assert "#### Advisory violations (14)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 

@@ -4,6 +4,7 @@ passwords or admin users anywhere, and protected against loss where config says 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from offline.mocks import arm_id
 from offline.reference import facts_table, reference_file
 from planning.charts import chart_named
 from planning.private_link import ZONES_BY_GROUP_ID
-from tests.conftest import ALL_STACKS, STACKS, run_with, stack_values
+from tests.conftest import ALL_STACKS, ROOT, STACKS, run_with, stack_values
 
 STORAGE = "azure-native:storage:StorageAccount"
 VAULT = "azure-native:keyvault:Vault"
@@ -55,6 +56,15 @@ def env_vnet_ids(plan) -> set[str]:
     return {resource_id(vnet) for vnet in plan.of_type("azure-native:network:VirtualNetwork")}
 
 
+def kms_vaults(plan) -> set[str]:
+    """Vaults a cluster's etcd encryption reaches privately (AKS makes their private endpoint)."""
+    return {
+        c.inputs["securityProfile"]["azureKeyVaultKms"]["keyVaultResourceId"]
+        for c in plan.of_type("azure-native:containerservice:ManagedCluster")
+        if (c.inputs.get("securityProfile") or {}).get("azureKeyVaultKms", {}).get("keyVaultNetworkAccess") == "Private"
+    }
+
+
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_storage_account_vault_and_registry_is_private_with_a_registered_endpoint(plans, stack):
     plan = plans[stack]
@@ -68,6 +78,9 @@ def test_every_storage_account_vault_and_registry_is_private_with_a_registered_e
         endpoints = endpoints_of(plan, target)
         expected_groups = {"blob", "dfs"} if inputs.get("isHnsEnabled") else {"blob"}
         expected_groups = {STORAGE: expected_groups, VAULT: {"vault"}, REGISTRY: {"registry"}}[target.type]
+        if resource_id(target) in kms_vaults(plan):
+            # AKS makes this one's endpoint itself, from the API server's VNet integration.
+            expected_groups = set()
         groups = {e.inputs["privateLinkServiceConnections"][0]["groupIds"][0] for e in endpoints}
         assert groups == expected_groups, f"{target.name} has endpoints for {groups}"
         for endpoint in endpoints:
@@ -238,7 +251,8 @@ def test_key_vault_is_rbac_only_purge_protected_and_audited(plans, stack):
     plan = plans[stack]
     regions = {c["region"] for c in stack_values(stack)["platform:clusters"].values()}
     vaults = plan.of_type(VAULT)
-    assert sorted(v.inputs["location"] for v in vaults) == sorted(regions)
+    regional = [v for v in vaults if "EtcdEncryption" not in v.urn]
+    assert sorted(v.inputs["location"] for v in regional) == sorted(regions)
     for vault in vaults:
         properties = vault.inputs["properties"]
         assert properties["enableRbacAuthorization"] is True, "access policies bypass Azure RBAC"
@@ -411,3 +425,80 @@ def test_no_keys_passwords_or_admin_credentials_anywhere(plans, stack):
     for kubeconfig in plan.outputs["kubeconfigs"].values():
         users = yaml.safe_load(kubeconfig)["users"]
         assert all(set(user["user"]) == {"exec"} for user in users)
+
+
+# -- etcd encryption (AKS KMS) ------------------------------------------------------------------
+
+KEY = "azure-native:keyvault:Key"
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod", "prod-scale"])
+def test_every_cluster_encrypts_etcd_with_a_key_of_its_own_private_vault(plans, stack):
+    """Each cluster's Secrets in etcd are under a key the platform holds (AKS KMS), in a vault of
+    the cluster's own: private, RBAC-only, purge-protected, audited, holding that key alone.
+    The key has no expiry (an expired key stops the API server: kms-observability.md)."""
+    plan = plans[stack]
+    clusters = plan.of_type("azure-native:containerservice:ManagedCluster")
+    vaults = {resource_id(v): v for v in plan.of_type(VAULT) if "EtcdEncryption" in v.urn}
+    assert len(vaults) == len(clusters)
+    logged = {d.inputs["resourceUri"] for d in plan.of_type("azure-native:monitor:DiagnosticSetting")}
+    for cluster in clusters:
+        kms = cluster.inputs["securityProfile"]["azureKeyVaultKms"]
+        assert kms["enabled"] is True and kms["keyVaultNetworkAccess"] == "Private"
+        vault = vaults[kms["keyVaultResourceId"]]
+        assert vault.inputs["location"] == cluster.inputs["location"]
+        properties = vault.inputs["properties"]
+        assert properties["enableRbacAuthorization"] is True and properties["enablePurgeProtection"] is True
+        assert properties["publicNetworkAccess"] == "Disabled"
+        assert properties["networkAcls"] == {"defaultAction": "Deny", "bypass": "None"}
+        assert resource_id(vault) in logged
+        (key,) = [k for k in plan.of_type(KEY) if k.inputs["vaultName"] == vault.inputs["vaultName"]]
+        assert key.inputs["properties"]["kty"] == "RSA"
+        assert set(key.inputs["properties"]["keyOps"]) == {"encrypt", "decrypt"}
+        assert "rotationPolicy" not in key.inputs["properties"] and "attributes" not in key.inputs["properties"]
+        # The versioned ID legacy KMS takes: the key's output, known once the key exists.
+        assert key.urn in cluster.property_dependencies["securityProfile"]
+    # Nothing else lives in those vaults.
+    assert not [s for s in plan.of_type("azure-native:keyvault:Secret") if s.inputs["vaultName"].startswith("kv-")]
+
+
+def test_dev_weakens_etcd_encryption_explicitly_and_its_pack_waiver_says_why(plans):
+    (cluster,) = plans["dev"].of_type("azure-native:containerservice:ManagedCluster")
+    assert "azureKeyVaultKms" not in (cluster.inputs.get("securityProfile") or {})
+    assert stack_values("dev")["platform:clusters"]["eus2"]["etcdEncryption"] is False
+    config = json.loads((ROOT / "policies/azure-platform/config/dev.json").read_text())
+    assert config["aks-etcd-encrypted"]["enforcementLevel"] == "disabled"
+    assert "VNet integration" in config["aks-etcd-encrypted"]["waiver"]["reason"]
+
+
+def test_the_control_planes_key_vault_roles_reach_only_its_own_etcd_vault(plans):
+    """AKS needs Key Vault Contributor to link a private vault (use-kms-etcd-encryption.md), a role
+    that manages the whole vault: so it holds it on a vault with nothing but its own key."""
+    plan = plans["prod"]
+    etcd_vaults = {resource_id(v) for v in plan.of_type(VAULT) if "EtcdEncryption" in v.urn}
+    kv_roles = {"12338af0-0e69-4776-bea7-57ae8d297424", "f25e0fa2-a7c8-4377-a976-54943a77a395"}
+    granted = [
+        a
+        for a in plan.of_type("azure-native:authorization:RoleAssignment")
+        if a.inputs["roleDefinitionId"].rsplit("/", 1)[-1] in kv_roles and "-control-plane-" in a.name
+    ]
+    assert len(granted) == 2 * len(etcd_vaults)
+    assert {a.inputs["scope"] for a in granted} == etcd_vaults
+
+
+def test_the_cluster_layer_may_hand_out_key_vault_roles_only_in_its_own_groups():
+    """Delegated on the subscription, the cluster layer could give itself Key Vault Contributor on
+    the environment's own vaults and switch them to access policies; it may only in its groups."""
+    from offline import identities as offline_identities
+
+    plan = offline_identities.delivery_plan("acme")
+    administrator = "f58310d9-a9f6-439a-9e8d-f62e7b41a168"
+    contributor = "f25e0fa2-a7c8-4377-a976-54943a77a395"
+    delegations = [
+        a
+        for a in plan.of_type("azure-native:authorization:RoleAssignment")
+        if a.inputs["roleDefinitionId"].rsplit("/", 1)[-1] == administrator and contributor in a.inputs["condition"]
+    ]
+    assert delegations
+    for delegation in delegations:
+        assert "/resourceGroups/" in delegation.inputs["scope"] and delegation.inputs["scope"].endswith("-cluster")

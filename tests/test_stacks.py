@@ -235,6 +235,8 @@ ROLE_IDS = {
     "4d97b98b-1d4f-4787-a291-c67834d212e7": "Network Contributor",
     "f1a07417-d97a-45cb-824c-7a7467783830": "Managed Identity Operator",
     "b12aa53e-6015-4669-85d0-8515ebb3ae7f": "Private DNS Zone Contributor",
+    "12338af0-0e69-4776-bea7-57ae8d297424": "Key Vault Crypto User",
+    "f25e0fa2-a7c8-4377-a976-54943a77a395": "Key Vault Contributor",
 }
 
 
@@ -263,6 +265,10 @@ def test_control_plane_roles_are_least_privilege(plans, stack):
             # The region's zone of the environment's own, or its own subzone of the hub's.
             assert re.search(rf"/privateDnsZones/(ailab-{stack}\.)?privatelink\.\w+\.azmk8s\.io$", scope), scope
             assert ("/resourceGroups/rg-hub-dns/" in scope) == (f"/ailab-{stack}.privatelink." in scope), scope
+        elif role.startswith("Key Vault"):
+            # Its own cluster's etcd key vault only (components/etcd_encryption.py).
+            cluster_key = assignment.name.split("-")[1]
+            assert re.search(rf"/vaults/kv-{cluster_key[:11]}-etcd-[0-9a-f]{{6}}$", scope), (assignment.name, scope)
         else:
             assert "/userAssignedIdentities/" in scope and scope.endswith("-kubelet")
     names = [a.inputs["roleAssignmentName"] for a in assignments]

@@ -67,6 +67,13 @@ class ClusterConfig(Model):
     )
     api_server: ApiServerConfig = Field(default_factory=ApiServerConfig, description="How the API server is reached.")
     disable_local_accounts: bool = Field(default=True, description="Entra ID only; `false` is an explicit weakening.")
+    etcd_encryption: bool = Field(
+        default=True,
+        description="Kubernetes Secrets encrypted in etcd with a key of the cluster's own private Key Vault (AKS "
+        "KMS, `securityProfile.azureKeyVaultKms`; components/etcd_encryption.py). A private vault needs "
+        "`apiServer.vnetIntegration`. `false` leaves only Azure's platform-managed encryption at rest: an "
+        "explicit weakening the packs see.",
+    )
     upgrades: UpgradeConfig = Field(
         default_factory=UpgradeConfig,
         description="Who upgrades Kubernetes and node images, and when (docs/upgrades.md).",

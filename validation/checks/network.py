@@ -251,5 +251,14 @@ def check_api_servers(config: PlatformConfig) -> Iterator[ConfigProblem]:
             yield ConfigProblem(subnet_key, "is required when apiServer.vnetIntegration is true (a /28 or larger)")
         if not api.vnet_integration and subnet is not None:
             yield ConfigProblem(subnet_key, "is only used when apiServer.vnetIntegration is true; remove it")
+        if cluster.etcd_encryption and not api.vnet_integration:
+            # use-kms-etcd-encryption.md: "KMS only supports API Server VNet Integration for
+            # private key vault"; the platform's vaults are private.
+            yield ConfigProblem(
+                key("clusters", name, "etcdEncryption"),
+                f"needs the API server's VNet integration to reach its private Key Vault, and "
+                f"{key('clusters', name, 'apiServer', 'vnetIntegration')} is false: set etcdEncryption: false "
+                "explicitly (a weakening) or turn VNet integration on",
+            )
         if subnet is not None and subnet.prefixlen > limits.API_SERVER_SUBNET_MAX_PREFIX:
             yield ConfigProblem(subnet_key, f"{subnet} is smaller than the /28 API server VNet integration needs")

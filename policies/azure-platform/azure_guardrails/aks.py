@@ -48,6 +48,20 @@ def local_accounts_disabled(args, report):
         report("disableLocalAccounts must be true: the cluster-admin certificate bypasses Entra ID and audit.")
 
 
+def etcd_encrypted(args, report):
+    """Secrets in etcd under a key the platform holds, in a vault reached privately."""
+    if not _clusters(args):
+        return
+    kms = lookup(args.props, "securityProfile.azureKeyVaultKms") or {}
+    if kms.get("enabled") is not True:
+        report(
+            "securityProfile.azureKeyVaultKms is not enabled: Secrets in etcd are encrypted with Azure's "
+            "platform-managed keys only."
+        )
+    elif kms.get("keyVaultNetworkAccess") != "Private" or not kms.get("keyVaultResourceId"):
+        report("securityProfile.azureKeyVaultKms reaches its key vault publicly: set keyVaultNetworkAccess Private.")
+
+
 def entra_id_with_azure_rbac(args, report):
     if not _clusters(args):
         return
@@ -286,6 +300,14 @@ def upgrade_owner(args, report):
 
 
 POLICIES = [
+    resource_policy(
+        "aks-etcd-encrypted",
+        "AKS clusters encrypt Secrets in etcd with a customer-managed key in a private Key Vault (KMS).",
+        etcd_encrypted,
+        severity=Severity.HIGH,
+        remediation="Leave platform:clusters.<c>.etcdEncryption on (components/etcd_encryption.py); it needs "
+        "apiServer.vnetIntegration.",
+    ),
     resource_policy(
         "aks-local-accounts-disabled",
         "AKS clusters disable local accounts, so every access goes through Entra ID.",

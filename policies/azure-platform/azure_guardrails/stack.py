@@ -12,6 +12,7 @@ PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
 ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
 VIRTUAL_NETWORK = "azure-native:network:VirtualNetwork"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
+KEY_VAULT = "azure-native:keyvault:Vault"
 
 # Services that hold data and have a private endpoint: each must be reached only through one.
 PRIVATE_LINK_SERVICES = {
@@ -35,6 +36,7 @@ TAGGABLE_TYPES = frozenset(
         "azure-native:containerservice:ManagedCluster",
         "azure-native:dashboard:Grafana",
         "azure-native:eventhub:Namespace",
+        "azure-native:keyvault:Key",
         "azure-native:keyvault:Vault",
         "azure-native:managedidentity:UserAssignedIdentity",
         "azure-native:monitor:ActionGroup",
@@ -64,7 +66,23 @@ AKS_DEFAULT_SERVICE_CIDR = "10.0.0.0/16"
 AKS_DEFAULT_POD_CIDR = "10.244.0.0/16"
 
 
+def _aks_linked_vaults(args) -> set[str]:
+    """Key vaults a cluster's etcd encryption reaches privately: AKS makes their private endpoint
+    itself, in the node resource group ("If you turn on KMS for a private key vault, AKS
+    automatically creates a private endpoint and a private link in the node resource group",
+    use-kms-etcd-encryption.md), where no program declares it."""
+    linked = set()
+    for resource in args.resources:
+        if resource.resource_type != MANAGED_CLUSTER:
+            continue
+        if lookup(resource.props, "securityProfile.azureKeyVaultKms.keyVaultNetworkAccess") != "Private":
+            continue
+        linked |= {d.urn for d in resource.property_dependencies.get("securityProfile", [])}
+    return linked
+
+
 def private_endpoints(args, report):
+    linked = _aks_linked_vaults(args)
     endpoints_of: dict[str, list] = {}
     zone_groups_of: dict[str, list] = {}
     for resource in args.resources:
@@ -76,7 +94,7 @@ def private_endpoints(args, report):
                 zone_groups_of.setdefault(endpoint.urn, []).append(resource)
     for resource in args.resources:
         kind = PRIVATE_LINK_SERVICES.get(resource.resource_type)
-        if kind is None:
+        if kind is None or (resource.urn in linked and resource.resource_type == KEY_VAULT):
             continue
         endpoints = endpoints_of.get(resource.urn, [])
         if not endpoints:

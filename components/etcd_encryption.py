@@ -1,0 +1,125 @@
+"""A cluster's etcd encryption key: Kubernetes Secrets encrypted in etcd with a key the platform
+holds (AKS KMS, `securityProfile.azureKeyVaultKms`), as mspnp/aks-baseline and Azure Verified
+Modules offer it.
+
+Each cluster gets a Key Vault of its own, holding nothing but this key, because AKS's control
+plane identity needs *Key Vault Contributor* on the vault to make its private link to it
+("For private key vaults, the Key Vault Contributor role is required to create a private link
+between the private key vault and the cluster", use-kms-etcd-encryption.md): a management role
+that can change the vault's permission model, so it must reach no other key or secret. The
+vault is private (AKS creates the private endpoint from the API server's VNet integration in the
+node resource group), RBAC-only, purge-protected and audited.
+
+The key (RSA, encrypt and decrypt, as the page asks) has no expiry and no rotation policy:
+legacy KMS uses one key *version* (its ID names it), an expired key stops the API server from
+decrypting Secrets (kms-observability.md, `KeyExpired`), and a new version takes a deliberate
+step (docs/operations.md, "Rotating the etcd key"). The newer "KMS data encryption", which follows
+a versionless key, is a preview that does not support private endpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pulumi
+from pulumi_azure_native import keyvault
+
+from components.alerting import metric_alerts
+from components.groups import Group
+from components.keyvault import VAULT_LOG_CATEGORIES
+from components.observability import send_logs
+from components.rbac import lock_against_deletion
+from planning.naming import Naming
+
+ETCD_KEY_NAME = "etcd-encryption"
+# The roles AKS's control plane identity holds on the vault (use-kms-etcd-encryption.md).
+ETCD_KEY_ROLES = ("Key Vault Crypto User", "Key Vault Contributor")
+
+
+@dataclass(frozen=True)
+class EtcdEncryptionArgs:
+    naming: Naming
+    cluster_key: str
+    region: str
+    group: Group
+    tenant_id: pulumi.Input[str]
+    log_analytics_workspace_id: pulumi.Input[str]
+    protect: bool
+    # A CanNotDelete lock on the vault (platform:lockStatefulResources).
+    lock: bool = False
+    # platform:keyVault.softDeleteRetentionDays, as the environment's own vaults keep it.
+    soft_delete_retention_days: int = 90
+    tags: dict[str, str] = field(default_factory=dict)
+    # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
+
+
+class EtcdEncryption(pulumi.ComponentResource):
+    """Outputs: `vault_id`, `key_id` (the versioned key ID AKS takes)."""
+
+    def __init__(self, name: str, args: EtcdEncryptionArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:security:EtcdEncryption", name, None, opts)
+        vault = keyvault.Vault(
+            f"{name}-vault",
+            vault_name=args.naming.etcd_key_vault(args.cluster_key),
+            resource_group_name=args.group.name,
+            location=args.region,
+            properties=keyvault.VaultPropertiesArgs(
+                tenant_id=args.tenant_id,
+                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName.STANDARD),
+                enable_rbac_authorization=True,
+                enable_soft_delete=True,
+                soft_delete_retention_in_days=args.soft_delete_retention_days,
+                enable_purge_protection=True,
+                public_network_access=keyvault.PublicNetworkAccess.DISABLED,
+                # AKS reaches it through its own private endpoint; nothing else needs to.
+                network_acls=keyvault.NetworkRuleSetArgs(
+                    default_action=keyvault.NetworkRuleAction.DENY,
+                    bypass=keyvault.NetworkRuleBypassOptions.NONE,
+                ),
+                enabled_for_deployment=False,
+                enabled_for_disk_encryption=False,
+                enabled_for_template_deployment=False,
+            ),
+            tags=args.tags,
+            # The retention is fixed at creation; the preview names the replacement.
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.protect, replace_on_changes=["properties.softDeleteRetentionInDays"]
+            ),
+        )
+        key = keyvault.Key(
+            f"{name}-key",
+            key_name=ETCD_KEY_NAME,
+            vault_name=vault.name,
+            resource_group_name=args.group.name,
+            properties=keyvault.KeyPropertiesArgs(
+                kty=keyvault.JsonWebKeyType.RSA,
+                key_size=2048,
+                key_ops=[keyvault.JsonWebKeyOperation.ENCRYPT, keyvault.JsonWebKeyOperation.DECRYPT],
+            ),
+            tags=args.tags,
+            # Losing this key makes every Secret of the cluster unreadable.
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+        )
+        send_logs(
+            f"{name}-audit-logs",
+            resource_uri=vault.id,
+            workspace_id=args.log_analytics_workspace_id,
+            categories=VAULT_LOG_CATEGORIES,
+            parent=self,
+        )
+        metric_alerts(
+            f"{name}-alert",
+            resource_id=vault.id,
+            resource_type="Microsoft.KeyVault/vaults",
+            resource_group_name=args.group.name,
+            routes=args.alert_routes,
+            tags=args.tags,
+            parent=self,
+        )
+        if args.lock:
+            lock_against_deletion(f"{name}-lock", scope=vault.id, what="The etcd key vault", parent=self)
+        self.vault_id = vault.id
+        self.key_id = key.key_uri_with_version
+        self.register_outputs({"vaultId": vault.id, "keyId": self.key_id})
