@@ -502,3 +502,14 @@ def test_the_cluster_layer_may_hand_out_key_vault_roles_only_in_its_own_groups()
     assert delegations
     for delegation in delegations:
         assert "/resourceGroups/" in delegation.inputs["scope"] and delegation.inputs["scope"].endswith("-cluster")
+
+
+def test_etcd_encryption_without_vnet_integration_is_a_config_error_naming_both_keys():
+    from tests.test_config_errors import expect_problem, set_in
+
+    expect_problem(
+        "dev",
+        set_in("clusters.eus2.etcdEncryption", True),
+        "platform:clusters.eus2.etcdEncryption",
+        "platform:clusters.eus2.apiServer.vnetIntegration is false",
+    )
