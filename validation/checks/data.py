@@ -86,9 +86,7 @@ def _replication_problems(config: PlatformConfig, account_key: str) -> Iterator[
             )
         for container in account.written_in_every_region:
             if container not in account.containers:
-                yield ConfigProblem(
-                    where("writtenInEveryRegion"), f"{container} is not one of {where('containers')}"
-                )
+                yield ConfigProblem(where("writtenInEveryRegion"), f"{container} is not one of {where('containers')}")
     else:
         for setting, value in (
             ("replicaRegion", account.replica_region),
