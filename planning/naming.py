@@ -7,7 +7,6 @@ derived from config keys, never from random suffixes, so names are stable across
 from __future__ import annotations
 
 import hashlib
-
 import re
 from dataclasses import dataclass
 
