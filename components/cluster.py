@@ -308,6 +308,7 @@ class AksCluster(pulumi.ComponentResource):
                     protect=args.protect,
                     lock=args.lock,
                     soft_delete_retention_days=args.key_vault_retention_days,
+                    generation=cfg.etcd_key_generation,
                     tags=args.tags,
                     alert_routes=args.alert_routes,
                 ),

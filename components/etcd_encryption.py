@@ -11,9 +11,11 @@ vault is private (AKS creates the private endpoint from the API server's VNet in
 node resource group), RBAC-only, purge-protected and audited.
 
 The key (RSA, encrypt and decrypt, as the page asks) has no expiry and no rotation policy:
-legacy KMS uses one key *version* (its ID names it), an expired key stops the API server from
-decrypting Secrets (kms-observability.md, `KeyExpired`), and a new version takes a deliberate
-step (docs/operations.md, "Rotating the etcd key"). The newer "KMS data encryption", which follows
+legacy KMS uses one key *version* (its ID names it), and an expired key stops the API server from
+decrypting Secrets (kms-observability.md, `KeyExpired`). ARM makes a key once and never a new
+version of it, and the vault's data plane is private to AKS: a rotation is a new key,
+`etcd-encryption-<generation>` (AKS takes "changing either the key name or the key version"),
+with the previous generation kept (docs/operations.md, "Rotating the etcd key"). The newer "KMS data encryption", which follows
 a versionless key, is a preview that does not support private endpoints.
 """
 
@@ -27,7 +29,7 @@ from pulumi_azure_native import keyvault
 
 from components.alerting import metric_alerts
 from components.groups import Group
-from components.keyvault import VAULT_LOG_CATEGORIES
+from components.keyvault import VAULT_LOG_CATEGORIES, private_vault_properties
 from components.observability import send_logs
 from components.rbac import lock_against_deletion
 from planning.naming import Naming
@@ -50,6 +52,8 @@ class EtcdEncryptionArgs:
     lock: bool = False
     # platform:keyVault.softDeleteRetentionDays, as the environment's own vaults keep it.
     soft_delete_retention_days: int = 90
+    # platform:clusters.<c>.etcdKeyGeneration: the key in use is etcd-encryption-<generation>.
+    generation: int = 1
     tags: dict[str, str] = field(default_factory=dict)
     # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
@@ -65,43 +69,34 @@ class EtcdEncryption(pulumi.ComponentResource):
             vault_name=args.naming.etcd_key_vault(args.cluster_key),
             resource_group_name=args.group.name,
             location=args.region,
-            properties=keyvault.VaultPropertiesArgs(
-                tenant_id=args.tenant_id,
-                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName.STANDARD),
-                enable_rbac_authorization=True,
-                enable_soft_delete=True,
-                soft_delete_retention_in_days=args.soft_delete_retention_days,
-                enable_purge_protection=True,
-                public_network_access=keyvault.PublicNetworkAccess.DISABLED,
-                # AKS reaches it through its own private endpoint; nothing else needs to.
-                network_acls=keyvault.NetworkRuleSetArgs(
-                    default_action=keyvault.NetworkRuleAction.DENY,
-                    bypass=keyvault.NetworkRuleBypassOptions.NONE,
-                ),
-                enabled_for_deployment=False,
-                enabled_for_disk_encryption=False,
-                enabled_for_template_deployment=False,
-            ),
+            # AKS reaches it through its own private endpoint; nothing else needs to.
+            properties=private_vault_properties(args.tenant_id, retention_days=args.soft_delete_retention_days),
             tags=args.tags,
             # The retention is fixed at creation; the preview names the replacement.
             opts=pulumi.ResourceOptions(
                 parent=self, protect=args.protect, replace_on_changes=["properties.softDeleteRetentionInDays"]
             ),
         )
-        key = keyvault.Key(
-            f"{name}-key",
-            key_name=ETCD_KEY_NAME,
-            vault_name=vault.name,
-            resource_group_name=args.group.name,
-            properties=keyvault.KeyPropertiesArgs(
-                kty=keyvault.JsonWebKeyType.RSA,
-                key_size=2048,
-                key_ops=[keyvault.JsonWebKeyOperation.ENCRYPT, keyvault.JsonWebKeyOperation.DECRYPT],
-            ),
-            tags=args.tags,
-            # Losing this key makes every Secret of the cluster unreadable.
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
-        )
+        # The generation in use and the one before it: AKS keeps using the previous key for what
+        # it cached ("rotate the key twice" before removing one); older ones are soft-deleted.
+        keys = {
+            generation: keyvault.Key(
+                f"{name}-key-{generation}",
+                key_name=f"{ETCD_KEY_NAME}-{generation}",
+                vault_name=vault.name,
+                resource_group_name=args.group.name,
+                properties=keyvault.KeyPropertiesArgs(
+                    kty=keyvault.JsonWebKeyType.RSA,
+                    key_size=2048,
+                    key_ops=[keyvault.JsonWebKeyOperation.ENCRYPT, keyvault.JsonWebKeyOperation.DECRYPT],
+                ),
+                tags=args.tags,
+                # Losing this key makes every Secret of the cluster unreadable.
+                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+            )
+            for generation in range(max(args.generation - 1, 1), args.generation + 1)
+        }
+        key = keys[args.generation]
         send_logs(
             f"{name}-audit-logs",
             resource_uri=vault.id,

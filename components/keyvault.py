@@ -27,6 +27,30 @@ STORAGE_KEY_NAME = "storage-encryption"
 VAULT_LOG_CATEGORIES = ("AuditEvent",)
 
 
+def private_vault_properties(
+    tenant_id: pulumi.Input[str],
+    *,
+    retention_days: int,
+    sku: keyvault.SkuName = keyvault.SkuName.STANDARD,
+    bypass: keyvault.NetworkRuleBypassOptions = keyvault.NetworkRuleBypassOptions.NONE,
+) -> keyvault.VaultPropertiesArgs:
+    """A vault only Azure RBAC decides on (no access policies), reached only privately, whose
+    deleted keys nobody, not even an owner, can purge before the retention ends."""
+    return keyvault.VaultPropertiesArgs(
+        tenant_id=tenant_id,
+        sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=sku),
+        enable_rbac_authorization=True,
+        enable_soft_delete=True,
+        soft_delete_retention_in_days=retention_days,
+        enable_purge_protection=True,
+        public_network_access=keyvault.PublicNetworkAccess.DISABLED,
+        network_acls=keyvault.NetworkRuleSetArgs(default_action=keyvault.NetworkRuleAction.DENY, bypass=bypass),
+        enabled_for_deployment=False,
+        enabled_for_disk_encryption=False,
+        enabled_for_template_deployment=False,
+    )
+
+
 @dataclass(frozen=True)
 class CustomerManagedKey:
     """A key in the environment's vault that storage accounts encrypt with."""
@@ -67,25 +91,13 @@ class KeyVault(pulumi.ComponentResource):
             vault_name=vault_name,
             resource_group_name=group.name,
             location=region,
-            properties=keyvault.VaultPropertiesArgs(
-                tenant_id=args.tenant_id,
-                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName(settings.sku)),
-                # Azure RBAC decides every data-plane access; there are no access policies.
-                enable_rbac_authorization=True,
-                enable_soft_delete=True,
-                soft_delete_retention_in_days=settings.soft_delete_retention_days,
-                # Nobody, not even an owner, can purge a deleted vault or key before retention ends.
-                enable_purge_protection=True,
-                public_network_access=keyvault.PublicNetworkAccess.DISABLED,
-                network_acls=keyvault.NetworkRuleSetArgs(
-                    default_action=keyvault.NetworkRuleAction.DENY,
-                    # Trusted services still pass when public access is disabled; storage
-                    # reaches its customer-managed key this way.
-                    bypass=keyvault.NetworkRuleBypassOptions.AZURE_SERVICES,
-                ),
-                enabled_for_deployment=False,
-                enabled_for_disk_encryption=False,
-                enabled_for_template_deployment=False,
+            properties=private_vault_properties(
+                args.tenant_id,
+                retention_days=settings.soft_delete_retention_days,
+                sku=keyvault.SkuName(settings.sku),
+                # Trusted services still pass when public access is disabled; storage reaches its
+                # customer-managed key this way.
+                bypass=keyvault.NetworkRuleBypassOptions.AZURE_SERVICES,
             ),
             tags=tags,
             # The retention is fixed at creation; the preview names the replacement.

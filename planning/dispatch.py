@@ -43,7 +43,7 @@ from facts.gpu import POOL_LABEL
 from facts.workload_identity import USE_LABEL
 from planning import multikueue_token
 from planning.capacity import PoolCapacity, plan_cluster
-from planning.images import python_image
+from planning.images import PYTHON_SECURITY_CONTEXT, python_image
 from planning.queues import (
     COHORT,
     COVERED_RESOURCES,
@@ -172,14 +172,7 @@ def token_cronjob(
             {"name": "script", "mountPath": "/script", "readOnly": True},
             {"name": "workers", "mountPath": "/etc/multikueue/workers", "readOnly": True},
         ],
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": 65532,
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": PYTHON_SECURITY_CONTEXT,
         "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}},
     }
     pod = {

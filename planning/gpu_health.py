@@ -68,7 +68,7 @@ from planning.cluster_traffic import (
     GPU_REMEDIATION,
 )
 from planning.gpu import node_agent_tolerations
-from planning.images import mirrored, python_image
+from planning.images import PYTHON_SECURITY_CONTEXT, mirrored, python_image
 from stackconfig.model import ClusterConfig, GpuHealthConfig, GpuPoolConfig, duration_seconds
 
 HEALTH_NAMESPACE = GPU_HEALTH_NAMESPACE
@@ -306,14 +306,7 @@ def gate_container(login_server: str) -> dict[str, Any]:
             {"name": "sentinel", "mountPath": "/host/sentinel", "readOnly": True},
             {"name": "gate-token", "mountPath": GATE_TOKEN_DIR, "readOnly": True},
         ],
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": 65532,
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": PYTHON_SECURITY_CONTEXT,
         "resources": {"requests": {"cpu": "5m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
     }
 

@@ -43,6 +43,17 @@ def python_image(login_server: str) -> str:
     return f"{mirrored(PYTHON_REPOSITORY, login_server)}:{PYTHON_TAG}"
 
 
+# How the platform's scripts run in that image: its nonroot user, nothing more.
+PYTHON_SECURITY_CONTEXT = {
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
 # The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC),
 # Kubernetes SIG images (Kueue, node feature discovery), Strimzi's operator and Kafka, the
 # Flink Kubernetes Operator, kured (GPU nodes' remediation) and Azure Linux's Python.

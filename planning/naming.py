@@ -80,7 +80,7 @@ class Naming:
         """A cluster's own vault for its etcd key: globally unique, within Key Vault's 24
         characters (a digest of prefix, environment and cluster keeps it so)."""
         digest = hashlib.sha256(f"{self.prefix}/{self.environment}/{cluster_key}".encode()).hexdigest()[:6]
-        return f"kv-{cluster_key[:11]}-etcd-{digest}"
+        return f"kv-{cluster_key[:9]}-etcd-{digest}"
 
     def api_server_subzone(self) -> str:
         """The environment's label in a hub's shared API server zones

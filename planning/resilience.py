@@ -172,11 +172,12 @@ FAILURE_TABLE: tuple[Row, ...] = (
                 "had sent to the lost region (MultiKueue's workerLostTimeout, then it is requeued on a worker "
                 "that remains); a job waiting on the lost dispatcher waits for it, or is submitted again",
                 "each region has a MultiKueue dispatcher that hands \"any region\" jobs to every GPU cluster; "
-                "jobs for \"this region\" stay where they were sent; a requeued job resumes from the "
-                "checkpoints in its region's copy of the weights account and writes its next ones at once "
-                "where its namespace's `platform-storage` ConfigMap says: in the replica's region, the "
-                "replica's writable `checkpoints-<region>` (`writtenInEveryRegion`), which nothing "
-                "replicates back: copy it to the account before sending such a job home",
+                "jobs for \"this region\" stay where they were sent; a requeued job resumes from the newest "
+                "of what its namespace's `platform-storage` ConfigMap lists in its region (the replica's "
+                "copy of the primary's checkpoints, and the replica's writable `checkpoints-<region>`, "
+                "`writtenInEveryRegion`) and writes its next ones to the latter at once; nothing "
+                "replicates those back: a job placed in the primary region later resumes from the "
+                "primary's newest unless they are copied there first",
             ),
             "secondary": Cell(
                 "degrades",

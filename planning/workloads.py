@@ -118,7 +118,9 @@ def storage_locations(config: PlatformConfig, cluster_key: str) -> dict[str, str
     cluster's region; `<ACCOUNT>_WRITE_URL`, the account itself; and per container
     `<ACCOUNT>_<CONTAINER>_URL`, where a job on this cluster writes it: for a container written in
     every region, in the replica's region, the replica's writable twin (planning/naming.py,
-    regional_container); else the account's container."""
+    regional_container); else the account's container. `<ACCOUNT>_<CONTAINER>_RESUME_URLS`: where
+    a job on this cluster finds earlier ones (space-separated): there, the twin and the replica's
+    copy of the primary's container."""
     region = config.clusters[cluster_key].region
     found = {}
     for key, copy in _nearest_copies(config, region).items():
@@ -132,6 +134,10 @@ def storage_locations(config: PlatformConfig, cluster_key: str) -> dict[str, str
                 f"{copy['blobEndpoint']}/{regional_container(container, region)}" if regional else f"{own}/{container}"
             )
             found[_variable(key, container, "url")] = where
+            # Where a job resumes from, newest first by its own step count: in the replica's region,
+            # what it wrote there and the copy of what the primary's wrote.
+            resume = [where, f"{copy['blobEndpoint']}/{container}"] if regional else [where]
+            found[_variable(key, container, "resume", "urls")] = " ".join(resume)
     return found
 
 

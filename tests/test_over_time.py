@@ -27,8 +27,9 @@ from typing import Any
 import yaml
 
 from contracts.autoscaler import Autoscaler, Node, Template, candidate, fits, taint_text
-from contracts.cluster import ClusterView, cluster_of
+from contracts.cluster import CONFIG_MAP, ClusterView, cluster_of
 from contracts.golden import account_name, evaluate, storage_target
+from contracts.identity import refusals as identity_refusals
 from contracts.queueing import admitted_pod_spec
 from contracts.rotation import handoffs, units_of, walk
 from facts import autoscaler as ca
@@ -237,7 +238,6 @@ def test_a_label_gated_flavor_would_freeze_the_pool_after_one_failed_node(plans)
 # -- the dispatchers' credentials over hours ---------------------------------------------------
 
 CRONJOB = "kubernetes:batch/v1:CronJob"
-CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 MULTIKUEUE_CLUSTER = "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster"
 
 
@@ -563,5 +563,16 @@ def test_a_training_job_requeued_to_the_other_region_when_prods_primary_is_lost_
     account, container = checkpoints(view)
     assert accounts[account] == config.clusters[other].region != primary
     assert (account, container) not in copies, "a replication destination is read-only"
+    # It resumes from what it wrote in scus before and from scus's copy of what eus2 wrote, and
+    # its identity may read both (a writer's Storage Blob Data Contributor reads too).
+    (storage_map,) = [
+        m for m in view.objects(CONFIG_MAP, submitted.namespace) if m["metadata"]["name"] == "platform-storage"
+    ]
+    resume = storage_map["data"]["WEIGHTS_CHECKPOINTS_RESUME_URLS"].split()
+    assert [u.removeprefix("https://").split(".")[0] for u in resume] == [account, account]
+    assert [u.rsplit("/", 1)[1] for u in resume] == [container, "checkpoints"]
+    for url in resume:
+        held = (account, url.rsplit("/", 1)[1], "write")
+        assert identity_refusals(view, submitted.namespace, submitted.pod, "trainer", held) == []
     # The old fixed location (`${WEIGHTS_WRITE_URL}`, the account itself) was the lost region's.
     assert accounts[account_name(view, submitted.golden)] == primary

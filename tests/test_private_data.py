@@ -453,6 +453,7 @@ def test_every_cluster_encrypts_etcd_with_a_key_of_its_own_private_vault(plans, 
         assert properties["networkAcls"] == {"defaultAction": "Deny", "bypass": "None"}
         assert resource_id(vault) in logged
         (key,) = [k for k in plan.of_type(KEY) if k.inputs["vaultName"] == vault.inputs["vaultName"]]
+        assert key.inputs["keyName"] == "etcd-encryption-1"
         assert key.inputs["properties"]["kty"] == "RSA"
         assert set(key.inputs["properties"]["keyOps"]) == {"encrypt", "decrypt"}
         assert "rotationPolicy" not in key.inputs["properties"] and "attributes" not in key.inputs["properties"]
@@ -513,3 +514,20 @@ def test_etcd_encryption_without_vnet_integration_is_a_config_error_naming_both_
         "platform:clusters.eus2.etcdEncryption",
         "platform:clusters.eus2.apiServer.vnetIntegration is false",
     )
+
+
+def test_raising_the_etcd_key_generation_makes_a_new_key_and_keeps_the_one_before():
+    """ARM never makes a new version of a key, and the vault's data plane is AKS's alone: a
+    rotation is a new key by name, and the previous one stays for what AKS cached."""
+
+    def rotate(values):
+        values["platform:clusters"]["eus2"]["etcdKeyGeneration"] = 3
+
+    plan = run_with("staging", rotate)
+    assert plan.ok, plan.error
+    assert sorted(k.inputs["keyName"] for k in plan.of_type(KEY)) == ["etcd-encryption-2", "etcd-encryption-3"]
+    (cluster,) = plan.of_type("azure-native:containerservice:ManagedCluster")
+    (in_use,) = [k for k in plan.of_type(KEY) if k.inputs["keyName"] == "etcd-encryption-3"]
+    assert in_use.urn in cluster.property_dependencies["securityProfile"]
+    (previous,) = [k for k in plan.of_type(KEY) if k.inputs["keyName"] == "etcd-encryption-2"]
+    assert previous.urn not in cluster.property_dependencies["securityProfile"]

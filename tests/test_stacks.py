@@ -268,7 +268,7 @@ def test_control_plane_roles_are_least_privilege(plans, stack):
         elif role.startswith("Key Vault"):
             # Its own cluster's etcd key vault only (components/etcd_encryption.py).
             cluster_key = assignment.name.split("-")[1]
-            assert re.search(rf"/vaults/kv-{cluster_key[:11]}-etcd-[0-9a-f]{{6}}$", scope), (assignment.name, scope)
+            assert re.search(rf"/vaults/kv-{cluster_key[:9]}-etcd-[0-9a-f]{{6}}$", scope), (assignment.name, scope)
         else:
             assert "/userAssignedIdentities/" in scope and scope.endswith("-kubelet")
     names = [a.inputs["roleAssignmentName"] for a in assignments]

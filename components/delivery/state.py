@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, keyvault, network, resources, storage
 
+from components.keyvault import private_vault_properties
 from components.rbac import assign_role, lock_against_deletion
 from components.storage import private_account
 from planning.delivery import BLOB_DATA_CONTRIBUTOR, CRYPTO_USER, Delivery
@@ -106,22 +107,7 @@ class StateBackend(pulumi.ComponentResource):
             vault_name=d.key_vault,
             resource_group_name=group.name,
             location=args.location,
-            properties=keyvault.VaultPropertiesArgs(
-                tenant_id=args.tenant_id,
-                sku=keyvault.SkuArgs(family=keyvault.SkuFamily.A, name=keyvault.SkuName.STANDARD),
-                enable_rbac_authorization=True,
-                enable_soft_delete=True,
-                soft_delete_retention_in_days=90,
-                enable_purge_protection=True,
-                public_network_access=keyvault.PublicNetworkAccess.DISABLED,
-                network_acls=keyvault.NetworkRuleSetArgs(
-                    default_action=keyvault.NetworkRuleAction.DENY,
-                    bypass=keyvault.NetworkRuleBypassOptions.NONE,
-                ),
-                enabled_for_deployment=False,
-                enabled_for_disk_encryption=False,
-                enabled_for_template_deployment=False,
-            ),
+            properties=private_vault_properties(args.tenant_id, retention_days=90),
             tags=dict(args.tags),
             opts=pulumi.ResourceOptions(
                 parent=self, protect=True, replace_on_changes=["properties.softDeleteRetentionInDays"]

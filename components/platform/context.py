@@ -221,13 +221,14 @@ def workload_grants(
         if account in data.replica_container_ids
         for container, access in containers.items()
     ]
-    # A writer of a container written in every region writes the replica's twin in its region.
+    # A container written in every region: its writers write, and its readers read, the replica's
+    # twin in its region.
     grants += [
         Grant(STORAGE_ROLES[access], data.replica_container_ids[account][twin], f"storage/{account}-replica/{twin}")
         for account, containers in spec.storage.items()
         if account in data.replica_container_ids
         for container, access in containers.items()
-        if access == "write" and container in config.storage.accounts[account].written_in_every_region
+        if container in config.storage.accounts[account].written_in_every_region
         for twin in [regional_container(container, str(replica_region(config, account)))]
     ]
     grants += [

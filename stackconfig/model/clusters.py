@@ -74,6 +74,14 @@ class ClusterConfig(Model):
         "`apiServer.vnetIntegration`. `false` leaves only Azure's platform-managed encryption at rest: an "
         "explicit weakening the packs see.",
     )
+    etcd_key_generation: int = Field(
+        default=1,
+        ge=1,
+        le=1000,
+        description="Which key etcd is encrypted with, `etcd-encryption-<n>`: raise it by one to rotate (a new "
+        "key, made through ARM; the previous one stays, as AKS still holds it), then re-encrypt the Secrets "
+        "(docs/operations.md, \"Rotating the etcd key\").",
+    )
     upgrades: UpgradeConfig = Field(
         default_factory=UpgradeConfig,
         description="Who upgrades Kubernetes and node images, and when (docs/upgrades.md).",

@@ -82,6 +82,10 @@ def check_resource_names(config: PlatformConfig) -> Iterator[ConfigProblem]:
     ):
         if problem:
             yield ConfigProblem(key("prefix"), f"{problem}; use a shorter prefix")
+    for cluster_key, cluster in config.clusters.items():
+        problem = naming_rules.key_vault_name_problem(naming.etcd_key_vault(cluster_key))
+        if cluster.etcd_encryption and problem:
+            yield ConfigProblem(key("clusters", cluster_key), f"its etcd key vault's name: {problem}")
     seen: dict[str, str] = {}
     for account_key, account in config.storage.accounts.items():
         name = storage_account_name(config, account_key)
