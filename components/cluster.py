@@ -652,6 +652,7 @@ class AksCluster(pulumi.ComponentResource):
             max_graceful_termination_sec=str(scaler.max_graceful_termination_sec),
             max_node_provision_time=provision,
             scale_down_unready_time=unready,
+            ok_total_unready_count=str(cold_start.ok_unready_count(cfg, health)),
             skip_nodes_with_system_pods=str(scaler.skip_nodes_with_system_pods).lower(),
             skip_nodes_with_local_storage=str(scaler.skip_nodes_with_local_storage).lower(),
         )

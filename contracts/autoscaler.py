@@ -136,10 +136,8 @@ class Autoscaler:
         return templates
 
     @staticmethod
-    def healthy(nodes: Iterable[Node], now: float) -> bool:
+    def healthy(nodes: Iterable[Node], now: float, ok_count: int = ca.OK_TOTAL_UNREADY_COUNT) -> bool:
         """IsClusterHealthy: unready nodes past their startup time, within the thresholds."""
         listed = list(nodes)
         unready = sum(1 for n in listed if not ready(n) and now - n.created >= ca.MAX_NODE_STARTUP_SECONDS)
-        return not (
-            unready > ca.OK_TOTAL_UNREADY_COUNT and unready > ca.MAX_TOTAL_UNREADY_PERCENTAGE / 100 * len(listed)
-        )
+        return not (unready > ok_count and unready > ca.MAX_TOTAL_UNREADY_PERCENTAGE / 100 * len(listed))

@@ -22,6 +22,7 @@ scale down again once they are idle (docs/gpus.md, "Cold start").
 
 from __future__ import annotations
 
+from facts.autoscaler import MAX_NODE_STARTUP_SECONDS
 from facts.gpu import GPU_VM_SIZES
 from stackconfig.model import ClusterConfig, GpuHealthConfig, GpuPoolConfig, duration_seconds
 
@@ -88,3 +89,17 @@ def autoscaler_times(cluster: ClusterConfig, health: GpuHealthConfig) -> tuple[s
     provision = max(duration_seconds(scaler.max_node_provision_time), cold, PROVISION_FLOOR)
     unready = max(duration_seconds(scaler.scale_down_unready_time), cold + 5 * MINUTE, UNREADY_FLOOR)
     return minutes(provision), minutes(unready)
+
+
+def ok_unready_count(cluster: ClusterConfig, health: GpuHealthConfig) -> int:
+    """How many unready nodes the autoscaler tolerates whatever their share (`ok-total-unready-count`,
+    3 by default): where a GPU pool starts cold for longer than the autoscaler's 15 minutes of
+    "not started", a whole scale-up of it is unready for a while, and past 45% of the cluster's
+    nodes (`max-total-unready-percentage`) that would stop every scale-up and scale-down of the
+    cluster (clusterstate.go IsClusterHealthy). Raised to the largest GPU pool's maximum there."""
+    slow = [
+        p.max_count
+        for p in cluster.gpu_pools.values()
+        if pool_cold_start(p, cluster, health) > MAX_NODE_STARTUP_SECONDS
+    ]
+    return max([cluster.autoscaler.ok_total_unready_count, *slow])

@@ -33,6 +33,7 @@ from contracts.identity import refusals as identity_refusals
 from contracts.queueing import admitted_pod_spec
 from contracts.rotation import handoffs, units_of, walk
 from facts import autoscaler as ca
+from facts import gpu as gpu_health_facts
 from facts import strimzi
 from facts.gpu import CORDON_ANNOTATION, PREFLIGHT_LABEL, PREFLIGHT_PASSED, UNHEALTHY_TAINT_KEY
 from offline.engine import Plan
@@ -47,6 +48,7 @@ from tests.test_contracts import applicable
 from validation.loader import parse_platform_config
 
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+AGENT_POOL = "azure-native:containerservice:AgentPool"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
 MINUTE = 60
 
@@ -576,3 +578,40 @@ def test_a_training_job_requeued_to_the_other_region_when_prods_primary_is_lost_
         assert identity_refusals(view, submitted.namespace, submitted.pod, "trainer", held) == []
     # The old fixed location (`${WEIGHTS_WRITE_URL}`, the account itself) was the lost region's.
     assert accounts[account_name(view, submitted.golden)] == primary
+
+
+def test_a_whole_gpu_pool_starting_cold_never_stops_prods_autoscaler(plans):
+    """Prod's h100 pool scaled from zero to its maximum at once: its nodes carry the preflight
+    gate's startup taint past the autoscaler's 15 minutes of "not started", so they count as
+    unready; with the default tolerance (3 unready, or 45% of the cluster) that would stop every
+    scale-up and scale-down of the cluster until they pass. The cluster's profile tolerates them."""
+    plan = plans["prod"]
+    view, pod = _gang(plan)
+    pool_name = pod["nodeSelector"]["platform.ai/gpu-pool"]
+    pool = next(r for r in plan.of_type(AGENT_POOL) if r.inputs["agentPoolName"] == pool_name)
+    profile = view.managed_cluster.inputs["autoScalerProfile"]
+    ok = int(profile["okTotalUnreadyCount"])
+    others = [
+        Node(f"other-{i}", "other", {}, [], created=-3600, ready_since=-3600)
+        for i in range(sum(int(p.get("minCount") or p.get("count") or 0) for p in _other_pools(plan, view)))
+    ]
+    gate = {"key": gpu_health_facts.PREFLIGHT_TAINT_KEY, "value": "pending", "effect": "NoSchedule"}
+    cold = [
+        Node(f"h100-{i}", pool_name, {ca.AZURE_GPU_LABEL: "nvidia"}, [dict(gate)], created=0, ready_since=240)
+        for i in range(int(pool.inputs["maxCount"]))
+    ]
+    at = 20 * MINUTE  # past the 15 minutes, still being checked
+    assert Autoscaler.healthy([*others, *cold], at, ok)
+    assert not Autoscaler.healthy([*others, *cold], at)  # the default would stop the autoscaler
+
+
+def _other_pools(plan: Plan, view: ClusterView) -> list[dict[str, Any]]:
+    """The cluster's pools other than GPU pools (system, CPU, Kafka...), as planned."""
+    name = view.managed_cluster.inputs["resourceName"]
+    pools = [dict(p) for p in view.managed_cluster.inputs.get("agentPoolProfiles") or []]
+    pools += [
+        r.inputs
+        for r in plan.of_type(AGENT_POOL)
+        if r.inputs.get("resourceName") == name and "gpuProfile" not in r.inputs
+    ]
+    return pools

@@ -105,6 +105,13 @@ class AutoscalerProfileConfig(Model):
         description="How long a new node may take to become ready before the autoscaler gives up on it; at "
         "least the slowest GPU pool's cold start (planning/cold_start.py).",
     )
+    ok_total_unready_count: int = Field(
+        default=3,
+        ge=0,
+        le=100_000,
+        description="Unready nodes the autoscaler tolerates before counting the cluster unhealthy; at least the "
+        "largest GPU pool's maxCount where that pool starts cold for more than 15 minutes (planning/cold_start.py).",
+    )
     scale_down_unready_time: Duration = Field(
         default="20m",
         description="How long an unready node must be unneeded before it is removed; at least the slowest GPU "
