@@ -176,8 +176,9 @@ FAILURE_TABLE: tuple[Row, ...] = (
                 "of what its namespace's `platform-storage` ConfigMap lists in its region (the replica's "
                 "copy of the primary's checkpoints, and the replica's writable `checkpoints-<region>`, "
                 "`writtenInEveryRegion`) and writes its next ones to the latter at once; nothing "
-                "replicates those back: a job placed in the primary region later resumes from the "
-                "primary's newest unless they are copied there first",
+                "replicates those back: a job placed in the primary region later reads them through "
+                "the replica's endpoint there, and, while that region is down, resumes from the "
+                "primary's newest",
             ),
             "secondary": Cell(
                 "degrades",

@@ -120,7 +120,8 @@ def storage_locations(config: PlatformConfig, cluster_key: str) -> dict[str, str
     every region, in the replica's region, the replica's writable twin (planning/naming.py,
     regional_container); else the account's container. `<ACCOUNT>_<CONTAINER>_RESUME_URLS`: where
     a job on this cluster finds earlier ones (space-separated): there, the twin and the replica's
-    copy of the primary's container."""
+    copy of the primary's container; elsewhere, the account's container and the twin (reached
+    through the replica's endpoint in this region)."""
     region = config.clusters[cluster_key].region
     found = {}
     for key, copy in _nearest_copies(config, region).items():
@@ -134,9 +135,16 @@ def storage_locations(config: PlatformConfig, cluster_key: str) -> dict[str, str
                 f"{copy['blobEndpoint']}/{regional_container(container, region)}" if regional else f"{own}/{container}"
             )
             found[_variable(key, container, "url")] = where
-            # Where a job resumes from, newest first by its own step count: in the replica's region,
-            # what it wrote there and the copy of what the primary's wrote.
-            resume = [where, f"{copy['blobEndpoint']}/{container}"] if regional else [where]
+            # Where a job resumes from (the newest step wins): in the replica's region, what jobs
+            # wrote there and the copy of what the primary's wrote; elsewhere, the account and,
+            # through its endpoint in this region while its region is up, the replica's twin.
+            if regional:
+                resume = [where, f"{copy['blobEndpoint']}/{container}"]
+            elif container in account.written_in_every_region and (twin_region := replica_region(config, key)):
+                twin = regional_container(container, twin_region)
+                resume = [where, f"{blob_endpoint(replica_account_name(config, key))}/{twin}"]
+            else:
+                resume = [where]
             found[_variable(key, container, "resume", "urls")] = " ".join(resume)
     return found
 

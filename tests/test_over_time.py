@@ -28,7 +28,7 @@ import yaml
 
 from contracts.autoscaler import Autoscaler, Node, Template, candidate, fits, taint_text
 from contracts.cluster import CONFIG_MAP, ClusterView, cluster_of
-from contracts.golden import account_name, evaluate, storage_target
+from contracts.golden import account_name, endpoint_subnet, evaluate, storage_target
 from contracts.identity import refusals as identity_refusals
 from contracts.queueing import admitted_pod_spec
 from contracts.rotation import handoffs, units_of, walk
@@ -555,9 +555,17 @@ def test_a_training_job_requeued_to_the_other_region_when_prods_primary_is_lost_
         assert target is not None
         return target[0], target[1]
 
-    # Before: in eus2, to eus2's account.
+    # Before: in eus2, to eus2's account; it would resume from there and from what jobs wrote in
+    # scus (the replica's twin, reached through its endpoint in eus2 while scus is up).
     account, _ = checkpoints(home_view)
     assert accounts[account] == primary
+    (home_map,) = [
+        m for m in home_view.objects(CONFIG_MAP, submitted.namespace) if m["metadata"]["name"] == "platform-storage"
+    ]
+    home_resume = home_map["data"]["WEIGHTS_CHECKPOINTS_RESUME_URLS"].split()
+    assert len(home_resume) == 2 and home_resume[1].endswith("/checkpoints-scus")
+    replica = home_resume[1].removeprefix("https://").split(".")[0]
+    assert endpoint_subnet(home_view, f"/storageAccounts/{replica}")  # its endpoint in eus2
     # The region is lost; the same spec runs on the other region's worker.
     view = by_cluster[other][0]
     result = evaluate(view, submitted)
