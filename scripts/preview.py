@@ -30,16 +30,62 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.console import Console
+from rich.markup import escape
 
 from offline.engine import PROJECT_ROOT, Plan, preview_stack
-from offline.environment import preview_environment, review_environment, union_plan
+from offline.environment import (
+    parsed_environment,
+    preview_environment,
+    review_environment,
+    review_unit,
+    union_plan,
+    waves,
+)
 from offline.policy import PolicyConfigError, Review, review_plan
 from offline.render import capacity_table, headroom_table, print_error, print_plan, print_review
 from offline.report import StackReport, markdown
 from planning.capacity import plan_capacity
-from planning.layers import UNIT_SEPARATOR, parse_stack
-from validation.loader import parse_platform_config
-from validation.stackfile import available_stacks, read_stack_config
+from planning.layers import UNIT_SEPARATOR, Unit, parse_stack
+from validation.loader import ConfigError, parse_platform_config
+from validation.stackfile import StackFileError, available_stacks, read_stack_config
+
+
+def _missing_units(stack: str, wanted: list[Unit]) -> str | None:
+    """Why `wanted` is not a unit of `stack`'s environment (naming the units it has), or None.
+    A config error is the preview's to report."""
+    try:
+        config = parsed_environment(stack)
+    except ConfigError:
+        return None
+    existing = [unit for wave in waves(config) for unit in wave]
+    unknown = [unit for unit in wanted if unit not in existing]
+    if not unknown:
+        return None
+    names = ", ".join(unit.stack("").lstrip(".") for unit in existing)
+    return f"{stack} has no unit {', '.join(u.stack('').lstrip('.') for u in unknown)}; its units: {names}"
+
+
+def _each_unit(reviews: dict[str, Callable[[str], Review]], console: Console) -> Callable[[str], Review]:
+    """The selected units' reviews, each printed; the last one is returned (all must pass)."""
+
+    def review_all(environment: str) -> Review:
+        result: Review | None = None
+        failed: Review | None = None
+        for name, review in reviews.items():
+            result = review(environment)
+            if len(reviews) > 1:
+                console.print(f"[bold]{name}[/]")
+                print_review(result, console)
+            if not result.passed:
+                failed = result
+        console.print(
+            "[dim]A unit's review turns off the rules it cannot judge alone; `make preview STACK=<env>` "
+            "(every unit) and `make review` judge those on the environment.[/]"
+        )
+        assert result is not None
+        return failed or result
+
+    return review_all
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +125,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error).replace("environment.", ""))
     for stack in selected:
+        try:
+            read_stack_config(PROJECT_ROOT, stack)
+        except StackFileError as error:
+            console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+            failed = True
+            continue
         review_of: Callable[[str], Review]
+        if only and not args.single_stack:
+            missing = _missing_units(stack, [unit for unit in only if unit])
+            if missing:
+                parser.error(missing)
         if args.single_stack:
             plan = preview_stack(stack)
             units: dict[str, Plan] = {}
@@ -114,6 +170,12 @@ def main(argv: list[str] | None = None) -> int:
             console.print(capacity_table(capacity))
             console.print(headroom_table(capacity))
         review, problem = None, None
+        if selected and units:
+            # Each selected unit as its own `pulumi preview` reviews it: the rules it cannot judge
+            # alone are off (offline/environment.py, UNIT_BLIND_RULES), as scripts/policy_config.py
+            # turns them off in the workflow.
+            reviews = {name: functools.partial(review_unit, units[name]) for name in sorted(selected)}
+            review_of = _each_unit(reviews, console)
         if not args.no_policies:
             try:
                 review = review_of(config.environment)

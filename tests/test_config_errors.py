@@ -6,6 +6,7 @@ stack file, so it proves what `pulumi up` would do: stop before registering anyt
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -932,3 +933,28 @@ def test_configuration_reference_is_generated_from_the_model_and_current():
     assert "| `podCidr` | CIDR | required | dev: `100.64.0.0/16`" in text
     assert "dev: `Standard_LRS`" in text, "a stack's explicit weakening shows beside the default"
     assert "| `topics[].partitions` | integer, 1 to 10,000 | required | dev: `" in text, "list entries' values show"
+
+
+def test_a_stack_file_that_is_not_yaml_or_sets_a_key_twice_is_named_with_file_and_line(tmp_path):
+    """PyYAML raised a parser traceback without the file's name, and kept the last of two equal
+    keys in silence (the Pulumi CLI's reader refuses them: gopkg.in/yaml.v3, "already defined")."""
+    project = copy_project(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.dev.yaml"
+    original = stack_file.read_text()
+    stack_file.write_text(
+        original.replace("  platform:prefix: ailab\n", "  platform:prefix: ailab\n  platform:prefix: other\n", 1)
+    )
+    twice = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev"], cwd=project, capture_output=True, text=True
+    )
+    line = original.splitlines().index("  platform:prefix: ailab") + 1
+    assert twice.returncode == 1, twice.stdout
+    assert f"stacks/Pulumi.dev.yaml:{line + 1}: platform:prefix is already set at line {line}; keep one" in twice.stdout
+    stack_file.write_text(original.replace("  platform:environment: dev", "  platform:environment: [dev", 1))
+    broken = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "dev"], cwd=project, capture_output=True, text=True
+    )
+    assert broken.returncode == 1 and "Traceback" not in broken.stdout + broken.stderr
+    assert re.search(
+        r"stacks/Pulumi\.dev\.yaml:\d+:\d+: not valid YAML: did not find expected ',' or '\]'", broken.stdout
+    )

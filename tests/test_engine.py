@@ -196,3 +196,28 @@ def test_a_stack_reference_without_an_upstream_plan_fails_naming_the_stack():
     assert not plan.ok
     assert "StackReference to probe.foundation" in plan.error and "preview the units it depends on first" in plan.error
     assert not missing_output.ok and "groupName" in missing_output.error
+
+
+def test_a_units_preview_reviews_it_as_its_own_pulumi_preview_does(capsys):
+    """`make preview STACK=prod UNIT=cluster-eus2` (README): the cluster unit alone cannot see the
+    Fleet that owns its upgrades, so `aks-upgrade-owner` is off for it, as the workflow's
+    policy config turns it off; the output says the environment's review judges the rest."""
+    from scripts import preview
+
+    assert preview.main(["--stack", "prod", "--unit", "cluster-eus2", "--no-tree"]) == 0
+    out = capsys.readouterr().out
+    assert "aks-upgrade-owner" not in out and "0 mandatory" in out
+    assert "`make review` judge those on the environment" in out
+
+
+@pytest.mark.parametrize("unit, named", [("cluster-foo", "prod has no unit cluster-foo"), ("fleet", None)])
+def test_a_unit_the_environment_does_not_have_is_refused_with_the_units_it_has(capsys, unit, named):
+    from scripts import preview
+
+    stack = "prod" if unit == "cluster-foo" else "dev"
+    with pytest.raises(SystemExit) as exit_info:
+        preview.main(["--stack", stack, "--unit", unit])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert (named or f"{stack} has no unit {unit}") in err
+    assert "its units: foundation, data, cluster-eus2" in err

@@ -85,10 +85,50 @@ def read_stack_config(project_dir: Path, stack: str) -> StackConfig:
     return read_stack_file(path, project_name(project_dir), stack)
 
 
+class StackFileError(ValueError):
+    """A stack file that is not valid YAML, or that names a key twice: file and line first."""
+
+
+def _duplicates(node: yaml.Node, path: Path) -> list[str]:
+    """Every key a mapping names twice, with both lines: the Pulumi CLI's reader refuses them
+    (gopkg.in/yaml.v3, "mapping key ... already defined"), PyYAML keeps the last in silence."""
+    found = []
+    if isinstance(node, yaml.MappingNode):
+        first: dict[str, int] = {}
+        for name, value in node.value:
+            line = name.start_mark.line + 1
+            if name.value in first:
+                found.append(f"{path}:{line}: {name.value} is already set at line {first[name.value]}; keep one")
+            else:
+                first[name.value] = line
+            found += _duplicates(value, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for value in node.value:
+            found += _duplicates(value, path)
+    return found
+
+
+def load_stack_yaml(path: Path) -> Any:
+    """The stack file's document; StackFileError (file and line) for invalid YAML or a key set twice."""
+    text = path.read_text()
+    try:
+        node = yaml.compose(text, Loader=_LOADER)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(error, "problem", None) or str(error)
+        context = getattr(error, "context", None)
+        raise StackFileError(f"{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")) from None
+    duplicates = _duplicates(node, path) if node is not None else []
+    if duplicates:
+        raise StackFileError("\n".join(duplicates))
+    return yaml.load(text, Loader=_LOADER)
+
+
 def read_stack_file(path: Path, project: str, stack: str) -> StackConfig:
     """A stack file's config as the CLI would pass it to `project`'s stack `stack` (an example
     file outside the project's stacks, too)."""
-    document = yaml.load(path.read_text(), Loader=_LOADER) or {}
+    document = load_stack_yaml(path) or {}
     values: dict[str, str] = {}
     secret_keys: list[str] = []
     for raw_key, raw_value in (document.get("config") or {}).items():
