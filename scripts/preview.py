@@ -174,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
             # Each selected unit as its own `pulumi preview` reviews it: the rules it cannot judge
             # alone are off (offline/environment.py, UNIT_BLIND_RULES), as scripts/policy_config.py
             # turns them off in the workflow.
-            reviews = {name: functools.partial(review_unit, units[name]) for name in sorted(selected)}
+            reviews: dict[str, Callable[[str], Review]] = {
+                name: functools.partial(review_unit, units[name]) for name in sorted(selected)
+            }
             review_of = _each_unit(reviews, console)
         if not args.no_policies:
             try:
