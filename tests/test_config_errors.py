@@ -958,3 +958,21 @@ def test_a_stack_file_that_is_not_yaml_or_sets_a_key_twice_is_named_with_file_an
     assert re.search(
         r"stacks/Pulumi\.dev\.yaml:\d+:\d+: not valid YAML: did not find expected ',' or '\]'", broken.stdout
     )
+
+
+@pytest.mark.parametrize(
+    "path, typo, suggestion",
+    [
+        ("clusters.eus2.apiServer", "vnetIntegraton", "vnetIntegration"),
+        ("clusters.eus2", "gpuPool", "gpuPools"),
+        ("storage.accounts.weights", "writtenInEveryRegon", "writtenInEveryRegion"),
+    ],
+)
+def test_a_misspelt_key_suggests_the_nearest_known_one(path, typo, suggestion):
+    def misspell(values):
+        target = values[f"platform:{path.split('.')[0]}"]
+        for part in path.split(".")[1:]:
+            target = target[part]
+        target[typo] = target.pop(suggestion, True)
+
+    expect_problem("prod", misspell, f"platform:{path}.{typo}", f"is not a known key; did you mean {suggestion}?")

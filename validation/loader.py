@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pulumi
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from planning import streaming as streaming_plan
 from planning.layers import Unit, parse_stack
@@ -45,7 +47,9 @@ def _pydantic_problems(error: ValidationError, namespace: str = NAMESPACE) -> li
         location = [part for part in detail["loc"] if part != "[key]"]
         reason = detail["msg"]
         if detail["type"] == "extra_forbidden":
-            reason = "is not a known key (see docs/configuration.md)"
+            nearest = _nearest_key(location)
+            hint = f"; did you mean {nearest}?" if nearest else " (see docs/configuration.md)"
+            reason = f"is not a known key{hint}"
         elif detail["type"] == "missing":
             reason = "is required"
         elif detail["type"] == "literal_error":
@@ -69,6 +73,36 @@ def _pydantic_problems(error: ValidationError, namespace: str = NAMESPACE) -> li
         where = key(*location) if location else f"{NAMESPACE}:"
         problems.append(ConfigProblem(namespace + where[len(NAMESPACE) :], reason))
     return problems
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The type inside Optional[...] and Annotated[...]."""
+    while get_origin(annotation) in (Annotated, Union, UnionType):
+        arguments = [a for a in get_args(annotation) if a is not type(None)]
+        annotation = arguments[0]
+    return annotation
+
+
+def _nearest_key(location: list[Any]) -> str | None:
+    """The known key closest to a misspelt one, among its siblings in the config model."""
+    current: Any = PlatformConfig
+    for part in location[:-1]:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = next((f for n, f in current.model_fields.items() if part in (f.alias, n)), None)
+            if field is None:
+                return None
+            current = _unwrap(field.annotation)
+        elif get_origin(current) is dict:
+            current = _unwrap(get_args(current)[1])
+        elif get_origin(current) is list:
+            current = _unwrap(get_args(current)[0])
+        else:
+            return None
+    if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        return None
+    known = [f.alias or n for n, f in current.model_fields.items()]
+    matches = difflib.get_close_matches(str(location[-1]), known, n=1, cutoff=0.6)
+    return matches[0] if matches else None
 
 
 def _decode(value: Any) -> Any:
