@@ -976,3 +976,22 @@ def test_a_misspelt_key_suggests_the_nearest_known_one(path, typo, suggestion):
         target[typo] = target.pop(suggestion, True)
 
     expect_problem("prod", misspell, f"platform:{path}.{typo}", f"is not a known key; did you mean {suggestion}?")
+
+
+def test_a_problem_that_causes_others_comes_first():
+    """Two regions with one address space: the overlap makes every subnet of the second fall
+    outside its VNet; the overlap, the one thing to fix, is listed first."""
+
+    def overlap(values):
+        regions = values["platform:network"]["regions"]
+        regions["southcentralus"]["addressSpace"] = list(regions["eastus2"]["addressSpace"])
+
+    error = expect_problem(
+        "prod",
+        overlap,
+        "platform:network.regions.southcentralus.addressSpace[0]",
+        "overlaps platform:network.regions.eastus2.addressSpace[0]",
+    )
+    problems = [line for line in error.splitlines() if line.startswith("  - ")]
+    assert len(problems) > 1 and "addressSpace[0]: 10.20.0.0/16 overlaps" in problems[0], problems[:2]
+    assert all("is outside the southcentralus VNet" in line for line in problems[1:])

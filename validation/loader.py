@@ -19,7 +19,7 @@ from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
 from stackconfig.yaml_scalars import ambiguous_scalars
-from validation.checks import ConfigProblem, find_problems
+from validation.checks import ConfigProblem, find_problems, ordered
 from validation.stackfile import read_stack_config, stack_file
 
 # Config namespaces a stack file may use: the program's and its providers'. Anything else (a
@@ -209,7 +209,7 @@ def parse_platform_config(
     if config is not None and unit is not None:
         problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
     if problems or config is None:
-        raise ConfigError(_redacted(sorted(set(problems)), [value for _, _, value in credentials]))
+        raise ConfigError(_redacted(ordered(set(problems)), [value for _, _, value in credentials]))
     # Flink jobs become workloads, Kafka clients and a checkpoint account for the rest of the program.
     return streaming_plan.expand(config)
 
@@ -220,7 +220,7 @@ def _redacted(problems: list[ConfigProblem], secrets: list[str]) -> list[ConfigP
         reason = problem.reason
         for secret in secrets:
             reason = reason.replace(secret, "<redacted>")
-        result.append(ConfigProblem(problem.key, reason))
+        result.append(ConfigProblem(problem.key, reason, cause=problem.cause))
     return result
 
 

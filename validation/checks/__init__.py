@@ -76,17 +76,23 @@ CHECKS = (
 )
 
 
+def ordered(problems: set[ConfigProblem]) -> list[ConfigProblem]:
+    """The problems that cause others first, then by key."""
+    return sorted(problems, key=lambda problem: (not problem.cause, problem))
+
+
 def find_problems(config: PlatformConfig) -> list[ConfigProblem]:
-    """Every cross-field problem of a schema-valid config, sorted by key.
+    """Every cross-field problem of a schema-valid config: the ones that cause others first,
+    then by key.
 
     Flink jobs are checked as written, then (if they are sound) as what they expand into,
     workloads, Kafka clients and a checkpoint account (planning.streaming.expand), so that the
     identity, Kafka, storage and isolation rules hold for them too; those problems name the job."""
     problems = set(check_streaming(config))
     if problems or config.streaming is None:
-        return sorted(problems | {problem for check in CHECKS for problem in check(config)})
+        return ordered(problems | {problem for check in CHECKS for problem in check(config)})
     expanded = streaming_plan.expand(config)
-    return sorted(
+    return ordered(
         {
             ConfigProblem(
                 streaming_plan.derived_key(config, problem.key),
@@ -94,6 +100,7 @@ def find_problems(config: PlatformConfig) -> list[ConfigProblem]:
                 re.sub(
                     r"platform:[\w.\[\]-]+", lambda m: streaming_plan.derived_key(config, m.group(0)), problem.reason
                 ),
+                cause=problem.cause,
             )
             for check in CHECKS
             for problem in check(expanded)

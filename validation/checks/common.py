@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Namespaces AKS and its add-ons own; a team must not claim them.
 RESERVED_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"})
@@ -16,6 +16,9 @@ def _n(value: int) -> str:
 class ConfigProblem:
     key: str
     reason: str
+    # A problem that causes others (an address space overlapping another's makes its subnets fall
+    # outside it): listed first.
+    cause: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.key}: {self.reason}"

@@ -71,7 +71,7 @@ def check_address_overlaps(config: PlatformConfig) -> Iterator[ConfigProblem]:
     for first, second in addressing.overlapping_pairs(owned + _external_ranges(config)):
         # Name the range this environment owns: the hub's and on-premises' are not ours to move.
         subject, other = (first, second) if second not in owned else (second, first)
-        yield ConfigProblem(subject.key, f"{subject.network} overlaps {other.key} ({other.network})")
+        yield ConfigProblem(subject.key, f"{subject.network} overlaps {other.key} ({other.network})", cause=True)
 
 
 def _region_subnets(config: PlatformConfig, region: str) -> list[NamedRange]:
