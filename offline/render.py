@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
@@ -72,9 +74,23 @@ def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
             console.print(f"  {name}: {shown}", highlight=False, markup=False)
 
 
+CONFIG_ERROR = re.compile(r"^(?:[\w.-]+: )?The stack configuration has (\d+ problems?); nothing was deployed:\n", re.M)
+
+
 def print_error(plan: Plan, console: Console) -> None:
+    """Why a stack cannot be previewed. A configuration error is the environment's, whichever
+    unit read it first (each reads the whole file): said once, as a preview's, not a deploy's."""
+    error = plan.error or ""
+    config = CONFIG_ERROR.search(error)
+    if config:
+        body = error[config.end() :]
+        console.print(
+            f"[bold red]error:[/] the {plan.stack} configuration has {config.group(1)}; nothing was previewed:"
+        )
+        console.print(body, markup=False, highlight=False)
+        return
     console.print(f"[bold red]error:[/] the {plan.stack} stack cannot be previewed:")
-    console.print(plan.error, markup=False, highlight=False)
+    console.print(error, markup=False, highlight=False)
 
 
 def capacity_table(capacity: CapacityPlan) -> Table:

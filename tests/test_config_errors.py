@@ -877,6 +877,9 @@ def test_preview_cli_reports_bad_config_without_a_traceback(tmp_path):
     assert result.returncode == 1
     output = result.stdout + result.stderr
     assert "platform:network.podCidr" in output and "smaller than one node's /24" in output
+    # The environment's configuration, said once as a preview's: not as the first unit's, not deployed.
+    assert re.search(r"error: the dev configuration has \d+ problems?; nothing was previewed:", output)
+    assert "dev.foundation:" not in output and "nothing was deployed" not in output
     # An unknown key whose name is an emoji code is printed as typed, not as a rich emoji.
     stack_file.write_text(original.replace("\nconfig:\n", "\nconfig:\n  platform:x: 1\n", 1))
     result = subprocess.run(
