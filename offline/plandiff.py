@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +62,10 @@ class Change:
         if value == SECRET:
             return SECRET
         text = json.dumps(value, sort_keys=True, default=str)
-        return text if len(text) <= 80 else text[:77] + "..."
+        # A rule added to or taken from a list, or a role assignment's condition, is read whole:
+        # a cut-off prefix can look the same on both sides.
+        whole = self.path.endswith(("[+]", "[-]")) or self.path.rsplit(".", 1)[-1] == "condition"
+        return text if whole or len(text) <= 80 else text[:77] + "..."
 
     def __str__(self) -> str:
         return f"{self.path}: {self.shown(self.old)} → {self.shown(self.new)}"
@@ -169,10 +173,27 @@ def leaf_changes(old: Any, new: Any, path: str = "") -> Iterator[Change]:
             for key in sorted(set(old_keyed) | set(new_keyed)):
                 yield from leaf_changes(old_keyed.get(key, _MISSING), new_keyed.get(key, _MISSING), path + key)
             return
-        if len(old) == len(new):
+        if len(old) == len(new) and not any(isinstance(item, dict) for item in old + new):
             for index, (o, n) in enumerate(zip(old, new, strict=True)):
                 yield from leaf_changes(o, n, f"{path}[{index}]")
             return
+
+        # Lists of rules (ACLs, network policy and RBAC rules, NSG and firewall rules) item by
+        # item: what was taken out, what was put in, each whole.
+        def canonical(item: Any) -> str:
+            return json.dumps(item, sort_keys=True, default=str)
+
+        removed = Counter(map(canonical, old)) - Counter(map(canonical, new))
+        added = Counter(map(canonical, new)) - Counter(map(canonical, old))
+        for item in old:
+            if removed[canonical(item)] > 0:
+                removed[canonical(item)] -= 1
+                yield Change(f"{path}[-]", item, _MISSING)
+        for item in new:
+            if added[canonical(item)] > 0:
+                added[canonical(item)] -= 1
+                yield Change(f"{path}[+]", _MISSING, item)
+        return
     if old != new:
         yield Change(path, old, new)
 

@@ -258,9 +258,28 @@ def test_changes_are_leaf_paths_with_named_list_items_and_secrets_masked():
     new = {"pools": [{"name": "b", "count": 3}, {"name": "a", "count": 1}], "key": {"[secret]": "2"}}
     changes = {c.path: str(c) for c in leaf_changes(old, new)}
     assert changes == {"pools[name=b].count": "pools[name=b].count: 2 → 3", "key": "key: [secret] → [secret]"}
-    # A list that changes whole, with a secret inside: the digest never reaches the report.
-    (change,) = leaf_changes({"env": [{"[secret]": "digest1"}]}, {"env": [{"[secret]": "digest2"}, "b"]})
-    assert "digest" not in str(change) and '["[secret]", "b"]' in str(change)
+    # A list that changes, with a secret inside: item by item, and the digest never reaches the report.
+    changes_ = [
+        str(c) for c in leaf_changes({"env": [{"[secret]": "digest1"}]}, {"env": [{"[secret]": "digest2"}, "b"]})
+    ]
+    assert changes_ == ["env[-]: [secret] → (none)", "env[+]: (none) → [secret]", 'env[+]: (none) → "b"']
+
+
+def test_lists_of_rules_diff_item_by_item_and_whole():
+    """A Kafka ACL added, a network policy peer removed: each item whole, never the cut-off prefix
+    both sides share; a role assignment's condition is read whole too."""
+    acl = {
+        "resource": {"type": "topic", "name": "training-metrics", "patternType": "literal"},
+        "operations": ["Read", "Describe"],
+        "host": "*",
+    }
+    added = {**acl, "resource": {**acl["resource"], "name": "checkpoint-events"}}
+    old = {"spec": {"authorization": {"acls": [acl]}}, "condition": "a" * 200}
+    new = {"spec": {"authorization": {"acls": [acl, added]}}, "condition": "a" * 199 + "b"}
+    changes = [str(c) for c in leaf_changes(old, new)]
+    assert changes[0] == f'condition: "{"a" * 200}" → "{"a" * 199}b"'
+    assert changes[1].startswith("spec.authorization.acls[+]: (none) → ") and "checkpoint-events" in changes[1]
+    assert "..." not in changes[1] and len(changes) == 2
 
 
 def test_ignore_changes_hides_what_the_provider_would_ignore(head_side):
