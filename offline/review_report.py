@@ -336,7 +336,23 @@ def _policies(env: _Environment) -> list[str]:
     return lines
 
 
+def _unchanged(env: _Environment) -> bool:
+    """Compared with its base and nothing differs: no resource, policy or capacity change, nothing
+    to note, and it passes."""
+    diff = env.diff
+    return bool(
+        diff is not None
+        and not (diff.error or diff.notes or diff.resources or diff.renamed or diff.policy)
+        and env.ok
+        and env.passed
+        and not env.capacity_change
+    )
+
+
 def _environment(env: _Environment, snapshot: Snapshot, full: bool, diagrams: bool, limit: int) -> list[str]:
+    if not full and _unchanged(env):
+        # One line in the comment; the job summary keeps the full picture.
+        return [f"### ✅ {env.headline()}", ""]
     lines = [f"### {'✅' if env.passed else '❌'} {env.headline()}", ""]
     if not env.ok:
         lines += ["```", str((env.head or {}).get("error") or "").strip()[:4000], "```", ""]

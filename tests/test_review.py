@@ -565,3 +565,20 @@ def test_a_provider_renamed_with_an_alias_replaces_nothing_and_without_one_every
     assert aliased.resources == [] and [r.name for r in aliased.renamed] == [provider["name"] + "-renamed"]
     moved = diff_environment("dev", base, renamed(alias=False))
     assert sum(1 for d in moved.resources if d.action == "replace" and d.causes[-1].path == "provider") == deployed
+
+
+def test_an_environment_without_changes_is_one_line_in_the_comment(head_side):
+    """The onboarding comment was 38 KB of unchanged environments' tables and diagrams: an
+    environment with nothing to review is one line there (the job summary keeps everything)."""
+    head = json.loads(json.dumps(head_side))
+    environment = head["environments"]["dev"]
+    pool = next(r for s in environment["stacks"].values() for r in s["resources"] if r["type"].endswith(":AgentPool"))
+    pool["inputs"]["vmSize"] = "Standard_D16ds_v5"
+    report = render(Side("head", "h" * 40, head), Side("base", "b" * 40, head_side), diff_sides(head_side, head))
+    sections = report.comment.split("\n### ")[1:]
+    unchanged = [s for s in sections if not s.startswith(("✅ dev", "❌ dev"))]
+    body = [[line for line in s.split("<sub>")[0].splitlines() if line.strip()] for s in unchanged]
+    assert body and all(lines == [lines[0]] and lines[0].endswith("no change") for lines in body), body
+    assert "Diagram" in next(s for s in sections if "dev" in s.splitlines()[0])
+    # The full report (the job summary) keeps every environment's tables.
+    assert report.full.count("**Policies:**") == len(sections)
