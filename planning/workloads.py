@@ -216,6 +216,11 @@ class NotApplicable(Exception):
     """A template needs a placeholder the stack's cluster cannot fill."""
 
 
+def placeholders(template: str) -> set[str]:
+    """The `${NAME}` placeholders a template uses."""
+    return {m.group("braced") for m in string.Template.pattern.finditer(template) if m.group("braced")}
+
+
 def render(template: str, variables: dict[str, str]) -> list[dict[str, Any]]:
     """The template's documents with every `${NAME}` filled (`NotApplicable` names what is missing)."""
     missing = sorted(

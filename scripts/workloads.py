@@ -22,7 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planning.workloads import NotApplicable, render, template_variables  # noqa: E402
+from planning.workloads import NotApplicable, placeholders, render, template_variables  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +33,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster", help="cluster key (default: the stack's first)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a placeholder")
     args = parser.parse_args(argv)
+    # A --set the template does not use is a typo (NODE=16 for NODES): refused before anything runs.
+    used = placeholders(args.template.read_text())
+    for item in args.set:
+        name, equals, _ = item.partition("=")
+        if not equals or name not in used:
+            parser.error(
+                f"--set {item}: {args.template.name} has no placeholder {name!r}"
+                + ("" if equals else " (write NAME=VALUE)")
+                + f"; it uses {', '.join(sorted(used))}"
+            )
 
     if args.outputs:
         outputs = json.loads(args.outputs.read_text())

@@ -661,3 +661,15 @@ def test_every_framework_kueue_manages_has_a_golden_workload_admitted_on_every_s
     assert set(KUEUE_FRAMEWORKS) == set(covered), covered
     for framework, names in covered.items():
         assert any(APPLIES[name] for name in names), framework
+
+
+@pytest.mark.parametrize("setting, why", [("NODE=16", "has no placeholder 'NODE'"), ("NODES", "write NAME=VALUE")])
+def test_the_render_script_refuses_a_set_the_template_does_not_use(capsys, setting, why):
+    """`--set NODE=16` for NODES used to be ignored in silence: the job ran on the default 2 nodes."""
+    from scripts.workloads import main
+
+    with pytest.raises(SystemExit) as exited:
+        main([str(ROOT / "examples" / "training-infiniband.yaml"), "--set", setting])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert why in err and "it uses " in err and "NODES" in err
