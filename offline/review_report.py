@@ -188,7 +188,10 @@ def _capacity_lines(env: _Environment, snapshot: Snapshot, full: bool) -> list[s
     if not priced.rows:
         lines += [
             f"**Cost:** unpriced: the Retail Prices snapshot ({snapshot_date}) holds none of these "
-            f"{len(priced.unpriced)} meters (`scripts/prices.py` refreshes it)",
+            f"{len(priced.unpriced)} meters. To fill it, run `make prices` where Azure's Retail Prices API "
+            "is reachable and commit `facts/retail_prices.json`, or run the Prices workflow "
+            "(`.github/workflows/prices.yml`), which opens that pull request (docs/deploying.md, "
+            '"Before you start")',
             "",
         ]
         return lines + _capacity_details(env, snapshot, full)

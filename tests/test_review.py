@@ -416,6 +416,9 @@ def test_costs_come_only_from_the_snapshot_and_the_rest_is_listed_unpriced(head_
     assert empty.monthly_max == 0 and len(empty.unpriced) == len(dev.items)
     report = render(Side("head", None, head_side), None, None, snapshot=snapshot)
     assert "Retail Prices snapshot 2026-11-01" in report.full and "Unpriced" in report.full
+    # With nothing in the snapshot, the comment says how to fill it.
+    unfilled = render(Side("head", None, head_side), None, None, snapshot=Snapshot(None, snapshot.source, "USD", ()))
+    assert "To fill it, run `make prices`" in unfilled.comment and ".github/workflows/prices.yml" in unfilled.comment
 
 
 def test_the_committed_snapshot_is_the_apis_and_its_records_are_the_platforms_meters():
