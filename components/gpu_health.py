@@ -83,75 +83,79 @@ class GpuHealth(pulumi.ComponentResource):
             self._remediation(name, args, provider, in_namespace)
         self.register_outputs({})
 
-    def _gate(self, name: str, provider: kubernetes.Provider, in_namespace: pulumi.ResourceOptions) -> list[Any]:
-        """The gate's service account, its right to patch nodes and the guard that narrows it."""
+    def _node_writer(
+        self,
+        name: str,
+        account_name: str,
+        rules: list[dict[str, Any]],
+        guard_spec: Any,
+        provider: kubernetes.Provider,
+        in_namespace: pulumi.ResourceOptions,
+        automount: bool | None = None,
+    ) -> tuple[kubernetes.core.v1.ServiceAccount, kubernetes.rbac.v1.SubjectArgs, list[pulumi.Resource]]:
+        """A node agent's service account, its cluster-wide node rights, and the admission guard
+        (planning/gpu_health.py) that keeps them to its own node: (account, subject, what its pods
+        wait for)."""
         account = kubernetes.core.v1.ServiceAccount(
-            f"{name}-gate-sa",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=plan.GATE, namespace=plan.HEALTH_NAMESPACE),
-            automount_service_account_token=False,
+            f"{name}-sa",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=account_name, namespace=plan.HEALTH_NAMESPACE),
+            automount_service_account_token=automount,
             opts=in_namespace,
         )
+        subject = kubernetes.rbac.v1.SubjectArgs(
+            kind="ServiceAccount", name=account_name, namespace=plan.HEALTH_NAMESPACE
+        )
         role = kubernetes.rbac.v1.ClusterRole(
-            f"{name}-gate-role",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.GATE}"),
-            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in plan.GATE_RULES],
+            f"{name}-role",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{account_name}"),
+            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in rules],
             opts=in_namespace,
         )
         binding = kubernetes.rbac.v1.ClusterRoleBinding(
-            f"{name}-gate-binding",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.GATE}"),
+            f"{name}-binding",
+            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{account_name}"),
             role_ref=kubernetes.rbac.v1.RoleRefArgs(
                 api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role.metadata.name
             ),
-            subjects=[
-                kubernetes.rbac.v1.SubjectArgs(kind="ServiceAccount", name=plan.GATE, namespace=plan.HEALTH_NAMESPACE)
-            ],
+            subjects=[subject],
             opts=in_namespace,
         )
-        guard_name = f"platform-{plan.GATE}-own-node"
-        guard_spec: Any = plan.gate_guard()
+        guard_name = f"platform-{account_name}-own-node"
         guard = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-gate-guard",
+            f"{name}-guard",
             metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
             spec=guard_spec,
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
-        # The guard is in place before the gate can write anything.
+        # The guard is in place before the agent can write anything.
         guard_binding = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-gate-guard-binding",
+            f"{name}-guard-binding",
             metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
             spec=kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpecArgs(
                 policy_name=guard_name, validation_actions=["Deny"]
             ),
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[guard]),
         )
-        return [account, binding, guard_binding]
+        return account, subject, [account, binding, guard_binding]
+
+    def _gate(self, name: str, provider: kubernetes.Provider, in_namespace: pulumi.ResourceOptions) -> list[Any]:
+        """The gate's service account, its right to patch nodes and the guard that narrows it."""
+        _, _, ready = self._node_writer(
+            f"{name}-gate", plan.GATE, plan.GATE_RULES, plan.gate_guard(), provider, in_namespace, automount=False
+        )
+        return ready
 
     def _remediation(
         self, name: str, args: GpuHealthArgs, provider: kubernetes.Provider, in_namespace: pulumi.ResourceOptions
     ) -> None:
-        account = kubernetes.core.v1.ServiceAccount(
-            f"{name}-remediation-sa",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=plan.REMEDIATION, namespace=plan.HEALTH_NAMESPACE),
-            opts=in_namespace,
-        )
-        subject = kubernetes.rbac.v1.SubjectArgs(
-            kind="ServiceAccount", name=plan.REMEDIATION, namespace=plan.HEALTH_NAMESPACE
-        )
-        cluster_role = kubernetes.rbac.v1.ClusterRole(
-            f"{name}-remediation-role",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.REMEDIATION}"),
-            rules=[kubernetes.rbac.v1.PolicyRuleArgs(**rule_args(rule)) for rule in plan.REMEDIATION_RULES],
-            opts=in_namespace,
-        )
-        kubernetes.rbac.v1.ClusterRoleBinding(
-            f"{name}-remediation-binding",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=f"platform-{plan.REMEDIATION}"),
-            role_ref=kubernetes.rbac.v1.RoleRefArgs(
-                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=cluster_role.metadata.name
-            ),
-            subjects=[subject],
-            opts=in_namespace,
+        # The guard's spec is a manifest (planning/gpu_health.py), as the admission component passes its policies.
+        account, subject, ready = self._node_writer(
+            f"{name}-remediation",
+            plan.REMEDIATION,
+            plan.REMEDIATION_RULES,
+            plan.remediation_guard(),
+            provider,
+            in_namespace,
         )
         lock_role = kubernetes.rbac.v1.Role(
             f"{name}-remediation-lock-role",
@@ -175,30 +179,10 @@ class GpuHealth(pulumi.ComponentResource):
             subjects=[subject],
             opts=in_namespace,
         )
-        # The guard is in place before kured can write anything.
-        guard_name = f"platform-{plan.REMEDIATION}-own-node"
-        # A manifest (planning/gpu_health.py), as the admission component passes its policies.
-        guard_spec: Any = plan.remediation_guard()
-        guard = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-remediation-guard",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
-            spec=guard_spec,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider),
-        )
-        guard_binding = kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-remediation-guard-binding",
-            metadata=kubernetes.meta.v1.ObjectMetaArgs(name=guard_name),
-            spec=kubernetes.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpecArgs(
-                policy_name=guard_name, validation_actions=["Deny"]
-            ),
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[guard]),
-        )
         manifest = plan.remediation_daemonset(args.cluster, args.settings, args.login_server)
         kubernetes.apps.v1.DaemonSet(
             f"{name}-remediation",
             metadata=manifest_metadata(manifest),
             spec=manifest["spec"],
-            opts=pulumi.ResourceOptions.merge(
-                in_namespace, pulumi.ResourceOptions(depends_on=[account, guard_binding])
-            ),
+            opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[account, ready[-1]])),
         )
