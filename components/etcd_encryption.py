@@ -27,11 +27,8 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import keyvault
 
-from components.alerting import metric_alerts
 from components.groups import Group
-from components.keyvault import VAULT_LOG_CATEGORIES, private_vault_properties
-from components.observability import send_logs
-from components.rbac import lock_against_deletion
+from components.keyvault import private_vault_properties, watch_vault
 from planning.naming import Naming
 
 ETCD_KEY_NAME = "etcd-encryption"
@@ -97,24 +94,17 @@ class EtcdEncryption(pulumi.ComponentResource):
             for generation in range(max(args.generation - 1, 1), args.generation + 1)
         }
         key = keys[args.generation]
-        send_logs(
-            f"{name}-audit-logs",
-            resource_uri=vault.id,
-            workspace_id=args.log_analytics_workspace_id,
-            categories=VAULT_LOG_CATEGORIES,
-            parent=self,
-        )
-        metric_alerts(
-            f"{name}-alert",
-            resource_id=vault.id,
-            resource_type="Microsoft.KeyVault/vaults",
+        watch_vault(
+            name,
+            vault,
             resource_group_name=args.group.name,
+            workspace_id=args.log_analytics_workspace_id,
             routes=args.alert_routes,
             tags=args.tags,
+            lock=args.lock,
+            what="The etcd key vault",
             parent=self,
         )
-        if args.lock:
-            lock_against_deletion(f"{name}-lock", scope=vault.id, what="The etcd key vault", parent=self)
         self.vault_id = vault.id
         self.key_id = key.key_uri_with_version
         self.register_outputs({"vaultId": vault.id, "keyId": self.key_id})

@@ -51,6 +51,40 @@ def private_vault_properties(
     )
 
 
+def watch_vault(
+    name: str,
+    vault: keyvault.Vault,
+    *,
+    resource_group_name: pulumi.Input[str],
+    workspace_id: pulumi.Input[str],
+    routes: Mapping[str, list[pulumi.Input[str]]],
+    tags: dict[str, str],
+    lock: bool,
+    what: str,
+    parent: pulumi.Resource,
+) -> None:
+    """What every vault of the platform gets: every access audited, its Azure Monitor alerts, and
+    (where stateful resources are locked) a lock against deletion."""
+    send_logs(
+        f"{name}-audit-logs",
+        resource_uri=vault.id,
+        workspace_id=workspace_id,
+        categories=VAULT_LOG_CATEGORIES,
+        parent=parent,
+    )
+    metric_alerts(
+        f"{name}-alert",
+        resource_id=vault.id,
+        resource_type="Microsoft.KeyVault/vaults",
+        resource_group_name=resource_group_name,
+        routes=routes,
+        tags=tags,
+        parent=parent,
+    )
+    if lock:
+        lock_against_deletion(f"{name}-lock", scope=vault.id, what=what, parent=parent)
+
+
 @dataclass(frozen=True)
 class CustomerManagedKey:
     """A key in the environment's vault that storage accounts encrypt with."""
@@ -114,24 +148,17 @@ class KeyVault(pulumi.ComponentResource):
             tags=tags,
             parent=self,
         )
-        send_logs(
-            f"{name}-audit-logs",
-            resource_uri=vault.id,
-            workspace_id=service.log_analytics_workspace_id,
-            categories=VAULT_LOG_CATEGORIES,
-            parent=self,
-        )
-        metric_alerts(
-            f"{name}-alert",
-            resource_id=vault.id,
-            resource_type="Microsoft.KeyVault/vaults",
+        watch_vault(
+            name,
+            vault,
             resource_group_name=group.name,
+            workspace_id=service.log_analytics_workspace_id,
             routes=args.alert_routes,
             tags=tags,
+            lock=service.lock,
+            what="The Key Vault",
             parent=self,
         )
-        if service.lock:
-            lock_against_deletion(f"{name}-lock", scope=vault.id, what="The Key Vault", parent=self)
         for officers in settings.secrets_officer_group_object_ids:
             assign_role(
                 f"{name}-secrets-officer-{officers}",
