@@ -4,7 +4,7 @@ The tenants' deploy job runs it after `pulumi up`, signed in as its own identity
 job's GitHub OIDC token (the file AZURE_FEDERATED_TOKEN_FILE, kept fresh by the job) for an
 Entra ID token for Grafana's API, which never leaves the job. A person passes a token instead:
 
-    venv/bin/python scripts/dashboards.py --environment dev --endpoint https://<grafana endpoint> \\
+    venv/bin/python scripts/dashboards.py --stack dev --endpoint https://<grafana endpoint> \\
       --token "$(az account get-access-token --resource 6f2d169c-08f3-4a4c-a982-bcaf2d038c45 --query accessToken -o tsv)"
 """
 
@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from planning import dashboards, multikueue_token  # noqa: E402
+from stackconfig.stacks import stack_argument  # noqa: E402
 
 
 def entra_token() -> str:
@@ -60,11 +61,11 @@ def provision(endpoint: str, token: str, environment: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--environment", required=True)
+    parser.add_argument("--stack", required=True, type=stack_argument, help="the platform stack: prod, prod-scale")
     parser.add_argument("--endpoint", required=True, help="the Grafana endpoint (the tenants stack's grafanaEndpoint)")
     parser.add_argument("--token", help="an Entra ID token for Grafana; default: the job's, from its OIDC token")
     args = parser.parse_args(argv)
-    return provision(args.endpoint, args.token or entra_token(), args.environment)
+    return provision(args.endpoint, args.token or entra_token(), args.stack)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ identity holding AcrPush and `Microsoft.ContainerRegistry/registries/metadata/wr
 the tag; the registry's Contributor or Owner has both). The deploy and plan identities only
 pull, and deploy runners never reach a chart upstream.
 
-    venv/bin/python scripts/mirror_charts.py --environment prod            # every chart
-    venv/bin/python scripts/mirror_charts.py --environment prod --chart kueue
+    venv/bin/python scripts/mirror_charts.py --stack prod            # every chart
+    venv/bin/python scripts/mirror_charts.py --stack prod --chart kueue
     venv/bin/python scripts/mirror_charts.py --record --chart gpu-operator  # print a digest to pin
 
 For each chart: `helm pull` the pinned version (an OCI upstream by its pinned manifest digest),
@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from planning.charts import CHART_NAMESPACE, CHARTS, HelmChart, chart_repository, upstream_pull  # noqa: E402
 from planning.naming import Naming  # noqa: E402
+from stackconfig.stacks import stack_argument  # noqa: E402
 from validation.loader import parse_platform_config  # noqa: E402
 from validation.stackfile import read_stack_config  # noqa: E402
 
@@ -152,14 +153,18 @@ def mirror(chart: HelmChart, registry: str, login_server: str, work: Path) -> st
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--environment", help="the stack file (dev, staging, prod) whose registry receives the charts")
+    parser.add_argument(
+        "--stack",
+        type=stack_argument,
+        help="the platform stack (dev, staging, prod-x) whose registry receives the charts",
+    )
     parser.add_argument("--chart", action="append", choices=[c.name for c in CHARTS], help="only these (repeatable)")
     parser.add_argument(
         "--record", action="store_true", help="pull and print each archive's sha256 to pin; push nothing"
     )
     args = parser.parse_args(argv)
-    if not args.record and not args.environment:
-        parser.error("--environment is required unless --record")
+    if not args.record and not args.stack:
+        parser.error("--stack is required unless --record")
     charts = [c for c in CHARTS if not args.chart or c.name in args.chart]
 
     try:
@@ -174,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 "the upstream's index.yaml and pin it as archive_sha256 in planning/charts.py"
             )
         if not args.record:
-            config = parse_platform_config(read_stack_config(ROOT, args.environment).values, stack=args.environment)
+            config = parse_platform_config(read_stack_config(ROOT, args.stack).values, stack=args.stack)
             naming = Naming(config.prefix, config.environment)
             registry, login_server = naming.registry(), naming.registry_login_server()
             token_only = ["--output", "tsv", "--query", "accessToken"]

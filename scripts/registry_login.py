@@ -7,7 +7,7 @@ trades the job's federated GitHub token (AZURE_FEDERATED_TOKEN_FILE, kept fresh 
 an Entra ID token, that for a registry refresh token (planning/registry_token.py), and writes
 Helm's registry config; with `--every` it does so again on that period until killed.
 
-    venv/bin/python scripts/registry_login.py --environment prod [--out PATH] [--every SECONDS]
+    venv/bin/python scripts/registry_login.py --stack prod [--out PATH] [--every SECONDS]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from planning import multikueue_token, registry_token  # noqa: E402
 from planning.naming import Naming  # noqa: E402
+from stackconfig.stacks import stack_argument  # noqa: E402
 from validation.loader import parse_platform_config  # noqa: E402
 from validation.stackfile import read_stack_config  # noqa: E402
 
@@ -55,7 +56,9 @@ def write(out: Path, login_server: str, token: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--environment", required=True, help="whose registry (stacks/Pulumi.<env>.yaml)")
+    parser.add_argument(
+        "--stack", required=True, type=stack_argument, help="whose registry (stacks/Pulumi.<stack>.yaml)"
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--every", type=int, default=0, help="sign in again every SECONDS (0: once)")
     args = parser.parse_args(argv)
-    config = parse_platform_config(read_stack_config(ROOT, args.environment).values, stack=args.environment)
+    config = parse_platform_config(read_stack_config(ROOT, args.stack).values, stack=args.stack)
     login_server = Naming(config.prefix, config.environment).registry_login_server()
     while True:
         try:

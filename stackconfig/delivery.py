@@ -9,15 +9,25 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from stackconfig.model.base import Model, RegionName, Uuid
+from stackconfig.stacks import ENVIRONMENTS
 
 DELIVERY_NAMESPACE = "delivery"
 
-# Environment names as every tool takes them: they become parts of GitHub environment names,
-# state containers (pulumi-state-<env>, at most 63) and key names.
-DeliveryEnvironmentName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,14}$")]
+
+def _environment(name: str) -> str:
+    if name not in ENVIRONMENTS:
+        raise ValueError(
+            f"is not an environment ({', '.join(ENVIRONMENTS)}); a variant such as {name!r} is a stack listed in an "
+            "environment's platformStacks (docs/environments.md)"
+        )
+    return name
+
+
+# The environments' names key the identities, state containers and GitHub environments.
+DeliveryEnvironmentName = Annotated[str, AfterValidator(_environment)]
 _RESOURCE_ID = r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+"
 ResourceGroupId = Annotated[str, StringConstraints(pattern=_RESOURCE_ID + r"$")]
 SubnetId = Annotated[
@@ -182,8 +192,9 @@ class DeliveryEnvironment(Model):
     subscription_id: Uuid = Field(description="The subscription the environment's units deploy into.")
     platform_stacks: list[str] | None = Field(
         None,
-        description="The platform stack files (stacks/Pulumi.<name>.yaml) of this environment: the grants cover "
-        "the hub use and API server subzones of each. Default: the environment's name.",
+        description="The platform stack files (stacks/Pulumi.<name>.yaml) of this environment, named as every "
+        "stack is (`prod`, `prod-<variant>`: stackconfig/stacks.py): the grants cover the hub use and API server "
+        "subzones of each. Default: the environment's name.",
     )
     own_hub: bool = Field(
         False,
@@ -215,7 +226,10 @@ class DeliveryConfig(Model):
     )
     hub: HubAccess = Field(description="The hub the delivery's endpoints live in and the environments peer with.")
     environments: dict[DeliveryEnvironmentName, DeliveryEnvironment] = Field(
-        min_length=1, description="Every environment the repository deploys, by name."
+        min_length=1,
+        description="Every environment the repository deploys: `dev`, `staging` or `prod` (the policy packs' "
+        "configs, the GitHub environments and the identities are per environment; a variant is a stack in "
+        "`platformStacks`).",
     )
     admin_group_object_id: Uuid | None = Field(
         None,

@@ -204,14 +204,12 @@ def mirror_in_process(monkeypatch, tools: FakeTools, chart: HelmChart, archive: 
     for key, value in tools.env(archive, chart).items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(mirror_charts, "CHARTS", (chart,))
-    return mirror_charts.main(["--environment", "dev", *args])
+    return mirror_charts.main(["--stack", "dev", *args])
 
 
 def test_the_mirror_refuses_an_archive_whose_sha256_differs_from_the_pin(tmp_path):
     tools = FakeTools(tmp_path)
-    done = run_mirror(
-        tools, tools.env(b"not strimzi's bytes", STRIMZI), "--environment", "dev", "--chart", STRIMZI.name
-    )
+    done = run_mirror(tools, tools.env(b"not strimzi's bytes", STRIMZI), "--stack", "dev", "--chart", STRIMZI.name)
     assert done.returncode == 1
     assert "refused: the archive's sha256 is" in done.stderr and STRIMZI.archive_sha256 in done.stderr
     assert tools.verbs("helm") == ["version", "registry", "pull"], "pulled, never pushed"
@@ -221,7 +219,7 @@ def test_the_mirror_refuses_an_archive_whose_sha256_differs_from_the_pin(tmp_pat
 def test_the_mirror_refuses_a_chart_it_cannot_check_before_reaching_anything(tmp_path):
     tools = FakeTools(tmp_path)
     unpinned = next(c for c in CHARTS if not c.content_pinned)
-    done = run_mirror(tools, tools.env(b"x", unpinned), "--environment", "dev", "--chart", unpinned.name)
+    done = run_mirror(tools, tools.env(b"x", unpinned), "--stack", "dev", "--chart", unpinned.name)
     assert done.returncode == 1
     assert f"no pinned digest for {unpinned.name}" in done.stderr
     assert tools.verbs("helm") == ["version"] and tools.calls("az") == []
@@ -229,7 +227,7 @@ def test_the_mirror_refuses_a_chart_it_cannot_check_before_reaching_anything(tmp
 
 def test_the_mirror_pulls_an_oci_upstream_by_its_pinned_digest(tmp_path):
     tools = FakeTools(tmp_path)
-    done = run_mirror(tools, tools.env(b"kueue", KUEUE), "--environment", "dev", "--chart", KUEUE.name)
+    done = run_mirror(tools, tools.env(b"kueue", KUEUE), "--stack", "dev", "--chart", KUEUE.name)
     assert done.returncode == 0, done.stderr
     pull = next(c["args"] for c in tools.calls("helm") if c["args"][0] == "pull")
     assert pull[1:4] == upstream_pull(KUEUE)
@@ -285,7 +283,7 @@ def test_a_tag_already_in_the_registry_is_kept_and_locked_not_pushed_again(tmp_p
 def test_the_mirror_needs_a_helm_that_installs_by_digest_and_pushes_reproducibly(tmp_path):
     tools = FakeTools(tmp_path)
     done = run_mirror(
-        tools, tools.env(b"kueue", KUEUE, FAKE_HELM_VERSION="v3.16.4"), "--environment", "dev", "--chart", "kueue"
+        tools, tools.env(b"kueue", KUEUE, FAKE_HELM_VERSION="v3.16.4"), "--stack", "dev", "--chart", "kueue"
     )
     assert done.returncode == 1 and "the mirror pushes with Helm 3.20.x" in done.stderr
     assert tools.calls("az") == []
@@ -330,7 +328,7 @@ def test_a_job_signs_helm_in_with_a_registry_token_for_its_own_identity(tmp_path
 
     monkeypatch.setattr(module, "_post", post)
     out = tmp_path / "helm" / "config.json"
-    assert module.main(["--environment", "dev", "--out", str(out)]) == 0
+    assert module.main(["--stack", "dev", "--out", str(out)]) == 0
     (entra, entra_body), (exchange, exchange_body) = posted
     assert entra == "https://login.microsoftonline.com/tenant-1/oauth2/v2.0/token"
     assert entra_body["client_assertion"] == "github-oidc-token" and entra_body["client_id"] == "client-1"
@@ -350,7 +348,7 @@ def test_a_job_signs_helm_in_with_a_registry_token_for_its_own_identity(tmp_path
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     # A failed round keeps the last credentials and says so.
     monkeypatch.setattr(module, "_post", lambda url, body: (_ for _ in ()).throw(OSError("no route")))
-    assert module.main(["--environment", "dev", "--out", str(out)]) == 1
+    assert module.main(["--stack", "dev", "--out", str(out)]) == 1
     assert (
         "acr-token" in base64.b64decode(json.loads(out.read_text())["auths"]["crailabdev.azurecr.io"]["auth"]).decode()
     )

@@ -707,7 +707,7 @@ CASES = {
         "prod",
         set_in("environment", "staging"),
         "platform:environment",
-        "staging in stack prod",
+        "'prod' is a stack of prod, but its platform:environment is staging",
     ),
     "a boolean where a number belongs": (
         "dev",
@@ -998,3 +998,25 @@ def test_a_problem_that_causes_others_comes_first():
     problems = [line for line in error.splitlines() if line.startswith("  - ")]
     assert len(problems) > 1 and "addressSpace[0]: 10.20.0.0/16 overlaps" in problems[0], problems[:2]
     assert all("is outside the southcentralus VNet" in line for line in problems[1:])
+
+
+def test_a_stack_named_against_the_rule_is_refused_with_the_rule_and_a_name_that_fits():
+    """`research-eu` deploying staging: the message is the one naming rule (stackconfig/stacks.py),
+    first, with a name for the stack that fits it, and the same whatever the environment is."""
+    from validation.loader import ConfigError, parse_platform_config
+    from validation.stackfile import read_stack_config
+
+    staging = read_stack_config(ROOT, "staging").values
+    with pytest.raises(ConfigError) as refused:
+        parse_platform_config(staging, stack="research-eu")
+    first = str(refused.value).splitlines()[1].strip()
+    assert first.startswith(
+        "- stack: 'research-eu' breaks the stack naming rule; name it `staging` or `staging-researcheu`:"
+    ), str(refused.value)
+    with pytest.raises(ConfigError) as other:
+        parse_platform_config(staging, stack="prod-eu")
+    assert (
+        "- platform:environment: 'prod-eu' is a stack of prod, but its platform:environment is staging; name the "
+        "stack `staging-<variant>`"
+    ) in str(other.value)
+    assert parse_platform_config(staging, stack="staging-eu").environment == "staging"

@@ -27,6 +27,7 @@ PACKS = ("azure-platform", "kubernetes-platform")
 
 sys.path.insert(0, str(ROOT))
 from planning.layers import LAYERS  # noqa: E402
+from stackconfig.stacks import ENVIRONMENTS, environment_of, stack_name_problem  # noqa: E402
 from tests.support.github import WORKFLOWS, all_workflows, condition, job_results, load, render  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
@@ -36,13 +37,19 @@ RUNNER_TEMP = "/runner/temp"
 
 
 def reusable_run(
-    environment: str, layer: str, command: str, variables: dict[str, str] | None = None, cluster: str = ""
+    environment: str,
+    layer: str,
+    command: str,
+    variables: dict[str, str] | None = None,
+    cluster: str = "",
+    stack: str = "",
 ) -> dict[str, Any]:
     """The shared Pulumi job as it runs for one unit and `command` (its expressions evaluated:
     the job's env first, which its steps then read)."""
     workflow = load("pulumi.yml")
     inputs = {
         "environment": environment,
+        "stack": stack,
         "layer": layer,
         "cluster": cluster,
         "command": command,
@@ -190,6 +197,7 @@ def test_the_shared_pulumi_job_refuses_a_unit_that_is_not_one():
         env = {
             **os.environ,
             "ENVIRONMENT": "prod",
+            "PLATFORM_STACK": "prod",
             "LAYER": layer,
             "CLUSTER": cluster,
             "COMMAND": "up",
@@ -224,8 +232,7 @@ def test_every_pulumi_run_applies_both_policy_packs_with_its_units_config():
                 assert (ROOT / path).exists(), f"{path} does not exist"
             run = "\n".join(step.get("run", "") for step in job["steps"])
             assert (
-                'scripts/policy_config.py --environment "$ENVIRONMENT" --layer "$LAYER" --out "$RUNNER_TEMP/policy"'
-                in run
+                'scripts/policy_config.py --stack "$PLATFORM_STACK" --layer "$LAYER" --out "$RUNNER_TEMP/policy"' in run
             )
             assert (job["env"]["ENVIRONMENT"], job["env"]["LAYER"]) == (env, layer)
 
@@ -390,22 +397,35 @@ def test_the_pulumi_cli_is_the_sdks_version():
     assert pulumi["with"]["pulumi-version"] == pinned.group(1)
 
 
+def deployed_stacks() -> list[str]:
+    """The platform stacks deploy.yml deploys, in its order: the one list of what is deployed."""
+    return [
+        job["with"]["stack"]
+        for job in load("deploy.yml")["jobs"].values()
+        if job.get("uses") == "./.github/workflows/environment.yml"
+    ]
+
+
 def test_pushes_to_main_deploy_dev_then_staging_then_prod():
     workflow = load("deploy.yml")
     assert workflow["on"]["push"] == {"branches": ["main"]}
     assert workflow["concurrency"] == {"group": "deploy", "cancel-in-progress": False}
-    environments = {
-        job["with"]["environment"]: name
+    jobs = {
+        job["with"]["stack"]: name
         for name, job in workflow["jobs"].items()
         if job.get("uses") == "./.github/workflows/environment.yml"
     }
-    assert list(environments) == list(DEPLOYED)
-    for earlier, later in itertools.pairwise(DEPLOYED):
-        assert environments[earlier] in needs_of(workflow["jobs"][environments[later]]), f"{later} before {earlier}"
-    for name in environments.values():
+    assert [environment_of(stack) for stack in jobs if stack in DEPLOYED] == list(DEPLOYED)
+    for stack, name in jobs.items():
+        assert stack_name_problem(stack) is None, name
+        assert (ROOT / "stacks" / f"Pulumi.{stack}.yaml").exists(), f"{name} deploys {stack}, which has no stack file"
+        # Every stack of an earlier environment is deployed before any stack of a later one.
+        for earlier, earlier_name in jobs.items():
+            if DEPLOYED.index(str(environment_of(earlier))) < DEPLOYED.index(str(environment_of(stack))):
+                assert earlier_name in ancestors(workflow, name), f"{stack} deploys before {earlier}"
         assert workflow["jobs"][name]["permissions"] == {"contents": "read", "id-token": "write"}
         assert "if" not in workflow["jobs"][name]
-    assert "review" in ancestors(workflow, environments["dev"])
+    assert "review" in ancestors(workflow, jobs["dev"])
 
 
 def _unit_jobs(workflow: dict[str, Any]) -> dict[tuple[str, str], str]:
@@ -513,9 +533,10 @@ def assert_every_unit(jobs: dict[str, Any], job: dict[str, Any]) -> None:
     """A matrix over scripts/units.py's list of every unit of dev, staging and prod."""
     assert job["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.units.outputs.units) }}"}
     assert job["with"]["environment"] == "${{ matrix.environment }}"
+    assert job["with"]["stack"] == "${{ matrix.platform_stack }}"
     assert job["with"]["layer"] == "${{ matrix.layer }}" and job["with"]["cluster"] == "${{ matrix.cluster }}"
     run = "\n".join(step.get("run", "") for step in jobs["units"]["steps"])
-    assert "scripts/units.py --environment dev --environment staging --environment prod --github" in run
+    assert "scripts/units.py " + " ".join(f"--stack {stack}" for stack in deployed_stacks()) + " --github" in run
 
 
 def test_the_comment_workflow_writes_only_what_it_validated():
@@ -583,7 +604,7 @@ def test_every_deployed_environment_has_a_stack_file_and_prod_scale_is_never_dep
 
 def test_the_units_script_lists_each_environments_waves_as_the_workflows_read_them():
     result = subprocess.run(
-        [sys.executable, "scripts/units.py", "--environment", "prod", "--github"],
+        [sys.executable, "scripts/units.py", "--stack", "prod", "--github"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -606,7 +627,7 @@ def test_the_units_script_lists_each_environments_waves_as_the_workflows_read_th
         "prod.fleet",
     ]
     every = subprocess.run(
-        [sys.executable, "scripts/units.py", "--environment", "dev", "--environment", "staging", "--github"],
+        [sys.executable, "scripts/units.py", "--stack", "dev", "--stack", "staging", "--github"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -729,4 +750,41 @@ def test_cluster_jobs_sign_helm_in_to_the_registry_before_pulumi_and_keep_it_sig
                 r"nohup venv/bin/python scripts/registry_login.py .*--every (\d+)", run.replace("\\\n", "")
             )
             assert renew and int(renew.group(1)) == REFRESH_SECONDS < 3 * 3600
-            assert run.index("--environment") and run.strip().endswith("&")
+            assert run.index("--stack") and run.strip().endswith("&")
+
+
+def test_the_pulumi_workflow_checks_a_stack_name_as_every_tool_does(tmp_path):
+    """The workflow's shell check of its inputs and stackconfig/stacks.py accept the same names."""
+    (check,) = [s for s in load("pulumi.yml")["jobs"]["pulumi"]["steps"] if s.get("name", "").startswith("Check")]
+    cases = [
+        ("prod", "prod"),
+        ("prod", "prod-scale"),
+        ("staging", "staging-eu"),
+        ("staging", "research-eu"),
+        ("staging", "prod-eu"),
+        ("prod", "prod.data"),
+        ("prod", "prod-a-b"),
+        ("prod", "prod-abcdefghijk"),
+        ("prod", "prod-Eu"),
+        ("qa", "qa"),
+    ]
+    for environment, stack in cases:
+        variables = dict.fromkeys(("ARM_CLIENT_ID", "ARM_TENANT_ID", "ARM_SUBSCRIPTION_ID", "STATE_ACCOUNT"), "set")
+        result = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", check["run"]],
+            env={
+                "PATH": os.environ["PATH"],
+                "ENVIRONMENT": environment,
+                "PLATFORM_STACK": stack,
+                "LAYER": "tenants",
+                "CLUSTER": "",
+                "COMMAND": "preview",
+                "RUNNER_TEMP": str(tmp_path),
+                "GITHUB_ENV": str(tmp_path / "env"),
+                **variables,
+            },
+            capture_output=True,
+            text=True,
+        )
+        expected = environment in ENVIRONMENTS and stack_name_problem(stack, environment) is None
+        assert (result.returncode == 0) == expected, (environment, stack, result.stdout)

@@ -474,7 +474,7 @@ def test_the_stack_init_commands_create_exactly_the_units_with_the_deliverys_key
     from offline.environment import parsed_environment, waves
 
     result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "units.py"), "--environment", environment, "--init"],
+        [sys.executable, str(ROOT / "scripts" / "units.py"), "--stack", environment, "--init"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -698,3 +698,15 @@ def test_no_layer_can_write_another_layers_resources(stack):
             )
             denied = check(ids.deployer(layer), grants, [write])
             assert bool(denied) == (other != layer), (layer, group)
+
+
+def test_a_delivery_environment_is_one_the_packs_know_and_a_variant_is_a_platform_stack():
+    """`delivery:environments` takes dev, staging and prod (their packs' files, GitHub
+    environments and identities exist); `research-eu` is refused naming the key, and a variant
+    is listed as one of an environment's `platformStacks`, checked by the same rule."""
+    values = dict(read_stack_config(ROOT / "delivery", "acme").values)
+    environments = json.loads(values["delivery:environments"])
+    environments["research-eu"] = environments["staging"]
+    with pytest.raises(ConfigError) as refused:
+        parse_delivery_config({**values, "delivery:environments": json.dumps(environments)})
+    assert "delivery:environments.research-eu" in str(refused.value)

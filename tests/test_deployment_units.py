@@ -325,8 +325,8 @@ def test_the_policy_config_script_writes_each_packs_file_for_a_unit(tmp_path):
         [
             sys.executable,
             "scripts/policy_config.py",
-            "--environment",
-            "prod",
+            "--stack",
+            "prod-scale",
             "--layer",
             "tenants",
             "--out",

@@ -276,7 +276,7 @@ def test_the_dashboards_reach_grafana_with_a_token_that_never_enters_the_state(p
         "AZURE_CLIENT_ID": "client",
         "AZURE_AUTHORITY_HOST": base + "/",
     }
-    script = [sys.executable, "scripts/dashboards.py", "--environment", "prod", "--endpoint", base]
+    script = [sys.executable, "scripts/dashboards.py", "--stack", "prod", "--endpoint", base]
     try:
         for _ in range(2):  # a second deploy: the folder exists, the dashboards are overwritten
             result = subprocess.run(script, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)

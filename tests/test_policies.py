@@ -862,6 +862,8 @@ def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
     document["config"]["platform:protect"] = False
     first_cluster = next(iter(document["config"]["platform:clusters"].values()))
     first_cluster["tier"] = "Free"
+    # In place of prod: beside it, the copy would be refused for sharing prod's prefix and ranges.
+    (project / "stacks" / "Pulumi.prod.yaml").unlink()
     (project / "stacks" / "Pulumi.prod-weakened.yaml").write_text(yaml.safe_dump(document))
     report = tmp_path / "review.md"
     result = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -14,13 +15,15 @@ import pulumi
 from pydantic import BaseModel, ValidationError
 
 from planning import streaming as streaming_plan
-from planning.layers import Unit, parse_stack
+from planning.layers import UNIT_SEPARATOR, Unit, parse_stack
 from stackconfig.credentials import WHERE_SECRETS_BELONG, find_credentials
 from stackconfig.keys import NAMESPACE, key
 from stackconfig.model import PlatformConfig
+from stackconfig.stacks import environment_of, stack_name_problem
 from stackconfig.yaml_scalars import ambiguous_scalars
 from validation.checks import ConfigProblem, find_problems, ordered
-from validation.stackfile import read_stack_config, stack_file
+from validation.checks.repository import collisions
+from validation.stackfile import StackFileError, available_stacks, read_stack_config, stack_file
 
 # Config namespaces a stack file may use: the program's and its providers'. Anything else (a
 # misspelt `platfrom:protect`) would be read by nothing.
@@ -166,12 +169,14 @@ def parse_platform_config(
     stack_file: Path | None = None,
     unit: Unit | None = None,
     unit_stack: str | None = None,
+    others: Mapping[str, PlatformConfig] | None = None,
 ) -> PlatformConfig:
     """Validate `platform:` config given as {"platform:network": <json or value>, ...}.
 
     Keys of the providers' namespaces (e.g. `azure-native:location`) are not ours and pass;
-    any other namespace is a problem. `stack` must name the environment (prod, or prod-<x>);
-    `stack_file`, when given, is checked for values YAML would convert. Raises ConfigError
+    any other namespace is a problem. `stack` must follow the naming rule (stackconfig/stacks.py);
+    `stack_file`, when given, is checked for values YAML would convert; `others` (the repository's
+    other stacks) for names and ranges this stack may not share (checks/repository.py). Raises ConfigError
     listing every problem; no message repeats a value that looks like a credential.
     """
     prefix = f"{NAMESPACE}:"
@@ -193,19 +198,12 @@ def parse_platform_config(
         ]
     if config is not None:
         problems += find_problems(config)
-    if (
-        config is not None
-        and stack is not None
-        and stack != config.environment
-        and not stack.startswith(f"{config.environment}-")
-    ):
-        problems.append(
-            ConfigProblem(
-                key("environment"),
-                f"{config.environment} in stack {stack}: a stack deploys its own "
-                "environment (prod, or a prod-<name> variant of it)",
-            )
-        )
+    if stack is not None and (naming := stack_name_problem(stack, config.environment if config else None)):
+        # The name decides the policies, identities and GitHub environments a deploy gets.
+        where = "stack" if environment_of(stack) is None else key("environment")
+        problems.append(ConfigProblem(where, naming, cause=True))
+    if config is not None and stack is not None and others:
+        problems += collisions(stack, streaming_plan.expand(config), others)
     if config is not None and unit is not None:
         problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
     if problems or config is None:
@@ -276,12 +274,37 @@ def load_environment() -> tuple[PlatformConfig, Unit | None]:
         environment, unit = parse_stack(stack)
     except ValueError as error:
         raise ConfigError([ConfigProblem("stack", str(error))]) from None
+    others = repository_stacks(Path.cwd(), environment)
     if unit is None:
-        return parse_platform_config(current_stack_config(), stack=stack, stack_file=stack_file_of(stack)), None
+        config = parse_platform_config(
+            current_stack_config(), stack=stack, stack_file=stack_file_of(stack), others=others
+        )
+        return config, None
     raw = environment_config(environment, current_stack_config())
     return (
         parse_platform_config(
-            raw, stack=environment, stack_file=stack_file_of(environment), unit=unit, unit_stack=stack
+            raw, stack=environment, stack_file=stack_file_of(environment), unit=unit, unit_stack=stack, others=others
         ),
         unit,
     )
+
+
+def repository_stacks(project_dir: Path, stack: str) -> dict[str, PlatformConfig]:
+    """The project's other platform stacks that are valid on their own (a broken one is its own
+    preview's problem), to check what this stack may not share with them."""
+    found = {}
+    for other in available_stacks(project_dir):
+        if other != stack and UNIT_SEPARATOR not in other:
+            path = stack_file(project_dir, other)
+            config = _valid_stack(project_dir, other, path.stat().st_mtime_ns)
+            if config is not None:
+                found[other] = config
+    return found
+
+
+@functools.lru_cache(maxsize=32)
+def _valid_stack(project_dir: Path, stack: str, _mtime: int) -> PlatformConfig | None:
+    try:
+        return parse_platform_config(read_stack_config(project_dir, stack).values, stack=stack)
+    except (ConfigError, StackFileError):
+        return None
