@@ -74,7 +74,9 @@ def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
             console.print(f"  {name}: {shown}", highlight=False, markup=False)
 
 
-CONFIG_ERROR = re.compile(r"^(?:[\w.-]+: )?The stack configuration has (\d+ problems?); nothing was deployed:\n", re.M)
+CONFIG_ERROR = re.compile(
+    r"^(?:[\w.-]+: )?The stack configuration has (\d+ problems?); nothing was deployed(?: \([^)]*\))?:\n", re.M
+)
 
 
 def print_error(plan: Plan, console: Console) -> None:

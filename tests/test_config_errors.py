@@ -1020,3 +1020,26 @@ def test_a_stack_named_against_the_rule_is_refused_with_the_rule_and_a_name_that
         "stack `staging-<variant>`"
     ) in str(other.value)
     assert parse_platform_config(staging, stack="staging-eu").environment == "staging"
+
+
+def test_a_units_deploy_says_a_problem_may_be_another_units_key_and_stops_every_unit():
+    """`pulumi up prod.foundation` with a team's key wrong: the foundation refuses (each unit
+    checks the whole file) and says so, rather than reading as the foundation's own problem."""
+    import json
+
+    from planning.layers import Unit
+    from validation.loader import ConfigError, parse_platform_config
+    from validation.stackfile import read_stack_config
+
+    values = dict(read_stack_config(ROOT, "prod").values)
+    teams = json.loads(values["platform:teams"])
+    teams["research"]["namespace"] = ["research"]  # a typo of `namespaces`
+    values["platform:teams"] = json.dumps(teams)
+    with pytest.raises(ConfigError) as refused:
+        parse_platform_config(values, stack="prod", unit=Unit("foundation"), unit_stack="prod.foundation")
+    header, first = str(refused.value).splitlines()[:2]
+    assert header == (
+        "The stack configuration has 1 problem; nothing was deployed (prod.foundation checks the environment's "
+        "whole stack file, so every unit refuses until it is fixed):"
+    )
+    assert first.strip().startswith("- platform:teams.research.namespace: is not a known key; did you mean")

@@ -34,12 +34,19 @@ _ADDRESS = re.compile(r"^[0-9./]+$")
 class ConfigError(pulumi.RunError):
     """Bad stack configuration. A RunError ends the program without a stack trace."""
 
-    def __init__(self, problems: list[ConfigProblem]):
+    def __init__(self, problems: list[ConfigProblem], unit_stack: str | None = None):
         self.problems = problems
         lines = "\n".join(f"  - {problem}" for problem in problems)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        # A unit checks the environment's whole file: the problem may be in a key another unit
+        # deploys, and every unit refuses until it is fixed.
+        scope = (
+            f" ({unit_stack} checks the environment's whole stack file, so every unit refuses until it is fixed)"
+            if unit_stack
+            else ""
+        )
         super().__init__(
-            f"The stack configuration has {count}; nothing was deployed:\n{lines}\n"
+            f"The stack configuration has {count}; nothing was deployed{scope}:\n{lines}\n"
             "Every key is documented in docs/configuration.md."
         )
 
@@ -207,7 +214,10 @@ def parse_platform_config(
     if config is not None and unit is not None:
         problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
     if problems or config is None:
-        raise ConfigError(_redacted(ordered(set(problems)), [value for _, _, value in credentials]))
+        raise ConfigError(
+            _redacted(ordered(set(problems)), [value for _, _, value in credentials]),
+            (unit_stack or unit.stack(stack or "")) if unit is not None else None,
+        )
     # Flink jobs become workloads, Kafka clients and a checkpoint account for the rest of the program.
     return streaming_plan.expand(config)
 
