@@ -19,7 +19,7 @@ help:
 	@echo "                                        policies, capacity, cost, diagrams (out/review.md)"
 	@echo "make doctor [STACK=prod] [DELIVERY_STACK=<org>]  read-only checks of the tenant and GitHub before a first deploy"
 	@echo "make prices                             refresh the Retail Prices snapshot (network)"
-	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom"
+	@echo "make capacity [STACK=prod]              the capacity plan: nodes, pods, GPUs, address headroom, team quotas"
 	@echo "make schemas                            verify (or download) the pinned CRDs and chart defaults"
 	@echo "make docs                               regenerate docs/ pages that restate code (config reference, tables)"
 	@echo "make lint                               ruff (format and lint) and mypy"

@@ -38,7 +38,19 @@ def pods_admitted_together(manifest: dict[str, Any]) -> int:
     return 1  # each pod of a Deployment is a Workload of its own
 
 
-def refusals(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, Any], target_pool: str) -> list[str]:
+def refusals(
+    view: ClusterView,
+    manifest: dict[str, Any],
+    pod_spec: dict[str, Any],
+    target_pool: str,
+    *,
+    idle_cohort: bool = False,
+) -> list[str]:
+    """Why Kueue could never admit the workload on `target_pool`. On its nominal quota alone by
+    default (what the team is promised); with `idle_cohort`, also on what the other ClusterQueues of
+    its cohort leave idle, which Kueue lends when no borrowingLimit or lendingLimit says otherwise
+    (kueue.sigs.k8s.io/docs/concepts/cluster_queue, "Cohort": borrowing stays within a flavor the
+    borrower lists), and reclaims for their owners (reclaimWithinCohort)."""
     namespace = manifest["metadata"]["namespace"]
     requests = pod_requests(pod_spec)
     name = queue_name(manifest)
@@ -73,6 +85,9 @@ def refusals(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, An
             if node_labels.get(POOL_LABEL) != target_pool:
                 continue
             quota = {r["name"]: quantity(r["nominalQuota"]) for r in flavor["resources"]}
+            if idle_cohort:
+                for resource, lent in _cohort_nominal(cluster_queues, cluster_queue, flavor["name"]).items():
+                    quota[resource] = quota.get(resource, 0) + lent
             short = [
                 f"{r} {total.get(r, 0):g} > {quota[r]:g}"
                 for r in group["coveredResources"]
@@ -85,6 +100,23 @@ def refusals(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, An
                 )
             return found
     return found + [f"ClusterQueue {cluster_queue_name!r} has no flavor for pool {target_pool!r}"]
+
+
+def _cohort_nominal(
+    cluster_queues: dict[str, dict[str, Any]], borrower: dict[str, Any], flavor: str
+) -> dict[str, float]:
+    """The other cohort members' nominal quota on `flavor`: what they lend while idle."""
+    cohort = borrower["spec"].get("cohortName")
+    lent: dict[str, float] = {}
+    for queue in cluster_queues.values():
+        if queue is borrower or not cohort or queue["spec"].get("cohortName") != cohort:
+            continue
+        for group in queue["spec"]["resourceGroups"]:
+            for entry in group["flavors"]:
+                if entry["name"] == flavor:
+                    for r in entry["resources"]:
+                        lent[r["name"]] = lent.get(r["name"], 0) + quantity(r["nominalQuota"])
+    return lent
 
 
 def admitted_pod_spec(view: ClusterView, manifest: dict[str, Any], pod_spec: dict[str, Any]) -> dict[str, Any]:

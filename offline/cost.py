@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from facts.gpu import MIG_SLICES_PER_GPU
 from facts.vm_sizes import VM_SIZES
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "facts" / "retail_prices.json"
@@ -108,10 +109,16 @@ class Pool:
     max_nodes: int
     surge_nodes: int
     spot: bool
+    mig_profile: str | None = None  # gpuInstanceProfile: Kueue's quota counts slices
 
     @property
     def gpus_per_node(self) -> int:
         return VM_SIZES[self.vm_size].gpus if self.vm_size in VM_SIZES else 0
+
+    @property
+    def gpu_units_per_node(self) -> int:
+        """Schedulable `nvidia.com/gpu` per node: GPUs, or MIG slices (facts/gpu.py)."""
+        return self.gpus_per_node * MIG_SLICES_PER_GPU.get(self.mig_profile or "", 1)
 
     @property
     def quota_family(self) -> str:
@@ -188,6 +195,7 @@ def _pool(cluster: str, region: str, inputs: Mapping[str, Any], name: str) -> Po
         max_nodes=high,
         surge_nodes=_surge(inputs.get("upgradeSettings") or {}, high),
         spot=inputs.get("scaleSetPriority") == "Spot",
+        mig_profile=str(inputs["gpuInstanceProfile"]) if inputs.get("gpuInstanceProfile") else None,
     )
 
 

@@ -10,6 +10,7 @@ from rich.tree import Tree
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan
 from offline.policy import Review, Violation
+from offline.team_quotas import OPTIONS, TeamQuota, pool_totals
 from planning.capacity import CapacityPlan
 
 
@@ -147,6 +148,27 @@ def headroom_table(capacity: CapacityPlan) -> Table:
                 f"[{style}]{use.headroom:,}[/]",
             )
     return table
+
+
+def quota_table(quotas: list[TeamQuota]) -> Table:
+    """Each team's Kueue quota per pool and its share, then what no team is promised."""
+    table = Table(title="GPU quotas by team (Kueue)", title_justify="left", box=None)
+    for column in ("cluster", "pool", "team", "quota", "share of pool"):
+        table.add_column(column, justify="right" if column in ("quota", "share of pool") else "left")
+    for (cluster, pool), (promised, units) in pool_totals(quotas).items():
+        for quota in [q for q in quotas if (q.cluster, q.pool) == (cluster, pool)]:
+            table.add_row(cluster, pool, quota.team, f"{quota.quota:,} {quota.unit}", f"{quota.share:.0%}")
+        free = units - promised
+        style = "green" if free > 0 else "yellow"
+        share = f"{free / units:.0%}" if units else ""
+        table.add_row(cluster, pool, "[dim]unpromised[/]", f"[{style}]{free:,} of {units:,}[/]", share)
+    return table
+
+
+def full_pools_note(quotas: list[TeamQuota]) -> str | None:
+    """The pools whose quotas leave nothing unpromised, and what a team's next GPUs there take."""
+    full = [f"{c}/{p}" for (c, p), (promised, units) in pool_totals(quotas).items() if promised >= units]
+    return f"Fully promised: {', '.join(full)}. More for a team there takes {OPTIONS}." if full else None
 
 
 def _resource_label(violation: Violation) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from offline.cost import Capacity, Priced, Snapshot, capacity, load_snapshot, price
 from offline.diagram import mermaid
 from offline.plandiff import EnvironmentDiff, ResourceDiff, normal_urn
+from offline.team_quotas import quota_changes, team_quotas
 
 # GitHub refuses a comment over 65,536 characters; the comment workflow adds a few lines.
 COMMENT_LIMIT = 60_000
@@ -97,6 +98,8 @@ class _Environment:
     deleted: list[Mapping[str, Any]] = field(default_factory=list)
     # A maintainer said the findings are deliberate: they are reported and do not fail.
     accept_findings: bool = False
+    # What the change does to the teams' GPU quotas and their shares of each pool.
+    quota_lines: list[str] = field(default_factory=list)
 
     @property
     def review(self) -> Mapping[str, Any]:
@@ -154,6 +157,9 @@ class _Environment:
             parts.append(", ".join(changed) or "no change")
             if self.capacity_change:
                 parts.append(self.capacity_change)
+            quotas = sum(1 for line in self.quota_lines if line.startswith("- `"))
+            if quotas:
+                parts.append(f"{quotas} team quota change{'s' if quotas > 1 else ''}")
             if self.base_priced is not None:
                 delta = self.priced.monthly_max - self.base_priced.monthly_max
                 if round(delta):
@@ -184,6 +190,9 @@ def _capacity_lines(env: _Environment, snapshot: Snapshot, full: bool) -> list[s
         + ", ".join(f"{n} {what}" for what, n in cap.counts.items())
         + "  ",
     ]
+    if env.quota_lines:
+        lines += ["", "**Team GPU quotas** (Kueue's nominal quota; share of the pool at its maximum):", ""]
+        lines += env.quota_lines + [""]
     snapshot_date = snapshot.fetched or "never refreshed"
     if not priced.rows:
         lines += [
@@ -424,6 +433,10 @@ def render(
             price(base_cap.items, snapshot) if base_cap else None,
             accept_findings=accept_findings,
         )
+        if base is not None and base_cap is not None:
+            env.quota_lines = quota_changes(
+                team_quotas(base.resources(name), base_cap), team_quotas(head_resources, cap)
+            )
         if base and env.diff:
             deleted = {normal_urn(r.urn) for r in env.diff.resources if r.action == "delete"}
             env.deleted = [r for r in base.resources(name) if normal_urn(r["urn"]) in deleted]

@@ -29,6 +29,12 @@ LOCAL_QUEUE = "gpu"
 COHORT = "gpu"
 TEAM_LABEL = "platform.ai/team"
 COVERED_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
+# What a team's next GPUs take once the quotas fill a pool (docs/gpus.md, "Quotas"): said by the
+# config check, `make capacity` and the review alike.
+MORE_QUOTA = (
+    "a bigger pool (its maxCount, or another pool), another team's quota lent (lowered there), or borrowing "
+    'idle GPUs through the cohort without a quota here (docs/gpus.md, "Quotas")'
+)
 
 
 # The job kinds Kueue manages: those whose controllers the platform runs and whose golden
@@ -72,9 +78,10 @@ def quota_amounts(pool: GpuPoolConfig, units_per_node: int, gpus: int) -> dict[s
     """The GPUs, and the CPU (cores) and memory (GiB) that come with them, per covered resource."""
     size = GPU_VM_SIZES[pool.vm_size]
     share = gpus / units_per_node  # nodes' worth of this pool
+    floor = 1 if gpus else 0  # a borrow-only team (0) is promised nothing of any resource
     return {
-        "cpu": max(int(size.vcpus * share), 1),
-        "memory": max(int(size.memory_gib * share), 1),
+        "cpu": max(int(size.vcpus * share), floor),
+        "memory": max(int(size.memory_gib * share), floor),
         GPU_RESOURCE: gpus,
     }
 

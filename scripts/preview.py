@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rich.console import Console
 from rich.markup import escape
 
+from offline.cost import capacity as cost_capacity
 from offline.engine import PROJECT_ROOT, Plan, preview_stack
 from offline.environment import (
     parsed_environment,
@@ -42,8 +43,17 @@ from offline.environment import (
     waves,
 )
 from offline.policy import PolicyConfigError, Review, review_plan
-from offline.render import capacity_table, headroom_table, print_error, print_plan, print_review
+from offline.render import (
+    capacity_table,
+    full_pools_note,
+    headroom_table,
+    print_error,
+    print_plan,
+    print_review,
+    quota_table,
+)
 from offline.report import StackReport, markdown
+from offline.team_quotas import team_quotas
 from planning.capacity import plan_capacity
 from planning.layers import UNIT_SEPARATOR, Unit, parse_stack
 from validation.loader import ConfigError, parse_platform_config
@@ -169,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.capacity:
             console.print(capacity_table(capacity))
             console.print(headroom_table(capacity))
+            resources = [{"type": r.type, "name": r.name, "inputs": r.inputs} for r in plan.resources]
+            quotas = team_quotas(resources, cost_capacity(resources))
+            console.print(quota_table(quotas))
+            if note := full_pools_note(quotas):
+                console.print(note, highlight=False)
         review, problem = None, None
         if selected and units:
             # Each selected unit as its own `pulumi preview` reviews it: the rules it cannot judge

@@ -353,3 +353,59 @@ def test_summary_line_counts_clusters_nodes_and_gpus_by_model():
         section["clusters"]["eus2"]["nodePools"]["cpu"]["maxCount"],
     )
     assert summary == f"clusters 1 · max nodes {system + cpu + 110:,} · GPU nodes 110 · GPUs 10 A100, 800 H100"
+
+
+# -- the teams' GPU quotas, as `make capacity` and the review show them ------------------------
+
+
+def test_the_quotas_read_from_each_plan_are_the_configs_and_their_shares_of_each_pool(head_side):
+    """offline/team_quotas.py reads Kueue's ClusterQueues and the AgentPools (so a review reads a
+    base whatever code made it); they must say what the config promised, pool by pool."""
+    from offline.cost import capacity as cost_capacity
+    from offline.team_quotas import team_quotas
+    from tests.conftest import ALL_STACKS, ROOT
+    from tests.test_review import resources
+    from validation.loader import parse_platform_config
+    from validation.stackfile import read_stack_config
+
+    for stack in ALL_STACKS:
+        plan_resources = resources(head_side, stack)
+        read = {
+            (q.cluster, q.pool, q.team): (q.quota, q.pool_units)
+            for q in team_quotas(plan_resources, cost_capacity(plan_resources))
+        }
+        config = parse_platform_config(read_stack_config(ROOT, stack).values)
+        promised = {
+            (cluster.key, pool.name, team): (quota, pool.max_gpu_units)
+            for cluster in capacity.plan_capacity(config).clusters
+            for pool, _ in capacity.quota_use(cluster)
+            for team, quota in pool.gpu_pool.quotas.items()
+        }
+        assert read == promised and promised, stack
+
+
+def test_a_quota_change_shows_the_teams_share_and_a_full_pool_says_what_more_takes(head_side):
+    """A team onboarded onto prod's eus2/h100 with GPUs lent by research: the review's lines."""
+    import dataclasses
+
+    from offline.cost import capacity as cost_capacity
+    from offline.team_quotas import quota_changes, team_quotas
+    from tests.test_review import resources
+
+    plan_resources = resources(head_side, "prod")
+    base = team_quotas(plan_resources, cost_capacity(plan_resources))
+    research = next(q for q in base if (q.cluster, q.pool, q.team) == ("eus2", "h100", "research"))
+    head = [q for q in base if q is not research] + [
+        dataclasses.replace(research, quota=research.quota - 400),
+        dataclasses.replace(research, team="vision", quota=400),
+    ]
+    lines = quota_changes(base, head)
+    assert lines[:2] == [
+        f"- `research` on eus2/h100: 1,600 → 1,200 GPUs (80% → 60% of the pool's {research.pool_units:,})",
+        f"- `vision` on eus2/h100: new quota of 400 GPUs (20% of the pool's {research.pool_units:,})",
+    ]
+    assert lines[2].startswith(
+        "- eus2/h100 is now fully promised (2,000 of 2,000): more for a team takes a bigger pool"
+    )
+    assert "borrowing idle GPUs through the cohort" in lines[2] and len(lines) == 3
+    assert quota_changes(base, base) == []

@@ -407,11 +407,12 @@ CASES = {
         "platform:clusters.eus2.gpuPools.a100spot.quotas.ghosts",
         "not declared under platform:teams",
     ),
-    "zero quota": (
+    # 0 is a borrow-only quota (docs/gpus.md, "Quotas"); below it, nothing.
+    "negative quota": (
         "dev",
-        set_in("clusters.eus2.gpuPools.a100spot.quotas", {"research": 0}),
+        set_in("clusters.eus2.gpuPools.a100spot.quotas", {"research": -1}),
         "platform:clusters.eus2.gpuPools.a100spot.quotas.research",
-        "greater than or equal to 1",
+        "greater than or equal to 0",
     ),
     "MIG with the operator's driver": (
         "prod",

@@ -673,3 +673,26 @@ def test_the_render_script_refuses_a_set_the_template_does_not_use(capsys, setti
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert why in err and "it uses " in err and "NODES" in err
+
+
+def test_a_borrow_only_team_is_admitted_on_an_idle_pool_through_the_cohort_and_promised_nothing():
+    """dev's Spot pool given wholly to inference and research's quota set to 0: research's sweep
+    (2 GPUs) is not promised (its nominal quota is 0) yet Kueue admits it while inference leaves
+    the pool idle, since the ClusterQueue still lists the pool's flavor in the shared cohort."""
+    from contracts import queueing
+    from tests.conftest import run_with
+
+    def borrow_only(values):
+        values["platform:clusters"]["eus2"]["gpuPools"]["a100spot"]["quotas"] = {"research": 0, "inference": 4}
+
+    plan = run_with("dev", borrow_only)
+    assert plan.ok, plan.error
+    config = config_of("dev")
+    borrow_only(config)
+    view = ClusterView(plan, "eus2", config)
+    item = rendered(BY_NAME["batch-spot"], plan.outputs, "eus2")
+    assert item is not None and item.namespace == "research"
+    pool = item.variables["BATCH_POOL"]
+    promised = queueing.refusals(view, item.workload, item.pod["spec"], pool)
+    assert any("nvidia.com/gpu 2 > 0" in r for r in promised), promised
+    assert queueing.refusals(view, item.workload, item.pod["spec"], pool, idle_cohort=True) == []

@@ -113,10 +113,11 @@ class GpuPoolConfig(PoolSettings):
         default=None,
         description="A `Microsoft.Compute/capacityReservationGroups` ID to draw nodes from; not with Spot.",
     )
-    quotas: dict[str, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(
+    quotas: dict[str, Annotated[int, Field(ge=0, le=1_000_000)]] = Field(
         default_factory=dict,
         description="GPUs (or MIG slices) of this pool each team may use through Kueue, `{team: count}`, "
-        "summing to at most the pool's capacity.",
+        "summing to at most the pool's capacity. `0`: the team is promised none but may borrow what the "
+        "others leave idle, through the teams' shared cohort, until they reclaim it (docs/gpus.md, \"Quotas\").",
     )
     cold_start: Optional[Duration] = Field(
         default=None,

@@ -20,6 +20,7 @@ from planning import addressing, capacity
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
 from planning.gpu import taint_key
+from planning.queues import MORE_QUOTA
 from stackconfig.keys import key
 from stackconfig.model import (
     PlatformConfig,
@@ -239,7 +240,8 @@ def check_gpu_quotas(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 yield ConfigProblem(
                     f"{pool.key}.quotas",
                     f"the teams' quotas add up to {_n(promised)} {unit}, but the pool holds at most "
-                    f"{_n(pool.max_gpu_units)} ({_n(pool.max_nodes)} nodes x {pool.gpu_units_per_node})",
+                    f"{_n(pool.max_gpu_units)} ({_n(pool.max_nodes)} nodes x {pool.gpu_units_per_node}); more for a "
+                    f"team takes {MORE_QUOTA}",
                 )
 
 
