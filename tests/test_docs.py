@@ -27,14 +27,43 @@ def _anchors(path: Path) -> set[str]:
     return anchors
 
 
-def test_every_generated_page_and_block_is_current(plans, unit_plans, monkeypatch):
-    """`make docs` output is committed: the config reference, the catalogue, the environments
-    table, the policy table, the permissions table, the migration, the diagram and who can reach
-    what are what the code says today (from the run's shared previews, which are the same)."""
-    monkeypatch.setattr(docs, "single_stack_plan", lambda stack: plans[stack])
-    monkeypatch.setattr(docs, "environment_plan", lambda stack: unit_plans[stack])
+def test_every_generated_page_and_block_is_current():
+    """What `make docs` commits comes from code alone (the config model, the catalogues, the policy
+    packs, the failure table): the config reference, the catalogue, the policy table, the failure
+    table and the migration's steps are what the code says today."""
     stale = [str(path.relative_to(ROOT)) for path, text in docs.pages().items() if path.read_text() != text]
     assert stale == [], f"stale generated docs, run `make docs`: {stale}"
+
+
+def test_onboarding_a_team_changes_no_committed_page_and_make_docs_writes_the_stack_views(
+    plans, unit_plans, monkeypatch, tmp_path
+):
+    """Two pull requests onboarding teams at once never conflict on a generated page: the pages
+    that restate the stack files (the environments table, prod's diagram, the configuration by
+    stack, who reaches what, the migration commands, the delivery's grants) go to out/docs/."""
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    for path in (ROOT / "stacks").glob("Pulumi.*.yaml"):
+        (project / "stacks" / path.name).write_text(path.read_text())
+    prod = project / "stacks" / "Pulumi.prod.yaml"
+    team = (
+        "    vision:\n      entraGroupObjectIds: [1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d]\n      namespaces: [vision]\n"
+    )
+    prod.write_text(prod.read_text().replace("  platform:teams:\n", "  platform:teams:\n" + team, 1))
+    committed = docs.pages()
+    original = docs.read_stack_config
+    monkeypatch.setattr(
+        docs, "read_stack_config", lambda root, stack: original(project if root == ROOT else root, stack)
+    )
+    assert "vision" in docs.stack_configs()["prod"].teams
+    assert docs.pages() == committed
+    assert all(path.parent == docs.OUT for path in docs.stack_views())
+    monkeypatch.setattr(docs, "environment_plan", lambda stack: unit_plans[stack])
+    monkeypatch.setattr(docs, "single_stack_plan", lambda stack: plans[stack])
+    views = docs.stack_views()
+    assert "| teams / workloads | 2 / 3 | 2 / 3 | 3 / 3 | 2 / 1 |" in views[docs.OUT / "environments.md"]()
+    assert "pulumi state move --source prod --dest prod.foundation" in views[docs.OUT / "migration-prod.md"]()
 
 
 def test_the_environments_table_reads_the_stacks():
