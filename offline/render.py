@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -58,7 +61,7 @@ def counts_table(plan: Plan) -> Table:
     return table
 
 
-def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
+def print_plan(plan: Plan, console: Console, *, tree: bool = True, outputs: bool = False) -> None:
     console.print(f"[bold]Previewing update ({plan.stack}), offline[/]  [dim]({plan.seconds:.2f}s)[/]")
     if tree:
         console.print(plan_tree(plan))
@@ -67,12 +70,40 @@ def print_plan(plan: Plan, console: Console, *, tree: bool = True) -> None:
         console.print("[bold]Diagnostics:[/]")
         for message in plan.diagnostics:
             console.print(f"  {message}", highlight=False, markup=False)
-    if plan.outputs:
-        console.print("[bold]Outputs:[/]")
-        for name in sorted(plan.outputs):
-            value = plan.outputs[name]
-            shown = "[secret]" if name == "kubeconfigs" else value
-            console.print(f"  {name}: {shown}", highlight=False, markup=False)
+    if plan.outputs and outputs:
+        console.print(outputs_tree(plan.outputs, plan.secret_outputs))
+    elif plan.outputs:
+        console.print(f"[dim]Outputs: {len(plan.outputs)} (--outputs shows them, secrets masked)[/]")
+
+
+SECRET = "[secret]"
+
+
+def outputs_tree(outputs: Mapping[str, Any], secrets: Iterable[str]) -> Tree:
+    """Stack outputs as `pulumi stack output` would list them: a tree of maps and lists, each
+    exported secret (a unit's kubeconfig) masked as Pulumi masks it, never its value."""
+    masked = set(secrets)
+    root = Tree("[bold]Outputs[/]")
+
+    def add(node: Tree, name: str, value: Any) -> None:
+        if isinstance(value, Mapping) and value:
+            branch = node.add(escape(name))
+            for key in sorted(value):
+                add(branch, str(key), value[key])
+        elif isinstance(value, list) and value and any(isinstance(v, (Mapping, list)) for v in value):
+            branch = node.add(escape(name))
+            for index, item in enumerate(value):
+                add(branch, f"[{index}]", item)
+        else:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else ("{}" if value == {} else str(value))
+            node.add(f"{escape(name)}: [green]{escape(shown)}[/]")
+
+    for name in sorted(outputs):
+        if name in masked:
+            root.add(f"{escape(name)}: [dim]{escape(SECRET)}[/]")
+        else:
+            add(root, name, outputs[name])
+    return root
 
 
 CONFIG_ERROR = re.compile(

@@ -9,7 +9,8 @@ prod.fleet), each reading the ones before it; the packs then review the units' u
     python scripts/preview.py --stack prod [--json out/prod] [--no-tree]
     python scripts/preview.py --stack prod --unit cluster-eus2   # one unit (and what it reads)
     python scripts/preview.py --stack dev --stack staging --stack prod --markdown out/review.md
-    python scripts/preview.py --stack prod --capacity   # the capacity plan as tables
+    python scripts/preview.py --stack prod --capacity   # the capacity plan and team quotas as tables
+    python scripts/preview.py --stack dev --outputs     # each stack's outputs as a tree, secrets masked
     python scripts/preview.py --stack prod --workers 2  # a wave's units side by side
     python scripts/preview.py --stack prod --single-stack  # the layout docs/migration.md moves from
 
@@ -117,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         "--json", metavar="PATH", help="write the captured plan as JSON (one stack: a file; several: a folder)"
     )
     parser.add_argument("--no-tree", action="store_true", help="print counts only, not the resource tree")
+    parser.add_argument(
+        "--outputs", action="store_true", help="print each stack's outputs as a tree (secrets masked, as Pulumi does)"
+    )
     parser.add_argument("--capacity", action="store_true", help="also print the capacity plan and address headroom")
     parser.add_argument("--no-policies", action="store_true", help="skip the policy review")
     parser.add_argument(
@@ -163,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         for unit_plan in units.values() or [plan]:
             if selected and unit_plan.stack not in selected:
                 continue  # previewed only for the outputs the selected units read
-            print_plan(unit_plan, console, tree=not args.no_tree)
+            print_plan(unit_plan, console, tree=not args.no_tree, outputs=args.outputs)
         if selected:
             upstream = [name for name in units if name not in selected]
             console.print(f"[dim]read from: {', '.join(upstream) or 'nothing'}[/]")

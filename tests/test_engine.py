@@ -221,3 +221,27 @@ def test_a_unit_the_environment_does_not_have_is_refused_with_the_units_it_has(c
     err = capsys.readouterr().err
     assert (named or f"{stack} has no unit {unit}") in err
     assert "its units: foundation, data, cluster-eus2" in err
+
+
+def test_outputs_are_a_count_by_default_and_a_tree_with_secrets_masked_when_asked(unit_plans):
+    """The preview printed every output as a wrapped Python repr, kubeconfigs' neighbours
+    included; now a count, and with --outputs a tree in which what the program exports as a
+    secret (a cluster unit's kubeconfig) shows as `[secret]`, as `pulumi stack output` does."""
+    from rich.console import Console
+
+    from offline.render import print_plan
+
+    plan = unit_plans["dev"].plans["dev.cluster-eus2"]
+    assert plan.secret_outputs == ["kubeconfig"]
+    quiet = Console(record=True, width=200)
+    print_plan(plan, quiet, tree=False)
+    text = quiet.export_text()
+    assert f"Outputs: {len(plan.outputs)} (--outputs shows them, secrets masked)" in text
+    assert plan.outputs["clusterId"] not in text
+    shown = Console(record=True, width=400)
+    print_plan(plan, shown, tree=False, outputs=True)
+    text = shown.export_text()
+    assert "kubeconfig: [secret]" in text
+    assert "users:" not in text and "apiVersion" not in text and "{'" not in text, "no value of the secret, no repr"
+    assert f"clusterId: {plan.outputs['clusterId']}" in text
+    assert "── cluster" in text and f"name: {plan.outputs['cluster']['name']}" in text, "maps are branches"
