@@ -115,7 +115,8 @@ def rendered(golden: Golden, outputs: dict[str, Any], cluster: str, **overrides:
     dispatcher runs no workloads: the workload context lists none)."""
     if cluster not in outputs["workloadContext"]["clusters"]:
         return None
-    variables = {**template_variables(outputs, cluster), **overrides}
+    topic = golden.topic[0] if golden.topic else None
+    variables = {**template_variables(outputs, cluster, golden.workload, topic), **overrides}
     try:
         return Rendered(golden, render(golden.file.read_text(), variables), variables)
     except NotApplicable:

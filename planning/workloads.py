@@ -71,6 +71,9 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
     return {
         "queue": LOCAL_QUEUE,
         "clusters": clusters,
+        # The declared order (a map's order does not survive `pulumi stack output`): the first is
+        # the default cluster of scripts/workloads.py.
+        "clusterOrder": list(clusters),
         # Where to submit a job for any region (planning/dispatch.py): these clusters' `anyRegionQueue`.
         "dispatchers": list(config.jobs.dispatchers),
         "anyRegionQueue": ANY_REGION_QUEUE,
@@ -154,11 +157,29 @@ def _first_pool(pools: dict[str, Any], wanted: Callable[[Any], bool]) -> tuple[s
     return next(((name, pools[name]) for name in sorted(pools) if wanted(pools[name])), None)
 
 
-def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
+def default_cluster(outputs: dict[str, Any]) -> str:
+    """The first declared cluster that runs workloads (a stack's outputs from before the order
+    was exported: the first by name)."""
+    context = outputs["workloadContext"]
+    return str((context.get("clusterOrder") or sorted(context["clusters"]))[0])
+
+
+def workload_topics(outputs: dict[str, Any], workload: str) -> dict[str, str]:
+    """The Kafka topics a workload may use, with its access (read, write, readWrite)."""
+    client = (outputs.get("kafkaClients") or {}).get(workload) or {}
+    return {topic: spec["access"] for topic, spec in sorted((client.get("topics") or {}).items())}
+
+
+def template_variables(
+    outputs: dict[str, Any], cluster: str, workload: str | None = None, topic: str | None = None
+) -> dict[str, str]:
     """The placeholders a cluster of a stack can fill, from its outputs (`pulumi stack output --json`).
 
-    A placeholder that a stack cannot fill is absent: a template that needs it does not apply
-    there (no InfiniBand pool, no sandbox, no such workload), and rendering says which."""
+    `WORKLOAD_*` are the given workload's (`platform:workloads.<name>`: its namespace, service
+    account and Kafka client), `TOPIC` the given topic, so one template serves any workload. A
+    placeholder that a stack cannot fill is absent: a template that needs it does not apply there
+    (no InfiniBand pool, no sandbox, a workload that does not run in the cluster), and rendering
+    says which."""
     context = outputs["workloadContext"]
     pools = context["clusters"][cluster]["gpuPools"]
     found: dict[str, Any] = {"REGISTRY": outputs["registryLoginServer"], "QUEUE": context["queue"], "NODES": "2"}
@@ -187,19 +208,19 @@ def template_variables(outputs: dict[str, Any], cluster: str) -> dict[str, str]:
     if "weights" in context["storageAccounts"]:
         # Write to the account itself.
         found["WEIGHTS_WRITE_URL"] = context["storageAccounts"]["weights"]["blobEndpoint"]
-    for workload, spec in context["workloads"].items():
-        if cluster not in spec["clusters"]:
-            continue
-        prefix = workload.upper().replace("-", "_")
-        found |= {f"{prefix}_NAMESPACE": spec["namespace"], f"{prefix}_SERVICE_ACCOUNT": spec["serviceAccount"]}
+    spec = context["workloads"].get(workload or "")
+    if spec and cluster in spec["clusters"]:
+        found |= {"WORKLOAD_NAMESPACE": spec["namespace"], "WORKLOAD_SERVICE_ACCOUNT": spec["serviceAccount"]}
         client = (outputs.get("kafkaClients") or {}).get(workload)
         if client and cluster in client["bootstrapServers"]:
             found |= {
-                f"{prefix}_KAFKA_BOOTSTRAP": client["bootstrapServers"][cluster],
-                f"{prefix}_KAFKA_PROTOCOL": client["securityProtocol"],
-                f"{prefix}_KAFKA_SCOPE": client.get("tokenScope", ""),
-                f"{prefix}_KAFKA_GROUP_PREFIX": client["consumerGroupPrefix"],
+                "WORKLOAD_KAFKA_BOOTSTRAP": client["bootstrapServers"][cluster],
+                "WORKLOAD_KAFKA_PROTOCOL": client["securityProtocol"],
+                "WORKLOAD_KAFKA_SCOPE": client.get("tokenScope", ""),
+                "WORKLOAD_KAFKA_GROUP_PREFIX": client["consumerGroupPrefix"],
             }
+            if topic is not None and workload is not None and topic in workload_topics(outputs, workload):
+                found["TOPIC"] = topic
     if context["clusters"][cluster]["sandbox"] and context["highRiskNamespaces"]:
         found["SANDBOX_NAMESPACE"] = context["highRiskNamespaces"][0]
     downloads = sorted(

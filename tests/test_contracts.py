@@ -696,3 +696,49 @@ def test_a_borrow_only_team_is_admitted_on_an_idle_pool_through_the_cohort_and_p
     promised = queueing.refusals(view, item.workload, item.pod["spec"], pool)
     assert any("nvidia.com/gpu 2 > 0" in r for r in promised), promised
     assert queueing.refusals(view, item.workload, item.pod["spec"], pool, idle_cohort=True) == []
+
+
+def test_the_render_script_fills_a_template_as_any_workload_with_its_topics_and_the_first_declared_cluster(
+    unit_plans, tmp_path, capsys
+):
+    """The templates were tied to the sample workloads (`TRAINER_*`, topic `training-metrics`): a
+    template now runs as any workload (its namespace, service account, Kafka client and topics)."""
+    from planning.layers import Unit
+    from planning.workloads import default_cluster
+    from scripts.workloads import main
+
+    # As `pulumi stack output --json` gives them: maps by key (dispeus2 before eus2).
+    outputs = json.loads(json.dumps(unit_plans["prod"].plan(Unit("tenants")).outputs, sort_keys=True))
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    assert next(iter(config_of("prod")["platform:clusters"])) == "eus2" == default_cluster(outputs)
+    declared = {"workloadContext": {"clusters": {"aeus": {}, "west": {}}, "clusterOrder": ["west", "aeus"]}}
+    assert default_cluster(declared) == "west", "the declared order, not the map's"
+    assert (
+        main([str(ROOT / "examples" / "kafka-producer.yaml"), "--outputs", str(path), "--workload", "inference"]) == 0
+    )
+    (producer,) = yaml.safe_load_all(capsys.readouterr().out)
+    env = {e["name"]: e["value"] for e in producer["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert producer["metadata"]["namespace"] == "inference"
+    assert producer["spec"]["template"]["spec"]["serviceAccountName"] == "inference"
+    topics = outputs["kafkaClients"]["inference"]["topics"]
+    written = [t for t, spec in topics.items() if spec["access"] in ("write", "readWrite")]
+    assert env["KAFKA_TOPIC"] == sorted(written)[0], "a topic inference may write, not the trainer's"
+    assert env["KAFKA_BOOTSTRAP_SERVERS"] == outputs["kafkaClients"]["inference"]["bootstrapServers"]["eus2"]
+    assert (
+        main(
+            [
+                str(ROOT / "examples" / "kafka-producer.yaml"),
+                "--outputs",
+                str(path),
+                "--workload",
+                "inference",
+                "--topic",
+                "training-metrics",
+            ]
+        )
+        == 2
+    )
+    assert "may not use topic 'training-metrics' to write" in capsys.readouterr().err
+    assert main([str(ROOT / "examples" / "kafka-producer.yaml"), "--outputs", str(path), "--workload", "vision"]) == 2
+    assert "no workload 'vision' in platform:workloads; the stack has " in capsys.readouterr().err
