@@ -89,23 +89,34 @@ class StackFileError(ValueError):
     """A stack file that is not valid YAML, or that names a key twice: file and line first."""
 
 
-def _duplicates(node: yaml.Node, path: Path) -> list[str]:
-    """Every key a mapping names twice, with both lines: the Pulumi CLI's reader refuses them
-    (gopkg.in/yaml.v3, "mapping key ... already defined"), PyYAML keeps the last in silence."""
+def _duplicates(node: yaml.Node, path: Path, within: str = "") -> list[str]:
+    """Every key a mapping names twice, with both lines and its whole key (`platform:teams.vision`):
+    the Pulumi CLI's reader refuses them (gopkg.in/yaml.v3, "mapping key ... already defined"),
+    PyYAML keeps the last in silence."""
     found = []
     if isinstance(node, yaml.MappingNode):
         first: dict[str, int] = {}
         for name, value in node.value:
             line = name.start_mark.line + 1
+            whole = f"{within}.{name.value}" if within else str(name.value)
             if name.value in first:
-                found.append(f"{path}:{line}: {name.value} is already set at line {first[name.value]}; keep one")
+                found.append(f"{_shown(path)}:{line}: {whole} is already set at line {first[name.value]}; keep one")
             else:
                 first[name.value] = line
-            found += _duplicates(value, path)
+            # The document's `config:` is not part of a key's name.
+            found += _duplicates(value, path, "" if not within and name.value == "config" else whole)
     elif isinstance(node, yaml.SequenceNode):
-        for value in node.value:
-            found += _duplicates(value, path)
+        for index, value in enumerate(node.value):
+            found += _duplicates(value, path, f"{within}[{index}]")
     return found
+
+
+def _shown(path: Path) -> str:
+    """The file as a person names it: relative to where they run the command, when it is below."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def load_stack_yaml(path: Path) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from facts import aks_limits as limits
@@ -230,9 +231,11 @@ def check_gpu_quotas(config: PlatformConfig) -> Iterator[ConfigProblem]:
         for pool, promised in capacity.quota_use(plan):
             for team in pool.gpu_pool.quotas:
                 if team not in config.teams:
+                    nearest = difflib.get_close_matches(team, list(config.teams), n=1)
                     yield ConfigProblem(
                         f"{pool.key}.quotas.{team}",
-                        f"team {team} is not declared under platform:teams "
+                        (f"did you mean {nearest[0]}? " if nearest else "")
+                        + f"team {team} is not declared under platform:teams "
                         f"(declared: {', '.join(sorted(config.teams)) or 'none'})",
                     )
             if promised > pool.max_gpu_units:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from functools import partial
 
@@ -73,9 +74,12 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 )
         for topic_name in spec.topics:
             if kafka.topic(topic_name) is None:
+                names = [t.name for t in kafka.topics]
+                nearest = difflib.get_close_matches(topic_name, names, n=1)
                 yield ConfigProblem(
                     key("kafka", "clients", client, "topics", topic_name),
-                    f"{topic_name} is not a topic of platform:kafka.topics ({', '.join(t.name for t in kafka.topics) or 'none'})",
+                    (f"did you mean {nearest[0]}? " if nearest else "")
+                    + f"{topic_name} is not a topic of platform:kafka.topics ({', '.join(names) or 'none'})",
                 )
         if spec.authentication == "tls" and kafka.engine == "eventhubs":
             yield ConfigProblem(

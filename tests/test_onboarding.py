@@ -1,0 +1,132 @@
+"""End to end: a new team onboarded to prod in one pull request, through the CLI a person uses
+(docs/teams.md walks the same steps): a team, a GPU quota lent by another team, a workload
+identity, a Kafka topic and client. Five realistic mistakes on the way each stop the preview with
+a first problem that names the key and the fix; the finished change previews, passes review
+showing each team's share of the pool, and prod admits the team's 8-GPU InfiniBand gang."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+import time
+
+import yaml
+
+from contracts.cluster import ClusterView
+from contracts.golden import BY_NAME, LAYERS, evaluate, rendered
+from offline.engine import run_program
+from offline.environment import preview_environment
+from offline.plandiff import diff_sides
+from offline.review_report import Side, render
+from scripts.review_side import preview_side
+from tests.conftest import copy_project
+from tests.support.onboarding import MISTAKES, STEPS, TEAM, TOPIC, WORKLOAD, onboarded, write_prod
+from validation.stackfile import read_stack_config
+
+
+def preview(project, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "scripts/preview.py", "--stack", "prod", "--no-tree", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    return result, time.perf_counter() - started
+
+
+def first_problem(output: str) -> str:
+    """The first line that names a problem: a config problem's `- key: reason`, or a stack file's
+    `error: <file>:<line>: ...`."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    if lines and re.match(r"error: \S+\.yaml:\d+", lines[0]):
+        return lines[0].removeprefix("error: ")
+    return next(line for line in lines if line.startswith("- "))
+
+
+def test_a_team_is_onboarded_to_prod_in_one_pull_request_and_each_mistake_names_its_key_and_fix(tmp_path, head_side):
+    project = copy_project(tmp_path / "project")
+    base = (project / "stacks" / "Pulumi.prod.yaml").read_text()
+    good = onboarded(base)
+    times: dict[str, float] = {}
+
+    for what, change, key, fix in MISTAKES:
+        write_prod(project, change(good))
+        result, times[what] = preview(project)
+        assert result.returncode == 1, what
+        assert "Traceback" not in result.stdout + result.stderr, what
+        line = first_problem(result.stdout)
+        team_lines = [n for n, text in enumerate(change(good).splitlines(), 1) if text == f"    {TEAM}:"]
+        key = key.format(first=team_lines[0], second=team_lines[-1])
+        assert line.startswith(f"- {key}:") or line.startswith(f"{key};"), f"{what}: {line}"
+        assert fix in line, f"{what}: {line}"
+
+    write_prod(project, good)
+    result, times["the onboarded change, make capacity"] = preview(project, "--capacity")
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert re.search(rf"eus2\s+h100\s+{TEAM}\s+400 GPUs\s+20%", out), out
+    assert re.search(r"eus2\s+h100\s+research\s+1,200 GPUs\s+60%", out), out
+    assert "Policy review (prod enforcement): 0 mandatory" in out
+
+    # The pull request's review of prod, against this checkout (make review's head and base).
+    started = time.perf_counter()
+    environment = preview_environment("prod", project)
+    assert environment.ok, environment.error
+    head = preview_side(project, ["prod"], previewed={"prod": environment})
+    base_side = {"environments": {"prod": head_side["environments"]["prod"]}}
+    report = render(Side("head", None, head), Side("base", None, base_side), diff_sides(base_side, head))
+    times["the review"] = time.perf_counter() - started
+    (headline,) = [line for line in report.comment.splitlines() if line.startswith("- ✅ prod:")]
+    assert "2 team quota changes" in headline and "replaced" not in headline, headline
+    assert "- `research` on eus2/h100: 1,600 → 1,200 GPUs (80% → 60% of the pool's 2,000)" in report.comment
+    assert f"- `{TEAM}` on eus2/h100: new quota of 400 GPUs (20% of the pool's 2,000)" in report.comment
+    assert "- eus2/h100 is now fully promised (2,000 of 2,000): more for a team takes" in report.comment
+    (diff,) = diff_sides(base_side, head)
+    assert {d.action for d in diff.resources} <= {"create", "update"}, "onboarding replaces or deletes nothing"
+    created = {d.name for d in diff.resources if d.action == "create"}
+    assert any(TEAM in name for name in created) and any(TOPIC in name for name in created)
+    assert any(WORKLOAD in name for name in created)
+
+    # The team's job, filled by the CLI from the stack's outputs, is admitted in eus2. The
+    # contracts read a single-stack plan (tests/test_deployment_units.py holds the units' union
+    # to it); its outputs are what `pulumi stack output` gives scripts/workloads.py.
+    started = time.perf_counter()
+    plan = run_program(read_stack_config(project, "prod"), project)
+    assert plan.ok, plan.error
+    outputs = plan.outputs
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    filled = subprocess.run(
+        [
+            sys.executable,
+            "scripts/workloads.py",
+            "examples/training-infiniband.yaml",
+            "--outputs",
+            str(tmp_path / "outputs.json"),
+            "--workload",
+            WORKLOAD,
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert filled.returncode == 0, filled.stderr
+    job = next(d for d in yaml.safe_load_all(filled.stdout) if d["kind"] == "Job")
+    assert job["metadata"]["namespace"] == TEAM
+    assert job["spec"]["template"]["spec"]["serviceAccountName"] == WORKLOAD
+    config = {
+        k: yaml.safe_load(v) if v[:1] in "[{" else v for k, v in read_stack_config(project, "prod").values.items()
+    }
+    view = ClusterView(plan, "eus2", config)
+    # The golden gang, run as the new team's workload with its own topic and checkpoints.
+    golden = dataclasses.replace(BY_NAME["training-infiniband"], workload=WORKLOAD, topic=(TOPIC, "write"))
+    item = rendered(golden, outputs, "eus2")
+    assert item is not None and item.namespace == TEAM
+    assert item.workload["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == "8"
+    assert evaluate(view, item) == {layer: [] for layer in LAYERS}
+    times["the team's job through the contracts"] = time.perf_counter() - started
+    print("\n".join(f"{what}: {seconds:.1f} s" for what, seconds in times.items()))
+    assert len(STEPS) == 5
