@@ -192,14 +192,26 @@ def quota_table(quotas: list[TeamQuota]) -> Table:
         free = units - promised
         style = "green" if free > 0 else "yellow"
         share = f"{free / units:.0%}" if units else ""
-        table.add_row(cluster, pool, "[dim]unpromised[/]", f"[{style}]{free:,} of {units:,}[/]", share)
+        table.add_row(cluster, pool, "[dim]in no quota[/]", f"[{style}]{free:,} of {units:,}[/]", share)
     return table
 
 
 def full_pools_note(quotas: list[TeamQuota]) -> str | None:
-    """The pools whose quotas leave nothing unpromised, and what a team's next GPUs there take."""
-    full = [f"{c}/{p}" for (c, p), (promised, units) in pool_totals(quotas).items() if promised >= units]
-    return f"Fully promised: {', '.join(full)}. More for a team there takes {OPTIONS}." if full else None
+    """The pools whose quotas leave nothing unpromised, and what a team's next GPUs there take;
+    the pools with GPUs in no quota, which Kueue never admits work onto (a cohort lends only its
+    members' unused nominal quota, and the platform sets no Cohort-level quota)."""
+    totals = pool_totals(quotas).items()
+    full = [f"{c}/{p}" for (c, p), (promised, units) in totals if promised >= units]
+    idle = [f"{c}/{p} ({units - promised:,})" for (c, p), (promised, units) in totals if promised < units]
+    notes = []
+    if full:
+        notes.append(f"Fully promised: {', '.join(full)}. More for a team there takes {OPTIONS}.")
+    if idle:
+        notes.append(
+            f"In no team's quota: {', '.join(idle)}. Kueue admits nothing onto those GPUs, not even by borrowing "
+            "(a cohort lends only its members' unused quota): give them to a team."
+        )
+    return "\n".join(notes) or None
 
 
 def _resource_label(violation: Violation) -> str:

@@ -32,8 +32,8 @@ COVERED_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
 # What a team's next GPUs take once the quotas fill a pool (docs/gpus.md, "Quotas"): said by the
 # config check, `make capacity` and the review alike.
 MORE_QUOTA = (
-    "a bigger pool (its maxCount, or another pool), another team's quota lent (lowered there), or borrowing "
-    'idle GPUs through the cohort without a quota here (docs/gpus.md, "Quotas")'
+    "a bigger pool (its maxCount, or another pool), another team's quota lent (lowered there), or a quota "
+    'of 0 here, borrowing what the others leave idle through the cohort (docs/gpus.md, "Quotas")'
 )
 
 

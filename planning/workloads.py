@@ -157,11 +157,13 @@ def _first_pool(pools: dict[str, Any], wanted: Callable[[Any], bool]) -> tuple[s
     return next(((name, pools[name]) for name in sorted(pools) if wanted(pools[name])), None)
 
 
-def default_cluster(outputs: dict[str, Any]) -> str:
-    """The first declared cluster that runs workloads (a stack's outputs from before the order
-    was exported: the first by name)."""
+def default_cluster(outputs: dict[str, Any], workload: str | None = None) -> str:
+    """The first declared cluster that runs workloads, and `workload` if given (a stack's outputs
+    from before the order was exported: the first by name)."""
     context = outputs["workloadContext"]
-    return str((context.get("clusterOrder") or sorted(context["clusters"]))[0])
+    order = [str(key) for key in context.get("clusterOrder") or sorted(context["clusters"])]
+    runs = (context["workloads"].get(workload) or {}).get("clusters") if workload else None
+    return next((key for key in order if runs is None or key in runs), order[0])
 
 
 def workload_topics(outputs: dict[str, Any], workload: str) -> dict[str, str]:

@@ -45,19 +45,18 @@ def stack_configs() -> dict[str, PlatformConfig]:
 
 
 def example_problems() -> str:
-    """What prod's stack reports with a node subnet and a pod range too small for its pools."""
+    """What prod's stack reports with a misspelt key, a value of the wrong type and a bad range:
+    messages from the model alone, so the committed page changes with the model, never with a
+    stack file (a relational check would quote the stack's values)."""
     values = dict(read_stack_config(ROOT, "prod").values)
     network = json.loads(values["platform:network"])
-    network["podCidr"] = "100.64.0.0/16"
-    clusters = json.loads(values["platform:clusters"])
-    first = next(iter(clusters.values()))
-    first["subnets"]["nodes"] = first["subnets"]["nodes"].rsplit("/", 1)[0] + "/22"
-    values.update({"platform:network": json.dumps(network), "platform:clusters": json.dumps(clusters)})
+    network["podCidr"] = "100.64.0.0/33"
+    values.update({"platform:prefx": "ailab", "platform:protect": "maybe", "platform:network": json.dumps(network)})
     try:
         parse_platform_config(values, stack="prod")
     except ConfigError as error:
         return str(error)
-    raise AssertionError("prod with a /22 node subnet and a /16 pod range should not validate")
+    raise AssertionError("prod with a misspelt key, a word for a boolean and a /33 should not validate")
 
 
 # -- the environments table (README) ---------------------------------------------------------

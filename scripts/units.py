@@ -87,7 +87,8 @@ def print_init(environments: list[str], delivery_stack: str | None) -> int:
             print(error, file=sys.stderr)
             return 1
         stacks = [(unit.stack(environment), unit.layer) for wave in waves(config) for unit in wave]
-        for line in stack_init_commands(delivery_names(delivery), environment, config.subscription_id, stacks):
+        # The state container and keys are the environment's (a variant shares them), the stacks its own.
+        for line in stack_init_commands(delivery_names(delivery), config.environment, config.subscription_id, stacks):
             print(line)
     return 0
 

@@ -36,13 +36,16 @@ from planning.workloads import (  # noqa: E402
     template_variables,
     workload_topics,
 )
+from stackconfig.stacks import stack_argument  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("template", type=Path)
     parser.add_argument("--outputs", type=Path, help="`pulumi stack output --json` of the <stack>.tenants stack")
-    parser.add_argument("--stack", default="dev", help="previewed offline when --outputs is not given")
+    parser.add_argument(
+        "--stack", default="dev", type=stack_argument, help="previewed offline when --outputs is not given"
+    )
     parser.add_argument("--cluster", help="cluster key (default: the stack's first declared)")
     parser.add_argument("--workload", help="the platform:workloads entry (default: a golden template's own)")
     parser.add_argument("--topic", help="a Kafka topic the workload may use (default: the first it may use)")
@@ -53,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     used = placeholders(template)
     for item in args.set:
         name, equals, _ = item.partition("=")
+        if equals and (name == "TOPIC" or name.startswith("WORKLOAD_")):
+            # What the workload is allowed comes from its config: --workload and --topic, checked.
+            parser.error(f"--set {item}: {name} is the workload's own; choose it with --workload or --topic")
         if not equals or name not in used:
             parser.error(
                 f"--set {item}: {args.template.name} has no placeholder {name!r}"
@@ -77,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         outputs = environment.plan(Unit("tenants")).outputs
     context = outputs["workloadContext"]
     clusters = list(context["clusters"])
-    cluster = args.cluster or default_cluster(outputs)
+    cluster = args.cluster or default_cluster(outputs, workload)
     if cluster not in clusters:
         print(f"no cluster {cluster!r}; the stack has {', '.join(clusters)}", file=sys.stderr)
         return 2

@@ -250,8 +250,8 @@ def _split(path: str) -> list[str]:
 INTRO = """\
 All keys live under the `platform:` namespace of a stack file (`stacks/Pulumi.<stack>.yaml`).
 Unknown keys are errors. A bad config never registers anything and never shows a traceback: one
-message lists every problem with its full key. This is prod's stack with a node subnet and a pod
-range too small for its pools:
+message lists every problem with its full key. This is prod's stack with a misspelt key, a value
+of the wrong type and a range that is not one:
 
 ```
 {example}

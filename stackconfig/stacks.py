@@ -26,7 +26,7 @@ RULE = (
 
 def environment_of(stack: str) -> str | None:
     """The environment a well-formed stack name deploys (`prod-scale` -> `prod`), else None."""
-    match = STACK_NAME.match(stack)
+    match = STACK_NAME.fullmatch(stack)  # `$` would let a trailing newline through
     return match.group(1) if match else None
 
 

@@ -407,5 +407,5 @@ def test_a_quota_change_shows_the_teams_share_and_a_full_pool_says_what_more_tak
     assert lines[2].startswith(
         "- eus2/h100 is now fully promised (2,000 of 2,000): more for a team takes a bigger pool"
     )
-    assert "borrowing idle GPUs through the cohort" in lines[2] and len(lines) == 3
+    assert "a quota of 0 here, borrowing what the others leave idle" in lines[2] and len(lines) == 3
     assert quota_changes(base, base) == []

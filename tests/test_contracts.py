@@ -663,7 +663,14 @@ def test_every_framework_kueue_manages_has_a_golden_workload_admitted_on_every_s
         assert any(APPLIES[name] for name in names), framework
 
 
-@pytest.mark.parametrize("setting, why", [("NODE=16", "has no placeholder 'NODE'"), ("NODES", "write NAME=VALUE")])
+@pytest.mark.parametrize(
+    "setting, why",
+    [
+        ("NODE=16", "has no placeholder 'NODE'"),
+        ("NODES", "write NAME=VALUE"),
+        ("WORKLOAD_NAMESPACE=kube-system", "is the workload's own; choose it with --workload"),
+    ],
+)
 def test_the_render_script_refuses_a_set_the_template_does_not_use(capsys, setting, why):
     """`--set NODE=16` for NODES used to be ignored in silence: the job ran on the default 2 nodes."""
     from scripts.workloads import main
@@ -672,7 +679,7 @@ def test_the_render_script_refuses_a_set_the_template_does_not_use(capsys, setti
         main([str(ROOT / "examples" / "training-infiniband.yaml"), "--set", setting])
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert why in err and "it uses " in err and "NODES" in err
+    assert why in err and (("it uses " in err and "NODES" in err) or "--workload" in err)
 
 
 def test_a_borrow_only_team_is_admitted_on_an_idle_pool_through_the_cohort_and_promised_nothing():
@@ -714,6 +721,8 @@ def test_the_render_script_fills_a_template_as_any_workload_with_its_topics_and_
     assert next(iter(config_of("prod")["platform:clusters"])) == "eus2" == default_cluster(outputs)
     declared = {"workloadContext": {"clusters": {"aeus": {}, "west": {}}, "clusterOrder": ["west", "aeus"]}}
     assert default_cluster(declared) == "west", "the declared order, not the map's"
+    declared["workloadContext"]["workloads"] = {"w": {"clusters": ["aeus"]}}
+    assert default_cluster(declared, "w") == "aeus", "the first declared cluster the workload runs in"
     assert (
         main([str(ROOT / "examples" / "kafka-producer.yaml"), "--outputs", str(path), "--workload", "inference"]) == 0
     )

@@ -766,6 +766,7 @@ def test_the_pulumi_workflow_checks_a_stack_name_as_every_tool_does(tmp_path):
         ("prod", "prod-a-b"),
         ("prod", "prod-abcdefghijk"),
         ("prod", "prod-Eu"),
+        ("prod", "prod\nx"),
         ("qa", "qa"),
     ]
     for environment, stack in cases:

@@ -464,11 +464,12 @@ def test_the_delivery_grants_where_the_platform_deploys():
     ) in str(raised.value)
 
 
-@pytest.mark.parametrize("environment", ["dev", "staging", "prod"])
+@pytest.mark.parametrize("environment", ["dev", "staging", "prod", "prod-scale"])
 def test_the_stack_init_commands_create_exactly_the_units_with_the_deliverys_keys(environment):
     """What a first deploy pastes (scripts/units.py --init): complete commands (nothing commented
     out or to edit), one stack per unit the workflows deploy (a fleet only with two clusters),
-    each with the key the delivery creates for its layer and pinned to the environment's subscription."""
+    each with the key the delivery creates for its layer and pinned to the environment's subscription.
+    A variant (prod-scale) has stacks of its own in its environment's container, with its keys."""
     import shlex
 
     from offline.environment import parsed_environment, waves
@@ -485,7 +486,7 @@ def test_the_stack_init_commands_create_exactly_the_units_with_the_deliverys_key
     commands = [shlex.split(line, comments=True) for line in result.stdout.splitlines()]
     assert [len(c) for c in commands] == [len(shlex.split(line)) for line in result.stdout.splitlines()], "a # inside"
     login, *rest = commands
-    assert login[:2] == ["pulumi", "login"] and f"pulumi-state-{environment}?" in login[2]
+    assert login[:2] == ["pulumi", "login"] and f"pulumi-state-{config.environment}?" in login[2]
     created = [c[3] for c in rest if c[:3] == ["pulumi", "stack", "init"]]
     assert created == [unit.stack(environment) for wave in waves(config) for unit in wave]
     assert any(s.endswith(".fleet") for s in created) == config.has_fleet

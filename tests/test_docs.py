@@ -50,7 +50,9 @@ def test_onboarding_a_team_changes_no_committed_page_and_make_docs_writes_the_st
     team = (
         "    vision:\n      entraGroupObjectIds: [1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d]\n      namespaces: [vision]\n"
     )
-    prod.write_text(prod.read_text().replace("  platform:teams:\n", "  platform:teams:\n" + team, 1))
+    # A team, and its GPUs from a bigger pool (docs/gpus.md, "Quotas").
+    grown = prod.read_text().replace("  platform:teams:\n", "  platform:teams:\n" + team, 1)
+    prod.write_text(grown.replace("maxCount: 250", "maxCount: 252", 1))
     committed = docs.pages()
     original = docs.read_stack_config
     monkeypatch.setattr(
