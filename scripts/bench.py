@@ -113,6 +113,11 @@ def synthetic_fleet(clusters: int) -> dict:
     return values
 
 
+def synthetic_stack(clusters: int) -> str:
+    """A variant of prod, named by the rule every stack follows (stackconfig/stacks.py)."""
+    return f"prod-synth{clusters}"
+
+
 def synthetic_project(clusters: int) -> tuple[Path, str]:
     """A project folder whose environment file is the synthetic fleet's (the program and its
     packages are the repository's): every unit reads that file, as they read stacks/."""
@@ -121,7 +126,7 @@ def synthetic_project(clusters: int) -> tuple[Path, str]:
 
     import yaml
 
-    name = f"prod-synthetic-{clusters}"  # a variant of prod, as its name says
+    name = synthetic_stack(clusters)
     project = Path(tempfile.mkdtemp(prefix="bench-"))
     shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
     shutil.copy(ROOT / "__main__.py", project / "__main__.py")

@@ -36,7 +36,9 @@ def stack_name_problem(stack: str, environment: str | None = None) -> str | None
     if named is None:
         fix = ""
         if environment in ENVIRONMENTS:
-            variant = re.sub(r"[^a-z0-9]", "", stack.lower())[:VARIANT_MAX] or "x"
+            # What the name says beyond its environment: `prod-synthetic-50` -> `prod-synthetic5`.
+            rest = stack.lower().removeprefix(f"{environment}-")
+            variant = re.sub(r"[^a-z0-9]", "", rest)[:VARIANT_MAX] or "x"
             fix = f"; name it `{environment}` or `{environment}-{variant}`"
         return f"{stack!r} breaks the stack naming rule{fix}: {RULE}"
     if environment is not None and named != environment:

@@ -711,3 +711,4 @@ def test_a_delivery_environment_is_one_the_packs_know_and_a_variant_is_a_platfor
     with pytest.raises(ConfigError) as refused:
         parse_delivery_config({**values, "delivery:environments": json.dumps(environments)})
     assert "delivery:environments.research-eu" in str(refused.value)
+    assert str(refused.value).endswith("Every key is documented in docs/delivery-configuration.md.")

@@ -88,11 +88,11 @@ def test_the_benchmarks_synthetic_fleet_is_a_valid_config():
     import sys
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from bench import synthetic_fleet
+    from bench import synthetic_fleet, synthetic_stack
 
     values = synthetic_fleet(50)
     from validation.stackfile import as_cli_string
 
     raw = {k: as_cli_string(v) for k, v in values.items()}
-    capacity = plan_capacity(parse_platform_config(raw))
+    capacity = plan_capacity(parse_platform_config(raw, stack=synthetic_stack(50)))
     assert len(capacity.clusters) == 50 and capacity.gpu_nodes == 50_000

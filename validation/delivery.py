@@ -14,6 +14,8 @@ from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
 from validation.loader import ConfigError, _pydantic_problems
 
+DELIVERY_REFERENCE = "docs/delivery-configuration.md"
+
 # A stack of the delivery project may also configure its providers.
 _KNOWN = (DELIVERY_NAMESPACE, "azure-native", "github", "pulumi")
 
@@ -43,7 +45,7 @@ def parse_delivery_config(raw: Mapping[str, Any]) -> DeliveryConfig:
     if config is not None:
         problems += relational_problems(config)
     if problems or config is None:
-        raise ConfigError(problems)
+        raise ConfigError(problems, reference=DELIVERY_REFERENCE)
     return config
 
 

@@ -34,7 +34,9 @@ _ADDRESS = re.compile(r"^[0-9./]+$")
 class ConfigError(pulumi.RunError):
     """Bad stack configuration. A RunError ends the program without a stack trace."""
 
-    def __init__(self, problems: list[ConfigProblem], unit_stack: str | None = None):
+    def __init__(
+        self, problems: list[ConfigProblem], unit_stack: str | None = None, reference: str = "docs/configuration.md"
+    ):
         self.problems = problems
         lines = "\n".join(f"  - {problem}" for problem in problems)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
@@ -47,7 +49,7 @@ class ConfigError(pulumi.RunError):
         )
         super().__init__(
             f"The stack configuration has {count}; nothing was deployed{scope}:\n{lines}\n"
-            "Every key is documented in docs/configuration.md."
+            f"Every key is documented in {reference}."
         )
 
 

@@ -23,7 +23,7 @@ from planning.layers import LAYERS
 from planning.naming import Naming
 from stackconfig.delivery import DELIVERY_NAMESPACE, DeliveryConfig
 from validation.checks import ConfigProblem
-from validation.delivery import parse_delivery_config
+from validation.delivery import DELIVERY_REFERENCE, parse_delivery_config
 from validation.loader import ConfigError, current_stack_config, parse_platform_config
 from validation.stackfile import available_stacks, read_stack_config, stack_file
 
@@ -253,7 +253,7 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
             grafana_group=grafana_group,
         )
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(problems, reference=DELIVERY_REFERENCE)
     return found
 
 
