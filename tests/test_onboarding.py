@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import yaml
 
@@ -23,7 +24,7 @@ from offline.plandiff import diff_sides
 from offline.review_report import Side, render
 from scripts.review_side import preview_side
 from tests.conftest import copy_project
-from tests.support.onboarding import MISTAKES, STEPS, TEAM, TOPIC, WORKLOAD, onboarded, write_prod
+from tests.support.onboarding import GROUP, MISTAKES, STEPS, TEAM, TOPIC, WORKLOAD, onboarded, write_prod
 from validation.stackfile import read_stack_config
 
 
@@ -47,12 +48,20 @@ def first_problem(output: str) -> str:
     return next(line for line in lines if line.startswith("- "))
 
 
-def test_a_team_is_onboarded_to_prod_in_one_pull_request_and_each_mistake_names_its_key_and_fix(tmp_path, head_side):
+def onboarded_project(tmp_path) -> tuple[Path, str]:
+    """A copy of this checkout with the team onboarded to prod, and that stack file's text."""
     project = copy_project(tmp_path / "project")
-    base = (project / "stacks" / "Pulumi.prod.yaml").read_text()
-    good = onboarded(base)
-    times: dict[str, float] = {}
+    good = onboarded((project / "stacks" / "Pulumi.prod.yaml").read_text())
+    write_prod(project, good)
+    return project, good
 
+
+# Three tests of one pull request, so that the workers run them side by side.
+
+
+def test_each_onboarding_mistake_stops_the_preview_with_a_first_line_naming_its_key_and_fix(tmp_path):
+    project, good = onboarded_project(tmp_path)
+    times: dict[str, float] = {}
     for what, change, key, fix in MISTAKES:
         write_prod(project, change(good))
         result, times[what] = preview(project)
@@ -63,15 +72,24 @@ def test_a_team_is_onboarded_to_prod_in_one_pull_request_and_each_mistake_names_
         key = key.format(first=team_lines[0], second=team_lines[-1])
         assert line.startswith(f"- {key}:") or line.startswith(f"{key};"), f"{what}: {line}"
         assert fix in line, f"{what}: {line}"
+    print("\n".join(f"{what}: {seconds:.1f} s" for what, seconds in times.items()))
+    assert len(STEPS) == 5
 
-    write_prod(project, good)
-    result, times["the onboarded change, make capacity"] = preview(project, "--capacity")
+
+def test_the_onboarded_team_previews_with_its_share_of_the_pool(tmp_path):
+    project, _ = onboarded_project(tmp_path)
+    result, seconds = preview(project, "--capacity")
+    print(f"the onboarded change, make capacity: {seconds:.1f} s")
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert re.search(rf"eus2\s+h100\s+{TEAM}\s+400 GPUs\s+20%", out), out
     assert re.search(r"eus2\s+h100\s+research\s+1,200 GPUs\s+60%", out), out
     assert "Policy review (prod enforcement): 0 mandatory" in out
 
+
+def test_the_onboarding_is_reviewed_as_the_teams_alone_and_prod_admits_its_infiniband_gang(tmp_path, head_side):
+    project, _ = onboarded_project(tmp_path)
+    times: dict[str, float] = {}
     # The pull request's review of prod, against this checkout (make review's head and base).
     started = time.perf_counter()
     environment = preview_environment("prod", project)
@@ -88,8 +106,10 @@ def test_a_team_is_onboarded_to_prod_in_one_pull_request_and_each_mistake_names_
     (diff,) = diff_sides(base_side, head)
     assert {d.action for d in diff.resources} <= {"create", "update"}, "onboarding replaces or deletes nothing"
     created = {d.name for d in diff.resources if d.action == "create"}
-    assert any(TEAM in name for name in created) and any(TOPIC in name for name in created)
-    assert any(WORKLOAD in name for name in created)
+    assert any(TOPIC in name for name in created) and any(WORKLOAD in name for name in created)
+    # Exactly the team's: each new resource is named by the team (its namespace, workload, topic,
+    # queue) or by its group (its AKS role on each cluster).
+    assert all(TEAM in name or GROUP in name for name in created), sorted(created)
 
     # The team's job, filled by the CLI from the stack's outputs, is admitted in eus2. The
     # contracts read a single-stack plan (tests/test_deployment_units.py holds the units' union
@@ -129,4 +149,3 @@ def test_a_team_is_onboarded_to_prod_in_one_pull_request_and_each_mistake_names_
     assert evaluate(view, item) == {layer: [] for layer in LAYERS}
     times["the team's job through the contracts"] = time.perf_counter() - started
     print("\n".join(f"{what}: {seconds:.1f} s" for what, seconds in times.items()))
-    assert len(STEPS) == 5
