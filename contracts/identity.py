@@ -24,22 +24,35 @@ AUDIENCE = "api://AzureADTokenExchange"
 KAFKA_USER = "kubernetes:kafka.strimzi.io/v1:KafkaUser"
 
 
-def _grants(view: ClusterView, identity) -> list:
+def _principal(view: ClusterView, workload: str) -> str | None:
+    """The identity's object ID where the plan's outputs carry it: an environment's units, whose
+    foundation exports it and whose tenants unit reads it by value (a stack reference), so no
+    dependency on the identity's URN crosses the stacks."""
+    return ((view.plan.outputs.get("identities") or {}).get("principalIds") or {}).get(workload)
+
+
+def _grants(view: ClusterView, identity, principal: str | None = None) -> list:
+    """Role assignments to the identity: by dependency on it within a stack, by its object ID
+    across the units."""
     return [
-        r for r in view.plan.of_type(ROLE_ASSIGNMENT) if identity.urn in r.property_dependencies.get("principalId", ())
+        r
+        for r in view.plan.of_type(ROLE_ASSIGNMENT)
+        if identity.urn in r.property_dependencies.get("principalId", ())
+        or (principal is not None and r.inputs.get("principalId") == principal)
     ]
 
 
 def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, access: str) -> list[str]:
+    principal = _principal(view, workload)
     """Event Hubs: the data roles on exactly the topic's event hub. Strimzi: a KafkaUser named by
     the identity's object ID (the brokers' OAuth principal) whose ACLs allow the access."""
     if view.config["platform:kafka"]["engine"] == "eventhubs":
-        on_hub = [g for g in _grants(view, identity) if g.inputs["scope"].endswith(f"/eventhubs/{topic}")]
+        on_hub = [g for g in _grants(view, identity, principal) if g.inputs["scope"].endswith(f"/eventhubs/{topic}")]
         held = {g.inputs["roleDefinitionId"].rsplit("/", 1)[-1].lower() for g in on_hub}
         missing = [role for role in EVENT_HUBS_ROLES[access] if role_id(role).lower() not in held]
         wide = [
             g.inputs["scope"]
-            for g in _grants(view, identity)
+            for g in _grants(view, identity, principal)
             if "/Microsoft.EventHub/" in g.inputs["scope"] and "/eventhubs/" not in g.inputs["scope"]
         ]
         return ([f"{workload}'s identity lacks {', '.join(missing)} on event hub {topic}"] if missing else []) + (
@@ -50,7 +63,11 @@ def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, acces
         for r in view.in_cluster(KAFKA_USER)
         if (r.inputs["metadata"].get("labels") or {}).get(WORKLOAD_LABEL) == workload
     ]
-    if not users or identity.urn not in {u for deps in users[0].property_dependencies.values() for u in deps}:
+    named = users and (
+        identity.urn in {u for deps in users[0].property_dependencies.values() for u in deps}
+        or (principal is not None and users[0].inputs["metadata"].get("name") == principal)
+    )
+    if not named:
         return [f"no KafkaUser in cluster {view.key} is named by {workload}'s identity"]
     allowed = {
         op
@@ -97,7 +114,7 @@ def refusals(
     if storage is not None:
         account, container, access = storage
         role = role_id(STORAGE_ROLES[access]).lower()
-        grants = _grants(view, identity)
+        grants = _grants(view, identity, _principal(view, workload))
         wanted = f"/blobServices/default/containers/{container}"
         held = [
             g

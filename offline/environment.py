@@ -140,6 +140,20 @@ def union_plan(environment: EnvironmentPlan) -> Plan:
     return union
 
 
+def contract_plan(environment: EnvironmentPlan) -> Plan:
+    """The union of the units with the outputs a single stack exports, gathered from the units that
+    export them (the foundation: identities; the tenants: the workload context and Kafka clients;
+    each cluster unit: its issuer), which is what the contracts read (contracts/)."""
+    union = union_plan(environment)
+    for plan in environment.plans.values():
+        unit = parse_stack(plan.stack)[1]
+        if unit is not None and unit.layer == "cluster":
+            union.outputs.setdefault("clusters", {})[unit.cluster] = plan.outputs["cluster"]
+        elif unit is not None and unit.layer in ("foundation", "tenants"):
+            union.outputs.update(plan.outputs)
+    return union
+
+
 # The stack rule that holds federated credentials to the environment's own clusters sees each
 # issuer's source cluster only within one stack; across units it is told their issuers.
 ISSUER_POLICY = "federated-credential-trusted-issuer"

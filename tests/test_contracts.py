@@ -751,3 +751,22 @@ def test_the_render_script_fills_a_template_as_any_workload_with_its_topics_and_
     assert "may not use topic 'training-metrics' to write" in capsys.readouterr().err
     assert main([str(ROOT / "examples" / "kafka-producer.yaml"), "--outputs", str(path), "--workload", "vision"]) == 2
     assert "no workload 'vision' in platform:workloads; the stack has " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_the_contracts_judge_the_unit_stacks_as_they_judge_the_single_stack(plans, unit_plans, stack):
+    """What is deployed is the unit stacks: a workload's grants and KafkaUser are made by the tenants
+    unit for an identity the foundation made, linked by value through a stack reference, not by
+    a dependency. Every golden workload gets the same verdict on the units as on the single stack."""
+    from offline.environment import contract_plan
+
+    units = contract_plan(unit_plans[stack])
+    config = config_of(stack)
+    checked = 0
+    for view, item in [(v, i) for name in BY_NAME for v, i in applicable(plans, stack, name)]:
+        on_units = ClusterView(units, view.key, config)
+        assert evaluate(on_units, rendered(item.golden, units.outputs, view.key)) == evaluate(view, item), (
+            item.golden.name
+        )
+        checked += 1
+    assert checked >= 7

@@ -18,8 +18,7 @@ import yaml
 
 from contracts.cluster import ClusterView
 from contracts.golden import BY_NAME, LAYERS, evaluate, rendered
-from offline.engine import run_program
-from offline.environment import preview_environment
+from offline.environment import contract_plan, preview_environment
 from offline.plandiff import diff_sides
 from offline.review_report import Side, render
 from scripts.review_side import preview_side
@@ -111,13 +110,11 @@ def test_the_onboarding_is_reviewed_as_the_teams_alone_and_prod_admits_its_infin
     # queue) or by its group (its AKS role on each cluster).
     assert all(TEAM in name or GROUP in name for name in created), sorted(created)
 
-    # The team's job, filled by the CLI from the stack's outputs, is admitted in eus2. The
-    # contracts read a single-stack plan (tests/test_deployment_units.py holds the units' union
-    # to it); its outputs are what `pulumi stack output` gives scripts/workloads.py.
+    # The team's job, filled by the CLI from the tenants stack's outputs (`pulumi stack output
+    # --json -s prod.tenants`), is admitted in eus2 as the unit stacks deploy it.
     started = time.perf_counter()
-    plan = run_program(read_stack_config(project, "prod"), project)
-    assert plan.ok, plan.error
-    outputs = plan.outputs
+    plan = contract_plan(environment)
+    outputs = environment.plans["prod.tenants"].outputs
     (tmp_path / "outputs.json").write_text(json.dumps(outputs))
     filled = subprocess.run(
         [
