@@ -1,0 +1,50 @@
+"""Azure Managed Lustre's sizes, subnets and throughput (facts/lustre.py, planning/lustre.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from facts.lustre import LUSTRE_TIERS, SKU_PREFIX
+from planning.lustre import size_problem, subnet_prefix, throughput_gbps
+
+TOP = f"{SKU_PREFIX}500"
+
+
+@pytest.mark.parametrize(
+    "sku, tib, allowed",
+    [
+        (TOP, 4, True),
+        (TOP, 128, True),
+        (TOP, 6, False),  # not a multiple of 4
+        (TOP, 132, False),  # beyond the default maximum: a support request first
+        (f"{SKU_PREFIX}40", 48, True),
+        (f"{SKU_PREFIX}40", 16, False),
+        (f"{SKU_PREFIX}125", 112, True),
+        ("AMLFS-Durable-Premium-200", 8, False),
+    ],
+)
+def test_a_size_is_accepted_only_as_azure_creates_it(sku, tib, allowed):
+    assert (size_problem(sku, tib) is None) == allowed, size_problem(sku, tib)
+
+
+def test_the_subnet_a_file_system_needs_grows_with_its_size():
+    assert [subnet_prefix(tib) for tib in (4, 16, 20, 40, 48, 92, 128, 196, 200, 400)] == [
+        27,
+        27,
+        26,
+        26,
+        25,
+        25,
+        24,
+        24,
+        23,
+        23,
+    ]
+    assert subnet_prefix(768) is None, "beyond the table: Azure's own subnet-size call decides"
+
+
+def test_the_largest_default_file_system_of_the_fastest_tier_reads_at_64_gb_per_second():
+    tier = LUSTRE_TIERS[TOP]
+    assert throughput_gbps(TOP, tier.default_max_tib) == 64.0
+    for sku, tier in LUSTRE_TIERS.items():
+        assert sku.endswith(str(tier.throughput_mbps_per_tib)) and tier.min_tib == tier.step_tib
