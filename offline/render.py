@@ -13,8 +13,9 @@ from rich.tree import Tree
 
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan
 from offline.policy import Review, Violation
-from offline.team_quotas import OPTIONS, TeamQuota, pool_totals
+from offline.team_quotas import TeamQuota, pool_totals
 from planning.capacity import CapacityPlan
+from planning.queues import MORE_QUOTA
 
 
 def _label(resource: CapturedResource) -> str:
@@ -205,7 +206,7 @@ def full_pools_note(quotas: list[TeamQuota]) -> str | None:
     idle = [f"{c}/{p} ({units - promised:,})" for (c, p), (promised, units) in totals if promised < units]
     notes = []
     if full:
-        notes.append(f"Fully promised: {', '.join(full)}. More for a team there takes {OPTIONS}.")
+        notes.append(f"Fully promised: {', '.join(full)}. More for a team there takes {MORE_QUOTA}.")
     if idle:
         notes.append(
             f"In no team's quota: {', '.join(idle)}. Kueue admits nothing onto those GPUs, not even by borrowing "

@@ -25,7 +25,6 @@ from planning.queues import MORE_QUOTA
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 # planning/queues.py's names: the component `gpu-<cluster>`, the queue `team-<team>`, flavors `gpu-<pool>`.
 _QUEUE_NAME = re.compile(r"^gpu-(?P<cluster>[a-z0-9]+)-clusterqueue-")
-OPTIONS = MORE_QUOTA
 
 
 @dataclass(frozen=True)
@@ -119,6 +118,6 @@ def quota_changes(base: list[TeamQuota], head: list[TeamQuota]) -> list[str]:
     for (cluster, pool), (promised, units) in sorted(pool_totals(head).items()):
         if (cluster, pool) in changed and promised >= units:
             lines.append(
-                f"- {cluster}/{pool} is now fully promised ({promised:,} of {units:,}): more for a team takes {OPTIONS}"
+                f"- {cluster}/{pool} is now fully promised ({promised:,} of {units:,}): more for a team takes {MORE_QUOTA}"
             )
     return lines

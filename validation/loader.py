@@ -23,6 +23,7 @@ from stackconfig.stacks import environment_of, stack_name_problem
 from stackconfig.yaml_scalars import ambiguous_scalars
 from validation.checks import ConfigProblem, find_problems, ordered
 from validation.checks.repository import collisions
+from validation.checks.streaming import check_streaming
 from validation.stackfile import StackFileError, available_stacks, read_stack_config, stack_file
 
 # Config namespaces a stack file may use: the program's and its providers'. Anything else (a
@@ -211,8 +212,11 @@ def parse_platform_config(
         # The name decides the policies, identities and GitHub environments a deploy gets.
         where = "stack" if environment_of(stack) is None else key("environment")
         problems.append(ConfigProblem(where, naming, cause=True))
-    if config is not None and stack is not None and others:
-        problems += collisions(stack, streaming_plan.expand(config), others)
+    # Flink jobs become workloads, Kafka clients and a checkpoint account for the rest of the
+    # program; expanded once, and only when they are sound (as find_problems expands them).
+    expanded = config if config is None or list(check_streaming(config)) else streaming_plan.expand(config)
+    if expanded is not None and stack is not None and others:
+        problems += collisions(stack, expanded, others)
     if config is not None and unit is not None:
         problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
     if problems or config is None:
@@ -220,8 +224,8 @@ def parse_platform_config(
             _redacted(ordered(set(problems)), [value for _, _, value in credentials]),
             (unit_stack or unit.stack(stack or "")) if unit is not None else None,
         )
-    # Flink jobs become workloads, Kafka clients and a checkpoint account for the rest of the program.
-    return streaming_plan.expand(config)
+    assert expanded is not None  # config is, once no problem was found
+    return expanded
 
 
 def _redacted(problems: list[ConfigProblem], secrets: list[str]) -> list[ConfigProblem]:
