@@ -32,7 +32,8 @@ from planning.layers import Unit, parse_stack
 # 4: the foundation exports its data collection endpoints and Managed Grafana's endpoint.
 # 5: no cluster unit exports dispatchKubeconfig: the dispatchers sign in with an identity of
 #    their own, whose token never leaves the dispatcher (components/dispatch.py).
-CONTRACT_VERSION = 5
+# 6: the data unit exports the Cosmos DB account's ID (the tenants unit assigns its data roles).
+CONTRACT_VERSION = 6
 VERSION_KEY = "contractVersion"
 
 
@@ -225,11 +226,14 @@ class DataOutputs:
     event_hubs_namespace: pulumi.Input[str] | None
     # account key -> container -> ID of its replica's copy (accounts with object replication)
     replica_container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]] = field(default_factory=dict)
+    # The Cosmos DB account, where the environment has one.
+    cosmos_db_account_id: pulumi.Input[str] | None = None
 
     def to_exports(self) -> dict[str, Any]:
         return {
             VERSION_KEY: CONTRACT_VERSION,
             "containerIds": {account: dict(ids) for account, ids in self.container_ids.items()},
+            "cosmosDbAccountId": self.cosmos_db_account_id,
             "eventHubsNamespace": self.event_hubs_namespace,
             "replicaContainerIds": {account: dict(ids) for account, ids in self.replica_container_ids.items()},
         }
@@ -240,6 +244,7 @@ class DataOutputs:
         containers: Mapping[str, Sequence[str]],
         event_hubs: bool,
         replica_containers: Mapping[str, Sequence[str]] | None = None,
+        cosmos_db: bool = False,
     ) -> DataOutputs:
         """`replica_containers`: per account with a replica, its containers (copies and twins)."""
         get = _Producer(Unit("data")).get
@@ -253,6 +258,7 @@ class DataOutputs:
                 account: {name: get("replicaContainerIds", account, name) for name in names}
                 for account, names in (replica_containers or {}).items()
             },
+            cosmos_db_account_id=get("cosmosDbAccountId") if cosmos_db else None,
         )
 
 

@@ -42,6 +42,7 @@ class Golden:
     storage: tuple[str, str, str] | None = None  # (account key, container, read|write)
     kafka: bool = False
     topic: tuple[str, str] | None = None  # (topic, read|write|readWrite) it uses
+    cosmos: tuple[str, str] | None = None  # (<database>[/<container>], read|write) of Cosmos DB
     hosts: tuple[str, ...] = ()
     # Pods of its own namespace it talks to (the workers of one job).
     peers: tuple[tuple[str, str], ...] = ()
@@ -66,6 +67,7 @@ GOLDEN = (
     Golden("kafka-producer", "cpu", "trainer", kafka=True, topic=("training-metrics", "write")),
     Golden("kafka-consumer", "cpu", "inference", kafka=True, topic=("checkpoint-events", "read")),
     Golden("weights-loader", "cpu", "inference", ("weights", "models", "read")),
+    Golden("cosmos-client", "cpu", "trainer", cosmos=("lab/runs", "write")),
     Golden("sandboxed-eval", "sandbox"),
     Golden("model-download", "cpu", hosts=HUGGING_FACE_HOSTS),
 )
@@ -139,6 +141,9 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
                 kafka_plan.OAUTH_PORT, namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=(("strimzi.io/kind", "Kafka"),)
             )
         )
+    if golden.cosmos:
+        # The SDKs' gateway mode, HTTPS to the account's endpoint in the cluster's region.
+        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, "/Microsoft.DocumentDB/")))
     found += [Destination(HTTPS, host=host) for host in golden.hosts]
     return found
 
@@ -228,7 +233,7 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
         "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target),
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
-        "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage, golden.topic)
+        "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage, golden.topic, golden.cosmos)
         if golden.workload
         else [],
     }

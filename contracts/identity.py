@@ -13,6 +13,7 @@ from typing import Any
 from components.platform import STORAGE_ROLES
 from contracts.cluster import FEDERATED_CREDENTIAL, IDENTITY, ROLE_ASSIGNMENT, SERVICE_ACCOUNT, ClusterView
 from facts.azure_roles import role_id
+from facts.cosmosdb import DATA_ROLES
 from facts.workload_identity import CLIENT_ID_ANNOTATION as CLIENT_ID
 from facts.workload_identity import USE_LABEL
 from planning.kafka import EVENT_HUBS_ROLES, TOPIC_OPERATIONS
@@ -22,6 +23,7 @@ AUDIENCE = "api://AzureADTokenExchange"
 
 
 KAFKA_USER = "kubernetes:kafka.strimzi.io/v1:KafkaUser"
+COSMOS_ROLE_ASSIGNMENT = "azure-native:cosmosdb:SqlResourceSqlRoleAssignment"
 
 
 def _principal(view: ClusterView, workload: str) -> str | None:
@@ -79,6 +81,35 @@ def kafka_refusals(view: ClusterView, workload: str, identity, topic: str, acces
     return [f"{workload}'s KafkaUser may not {', '.join(sorted(refused))} topic {topic}"] if refused else []
 
 
+def cosmos_refusals(view: ClusterView, workload: str, identity, scope: str, access: str) -> list[str]:
+    """The built-in data role for the access on exactly the database or container (or its
+    database), and none on the whole account: Cosmos DB's own role assignments, by dependency on
+    the identity within a stack and by its object ID across the units."""
+    principal = _principal(view, workload)
+    assignments = [
+        r
+        for r in view.plan.of_type(COSMOS_ROLE_ASSIGNMENT)
+        if identity.urn in r.property_dependencies.get("principalId", ())
+        or (principal is not None and r.inputs.get("principalId") == principal)
+    ]
+    database, _, container = scope.partition("/")
+    wanted = {f"/dbs/{database}", *([f"/dbs/{database}/colls/{container}"] if container else [])}
+    role = DATA_ROLES["read" if access == "read" else "readWrite"]
+    # A contributor reads too.
+    roles = {role, DATA_ROLES["readWrite"]}
+    held = [
+        a
+        for a in assignments
+        if any(a.inputs["scope"].endswith(w) for w in wanted)
+        and a.inputs["roleDefinitionId"].rsplit("/", 1)[-1] in roles
+    ]
+    found = [] if held else [f"{workload}'s identity holds no Cosmos DB {access} role on {scope}"]
+    wide = [a.inputs["scope"] for a in assignments if "/dbs/" not in a.inputs["scope"]]
+    if wide:
+        found.append(f"{workload}'s identity holds Cosmos DB roles on the whole account: {wide}")
+    return found
+
+
 def refusals(
     view: ClusterView,
     namespace: str,
@@ -86,6 +117,7 @@ def refusals(
     workload: str,
     storage: tuple[str, str, str] | None,
     topic: tuple[str, str] | None = None,
+    cosmos: tuple[str, str] | None = None,
 ) -> list[str]:
     found = []
     spec = pod["spec"]
@@ -134,4 +166,6 @@ def refusals(
             found.append(f"{workload}'s identity holds storage roles wider than a container: {broad}")
     if topic is not None:
         found += kafka_refusals(view, workload, identity, *topic)
+    if cosmos is not None:
+        found += cosmos_refusals(view, workload, identity, *cosmos)
     return found

@@ -161,6 +161,21 @@ ARM_TYPES: dict[str, ArmType] = {
         ("eventhubs", "eventHubName"),
         ("consumergroups", "consumerGroupName"),
     ),
+    "azure-native:cosmosdb:DatabaseAccount": _t("Microsoft.DocumentDB", ("databaseAccounts", "accountName")),
+    "azure-native:cosmosdb:SqlResourceSqlDatabase": _t(
+        "Microsoft.DocumentDB", ("databaseAccounts", "accountName"), ("sqlDatabases", "databaseName")
+    ),
+    "azure-native:cosmosdb:SqlResourceSqlContainer": _t(
+        "Microsoft.DocumentDB",
+        ("databaseAccounts", "accountName"),
+        ("sqlDatabases", "databaseName"),
+        ("containers", "containerName"),
+    ),
+    # A data-plane role assignment, though written through ARM (its write is the account's
+    # sqlRoleAssignments/write, which Cosmos DB Operator lacks and DocumentDB Account Contributor has).
+    "azure-native:cosmosdb:SqlResourceSqlRoleAssignment": _t(
+        "Microsoft.DocumentDB", ("databaseAccounts", "accountName"), ("sqlRoleAssignments", "roleAssignmentId")
+    ),
 }
 
 EXTENSION_TYPES: dict[str, ExtensionType] = {

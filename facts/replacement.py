@@ -119,6 +119,15 @@ FORCE_NEW: dict[str, dict[str, str]] = {
         **_paths(SPEC, "location"),
     },
     "azure-native:eventhub:EventHub": _paths(PATH, "resourceGroupName", "namespaceName", "eventHubName"),
+    "azure-native:cosmosdb:DatabaseAccount": _paths(PATH, "resourceGroupName", "accountName"),
+    "azure-native:cosmosdb:SqlResourceSqlDatabase": _paths(PATH, "resourceGroupName", "accountName", "databaseName"),
+    "azure-native:cosmosdb:SqlResourceSqlContainer": _paths(
+        PATH, "resourceGroupName", "accountName", "databaseName", "containerName"
+    ),
+    "azure-native:cosmosdb:SqlResourceSqlRoleAssignment": {
+        **_paths(PATH, "resourceGroupName", "accountName", "roleAssignmentId"),
+        **_paths(AN, "principalId", "scope"),
+    },
     "azure-native:managedidentity:UserAssignedIdentity": {
         **_paths(PATH, "resourceGroupName", "resourceName"),
         **_paths(SPEC, "location"),
@@ -212,6 +221,26 @@ FORCE_NEW: dict[str, dict[str, str]] = {
 }
 K8S_FORCE_NEW = _paths(K8S_NAME, "metadata.name", "metadata.namespace")
 
+# type token -> {input path: why}: changes the provider sends as an in-place update that Azure
+# performs only one way, or refuses (so `pulumi up` stops on them). Not replacements; still
+# findings of the review, which names the way through.
+ONE_WAY: dict[str, dict[str, str]] = {
+    "azure-native:cosmosdb:DatabaseAccount": {
+        # MicrosoftDocs/azure-databases-docs articles/cosmos-db/migrate-continuous-backup.md.
+        "backupPolicy.type": "periodic to continuous backup is one-way: it cannot be switched back",
+        # reliability-docs reliability-cosmos-db.md: set only when a region is added.
+        "locations[*].isZoneRedundant": "Azure sets zone redundancy only when a region is added: fail over, "
+        "remove the region and add it back",
+        # capacity mode: how-to-change-capacity-mode.md (serverless to provisioned only, one-way).
+        "capabilities": "serverless to provisioned is one-way, and provisioned never becomes serverless",
+    },
+    "azure-native:cosmosdb:SqlResourceSqlContainer": {
+        # nosql/change-partition-key.md: a container's partition key is fixed; data moves by a copy job.
+        "resource.partitionKey": "Azure refuses a new partition key on a container: copy the items into a "
+        "new container (a container copy job) and move the clients",
+    },
+}
+
 # type token -> why losing it (a replacement or deletion) is more than a re-create. A predicted
 # replacement or deletion of one of these is a finding that fails the review.
 STATEFUL: dict[str, str] = {
@@ -227,6 +256,9 @@ STATEFUL: dict[str, str] = {
     "azure-native:network:Subnet": "clusters and endpoints in it must go first",
     "azure-native:eventhub:Namespace": "holds events not yet consumed",
     "azure-native:eventhub:EventHub": "holds events not yet consumed",
+    "azure-native:cosmosdb:DatabaseAccount": "holds every database; a new account starts empty",
+    "azure-native:cosmosdb:SqlResourceSqlDatabase": "holds its containers' items",
+    "azure-native:cosmosdb:SqlResourceSqlContainer": "holds its items",
     "azure-native:managedidentity:UserAssignedIdentity": "a new principal: every role and federated credential to it is recreated",
     "azure-native:operationalinsights:Workspace": "holds the logs",
     "azure-native:monitor:AzureMonitorWorkspace": "holds the metrics",

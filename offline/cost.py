@@ -6,7 +6,8 @@ AKS adds surge nodes while it upgrades a pool). Spot pools draw on the region's 
 vCPU quota instead of a family's.
 
 Cost: every fixed hourly or daily meter the plan implies (pool VMs, the AKS Standard tier,
-firewalls, public IPs, private endpoints, Premium registries and replicas, Event Hubs units),
+firewalls, public IPs, private endpoints, Premium registries and replicas, Event Hubs units,
+Cosmos DB autoscale throughput per region),
 priced from facts/retail_prices.json, a committed snapshot of Azure's unauthenticated Retail
 Prices API that scripts/prices.py refreshes for exactly these meters (never typed by hand). A
 meter the snapshot lacks is "unpriced" and listed; usage-priced meters (GB stored or processed,
@@ -294,6 +295,31 @@ def capacity(resources: Iterable[Mapping[str, Any]]) -> Capacity:
         result.items.append(
             LineItem(f"Event Hubs {tier} {inputs.get('namespaceName', namespace['name'])}", meter, units, units)
         )
+    # Cosmos DB: autoscale bills the highest RU/s reached each hour, between a tenth of the maximum
+    # and the maximum, in every region (the maximum prices the worst month); serverless by request.
+    cosmos = {str(a["inputs"].get("accountName")): a["inputs"] for a in of("DatabaseAccount")}
+    for database in of("SqlResourceSqlDatabase"):
+        inputs = database["inputs"]
+        account = cosmos.get(str(inputs.get("accountName")), {})
+        maximum = _int(((inputs.get("options") or {}).get("autoscaleSettings") or {}).get("maxThroughput"))
+        if not maximum:
+            continue
+        for location in account.get("locations") or []:
+            region = str(location.get("locationName", "?"))
+            meter = Meter("Azure Cosmos DB", region, "1 Hour", None, "Azure Cosmos DB autoscale", "RUs", "100 RU/s")
+            result.items.append(
+                LineItem(
+                    f"Cosmos DB {inputs.get('databaseName')} autoscale {region}",
+                    meter,
+                    maximum // 1000,
+                    maximum // 100,
+                )
+            )
+    for name, inputs in cosmos.items():
+        serverless = any(c.get("name") == "EnableServerless" for c in inputs.get("capabilities") or [])
+        if serverless:
+            result.usage.append(f"Cosmos DB {name} serverless: request units consumed (per million)")
+        result.usage.append(f"Cosmos DB {name}: data stored, per region (per GB-month)")
     accounts = of("StorageAccount")
     for account in accounts:
         inputs = account["inputs"]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from facts.replacement import STATEFUL, force_new
+from facts.replacement import ONE_WAY, STATEFUL, force_new
 from offline import locks
 
 SECRET = "[secret]"
@@ -95,6 +95,8 @@ class ResourceDiff:
     retained: bool = False
     # The delete lock that will refuse deleting it (ScopeLocked): offline/locks.py.
     locked_by: str | None = None
+    # Changes Azure makes only one way, or refuses in place (facts/replacement.py, ONE_WAY).
+    one_way: list[Cause] = field(default_factory=list)
 
     @property
     def stateful(self) -> str | None:
@@ -105,6 +107,8 @@ class ResourceDiff:
         """Data or a hard-to-replace resource would be lost, or `pulumi up` would stop on it."""
         if self.action == "delete" and self.retained and not self.protected:
             return False
+        if self.one_way:
+            return True
         return self.action in ("delete", "replace") and (
             self.protected or self.stateful is not None or self.locked_by is not None
         )
@@ -154,8 +158,10 @@ class EnvironmentDiff:
 def _keyed(items: list[Any]) -> dict[str, Any] | None:
     """A list of named objects (pools, subnets, rules) as a map by name, so a change reads
     `agentPoolProfiles[name=system].count`, not an index that shifts."""
-    if items and all(isinstance(i, dict) and isinstance(i.get("name"), str) for i in items):
-        names = [i["name"] for i in items]
+    # Cosmos DB's locations are named by `locationName`.
+    field_ = "name" if items and all(isinstance(i, dict) and "name" in i for i in items) else "locationName"
+    if items and all(isinstance(i, dict) and isinstance(i.get(field_), str) for i in items):
+        names = [i[field_] for i in items]
         if len(set(names)) == len(names):
             return {f"[name={n}]": i for n, i in zip(names, items, strict=True)}
     return None
@@ -271,6 +277,8 @@ def diff_resource(
             sources.append(rules[rule])
         if sources:
             causes.append(Cause(change.path, "; ".join(sources)))
+    one_way = ONE_WAY.get(new["type"], {})
+    irreversible = [Cause(c.path, one_way[rule]) for c in changes if (rule := _matches(tuple(one_way), c.path))]
     if provider_changed:
         causes.append(
             Cause("provider", "another provider: created by the new one, deleted by the old (Pulumi's step generator)")
@@ -283,6 +291,7 @@ def diff_resource(
         action="replace" if causes else "update",
         changes=changes,
         causes=causes,
+        one_way=irreversible,
         protected=bool(old.get("options", {}).get("protect")),
         # azure-native deletes first whenever it replaces (one name, one resource: its Diff sets
         # DeleteBeforeReplace with any replace key, provider/pkg/provider/provider.go).

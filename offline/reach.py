@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from facts import cosmosdb
 from facts.azure_roles import built_in_roles
 from offline.identities import Identities, built_in
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID, arm_id
@@ -96,6 +97,7 @@ OUTPUTS_WITHOUT_CREDENTIALS = {
     "cluster": "a name",
     "clusterId": "a resource ID",
     "containerIds": "resource IDs",
+    "cosmosDbAccountId": "a resource ID",
     "dataCollectionEndpointId": "a resource ID",
     "dnsZoneIds": "resource IDs",
     "egressIps": "public addresses",
@@ -135,6 +137,7 @@ class Model:
     entries: list[str] = field(default_factory=list)
 
 
+COSMOS_ROLE_ASSIGNMENT = "azure-native:cosmosdb:SqlResourceSqlRoleAssignment"
 FEDERATED_CREDENTIALS_WRITE = "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials/write"
 
 
@@ -307,6 +310,22 @@ def build(
             raise Unclassified(f"{r.name} assigns role {role_id}, which no recorded or delivery role defines")
         grants.setdefault(principal, []).append(permissions.Grant(role, r.inputs["scope"], None, f"{r.type} {r.name}"))
         kinds[principal] = str(r.inputs.get("principalType") or "ServicePrincipal")
+    # Cosmos DB's data roles, assigned through ARM on the account's own role definitions.
+    for r in resources:
+        if r.type != COSMOS_ROLE_ASSIGNMENT:
+            continue
+        principal = principals.get(str(r.inputs.get("principalId")))
+        if principal is None:
+            raise Unclassified(
+                f"{r.name} grants a Cosmos DB role to {r.inputs.get('principalId')}, whom the model does not know"
+            )
+        role_id = str(r.inputs["roleDefinitionId"]).rsplit("/", 1)[-1].lower()
+        if role_id not in cosmosdb.DATA_ROLE_ACTIONS:
+            raise Unclassified(f"{r.name} assigns Cosmos DB role {role_id}, which is no built-in data role")
+        role = permissions.RoleDefinition(
+            cosmosdb.DATA_ROLE_NAMES[role_id], role_id, data_actions=cosmosdb.DATA_ROLE_ACTIONS[role_id]
+        )
+        grants.setdefault(principal, []).append(permissions.Grant(role, r.inputs["scope"], None, f"{r.type} {r.name}"))
     # Kubernetes RBAC, in the same terms, for users (principals by object ID) and service accounts.
     for subject, held in _kubernetes_grants(view, resources, principals, by_id).items():
         grants.setdefault(subject, []).extend(held)

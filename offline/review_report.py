@@ -33,6 +33,7 @@ _AVOID = {
 }
 
 # What to do about a delete under a lock (offline/locks.py).
+_ONE_WAY = "make sure it is wanted: the program cannot take it back (docs/databases.md names the way through for each)"
 _LOCKED = (
     "the deploy would stop here: lift the lock first (`platform:lockStatefulResources: false` in its own "
     "pull request when the lock is in this stack or a layer that does not deploy first), "
@@ -153,7 +154,10 @@ class _Environment:
             findings = self.diff.findings
             if findings:
                 kinds = sorted({_what(f) for f in findings})
-                changed.append(f"⚠ {len(findings)} stateful, protected or locked {'/'.join(kinds)} replaced or deleted")
+                changed.append(
+                    f"⚠ {len(findings)} stateful, protected or locked {'/'.join(kinds)} replaced, deleted "
+                    "or changed one way"
+                )
             parts.append(", ".join(changed) or "no change")
             if self.capacity_change:
                 parts.append(self.capacity_change)
@@ -264,7 +268,7 @@ def _capacity_details(env: _Environment, snapshot: Snapshot, full: bool) -> list
 def _changes(diff: EnvironmentDiff, full: bool, limit: int, accepted: bool) -> list[str]:
     lines: list[str] = []
     if diff.findings:
-        lines += ["#### ⚠ Findings: stateful, protected or locked resources replaced or deleted", ""]
+        lines += ["#### ⚠ Findings: stateful, protected or locked resources replaced, deleted or changed one way", ""]
         if accepted:
             lines += ["Accepted as deliberate by the `accept-replacement` label: reported, not failing.", ""]
         lines += ["| stack | resource | action | because | avoid it |", "|---|---|---|---|---|"]
@@ -278,6 +282,9 @@ def _changes(diff: EnvironmentDiff, full: bool, limit: int, accepted: bool) -> l
                 + (f": {f.stateful}" if f.stateful else "")
             )
             avoid = _AVOID[f.action]
+            if f.one_way:
+                because = "; ".join([*([because] if because else []), *(f"`{c.path}`: {c.source}" for c in f.one_way)])
+                avoid = _ONE_WAY
             if f.locked_by:
                 because = (
                     because + "; " if because else ""

@@ -345,6 +345,18 @@ AZURE_METRIC_ALERTS: dict[str, tuple[MetricAlert, ...]] = {
             "workloads read secrets and storage its keys at start: below 99% pods and accounts fail to start",
         ),
     ),
+    "Microsoft.DocumentDB/databaseAccounts": (
+        MetricAlert(
+            "cosmosdb-ru-saturated",
+            "NormalizedRUConsumption",
+            "GreaterThan",
+            90,
+            "Maximum",
+            "PT15M",
+            "warning",
+            "a partition at 100% of its request units throttles (429s): raise the database's autoscaleMaxThroughput",
+        ),
+    ),
     "Microsoft.EventHub/namespaces": (
         MetricAlert(
             "eventhubs-throttled",

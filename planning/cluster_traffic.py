@@ -87,7 +87,8 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
     }
     clients = [name for name in workloads if config.kafka is not None and name in config.kafka.clients]
     egress: list[Peer] = []
-    if any(spec.storage or spec.key_vault_secrets for spec in workloads.values()):
+    # Blob, Key Vault and Cosmos DB (its gateway, HTTPS) through the region's private endpoints.
+    if any(spec.storage or spec.key_vault_secrets or spec.cosmos_db for spec in workloads.values()):
         egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=private_endpoint_ranges(config, cluster_key)))
     kafka = _kafka_peer(config, cluster_key, clients)
     if kafka is not None:

@@ -160,6 +160,7 @@ RESOURCE_PROVIDERS = (
     "Microsoft.ContainerRegistry",
     "Microsoft.ContainerService",
     "Microsoft.Dashboard",
+    "Microsoft.DocumentDB",
     "Microsoft.EventHub",
     "Microsoft.Insights",
     "Microsoft.KeyVault",
@@ -180,6 +181,7 @@ SHARED_ZONES = {
         "privatelink.blob.core.windows.net",
         "privatelink.dfs.core.windows.net",
         "privatelink.servicebus.windows.net",
+        "privatelink.documents.azure.com",
     ),
 }
 
@@ -270,6 +272,16 @@ class EnvironmentAccess:
             self.group_id(name)
             for owner, name, _ in self.resource_groups
             if owner == "foundation" and name.endswith(("-network", "-dns"))
+        ]
+
+    def database_scopes(self) -> list[str]:
+        """The data layer's databases groups (Cosmos DB, PostgreSQL), or the subscription."""
+        if not self.resource_groups:
+            return [f"/subscriptions/{self.subscription}"]
+        return [
+            self.group_id(name)
+            for owner, name, _ in self.resource_groups
+            if owner == "data" and name.endswith("-databases")
         ]
 
     def ops_scopes(self) -> list[str]:
@@ -486,6 +498,19 @@ def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, C
             _kinds(PLAN_READS, ("read",)),
             scope,
         ),
+        # Cosmos DB's data roles are the account's own, written through ARM: the tenants layer
+        # assigns them (components/cosmos_db.py, CosmosDataAccess) on the databases' group only.
+        "cosmos": CustomRoleSpec(
+            f"Platform Cosmos DB data access writer ({tag})",
+            f"Assigns the workloads' Cosmos DB data roles in {env.name}: the accounts' role assignments only",
+            (
+                "Microsoft.DocumentDB/databaseAccounts/read",
+                "Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions/read",
+                *(f"Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments/{verb}" for verb in _VERBS),
+            ),
+            (),
+            scope,
+        ),
         "tenants": CustomRoleSpec(
             f"Platform tenant writer ({tag})",
             f"The tenants layer of {env.name}: workload identities' federated credentials, "
@@ -611,6 +636,8 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
                     f"federated credentials and the teams' in-cluster objects in {name}"
                     + (f" ({scope.rsplit('/', 1)[-1]})" if scope != subscription else ""),
                 )
+            for scope in env.database_scopes():
+                grant(deployer, roles["cosmos"].name, scope, f"assigns the workloads' Cosmos DB data roles in {name}")
             # A data action on Managed Grafana only: the environment's one instance.
             grafana = env.group_id(env.grafana_group) if env.resource_groups and env.grafana_group else subscription
             grant(deployer, GRAFANA_ADMIN, grafana, f"provisions {name}'s Grafana dashboards (dashboards/)")

@@ -124,6 +124,8 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:identity:WorkloadAccess": "tenants",
     "platform:data:PrivateStorage": "data",
     "platform:kafka:EventHubsBackbone": "data",
+    "platform:data:CosmosDb": "data",
+    "platform:data:CosmosDataAccess": "tenants",
     "platform:aks:Cluster": "cluster",
     "platform:admission:ClusterAdmission": "cluster",
     "platform:tenancy:ClusterAdmins": "cluster",

@@ -66,6 +66,10 @@ class Naming:
     def storage_account(self, account_key: str) -> str:
         return f"st{self.prefix}{self.environment}{account_key}"
 
+    def databases_group(self, region: str) -> str:
+        """The data unit's group for Cosmos DB and PostgreSQL, in the primary region."""
+        return self.regional("rg", region, "databases")
+
     def registry(self) -> str:
         return f"cr{self.prefix}{self.environment}"
 

@@ -14,6 +14,8 @@ ZONE_BY_GROUP_ID: dict[str, str] = {
     "registry": "privatelink.azurecr.io",
     # Event Hubs, including its Kafka endpoint.
     "namespace": "privatelink.servicebus.windows.net",
+    # Cosmos DB for NoSQL (facts/cosmosdb.py).
+    "Sql": "privatelink.documents.azure.com",
     # Azure Managed Grafana.
     "grafana": "privatelink.grafana.azure.com",
 }

@@ -14,6 +14,8 @@ The edges, each from a documented behaviour:
 - Azure RBAC: a role at a scope gives its actions there and below; a role assignment delegation
   (Role Based Access Control Administrator with a condition) gives every role it may assign to
   the principal's own type, since a principal can assign it to itself;
+- Cosmos DB's data roles are the account's own (not Azure RBAC, no condition): writing its role
+  assignments, or the account itself, is holding its data;
 - a write on a managed cluster (`managedClusters/write`) is cluster admin: it can turn local
   accounts on or change the admin groups (learn.microsoft.com/azure/aks/manage-local-accounts-managed-azure-ad);
 - the state: reading a stack's state file and decrypting with its layer's key is reading its
@@ -34,6 +36,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from facts import cosmosdb
 from facts.aks_rbac import DATA_ACTION_PREFIX
 from planning.permissions import Condition, Grant, RoleDefinition, matches
 
@@ -89,6 +92,7 @@ DATA_FAMILIES = (
     "Microsoft.Storage/storageAccounts/",
     "Microsoft.KeyVault/vaults/",
     "Microsoft.EventHub/",
+    "Microsoft.DocumentDB/databaseAccounts/",
     "Microsoft.Monitor/accounts/",
     "Microsoft.Insights/",
     "Microsoft.Dashboard/grafana/",
@@ -298,6 +302,18 @@ def grant_edges(
             yield (
                 node(DATA, f"keys and secrets of the vaults at {grant.scope}"),
                 f"{grant.role.name} writes the vault's permission model",
+            )
+        if any(
+            matches(w, action)
+            for w in written
+            for action in (cosmosdb.DATA_ROLE_ASSIGNMENTS_WRITE, cosmosdb.ACCOUNT_WRITE)
+        ):
+            # Cosmos DB's data roles are not Azure RBAC: no delegation condition narrows who may
+            # assign them, so a writer of assignments (or of the account: local auth back on,
+            # then its keys) holds every container's data (how-to-setup-rbac.md).
+            yield (
+                node(DATA, f"Cosmos DB data of the accounts at {grant.scope}"),
+                f"{grant.role.name} assigns Cosmos DB data roles",
             )
         yield from in_cluster(grant, clusters)
         yield from data_nodes(grant)

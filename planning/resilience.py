@@ -135,6 +135,25 @@ FAILURE_TABLE: tuple[Row, ...] = (
         },
     ),
     Row(
+        "Cosmos DB (one account, the platform's regions, writes in the primary)",
+        ("Sql",),
+        {
+            "zone": _keeps("zone redundant in every region (`zoneRedundant`, the default)"),
+            "primary": Cell(
+                "degrades",
+                # Session consistency, one write region, two or more regions (prod's shape; the
+                # test holds it to Azure's table for prod's config).
+                "under 15 minutes",
+                "reads: 0, from the surviving region's replica; writes: until Azure's service-managed failover "
+                "promotes the next region, as long as Microsoft takes to declare the outage (Azure publishes no "
+                "RTO; partial outages have taken an hour or more)",
+                "the account replicates to every region with clusters, each reached through its own endpoint; "
+                "automatic failover promotes the next region in `regions`, and clients follow on their own",
+            ),
+            "secondary": _keeps("writes are in the primary; the lost region held a read replica"),
+        },
+    ),
+    Row(
         "Kafka (Strimzi, one per cluster, MirrorMaker 2 between them)",
         (),
         {

@@ -14,7 +14,10 @@ from typing import Any
 import yaml
 
 from facts import aks_node
+from facts.azure_regions import REGIONS
+from facts.cosmosdb import token_scope
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
+from planning import cosmosdb as cosmos_plan
 from planning.dispatch import ANY_REGION_QUEUE
 from planning.naming import (
     Naming,
@@ -61,6 +64,7 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                 }
                 for name, pool in cluster.gpu_pools.items()
             },
+            "region": cluster.region,
             "sandbox": cluster.sandbox_pool is not None,
             "storageAccounts": _nearest_copies(config, cluster.region),
             "keyVaultUri": f"https://{Naming(config.prefix, config.environment).key_vault(cluster.region)}.vault.azure.net/",
@@ -87,9 +91,20 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                 "namespace": spec.namespace,
                 "serviceAccount": spec.service_account,
                 "clusters": config.workload_clusters(name),
+                "cosmosDb": dict(spec.cosmos_db),
             }
             for name, spec in config.workloads.items()
         },
+        # The account's global endpoint (its private endpoint answers for it in every region with
+        # clusters) and its regions, the write region first: a client lists its cluster's region
+        # first among its preferred locations.
+        "cosmosDb": {
+            "endpoint": cosmos_plan.endpoint(cosmos_plan.account_name(config)),
+            "tokenScope": token_scope(cosmos_plan.account_name(config)),
+            "regions": cosmos_plan.account_regions(config),
+        }
+        if config.cosmos_db is not None
+        else None,
         "trainingNamespaces": [ns for team in config.teams.values() for ns in team.training_namespaces],
         "highRiskNamespaces": [ns for team in config.teams.values() for ns in team.high_risk_namespaces],
         "egressFqdns": {ns: list(team.egress_fqdns) for team in config.teams.values() for ns in team.namespaces},
@@ -213,6 +228,19 @@ def template_variables(
     spec = context["workloads"].get(workload or "")
     if spec and cluster in spec["clusters"]:
         found |= {"WORKLOAD_NAMESPACE": spec["namespace"], "WORKLOAD_SERVICE_ACCOUNT": spec["serviceAccount"]}
+        cosmos = context.get("cosmosDb")
+        if cosmos and spec.get("cosmosDb"):
+            region = context["clusters"][cluster].get("region")
+            found |= {
+                "COSMOS_ENDPOINT": cosmos["endpoint"],
+                "COSMOS_TOKEN_SCOPE": cosmos["tokenScope"],
+                # The cluster's own region first, then the account's failover order, as the SDKs
+                # name regions (`preferred_locations`: display names).
+                "COSMOS_PREFERRED_REGIONS": ",".join(
+                    REGIONS[r].display_name if r in REGIONS else r
+                    for r in dict.fromkeys([*([region] if region in cosmos["regions"] else []), *cosmos["regions"]])
+                ),
+            }
         client = (outputs.get("kafkaClients") or {}).get(workload)
         if client and cluster in client["bootstrapServers"]:
             found |= {

@@ -763,6 +763,44 @@ CASES = {
         "platform:network.hub.createHubSidePeering",
         "written by its owner alone",
     ),
+    "Cosmos DB: strong consistency with writes in every region": (
+        "prod",
+        lambda v: v["platform:cosmosDb"].update(consistency="Strong", multiRegionWrites=True, backup="periodic"),
+        "platform:cosmosDb.consistency",
+        "cannot be combined with multiple write regions",
+    ),
+    "Cosmos DB: continuous backup with writes in every region": (
+        "prod",
+        set_in("cosmosDb.multiRegionWrites", True),
+        "platform:cosmosDb.backup",
+        "needs a single write region",
+    ),
+    "Cosmos DB: serverless in two regions": (
+        "prod",
+        set_in("cosmosDb.capacity", "serverless"),
+        "platform:cosmosDb.capacity",
+        "serverless accounts run in one region",
+    ),
+    "Cosmos DB: bounded staleness below Azure's minimum across regions": (
+        "prod",
+        lambda v: v["platform:cosmosDb"].update(
+            consistency="BoundedStaleness", maxStalenessPrefix=10, maxStalenessSeconds=300
+        ),
+        "platform:cosmosDb.maxStalenessPrefix",
+        "below Azure's minimum of 100,000",
+    ),
+    "Cosmos DB: a grant on a container the database lacks": (
+        "dev",
+        set_in("workloads.inference.cosmosDb", {"lab/features": "read"}),
+        "platform:workloads.inference.cosmosDb.lab/features",
+        "not a container of database lab",
+    ),
+    "Cosmos DB: a grant without an account": (
+        "dev",
+        lambda v: v.pop("platform:cosmosDb"),
+        "platform:workloads.inference.cosmosDb",
+        "no Cosmos DB",
+    ),
 }
 
 # Values that look like credentials: refused with the key and where secrets belong, never echoed.

@@ -37,6 +37,7 @@ APPLIES = {
     "weights-loader": {"dev", "staging", "prod"},
     "sandboxed-eval": {"staging", "prod"},
     "model-download": {"dev", "staging", "prod"},
+    "cosmos-client": {"dev", "staging", "prod", "prod-scale"},
 }
 
 
@@ -270,6 +271,14 @@ TWINS = [
         "not labelled",
     ),
     (
+        "another team's workload as the Cosmos DB client",
+        "cosmos-client",
+        "prod",
+        lambda w: (w["metadata"].update(namespace="inference"), _spec(w).update(serviceAccountName="inference")),
+        "identity",
+        "names client ID",
+    ),
+    (
         "another team's identity",
         "weights-loader",
         "prod",
@@ -320,6 +329,25 @@ def test_a_consumer_that_writes_is_refused_by_its_identitys_grants(plans, stack)
     writer = dataclasses.replace(item.golden, topic=("checkpoint-events", "write"))
     result = evaluate(view, type(item)(writer, item.manifests, item.variables))
     assert result["identity"] and all("checkpoint-events" in r for r in result["identity"]), result["identity"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_the_cosmos_client_run_as_another_teams_workload_is_refused_by_its_identitys_data_roles(plans, stack):
+    """The run tracker rendered as inference's workload (team inference): its identity reads
+    `lab/models` and holds nothing on research's `lab/runs`, so the identity layer refuses it,
+    and the other layers, which it passes, do not stand in for that."""
+    import dataclasses
+
+    as_inference = dataclasses.replace(BY_NAME["cosmos-client"], workload="inference")
+    view = views(plans, stack)[0]
+    item = rendered(as_inference, plans[stack].outputs, view.key)
+    assert item is not None and item.namespace == "inference"
+    result = evaluate(view, item)
+    assert result["identity"] == ["inference's identity holds no Cosmos DB write role on lab/runs"], result
+    assert not any(result[layer] for layer in LAYERS if layer != "identity"), result
+    # Read access to its own container passes.
+    reader = dataclasses.replace(as_inference, cosmos=("lab/models", "read"))
+    assert not evaluate(view, rendered(reader, plans[stack].outputs, view.key))["identity"]
 
 
 def test_dev_reports_what_staging_and_prod_deny(plans):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from facts.cosmosdb import DATA_ROLES, token_scope
+from offline.plandiff import diff_resource
 from planning.cosmosdb import consistency_problems, role_scope
 
 ACCOUNT = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/cosmos-ailab-prod"
@@ -37,3 +38,39 @@ def test_a_workloads_data_role_applies_at_the_narrowest_scope_config_names():
         role_scope(ACCOUNT, container="runs")
     assert DATA_ROLES["read"].endswith("1") and DATA_ROLES["readWrite"].endswith("2")
     assert token_scope("cosmos-ailab-prod") == "https://cosmos-ailab-prod.documents.azure.com/.default"
+
+
+ACCOUNT_TYPE = "azure-native:cosmosdb:DatabaseAccount"
+
+
+def _account(backup: str, zone_redundant: bool) -> dict:
+    return {
+        "urn": "urn:pulumi:prod.data::platform::platform:data:CosmosDb$azure-native:cosmosdb:DatabaseAccount::cosmos",
+        "type": ACCOUNT_TYPE,
+        "name": "cosmos",
+        "inputs": {
+            "accountName": "cosmos-ailab-prod",
+            "backupPolicy": {"type": backup},
+            "locations": [
+                {"locationName": "eastus2", "failoverPriority": 0, "isZoneRedundant": True},
+                {"locationName": "southcentralus", "failoverPriority": 1, "isZoneRedundant": zone_redundant},
+            ],
+        },
+        "options": {"protect": True},
+    }
+
+
+def test_changes_azure_makes_only_one_way_are_findings_of_the_review_not_plain_updates():
+    """Periodic to continuous backup cannot be undone, and Azure sets a region's zone redundancy
+    only when the region is added: the provider sends both as updates, the review flags them."""
+    backup = diff_resource("prod.data", _account("Periodic", True), _account("Continuous", True))
+    assert backup is not None and backup.action == "update" and backup.finding
+    assert [c.path for c in backup.one_way] == ["backupPolicy.type"] and "one-way" in backup.one_way[0].source
+    zones = diff_resource("prod.data", _account("Continuous", True), _account("Continuous", False))
+    assert zones is not None and [c.path for c in zones.one_way] == ["locations[name=southcentralus].isZoneRedundant"]
+    assert "only when a region is added" in zones.one_way[0].source
+    # Adding a region is an ordinary update.
+    grown = _account("Continuous", True)
+    grown["inputs"]["locations"].append({"locationName": "westus3", "failoverPriority": 2, "isZoneRedundant": True})
+    added = diff_resource("prod.data", _account("Continuous", True), grown)
+    assert added is not None and not added.finding and added.one_way == []

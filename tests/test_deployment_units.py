@@ -369,7 +369,8 @@ def test_each_unit_builds_only_into_the_resource_groups_the_delivery_makes_for_i
     """platform:resourceGroups: delivery. The units create no resource group; every resource they
     make in the environment's subscription goes into a group components/platform/groups.py gives
     their unit (which the delivery creates and grants the unit's layer Contributor on alone);
-    the tenants write into the foundation's identity group only (federated credentials)."""
+    the tenants write into the foundation's identity group (federated credentials) and the data
+    unit's databases group (Cosmos DB's data-role assignments) only."""
     from components.platform.groups import unit_groups
     from offline.environment import parsed_environment
 
@@ -380,7 +381,8 @@ def test_each_unit_builds_only_into_the_resource_groups_the_delivery_makes_for_i
         _, unit = parse_stack(name)
         assert unit is not None
         assert plan.of_type("azure-native:resources:ResourceGroup") == [], name
-        allowed = {g.name for g in groups[unit]} | ({identity} if unit.layer == "tenants" else set())
+        databases = Naming(config.prefix, config.environment).databases_group(config.primary_region)
+        allowed = {g.name for g in groups[unit]} | ({identity, databases} if unit.layer == "tenants" else set())
         used = {
             r.inputs["resourceGroupName"]
             for r in plan.resources

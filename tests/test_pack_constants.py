@@ -11,7 +11,7 @@ import pytest
 
 from components.cluster import SYSTEM_POOL_TAINT
 from components.kafka import INTERNAL_LB
-from facts import azure_policy, flink
+from facts import azure_policy, cosmosdb, flink
 from facts.azure_roles import role_id
 from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, PURPOSE_LABEL
 from facts.vm_sizes import VM_SIZES
@@ -37,6 +37,7 @@ RESTATED: list[tuple[tuple[str, str], str, str, Any]] = [
         "POD_SECURITY_INITIATIVES",
         tuple(azure_policy.initiative_id(name) for name in azure_policy.POD_SECURITY_INITIATIVES),
     ),
+    (AZURE, "databases", "COSMOS_DATA_ROLES", (cosmosdb.DATA_ROLES["read"], cosmosdb.DATA_ROLES["readWrite"])),
     (KUBERNETES, "workloads", "NAMESPACE_CLASS_LABEL", NAMESPACE_CLASS_LABEL),
     (KUBERNETES, "workloads", "TRAINING_CLASS", TRAINING_CLASS),
     (KUBERNETES, "workloads", "INTERNAL_LB", INTERNAL_LB),

@@ -536,6 +536,60 @@ VIOLATIONS: list[tuple[str, str, Change]] = [
         ),
     ),
 ]
+COSMOS_GRANT = "cosmos-access-inference-lab-models"
+VIOLATIONS += [
+    (
+        "cosmosdb-public-network-disabled",
+        "public account",
+        lambda p: changed(p, "cosmos", path="publicNetworkAccess", value="Enabled"),
+    ),
+    (
+        "cosmosdb-public-network-disabled",
+        "Azure services past the network rules",
+        lambda p: changed(p, "cosmos", path="networkAclBypass", value="AzureServices"),
+    ),
+    (
+        "cosmosdb-local-auth-disabled",
+        "account keys",
+        lambda p: changed(p, "cosmos", path="disableLocalAuth", value=False),
+    ),
+    (
+        "cosmosdb-local-auth-disabled",
+        "databases made with a key",
+        lambda p: changed(p, "cosmos", path="disableKeyBasedMetadataWriteAccess", value=False),
+    ),
+    ("cosmosdb-minimum-tls", "TLS 1.0", lambda p: changed(p, "cosmos", path="minimalTlsVersion", value="Tls")),
+    (
+        "cosmosdb-zone-redundant",
+        "one region in a single zone",
+        lambda p: changed(p, "cosmos", path="locations[1].isZoneRedundant", value=False),
+    ),
+    (
+        "cosmosdb-data-role-narrow",
+        "a workload's reader on the whole account",
+        lambda p: changed(
+            p,
+            COSMOS_GRANT,
+            path="scope",
+            value="/subscriptions/s/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/cosmos-ailab-prod",
+        ),
+    ),
+    (
+        "cosmosdb-data-role-narrow",
+        "a custom data role",
+        lambda p: changed(
+            p, COSMOS_GRANT, path="roleDefinitionId", value="/x/sqlRoleDefinitions/5c1ad8a1-0000-4000-8000-000000000001"
+        ),
+    ),
+    (
+        "private-endpoint-with-dns",
+        "a Cosmos DB account without its endpoint",
+        lambda p: without(
+            without(without(without(p, "cosmos-pe-Sql-dns"), "cosmos-pe-Sql"), "cosmos-pe-Sql-scus-dns"),
+            "cosmos-pe-Sql-scus",
+        ),
+    ),
+]
 FLINK_JOB = "flink-eus2-inference-stats"
 FLINK_CONFIG = ("spec", "flinkConfiguration")
 VIOLATIONS += [
@@ -892,9 +946,9 @@ def test_markdown_report_lists_each_stack(plans):
         StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
     ]
     text = markdown(reports)
-    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 7 |" in text
+    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 8 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
-    assert "#### Advisory violations (14)" in text
+    assert "#### Advisory violations (15)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 

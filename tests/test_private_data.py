@@ -129,6 +129,8 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
         "privatelink.azurecr.io",
         # Event Hubs (dev's Kafka engine).
         "privatelink.servicebus.windows.net",
+        # Cosmos DB's endpoint.
+        "privatelink.documents.azure.com",
         # dev's own Azure Monitor private link scope (its zones come with its own scope).
         "privatelink.monitor.azure.com",
         "privatelink.oms.opinsights.azure.com",

@@ -153,6 +153,20 @@ def test_writing_a_cluster_resource_is_administering_the_cluster():
     assert not edges([Grant(reader, CLUSTER)])
 
 
+def test_writing_cosmos_db_role_assignments_or_the_account_is_holding_its_data():
+    """Cosmos DB's data roles have no delegation condition: whoever writes the account's role
+    assignments (the tenants' custom role) or the account (turning keys back on) holds its data;
+    reading it does not."""
+    account = "/subscriptions/s/resourceGroups/rg-databases/providers/Microsoft.DocumentDB/databaseAccounts/cosmos"
+    data = graph_model.node(graph_model.DATA, f"Cosmos DB data of the accounts at {account}")
+    assigner = RoleDefinition("assigner", "a", ("Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments/write",))
+    assert data in edges([Grant(assigner, account)])
+    contributor = RoleDefinition("Contributor", "b24988ac", ("*",))
+    assert data in edges([Grant(contributor, account)])
+    reader = RoleDefinition("Reader", "acdd72a7", ("*/read",))
+    assert not edges([Grant(reader, account)])
+
+
 def test_pods_in_a_namespace_act_as_its_accounts_and_secrets_by_name_reach_only_those():
     aks = graph_model.AKS
     writer = RoleDefinition("writer", "w", data_actions=(f"{aks}/pods/write", f"{aks}/secrets/read"))

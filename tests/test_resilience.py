@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from facts.azure_regions import PAIRED_REGIONS
+from planning import cosmosdb as cosmos_plan
 from planning.resilience import FAILURE_TABLE, SCENARIOS, row
 from stackconfig.model import GEO_REDUNDANT_STORAGE
 from tests.conftest import run_with, stack_values
@@ -19,6 +20,7 @@ REGISTRY = "azure-native:containerregistry:Registry"
 REPLICATION = "azure-native:containerregistry:Replication"
 OBJECT_REPLICATION = "azure-native:storage:ObjectReplicationPolicy"
 STORAGE = "azure-native:storage:StorageAccount"
+COSMOS = "azure-native:cosmosdb:DatabaseAccount"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 WORKSPACES = ("azure-native:operationalinsights:Workspace", "azure-native:monitor:AzureMonitorWorkspace")
 
@@ -41,6 +43,9 @@ def _copies(plan) -> dict[str, set[str]]:
     for account in plan.of_type(STORAGE):
         if account.inputs["sku"]["name"] in GEO_REDUNDANT_STORAGE:
             copies[resource_id(account)].add(PAIRED_REGIONS[account.inputs["location"]])
+    # A Cosmos DB account serves from each of its regions (a read replica, promoted on failover).
+    for account in plan.of_type(COSMOS):
+        copies[resource_id(account)] |= {location["locationName"] for location in account.inputs["locations"]}
     return copies
 
 
@@ -117,6 +122,19 @@ def test_the_tables_data_plane_claims_follow_from_where_the_plan_puts_each_endpo
             entry.service,
             "secondary",
         )
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
+def test_the_tables_cosmos_db_rpo_is_azures_for_the_accounts_consistency_and_regions(plans, stack):
+    """The row's RPO is Azure's for the account the plan builds (consistency, regions), and its
+    primary-loss claim needs automatic failover and a single write region."""
+    (account,) = plans[stack].of_type(COSMOS)
+    regions = len(account.inputs["locations"])
+    consistency = account.inputs["consistencyPolicy"]["defaultConsistencyLevel"]
+    assert row("Cosmos DB").cells["primary"].rpo == cosmos_plan.rpo(consistency, regions)
+    assert account.inputs["enableAutomaticFailover"] is True and account.inputs["enableMultipleWriteLocations"] is False
+    assert [loc["failoverPriority"] for loc in account.inputs["locations"]] == list(range(regions))
+    assert account.inputs["locations"][0]["locationName"] == _regions(stack)[0]
 
 
 @pytest.mark.parametrize("stack", MULTI_REGION)

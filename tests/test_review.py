@@ -60,7 +60,7 @@ def test_a_storage_accounts_immutable_property_is_a_replacement_finding_that_fai
     assert account.stateful == STATEFUL["azure-native:storage:StorageAccount"]
     report = render(Side("head", "h" * 40, head), Side("base", "b" * 40, head_side), [diff])
     assert not report.passed
-    assert "⚠ 1 stateful, protected or locked StorageAccount replaced or deleted" in report.headline
+    assert "⚠ 1 stateful, protected or locked StorageAccount replaced, deleted or changed one way" in report.headline
     assert "`isHnsEnabled`" in report.comment and "isHnsEnabled: true → false" in report.comment
     assert "create the new resource beside the old one" in report.comment
 

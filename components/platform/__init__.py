@@ -146,6 +146,7 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             containers={key: list(account.containers) for key, account in config.storage.accounts.items()},
             event_hubs=config.kafka is not None and config.kafka.engine == "eventhubs",
             replica_containers={key: replica_containers(config, key) for key in replicas(config)},
+            cosmos_db=config.cosmos_db is not None,
         )
         clusters = {key: _cluster_reference(config, key) for key in config.clusters}
         foundation = _foundation_reference(config, [])

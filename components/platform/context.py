@@ -24,6 +24,7 @@ from components.private_dns import (
 from components.workload_identity import (
     Grant,
 )
+from facts.cosmosdb import PRIVATE_ENDPOINT_GROUP
 from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
@@ -177,6 +178,8 @@ def data_plane_zones(config: PlatformConfig) -> list[str]:
         group_ids.append("dfs")
     if config.kafka and config.kafka.engine == "eventhubs":
         group_ids.append("namespace")
+    if config.cosmos_db is not None:
+        group_ids.append(PRIVATE_ENDPOINT_GROUP)
     if own_monitoring_scope(config):
         group_ids.append("azuremonitor")
     return list(dict.fromkeys(zone for group_id in group_ids for zone in zones_of(group_id)))

@@ -1,9 +1,10 @@
-"""The data unit: storage accounts (customer-managed keys from the foundation's vault) and Event
-Hubs.
+"""The data unit: storage accounts (customer-managed keys from the foundation's vault), Event
+Hubs and the databases.
 """
 
 from __future__ import annotations
 
+from components.cosmos_db import CosmosDb, CosmosDbArgs
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.outputs import DataOutputs, FoundationOutputs
 from components.platform.context import (
@@ -13,6 +14,7 @@ from components.platform.context import (
     replicas,
 )
 from components.storage import PrivateStorage, PrivateStorageArgs
+from planning import cosmosdb as cosmos_plan
 from planning.naming import (
     storage_account_name,
 )
@@ -56,8 +58,22 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
             opts=ctx.opts,
         )
         namespace = backbone.namespace_name
+    cosmos_account = None
+    if config.cosmos_db is not None:
+        cosmos_account = CosmosDb(
+            "cosmos",
+            CosmosDbArgs(
+                service=service,
+                settings=config.cosmos_db,
+                account_name=cosmos_plan.account_name(config),
+                regions=cosmos_plan.account_regions(config),
+                alert_routes=alert_routes(config, foundation.action_group_ids),
+            ),
+            opts=ctx.opts,
+        ).account_id
     return DataOutputs(
         container_ids=storage.container_ids,
         event_hubs_namespace=namespace,
         replica_container_ids=storage.replica_container_ids,
+        cosmos_db_account_id=cosmos_account,
     )

@@ -1,4 +1,4 @@
-"""The tenants unit: the workloads' federated credentials and grants, team namespaces and RBAC,
+"""The tenants unit: the workloads' federated credentials and grants (Cosmos DB's data roles too), team namespaces and RBAC,
 queues, Kafka topics and users, MirrorMaker, Flink jobs, MultiKueue's dispatch.
 """
 
@@ -10,6 +10,7 @@ from typing import Any
 
 import pulumi
 
+from components.cosmos_db import CosmosDataAccess, CosmosDataAccessArgs
 from components.dispatch import (
     ClusterAccess,
     JobDispatch,
@@ -37,6 +38,7 @@ from components.workload_identity import (
     WorkloadSpec,
 )
 from planning import capacity
+from planning import cosmosdb as cosmos_plan
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
 from planning import streaming as streaming_plan
@@ -103,6 +105,21 @@ def build_tenants(
         ),
         opts=ctx.opts,
     )
+    grants = cosmos_plan.data_grants(config)
+    if grants:
+        assert data.cosmos_db_account_id is not None  # config validation: grants need the account
+        CosmosDataAccess(
+            "cosmos-access",
+            CosmosDataAccessArgs(
+                environment=config.environment,
+                account_id=data.cosmos_db_account_id,
+                account_name=cosmos_plan.account_name(config),
+                resource_group_name=naming.databases_group(config.primary_region),
+                grants=grants,
+                principal_ids=foundation.identity_principal_ids,
+            ),
+            opts=ctx.opts,
+        )
     tenant_id = config.entra.tenant_id or ctx.deployer.tenant_id
     namespaces: dict[str, dict[str, pulumi.Resource]] = {}
     tenancies: dict[str, pulumi.Resource] = {}

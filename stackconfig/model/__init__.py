@@ -50,6 +50,12 @@ from stackconfig.model.cluster_settings import (
     UpgradeConfig,
 )
 from stackconfig.model.clusters import ClusterConfig
+from stackconfig.model.cosmosdb import (
+    CosmosBackup,
+    CosmosContainerConfig,
+    CosmosDatabaseConfig,
+    CosmosDbConfig,
+)
 from stackconfig.model.data import (
     GEO_REDUNDANT_STORAGE,
     ZONE_REDUNDANT_STORAGE,
@@ -213,6 +219,9 @@ class PlatformConfig(Model):
         description="Workloads with Entra ID workload identity (below); names are 1-24 lowercase letters, "
         "digits and hyphens.",
     )
+    cosmos_db: Optional[CosmosDbConfig] = Field(
+        default=None, description="The environment's Cosmos DB account. Unset: no Cosmos DB in this environment."
+    )
     fleet: Optional[FleetConfig] = Field(
         default=None,
         description="Fleet Manager settings; only for environments of two or more clusters, which always join"
@@ -327,6 +336,10 @@ __all__ = [
     "ContainerInsightsTable",
     "ContainerLogsConfig",
     "ContainerName",
+    "CosmosBackup",
+    "CosmosContainerConfig",
+    "CosmosDatabaseConfig",
+    "CosmosDbConfig",
     "Duration",
     "EgressConfig",
     "EmailAddress",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from stackconfig.model.base import (
     Model,
@@ -17,6 +17,9 @@ from stackconfig.model.data import (
 from stackconfig.model.kafka import (
     Access,
 )
+
+# A Cosmos DB grant's scope: `<database>` or `<database>/<container>`.
+CosmosScope = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62})?$")]
 
 
 class WorkloadConfig(Model):
@@ -46,6 +49,11 @@ class WorkloadConfig(Model):
         default_factory=list,
         description="Secrets it reads (Key Vault Secrets User on each); create them before the deploy that "
         "grants them.",
+    )
+    cosmos_db: dict[CosmosScope, Access] = Field(
+        default_factory=dict,
+        description="`{<database> | <database>/<container>: read | write}` of `platform:cosmosDb`: Cosmos DB "
+        "Built-in Data Reader (`read`) or Contributor (`write`) on exactly that database or container.",
     )
     kubernetes_api: bool = Field(
         default=False,

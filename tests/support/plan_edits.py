@@ -44,7 +44,8 @@ def changed(
     resources = []
     found = False
     for resource in plan.resources:
-        if resource.name == name:
+        # A component may share its custom resource's name; it has no inputs to change.
+        if resource.name == name and (path is None or resource.custom):
             found = True
             if path is not None:
                 wire = wire_inputs(resource)

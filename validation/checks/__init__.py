@@ -1,5 +1,5 @@
 """Rules that relate several config fields, one module per capability: naming, compute (pools,
-GPUs, capacity, fleets, upgrades), network, identity, data, kafka, streaming, operations, jobs.
+GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, kafka, streaming, operations, jobs.
 
 Each check returns `ConfigProblem`s instead of raising, so that one run reports every
 problem of a stack at once. Keys are written as a user finds them in the stack file:
@@ -22,6 +22,7 @@ from validation.checks.compute import (
     check_upgrades,
     check_vm_sizes,
 )
+from validation.checks.cosmosdb import check_cosmos_db
 from validation.checks.data import check_registry, check_storage, check_workloads
 from validation.checks.identity import check_identity, check_key_vault_grants, check_teams
 from validation.checks.jobs import check_jobs
@@ -69,6 +70,7 @@ CHECKS = (
     check_workloads,
     check_registry,
     check_key_vault_grants,
+    check_cosmos_db,
     check_kafka,
     check_jobs,
     check_alerts,
