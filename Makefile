@@ -106,7 +106,7 @@ lock:
 	rm -rf /tmp/platform-lock-venv && $(PYTHON) -m venv /tmp/platform-lock-venv
 	/tmp/platform-lock-venv/bin/pip install --quiet -r requirements-dev.txt
 	/tmp/platform-lock-venv/bin/pip freeze --exclude-editable \
-	  | grep -viE '^(pulumi|pulumi[-_]azure[-_]native|pulumi[-_]kubernetes|pulumi[-_]policy|pulumi[-_]github|pydantic|pyyaml|rich|pytest|hypothesis|jsonschema|check[-_]jsonschema|pytest[-_]xdist|kubernetes[-_]validate|cel[-_]python|ruff|mypy)==' \
+	  | grep -viE '^(pulumi|pulumi[-_]azure[-_]native|pulumi[-_]kubernetes|pulumi[-_]policy|pulumi[-_]github|pulumi[-_]postgresql|pydantic|pyyaml|rich|pytest|hypothesis|jsonschema|check[-_]jsonschema|pytest[-_]xdist|kubernetes[-_]validate|cel[-_]python|ruff|mypy)==' \
 	  | sed '1i # Transitive pins, so a fresh clone installs exactly what CI tested.\n# Regenerate with `make lock` after changing requirements*.txt.' > constraints.txt
 
 clean:

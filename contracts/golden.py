@@ -14,6 +14,7 @@ from contracts.reach import Destination
 from planning import kafka as kafka_plan
 from planning.admission import KUEUE_ADMISSION_GATE, KUEUE_PODSET_LABEL
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS
+from planning.postgresql import PORT as POSTGRES_PORT
 from planning.workloads import STORAGE_CONFIG_MAP, NotApplicable, render, template_variables
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -43,6 +44,7 @@ class Golden:
     kafka: bool = False
     topic: tuple[str, str] | None = None  # (topic, read|write|readWrite) it uses
     cosmos: tuple[str, str] | None = None  # (<database>[/<container>], read|write) of Cosmos DB
+    postgres: tuple[str, str] | None = None  # (<database>[/<schema>], read|write) of PostgreSQL
     hosts: tuple[str, ...] = ()
     # Pods of its own namespace it talks to (the workers of one job).
     peers: tuple[tuple[str, str], ...] = ()
@@ -68,6 +70,7 @@ GOLDEN = (
     Golden("kafka-consumer", "cpu", "inference", kafka=True, topic=("checkpoint-events", "read")),
     Golden("weights-loader", "cpu", "inference", ("weights", "models", "read")),
     Golden("cosmos-client", "cpu", "trainer", cosmos=("lab/runs", "write")),
+    Golden("postgresql-client", "cpu", "trainer", postgres=("experiments", "write")),
     Golden("sandboxed-eval", "sandbox"),
     Golden("model-download", "cpu", hosts=HUGGING_FACE_HOSTS),
 )
@@ -144,6 +147,8 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     if golden.cosmos:
         # The SDKs' gateway mode, HTTPS to the account's endpoint in the cluster's region.
         found.append(Destination(HTTPS, cidr=endpoint_subnet(view, "/Microsoft.DocumentDB/")))
+    if golden.postgres:
+        found.append(Destination(POSTGRES_PORT, cidr=endpoint_subnet(view, "/Microsoft.DBforPostgreSQL/")))
     found += [Destination(HTTPS, host=host) for host in golden.hosts]
     return found
 
@@ -233,7 +238,9 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
         "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target),
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
-        "identity": identity.refusals(view, item.namespace, pod, golden.workload, storage, golden.topic, golden.cosmos)
+        "identity": identity.refusals(
+            view, item.namespace, pod, golden.workload, storage, golden.topic, golden.cosmos, golden.postgres
+        )
         if golden.workload
         else [],
     }

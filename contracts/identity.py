@@ -16,6 +16,7 @@ from facts.azure_roles import role_id
 from facts.cosmosdb import DATA_ROLES
 from facts.workload_identity import CLIENT_ID_ANNOTATION as CLIENT_ID
 from facts.workload_identity import USE_LABEL
+from planning import postgresql as pg_plan
 from planning.kafka import EVENT_HUBS_ROLES, TOPIC_OPERATIONS
 from planning.naming import WORKLOAD_LABEL
 
@@ -24,6 +25,8 @@ AUDIENCE = "api://AzureADTokenExchange"
 
 KAFKA_USER = "kubernetes:kafka.strimzi.io/v1:KafkaUser"
 COSMOS_ROLE_ASSIGNMENT = "azure-native:cosmosdb:SqlResourceSqlRoleAssignment"
+POSTGRES_LABEL = "postgresql:index/securityLabel:SecurityLabel"
+POSTGRES_GRANT = "postgresql:index/grant:Grant"
 
 
 def _principal(view: ClusterView, workload: str) -> str | None:
@@ -110,6 +113,42 @@ def cosmos_refusals(view: ClusterView, workload: str, identity, scope: str, acce
     return found
 
 
+def postgres_refusals(view: ClusterView, workload: str, identity, scope: str, access: str) -> list[str]:
+    """A login role that only the workload's identity opens (the `pgaadauth` label names its object
+    ID), named as the pod signs in (the workload), with CONNECT on the database, USAGE on the
+    schema and the access's privileges on its tables; and no grant beyond the workload's."""
+    principal = _principal(view, workload)
+    labels = [
+        r
+        for r in view.plan.of_type(POSTGRES_LABEL)
+        if identity.urn in r.property_dependencies.get("label", ())
+        or (principal is not None and f"oid={principal}," in str(r.inputs.get("label")))
+    ]
+    role = pg_plan.workload_role(workload)
+    if not any(r.inputs.get("objectName") == role for r in labels):
+        return [f"no PostgreSQL role {role!r} signs in as {workload}'s identity"]
+    database, _, schema = scope.partition("/")
+    schema = schema or pg_plan.DEFAULT_SCHEMA
+    grants = [g.inputs for g in view.plan.of_type(POSTGRES_GRANT) if g.inputs.get("role") == role]
+
+    def holds(kind: str, wanted: tuple[str, ...], **where: str) -> bool:
+        return any(
+            g.get("objectType") == kind
+            and set(wanted) <= set(g.get("privileges") or [])
+            and all(g.get(k) == v for k, v in where.items())
+            for g in grants
+        )
+
+    found = []
+    if not holds("database", ("CONNECT",), database=database):
+        found.append(f"{workload}'s role may not connect to {database}")
+    if not holds("schema", ("USAGE",), database=database, schema=schema):
+        found.append(f"{workload}'s role may not use schema {database}/{schema}")
+    if not holds("table", pg_plan.PRIVILEGES[access], database=database, schema=schema):
+        found.append(f"{workload}'s role holds no {access} on the tables of {database}/{schema}")
+    return found
+
+
 def refusals(
     view: ClusterView,
     namespace: str,
@@ -118,6 +157,7 @@ def refusals(
     storage: tuple[str, str, str] | None,
     topic: tuple[str, str] | None = None,
     cosmos: tuple[str, str] | None = None,
+    postgres: tuple[str, str] | None = None,
 ) -> list[str]:
     found = []
     spec = pod["spec"]
@@ -168,4 +208,6 @@ def refusals(
         found += kafka_refusals(view, workload, identity, *topic)
     if cosmos is not None:
         found += cosmos_refusals(view, workload, identity, *cosmos)
+    if postgres is not None:
+        found += postgres_refusals(view, workload, identity, *postgres)
     return found

@@ -171,6 +171,16 @@ ARM_TYPES: dict[str, ArmType] = {
         ("sqlDatabases", "databaseName"),
         ("containers", "containerName"),
     ),
+    "azure-native:dbforpostgresql:Server": _t("Microsoft.DBforPostgreSQL", ("flexibleServers", "serverName")),
+    "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra": _t(
+        "Microsoft.DBforPostgreSQL", ("flexibleServers", "serverName"), ("administrators", "objectId")
+    ),
+    "azure-native:dbforpostgresql:Configuration": _t(
+        "Microsoft.DBforPostgreSQL", ("flexibleServers", "serverName"), ("configurations", "configurationName")
+    ),
+    "azure-native:dbforpostgresql:Database": _t(
+        "Microsoft.DBforPostgreSQL", ("flexibleServers", "serverName"), ("databases", "databaseName")
+    ),
     # A data-plane role assignment, though written through ARM (its write is the account's
     # sqlRoleAssignments/write, which Cosmos DB Operator lacks and DocumentDB Account Contributor has).
     "azure-native:cosmosdb:SqlResourceSqlRoleAssignment": _t(

@@ -128,6 +128,15 @@ FORCE_NEW: dict[str, dict[str, str]] = {
         **_paths(PATH, "resourceGroupName", "accountName", "roleAssignmentId"),
         **_paths(AN, "principalId", "scope"),
     },
+    "azure-native:dbforpostgresql:Server": {
+        **_paths(PATH, "resourceGroupName", "serverName"),
+        **_paths(SPEC, "location"),
+    },
+    "azure-native:dbforpostgresql:Database": _paths(PATH, "resourceGroupName", "serverName", "databaseName"),
+    "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra": _paths(
+        PATH, "resourceGroupName", "serverName", "objectId"
+    ),
+    "azure-native:dbforpostgresql:Configuration": _paths(PATH, "resourceGroupName", "serverName", "configurationName"),
     "azure-native:managedidentity:UserAssignedIdentity": {
         **_paths(PATH, "resourceGroupName", "resourceName"),
         **_paths(SPEC, "location"),
@@ -234,6 +243,21 @@ ONE_WAY: dict[str, dict[str, str]] = {
         # capacity mode: how-to-change-capacity-mode.md (serverless to provisioned only, one-way).
         "capabilities": "serverless to provisioned is one-way, and provisioned never becomes serverless",
     },
+    "azure-native:dbforpostgresql:Server": {
+        # MicrosoftDocs/azure-databases-docs articles/postgresql: backup-restore/concepts-backup-restore.md
+        # ("configured only at the time of server creation"), network/concepts-networking-private.md
+        # (VNet integration or public access with private endpoints, chosen at creation),
+        # security/security-data-encryption.md (keys chosen at creation).
+        "backup.geoRedundantBackup": "Azure sets geo-redundant backup only when a server is created: restore "
+        "into a new server with it, move the clients, remove the old one",
+        "network.delegatedSubnetResourceId": "VNet integration is chosen at creation and excludes private "
+        "endpoints: a new server (or the preview migrate-network command, about 10 minutes down)",
+        "dataEncryption": "customer-managed keys are chosen at creation and cannot be turned off: a new server",
+        # high-availability/how-to-configure-high-availability.md: SameZone to ZoneRedundant is a
+        # disable-then-enable, with the standby rebuilt.
+        "highAvailability.mode": "Azure changes the standby's zone only by turning high availability off and "
+        "on: minutes without a standby",
+    },
     "azure-native:cosmosdb:SqlResourceSqlContainer": {
         # nosql/change-partition-key.md: a container's partition key is fixed; data moves by a copy job.
         "resource.partitionKey": "Azure refuses a new partition key on a container: copy the items into a "
@@ -259,6 +283,8 @@ STATEFUL: dict[str, str] = {
     "azure-native:cosmosdb:DatabaseAccount": "holds every database; a new account starts empty",
     "azure-native:cosmosdb:SqlResourceSqlDatabase": "holds its containers' items",
     "azure-native:cosmosdb:SqlResourceSqlContainer": "holds its items",
+    "azure-native:dbforpostgresql:Server": "holds every database; a new server starts empty (restore from a backup)",
+    "azure-native:dbforpostgresql:Database": "holds its tables",
     "azure-native:managedidentity:UserAssignedIdentity": "a new principal: every role and federated credential to it is recreated",
     "azure-native:operationalinsights:Workspace": "holds the logs",
     "azure-native:monitor:AzureMonitorWorkspace": "holds the metrics",

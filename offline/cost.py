@@ -7,7 +7,7 @@ vCPU quota instead of a family's.
 
 Cost: every fixed hourly or daily meter the plan implies (pool VMs, the AKS Standard tier,
 firewalls, public IPs, private endpoints, Premium registries and replicas, Event Hubs units,
-Cosmos DB autoscale throughput per region),
+Cosmos DB autoscale throughput per region, PostgreSQL vCores),
 priced from facts/retail_prices.json, a committed snapshot of Azure's unauthenticated Retail
 Prices API that scripts/prices.py refreshes for exactly these meters (never typed by hand). A
 meter the snapshot lacks is "unpriced" and listed; usage-priced meters (GB stored or processed,
@@ -320,6 +320,38 @@ def capacity(resources: Iterable[Mapping[str, Any]]) -> Capacity:
         if serverless:
             result.usage.append(f"Cosmos DB {name} serverless: request units consumed (per million)")
         result.usage.append(f"Cosmos DB {name}: data stored, per region (per GB-month)")
+    # PostgreSQL: the server's vCores every hour, twice with a standby; storage and backups by size.
+    for server in of("Server"):
+        inputs = server["inputs"]
+        if not str(server.get("type", "")).startswith("azure-native:dbforpostgresql:"):
+            continue
+        server_sku: Mapping[str, Any] = inputs.get("sku") or {}
+        size = VM_SIZES.get(str(server_sku.get("name")))
+        vcores = size.vcpus if size else 0
+        standby = (inputs.get("highAvailability") or {}).get("mode") not in (None, "Disabled")
+        copies = 2 if standby else 1
+        region = str(inputs.get("location", "?"))
+        meter = Meter(
+            "Azure Database for PostgreSQL",
+            region,
+            "1 Hour",
+            None,
+            f"Azure Database for PostgreSQL Flexible Server {server_sku.get('tier')} {server_sku.get('name')}",
+            None,
+            "vCore",
+        )
+        result.items.append(
+            LineItem(
+                f"PostgreSQL {inputs.get('serverName')} ({copies} × {vcores} vCores)",
+                meter,
+                copies * vcores,
+                copies * vcores,
+            )
+        )
+        result.usage.append(
+            f"PostgreSQL {inputs.get('serverName')}: {(inputs.get('storage') or {}).get('storageSizeGb')} GiB "
+            "provisioned storage and backups (per GB-month)"
+        )
     accounts = of("StorageAccount")
     for account in accounts:
         inputs = account["inputs"]

@@ -33,6 +33,7 @@ from planning.pod_security import ENFORCE, NAMESPACE_CLASS_LABEL, PRIVILEGED, TR
 from planning.reach import (
     CLUSTER_ADMIN,
     CREDENTIAL,
+    DATA,
     ENTRY,
     GITHUB,
     IDENTITY,
@@ -189,6 +190,11 @@ def _principals(
     if plan is not None and plan.tenants_principal_object_id is not None:
         # The object ID the stack file gives the delivery's tenants plan identity.
         names[str(plan.tenants_principal_object_id)] = _identity(identities.planner("tenants"))
+    if config.postgresql is not None:
+        # The object ID the stack file gives the delivery's tenants deploy identity.
+        names[str(config.postgresql.role_manager_object_id)] = _identity(identities.deployer("tenants"))
+        for admin in config.postgresql.administrators:
+            names.setdefault(str(admin.object_id), _identity(f"PostgreSQL administrators group {admin.object_id}"))
     grafana = config.operations.grafana
     for group in [*grafana.admins, *grafana.viewers]:
         names.setdefault(str(group), _identity(f"Grafana group {group}"))
@@ -326,6 +332,7 @@ def build(
             cosmosdb.DATA_ROLE_NAMES[role_id], role_id, data_actions=cosmosdb.DATA_ROLE_ACTIONS[role_id]
         )
         grants.setdefault(principal, []).append(permissions.Grant(role, r.inputs["scope"], None, f"{r.type} {r.name}"))
+    _postgres_edges(graph, resources, principals)
     # Kubernetes RBAC, in the same terms, for users (principals by object ID) and service accounts.
     for subject, held in _kubernetes_grants(view, resources, principals, by_id).items():
         grants.setdefault(subject, []).extend(held)
@@ -453,6 +460,43 @@ def build(
     return model
 
 
+def _postgres_edges(graph: Graph, resources: list[Any], principals: Mapping[str, str]) -> None:
+    """PostgreSQL's own principals: an Entra administrator holds the server's data; a login role
+    labelled with an object ID is that principal, and holds what its grants give."""
+    hosts = {r.urn: str(r.inputs.get("host")) for r in resources if r.type == "pulumi:providers:postgresql"}
+    logins: dict[tuple[str, str], str] = {}  # (host, role) -> principal node
+    for r in resources:
+        if r.type == "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra":
+            principal = principals.get(str(r.inputs.get("objectId")))
+            if principal is None:
+                raise Unclassified(
+                    f"{r.name} makes {r.inputs.get('objectId')} a PostgreSQL administrator, whom the model does not know"
+                )
+            host = f"{r.inputs.get('serverName')}.postgres.database.azure.com"
+            graph.add(principal, node(DATA, f"PostgreSQL data of {host}"), "an Entra administrator of the server")
+        elif r.type == "postgresql:index/securityLabel:SecurityLabel":
+            label = str(r.inputs.get("label"))
+            oid = label.split("oid=", 1)[-1].split(",", 1)[0]
+            principal = principals.get(oid)
+            if principal is None:
+                raise Unclassified(f"{r.name} maps a PostgreSQL role to {oid}, whom the model does not know")
+            logins[(hosts.get(str(r.provider).rsplit("::", 1)[0], "?"), str(r.inputs.get("objectName")))] = principal
+    for r in resources:
+        if r.type != "postgresql:index/grant:Grant":
+            continue
+        host = hosts.get(str(r.provider).rsplit("::", 1)[0], "?")
+        principal = logins.get((host, str(r.inputs.get("role"))))
+        if principal is None:
+            raise Unclassified(
+                f"{r.name} grants to PostgreSQL role {r.inputs.get('role')}, which no principal signs in as"
+            )
+        where = "/".join(str(r.inputs[k]) for k in ("database", "schema") if r.inputs.get(k))
+        privileges = ", ".join(sorted(r.inputs.get("privileges") or []))
+        graph.add(
+            principal, node(DATA, f"PostgreSQL {privileges} on {where} at {host}"), f"its login role's grant {r.name}"
+        )
+
+
 # A provider's inputs are in the state like a resource's: none may carry a credential. The
 # providers the program uses and the inputs that would be one.
 PROVIDER_CREDENTIALS = {
@@ -464,6 +508,8 @@ PROVIDER_CREDENTIALS = {
     ),
     "pulumi:providers:kubernetes": (),  # its kubeconfig is checked below
     "pulumi:providers:time": (),
+    # Signs in with the job's Entra token (azureIdentityAuth): a password or client key would be one.
+    "pulumi:providers:postgresql": ("password", "clientcert"),
 }
 
 

@@ -357,6 +357,18 @@ AZURE_METRIC_ALERTS: dict[str, tuple[MetricAlert, ...]] = {
             "a partition at 100% of its request units throttles (429s): raise the database's autoscaleMaxThroughput",
         ),
     ),
+    "Microsoft.DBforPostgreSQL/flexibleServers": (
+        MetricAlert(
+            "postgresql-storage",
+            "storage_percent",
+            "GreaterThan",
+            90,
+            "Maximum",
+            "PT15M",
+            "error",
+            "auto-grow adds storage in steps; a server that fills anyway turns read-only",
+        ),
+    ),
     "Microsoft.EventHub/namespaces": (
         MetricAlert(
             "eventhubs-throttled",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from planning import dispatch
 from planning import kafka as kafka_plan
+from planning import postgresql as pg_plan
 from planning import streaming as streaming_plan
 from planning.egress import DRIVER_BUILD_FQDNS, builds_drivers
 from planning.gpu import has_infiniband
@@ -90,6 +91,8 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
     # Blob, Key Vault and Cosmos DB (its gateway, HTTPS) through the region's private endpoints.
     if any(spec.storage or spec.key_vault_secrets or spec.cosmos_db for spec in workloads.values()):
         egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=private_endpoint_ranges(config, cluster_key)))
+    if any(spec.postgresql for spec in workloads.values()):
+        egress.append(Peer("postgresql", (Port(pg_plan.PORT),), cidrs=private_endpoint_ranges(config, cluster_key)))
     kafka = _kafka_peer(config, cluster_key, clients)
     if kafka is not None:
         egress.append(kafka)

@@ -159,6 +159,7 @@ RESOURCE_PROVIDERS = (
     "Microsoft.Compute",
     "Microsoft.ContainerRegistry",
     "Microsoft.ContainerService",
+    "Microsoft.DBforPostgreSQL",
     "Microsoft.Dashboard",
     "Microsoft.DocumentDB",
     "Microsoft.EventHub",
@@ -182,6 +183,7 @@ SHARED_ZONES = {
         "privatelink.dfs.core.windows.net",
         "privatelink.servicebus.windows.net",
         "privatelink.documents.azure.com",
+        "privatelink.postgres.database.azure.com",
     ),
 }
 

@@ -126,6 +126,8 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:kafka:EventHubsBackbone": "data",
     "platform:data:CosmosDb": "data",
     "platform:data:CosmosDataAccess": "tenants",
+    "platform:data:PostgresServer": "data",
+    "platform:data:PostgresAccess": "tenants",
     "platform:aks:Cluster": "cluster",
     "platform:admission:ClusterAdmission": "cluster",
     "platform:tenancy:ClusterAdmins": "cluster",

@@ -263,6 +263,8 @@ class PlanView:
     stack: str = ""
     # Container registries by login server (where the charts of Helm releases come from).
     registries: dict[str, str] = field(default_factory=dict)
+    # PostgreSQL providers by URN -> the server host they sign in to.
+    postgres_by_provider: dict[str, str] = field(default_factory=dict)
 
     def subscription_of(self, resource: Any) -> str:
         return self.subscriptions_by_provider.get(_provider_ref_urn(resource.provider), self.subscription)
@@ -297,8 +299,10 @@ def view(
     `registries` (login server -> ID) the registries of other stacks (the foundation's, which
     the clusters' charts come from)."""
     known = {**(clusters or {}), **cluster_ids(plan.resources, subscription)}
-    providers, subscriptions = {}, {}
+    providers, subscriptions, postgres = {}, {}, {}
     for r in plan.resources:
+        if r.type == POSTGRES_PROVIDER:
+            postgres[r.urn] = str(r.inputs.get("host"))
         if r.type == "pulumi:providers:azure-native" and r.inputs.get("subscriptionId"):
             subscriptions[r.urn] = r.inputs["subscriptionId"]
         if r.type == "pulumi:providers:kubernetes":
@@ -314,6 +318,7 @@ def view(
         subscriptions,
         stack=plan.stack,
         registries={**(registries or {}), **registry_ids(plan.resources, subscription)},
+        postgres_by_provider=postgres,
     )
 
 
@@ -481,6 +486,15 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
                         yield Operation(
                             f"{type_of_id(target)}/privateEndpointConnectionsApproval/action", target, needed_by
                         )
+    elif r.type.startswith("postgresql:"):
+        # A server's catalog, written over its own protocol as the role the provider signs in as:
+        # what that role may do is the server's business (postgres_grants), not ARM's.
+        host = view_.postgres_by_provider.get(_provider_ref_urn(r.provider))
+        if host is None:
+            raise LookupError(f"{needed_by} reaches no PostgreSQL provider of this plan")
+        kind = r.type.rsplit(":", 1)[-1]
+        for verb in verbs:
+            yield Operation(f"{POSTGRES}/{kind}/{verb}", postgres_scope(host), needed_by, data=True)
     elif r.type.startswith("kubernetes:") and not r.type.startswith("pulumi:"):
         cluster, namespace = _in_cluster(view_, r)
         if r.type == HELM_RELEASE:
@@ -506,6 +520,38 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
             # cannot limit it): only reads and deletes carry the name.
             attributes = named if verb != "write" else ()
             yield Operation(data_action(group, plural, verb), scope, needed_by, data=True, attributes=attributes)
+
+
+POSTGRES = "PostgreSQL"
+POSTGRES_PROVIDER = "pulumi:providers:postgresql"
+POSTGRES_ADMINISTRATOR = "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra"
+POSTGRES_LABEL = "postgresql:index/securityLabel:SecurityLabel"
+# What an Entra administrator does on a flexible server (a member of azure_pg_admin, with
+# CREATEROLE and CREATEDB: security/security-manage-entra-users.md), and what any login reads.
+POSTGRES_ADMIN = RoleDefinition("PostgreSQL Entra administrator", "postgresql-admin", data_actions=(f"{POSTGRES}/*",))
+POSTGRES_LOGIN = RoleDefinition(
+    "PostgreSQL login (the catalog)", "postgresql-login", data_actions=(f"{POSTGRES}/*/read",)
+)
+
+
+def postgres_scope(host: str) -> str:
+    return f"postgresql://{host}"
+
+
+def postgres_grants(view_: PlanView, principal: str) -> list[Grant]:
+    """What a principal may do on the plan's PostgreSQL servers: administer those that name it an
+    Entra administrator, sign in to (and read the catalog of) those with a login role labelled
+    with its object ID."""
+    grants = []
+    for r in view_.resources:
+        if r.type == POSTGRES_ADMINISTRATOR and str(r.inputs.get("objectId")) == principal:
+            host = f"{r.inputs.get('serverName')}.postgres.database.azure.com"
+            grants.append(Grant(POSTGRES_ADMIN, postgres_scope(host), None, f"{r.type} {r.name}"))
+        elif r.type == POSTGRES_LABEL and f"oid={principal}," in str(r.inputs.get("label")):
+            login_host = view_.postgres_by_provider.get(_provider_ref_urn(r.provider))
+            if login_host is not None:
+                grants.append(Grant(POSTGRES_LOGIN, postgres_scope(login_host), None, f"{r.type} {r.name}"))
+    return grants
 
 
 def _chart_pull(view_: PlanView, r: Any, needed_by: str) -> Iterator[Operation]:

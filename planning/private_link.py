@@ -16,6 +16,8 @@ ZONE_BY_GROUP_ID: dict[str, str] = {
     "namespace": "privatelink.servicebus.windows.net",
     # Cosmos DB for NoSQL (facts/cosmosdb.py).
     "Sql": "privatelink.documents.azure.com",
+    # PostgreSQL flexible server (facts/postgresql.py).
+    "postgresqlServer": "privatelink.postgres.database.azure.com",
     # Azure Managed Grafana.
     "grafana": "privatelink.grafana.azure.com",
 }

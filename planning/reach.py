@@ -16,6 +16,8 @@ The edges, each from a documented behaviour:
   the principal's own type, since a principal can assign it to itself;
 - Cosmos DB's data roles are the account's own (not Azure RBAC, no condition): writing its role
   assignments, or the account itself, is holding its data;
+- writing a PostgreSQL server's Entra administrators (or the server) is holding its data; its
+  administrators and the workloads' login roles hold what the server gives them;
 - a write on a managed cluster (`managedClusters/write`) is cluster admin: it can turn local
   accounts on or change the admin groups (learn.microsoft.com/azure/aks/manage-local-accounts-managed-azure-ad);
 - the state: reading a stack's state file and decrypting with its layer's key is reading its
@@ -72,6 +74,10 @@ NOT_WRITES = (
     "/generateUserDelegationKey/action",
 )
 ROLE_ASSIGNMENTS_WRITE = "Microsoft.Authorization/roleAssignments/write"
+POSTGRES_ADMIN_WRITES = (
+    "Microsoft.DBforPostgreSQL/flexibleServers/administrators/write",
+    "Microsoft.DBforPostgreSQL/flexibleServers/write",
+)
 AKS = DATA_ACTION_PREFIX
 # In-cluster data actions (facts/aks_rbac.py) that make pods run as a namespace's service accounts.
 POD_MAKERS = tuple(
@@ -314,6 +320,12 @@ def grant_edges(
             yield (
                 node(DATA, f"Cosmos DB data of the accounts at {grant.scope}"),
                 f"{grant.role.name} assigns Cosmos DB data roles",
+            )
+        if any(matches(w, action) for w in written for action in POSTGRES_ADMIN_WRITES):
+            # Naming oneself an Entra administrator of the server is holding its data.
+            yield (
+                node(DATA, f"PostgreSQL data of the servers at {grant.scope}"),
+                f"{grant.role.name} names the servers' Entra administrators",
             )
         yield from in_cluster(grant, clusters)
         yield from data_nodes(grant)

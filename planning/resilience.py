@@ -154,6 +154,27 @@ FAILURE_TABLE: tuple[Row, ...] = (
         },
     ),
     Row(
+        "PostgreSQL (one server in the primary region)",
+        ("postgresqlServer",),
+        {
+            "zone": Cell(
+                "degrades",
+                "0 (a synchronous standby)",
+                "under 120 seconds while the standby in another zone takes over",
+                "zone-redundant high availability; clients reconnect to the same host name",
+            ),
+            "primary": Cell(
+                "lost",
+                "under an hour (the latest backup copied to the paired region)",
+                "a person geo-restores the server into the paired region (Azure publishes no RTO for it: "
+                "\"varies\"), connects it to the surviving region's network and points clients at it",
+                "geo-redundant backup copies the backups to the paired region, not a running server; "
+                "read replicas in another region are not built here",
+            ),
+            "secondary": _keeps("the server and its endpoint are in the primary region"),
+        },
+    ),
+    Row(
         "Kafka (Strimzi, one per cluster, MirrorMaker 2 between them)",
         (),
         {

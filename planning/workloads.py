@@ -17,7 +17,9 @@ from facts import aks_node
 from facts.azure_regions import REGIONS
 from facts.cosmosdb import token_scope
 from facts.gpu import GPU_VM_SIZES, gpu_units_per_node
+from facts.postgresql import TOKEN_SCOPE as POSTGRES_TOKEN_SCOPE
 from planning import cosmosdb as cosmos_plan
+from planning import postgresql as pg_plan
 from planning.dispatch import ANY_REGION_QUEUE
 from planning.naming import (
     Naming,
@@ -92,6 +94,7 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                 "serviceAccount": spec.service_account,
                 "clusters": config.workload_clusters(name),
                 "cosmosDb": dict(spec.cosmos_db),
+                "postgresql": dict(spec.postgresql),
             }
             for name, spec in config.workloads.items()
         },
@@ -104,6 +107,11 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
             "regions": cosmos_plan.account_regions(config),
         }
         if config.cosmos_db is not None
+        else None,
+        # The server's host (its private endpoint's record) and the scope of the tokens clients
+        # sign in with; a workload's role is its own name.
+        "postgresql": {"host": pg_plan.host(pg_plan.server_name(config)), "tokenScope": POSTGRES_TOKEN_SCOPE}
+        if config.postgresql is not None
         else None,
         "trainingNamespaces": [ns for team in config.teams.values() for ns in team.training_namespaces],
         "highRiskNamespaces": [ns for team in config.teams.values() for ns in team.high_risk_namespaces],
@@ -240,6 +248,13 @@ def template_variables(
                     REGIONS[r].display_name if r in REGIONS else r
                     for r in dict.fromkeys([*([region] if region in cosmos["regions"] else []), *cosmos["regions"]])
                 ),
+            }
+        postgres = context.get("postgresql")
+        if postgres and spec.get("postgresql"):
+            found |= {
+                "POSTGRES_HOST": postgres["host"],
+                "POSTGRES_TOKEN_SCOPE": postgres["tokenScope"],
+                "POSTGRES_USER": pg_plan.workload_role(str(workload)),
             }
         client = (outputs.get("kafkaClients") or {}).get(workload)
         if client and cluster in client["bootstrapServers"]:

@@ -801,6 +801,30 @@ CASES = {
         "platform:workloads.inference.cosmosDb",
         "no Cosmos DB",
     ),
+    "PostgreSQL: high availability on Burstable": (
+        "prod",
+        lambda v: v["platform:postgresql"].update(tier="Burstable", sku="Standard_B2s"),
+        "platform:postgresql.highAvailability",
+        "the Burstable tier has no high availability",
+    ),
+    "PostgreSQL: a grant on a database the server lacks": (
+        "staging",
+        set_in("workloads.inference.postgresql", {"features": "read"}),
+        "platform:workloads.inference.postgresql.features",
+        "not a database of platform:postgresql.databases",
+    ),
+    "PostgreSQL: grants without a server": (
+        "staging",
+        lambda v: v.pop("platform:postgresql"),
+        "platform:workloads.inference.postgresql",
+        "no PostgreSQL",
+    ),
+    "PostgreSQL: no role manager": (
+        "staging",
+        lambda v: v["platform:postgresql"].pop("roleManagerObjectId"),
+        "platform:postgresql.roleManagerObjectId",
+        "required",
+    ),
 }
 
 # Values that look like credentials: refused with the key and where secrets belong, never echoed.

@@ -38,6 +38,7 @@ APPLIES = {
     "sandboxed-eval": {"staging", "prod"},
     "model-download": {"dev", "staging", "prod"},
     "cosmos-client": {"dev", "staging", "prod", "prod-scale"},
+    "postgresql-client": {"staging", "prod", "prod-scale"},
 }
 
 
@@ -347,6 +348,22 @@ def test_the_cosmos_client_run_as_another_teams_workload_is_refused_by_its_ident
     assert not any(result[layer] for layer in LAYERS if layer != "identity"), result
     # Read access to its own container passes.
     reader = dataclasses.replace(as_inference, cosmos=("lab/models", "read"))
+    assert not evaluate(view, rendered(reader, plans[stack].outputs, view.key))["identity"]
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_the_postgresql_client_run_as_another_teams_workload_is_refused_by_its_roles_grants(plans, stack):
+    """The experiment log rendered as inference's workload: its role reads `experiments`, so
+    writing is refused at the identity layer; reading passes."""
+    import dataclasses
+
+    as_inference = dataclasses.replace(BY_NAME["postgresql-client"], workload="inference")
+    view = views(plans, stack)[0]
+    item = rendered(as_inference, plans[stack].outputs, view.key)
+    assert item is not None and item.variables["POSTGRES_USER"] == "inference"
+    result = evaluate(view, item)
+    assert result["identity"] == ["inference's role holds no write on the tables of experiments/public"], result
+    reader = dataclasses.replace(as_inference, postgres=("experiments", "read"))
     assert not evaluate(view, rendered(reader, plans[stack].outputs, view.key))["identity"]
 
 

@@ -101,6 +101,17 @@ def deployer_grants(ids: bootstrap.Identities, layer: str):
     return ids.grants[ids.deployer(layer)]
 
 
+def database_grants(stack: str, environment: EnvironmentPlan, layer: str) -> list:
+    """What the program makes a layer's deploy identity on the databases: the tenants' is an Entra
+    administrator of the PostgreSQL server (platform:postgresql.roleManagerObjectId)."""
+    postgresql = stack_config(stack).get("platform:postgresql")
+    if layer != "tenants" or not postgresql:
+        return []
+    return permissions.postgres_grants(
+        unit_view(environment, union_plan(environment)), postgresql["roleManagerObjectId"]
+    )
+
+
 # The plan identity the program grants reads to (Kafka's CA certificates, components/kafka.py).
 PROGRAM_GRANTED = {"tenants": "tenantsPrincipalObjectId"}
 
@@ -111,6 +122,7 @@ def program_grants(environment: EnvironmentPlan, principal: str, ids: bootstrap.
     return [
         *bootstrap.program_grants(union, OFFLINE_SUBSCRIPTION_ID, principal, ids),
         *permissions.kubernetes_grants(unit_view(environment, union), principal),
+        *permissions.postgres_grants(unit_view(environment, union), principal),
     ]
 
 
@@ -178,8 +190,31 @@ def test_every_write_of_each_unit_is_permitted_to_its_layers_deploy_identity(uni
     for unit, plan in units(environment):
         operations = deploy_ops(environment, plan, ids)
         assert len(operations) > 10, plan.stack
-        denied = check(ids.deployer(unit.layer), deployer_grants(ids, unit.layer), operations)
+        grants = [*deployer_grants(ids, unit.layer), *database_grants(stack, environment, unit.layer)]
+        denied = check(ids.deployer(unit.layer), grants, operations)
         assert not denied, "\n".join(map(str, denied))
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_the_workloads_postgresql_roles_are_made_by_a_server_administrator_and_read_by_the_plan_identity(
+    unit_plans, identities, stack
+):
+    """The tenants' deploy identity makes the workloads' roles and grants only as an Entra
+    administrator of the server (the data unit names it one); no Azure role stands in for that.
+    Previews read them as the plan identity, through its own login role."""
+    ids, environment = identities[stack], unit_plans[stack]
+    plan = environment.plan(Unit("tenants"))
+    operations = [op for op in deploy_ops(environment, plan, ids) if op.action.startswith("PostgreSQL/")]
+    assert {op.action for op in operations} >= {
+        "PostgreSQL/Role/write",
+        "PostgreSQL/Grant/write",
+        "PostgreSQL/SecurityLabel/write",
+    }
+    denied = check(ids.deployer("tenants"), deployer_grants(ids, "tenants"), operations)
+    assert len(denied) == len(operations), "an Azure role reached the server's catalog"
+    assert not check(ids.deployer("tenants"), database_grants(stack, environment, "tenants"), operations)
+    reads = [op for op in refresh_ops(environment, plan, ids) if op.action.startswith("PostgreSQL/")]
+    assert reads and not check(ids.planner("tenants"), planner_grants(stack, environment, "tenants", ids), reads)
 
 
 @pytest.mark.parametrize(

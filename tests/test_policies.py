@@ -590,6 +590,55 @@ VIOLATIONS += [
         ),
     ),
 ]
+PG_TABLES = "postgresql-access-trainer-experiments-public-tables"
+VIOLATIONS += [
+    (
+        "postgresql-public-network-disabled",
+        "a public server",
+        lambda p: changed(p, "postgresql", path="network.publicNetworkAccess", value="Enabled"),
+    ),
+    (
+        "postgresql-entra-only",
+        "passwords on (the SDK's default)",
+        lambda p: changed(p, "postgresql", path="authConfig.passwordAuth", value="Enabled"),
+    ),
+    (
+        "postgresql-secure-transport",
+        "clients without TLS",
+        lambda p: changed(p, "postgresql-require-secure-transport", path="value", value="off"),
+    ),
+    (
+        "postgresql-zone-redundant",
+        "the standby in the same zone",
+        lambda p: changed(p, "postgresql", path="highAvailability.mode", value="SameZone"),
+    ),
+    (
+        "postgresql-geo-redundant-backup",
+        "backups in the region only",
+        lambda p: changed(p, "postgresql", path="backup.geoRedundantBackup", value="Disabled"),
+    ),
+    (
+        "postgresql-grant-narrow",
+        "a workload that may truncate",
+        lambda p: changed(p, PG_TABLES, path="privileges", value=["SELECT", "TRUNCATE"]),
+    ),
+    (
+        "postgresql-grant-narrow",
+        "a workload's role as superuser",
+        lambda p: changed(p, "postgresql-access-trainer-role", path="superuser", value=True),
+    ),
+    (
+        "private-endpoint-with-dns",
+        "a PostgreSQL server without its endpoint",
+        lambda p: without(
+            without(
+                without(without(p, "postgresql-pe-postgresqlServer-dns"), "postgresql-pe-postgresqlServer"),
+                "postgresql-pe-postgresqlServer-scus-dns",
+            ),
+            "postgresql-pe-postgresqlServer-scus",
+        ),
+    ),
+]
 FLINK_JOB = "flink-eus2-inference-stats"
 FLINK_CONFIG = ("spec", "flinkConfiguration")
 VIOLATIONS += [
@@ -946,9 +995,9 @@ def test_markdown_report_lists_each_stack(plans):
         StackReport(plans["staging"], review_plan(plans["staging"], "staging"), "clusters 1 · GPUs 40"),
     ]
     text = markdown(reports)
-    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 8 |" in text
+    assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 9 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
-    assert "#### Advisory violations (15)" in text
+    assert "#### Advisory violations (16)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 

@@ -25,6 +25,7 @@ from components.workload_identity import (
     Grant,
 )
 from facts.cosmosdb import PRIVATE_ENDPOINT_GROUP
+from facts.postgresql import PRIVATE_ENDPOINT_GROUP as POSTGRES_ENDPOINT_GROUP
 from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
@@ -180,6 +181,8 @@ def data_plane_zones(config: PlatformConfig) -> list[str]:
         group_ids.append("namespace")
     if config.cosmos_db is not None:
         group_ids.append(PRIVATE_ENDPOINT_GROUP)
+    if config.postgresql is not None:
+        group_ids.append(POSTGRES_ENDPOINT_GROUP)
     if own_monitoring_scope(config):
         group_ids.append("azuremonitor")
     return list(dict.fromkeys(zone for group_id in group_ids for zone in zones_of(group_id)))

@@ -13,8 +13,10 @@ from components.platform.context import (
     endpoint_regions,
     replicas,
 )
+from components.postgresql import PostgresServer, PostgresServerArgs
 from components.storage import PrivateStorage, PrivateStorageArgs
 from planning import cosmosdb as cosmos_plan
+from planning import postgresql as pg_plan
 from planning.naming import (
     storage_account_name,
 )
@@ -71,6 +73,18 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
             ),
             opts=ctx.opts,
         ).account_id
+    if config.postgresql is not None:
+        PostgresServer(
+            "postgresql",
+            PostgresServerArgs(
+                service=service,
+                settings=config.postgresql,
+                server_name=pg_plan.server_name(config),
+                tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,
+                alert_routes=alert_routes(config, foundation.action_group_ids),
+            ),
+            opts=ctx.opts,
+        )
     return DataOutputs(
         container_ids=storage.container_ids,
         event_hubs_namespace=namespace,

@@ -49,7 +49,7 @@ def unit_groups(config: PlatformConfig) -> dict[Unit, list[Group]]:
     data = [regional(r, "data") for r in dict.fromkeys(data_regions)]
     if config.kafka is not None and config.kafka.engine == "eventhubs":
         data.append(regional(primary, "events"))
-    if config.cosmos_db is not None:
+    if config.cosmos_db is not None or config.postgresql is not None:
         data.append(Group(naming.databases_group(primary), primary))
     groups: dict[Unit, list[Group]] = {Unit("foundation"): foundation, Unit("data"): data}
     for key, cluster in config.clusters.items():

@@ -30,6 +30,7 @@ from components.platform.context import (
     Context,
     workload_grants,
 )
+from components.postgresql import PostgresAccess, PostgresAccessArgs
 from components.streaming import StreamingJobs, StreamingJobsArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import (
@@ -41,6 +42,7 @@ from planning import capacity
 from planning import cosmosdb as cosmos_plan
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
+from planning import postgresql as pg_plan
 from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
     KUEUE_NAMESPACE,
@@ -121,6 +123,18 @@ def build_tenants(
             opts=ctx.opts,
         )
     tenant_id = config.entra.tenant_id or ctx.deployer.tenant_id
+    if config.postgresql is not None:
+        PostgresAccess(
+            "postgresql-access",
+            PostgresAccessArgs(
+                host=pg_plan.host(pg_plan.server_name(config)),
+                tenant_id=tenant_id,
+                grants=pg_plan.table_grants(config),
+                principal_ids=foundation.identity_principal_ids,
+                reader_object_id=pg_plan.reader_object_id(config),
+            ),
+            opts=ctx.opts,
+        )
     namespaces: dict[str, dict[str, pulumi.Resource]] = {}
     tenancies: dict[str, pulumi.Resource] = {}
     for key in config.clusters:

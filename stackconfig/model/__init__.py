@@ -128,6 +128,7 @@ from stackconfig.model.pools import (
     SandboxPoolConfig,
     SystemPoolConfig,
 )
+from stackconfig.model.postgresql import PostgresAdministratorConfig, PostgresConfig
 from stackconfig.model.streaming import (
     CheckpointStorageConfig,
     FlinkDuration,
@@ -221,6 +222,10 @@ class PlatformConfig(Model):
     )
     cosmos_db: Optional[CosmosDbConfig] = Field(
         default=None, description="The environment's Cosmos DB account. Unset: no Cosmos DB in this environment."
+    )
+    postgresql: Optional[PostgresConfig] = Field(
+        default=None,
+        description="The environment's PostgreSQL flexible server. Unset: no PostgreSQL in this environment.",
     )
     fleet: Optional[FleetConfig] = Field(
         default=None,
@@ -387,6 +392,8 @@ __all__ = [
     "PlatformConfig",
     "PoolConfig",
     "PoolSettings",
+    "PostgresAdministratorConfig",
+    "PostgresConfig",
     "PremiumStorageVmSize",
     "PythonFile",
     "RegionName",

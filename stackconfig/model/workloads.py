@@ -18,6 +18,8 @@ from stackconfig.model.kafka import (
     Access,
 )
 
+# A PostgreSQL grant's scope: `<database>` (its `public` schema) or `<database>/<schema>`.
+PostgresScope = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,62}(/[a-z][a-z0-9_]{0,62})?$")]
 # A Cosmos DB grant's scope: `<database>` or `<database>/<container>`.
 CosmosScope = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}(/[a-z][a-z0-9-]{0,62})?$")]
 
@@ -54,6 +56,12 @@ class WorkloadConfig(Model):
         default_factory=dict,
         description="`{<database> | <database>/<container>: read | write}` of `platform:cosmosDb`: Cosmos DB "
         "Built-in Data Reader (`read`) or Contributor (`write`) on exactly that database or container.",
+    )
+    postgresql: dict[PostgresScope, Access] = Field(
+        default_factory=dict,
+        description="`{<database> | <database>/<schema>: read | write}` of `platform:postgresql`: its role may "
+        "read (SELECT) or write (SELECT, INSERT, UPDATE, DELETE) the tables of that database's `public` schema, "
+        "or of the named schema.",
     )
     kubernetes_api: bool = Field(
         default=False,

@@ -1,5 +1,5 @@
 """Rules that relate several config fields, one module per capability: naming, compute (pools,
-GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, kafka, streaming, operations, jobs.
+GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, postgresql, kafka, streaming, operations, jobs.
 
 Each check returns `ConfigProblem`s instead of raising, so that one run reports every
 problem of a stack at once. Keys are written as a user finds them in the stack file:
@@ -43,6 +43,7 @@ from validation.checks.network import (
     check_subnets,
 )
 from validation.checks.operations import check_alerts, check_monitoring
+from validation.checks.postgresql import check_postgresql
 from validation.checks.streaming import check_streaming
 
 CHECKS = (
@@ -71,6 +72,7 @@ CHECKS = (
     check_registry,
     check_key_vault_grants,
     check_cosmos_db,
+    check_postgresql,
     check_kafka,
     check_jobs,
     check_alerts,

@@ -1,4 +1,5 @@
-"""Cosmos DB: Entra ID only, private, TLS 1.2, zone redundant; data roles no wider than a database."""
+"""Cosmos DB and PostgreSQL: Entra ID only, private, TLS 1.2, zone redundant; data roles no wider
+than a database, container or schema."""
 
 from __future__ import annotations
 
@@ -61,6 +62,85 @@ def cosmos_data_role_narrow(args, report):
         report(f"role {role} is not a built-in data role (Data Reader or Data Contributor).")
 
 
+POSTGRES_SERVER = "azure-native:dbforpostgresql:Server"
+POSTGRES_PARAMETER = "azure-native:dbforpostgresql:Configuration"
+POSTGRES_ROLE = "postgresql:index/role:Role"
+POSTGRES_GRANT = "postgresql:index/grant:Grant"
+POSTGRES_GRANT_ROLE = "postgresql:index/grantRole:GrantRole"
+# What the program grants a workload's role per object type (planning/postgresql.py).
+POSTGRES_PRIVILEGES = {
+    "database": {"CONNECT"},
+    "schema": {"USAGE"},
+    "table": {"SELECT", "INSERT", "UPDATE", "DELETE"},
+}
+POSTGRES_ROLE_POWERS = ("superuser", "createRole", "createDatabase", "replication", "bypassRowLevelSecurity")
+# Azure's administrators' role (security/security-manage-entra-users.md).
+POSTGRES_ADMIN_ROLES = ("azure_pg_admin",)
+
+
+def postgres_private(args, report):
+    if args.resource_type != POSTGRES_SERVER:
+        return
+    if lookup(args.props, "network.publicNetworkAccess") != "Disabled":
+        report(
+            "network.publicNetworkAccess is not Disabled (Azure's default for a server without VNet integration is Enabled)."
+        )
+
+
+def postgres_entra_only(args, report):
+    if args.resource_type != POSTGRES_SERVER:
+        return
+    if lookup(args.props, "authConfig.passwordAuth") != "Disabled":
+        report(
+            "authConfig.passwordAuth is not Disabled (the SDK's default is Enabled): a password signs in past Entra ID."
+        )
+    if lookup(args.props, "authConfig.activeDirectoryAuth") != "Enabled":
+        report("authConfig.activeDirectoryAuth is not Enabled.")
+    if lookup(args.props, "administratorLogin") or lookup(args.props, "administratorLoginPassword"):
+        report("an administrator login and password are set.")
+
+
+def postgres_tls(args, report):
+    if args.resource_type != POSTGRES_PARAMETER:
+        return
+    name, value = lookup(args.props, "configurationName"), str(lookup(args.props, "value") or "")
+    if name == "require_secure_transport" and value.lower() != "on":
+        report(f"require_secure_transport is {value!r}: clients could connect without TLS.")
+    if name == "ssl_min_protocol_version" and value not in ("TLSv1.2", "TLSv1.3"):
+        report(f"ssl_min_protocol_version is {value!r}.")
+
+
+def postgres_zone_redundant(args, report):
+    if args.resource_type == POSTGRES_SERVER and lookup(args.props, "highAvailability.mode") != "ZoneRedundant":
+        report(f"highAvailability.mode is {lookup(args.props, 'highAvailability.mode')!r}: a zone's loss stops it.")
+
+
+def postgres_geo_backup(args, report):
+    if args.resource_type == POSTGRES_SERVER and lookup(args.props, "backup.geoRedundantBackup") != "Enabled":
+        report("backup.geoRedundantBackup is not Enabled: the region's loss takes the backups with it.")
+
+
+def postgres_grant_narrow(args, report):
+    if args.resource_type == POSTGRES_GRANT:
+        kind = str(lookup(args.props, "objectType") or "")
+        allowed = POSTGRES_PRIVILEGES.get(kind)
+        privileges = {str(p).upper() for p in lookup(args.props, "privileges") or []}
+        if allowed is None:
+            report(f"a grant on a {kind!r}: workloads get databases, schemas and tables only.")
+        elif privileges - allowed:
+            report(f"{', '.join(sorted(privileges - allowed))} on a {kind}: beyond {', '.join(sorted(allowed))}.")
+        if lookup(args.props, "withGrantOption") is True:
+            report("with grant option: the role could pass its privileges on.")
+    elif args.resource_type == POSTGRES_ROLE:
+        powers = [p for p in POSTGRES_ROLE_POWERS if lookup(args.props, p) is True]
+        if powers:
+            report(f"the role has {', '.join(powers)}.")
+        if set(lookup(args.props, "roles") or []) & set(POSTGRES_ADMIN_ROLES):
+            report("the role is a member of azure_pg_admin.")
+    elif args.resource_type == POSTGRES_GRANT_ROLE and lookup(args.props, "grantRole") in POSTGRES_ADMIN_ROLES:
+        report("a role is made a member of azure_pg_admin.")
+
+
 POLICIES = [
     resource_policy(
         "cosmosdb-public-network-disabled",
@@ -99,5 +179,50 @@ POLICIES = [
         cosmos_data_role_narrow,
         severity=Severity.HIGH,
         remediation="Grant through platform:workloads.<name>.cosmosDb, `<database>` or `<database>/<container>`.",
+    ),
+    resource_policy(
+        "postgresql-public-network-disabled",
+        "PostgreSQL servers refuse public network access; clients connect through private endpoints.",
+        postgres_private,
+        severity=Severity.CRITICAL,
+        remediation="Set the server's publicNetworkAccess (in its network settings) to Disabled "
+        "(components/postgresql.py does).",
+    ),
+    resource_policy(
+        "postgresql-entra-only",
+        "PostgreSQL servers sign in with Entra ID only: no password authentication, no administrator password.",
+        postgres_entra_only,
+        severity=Severity.CRITICAL,
+        remediation="Set authConfig.passwordAuth: Disabled and activeDirectoryAuth: Enabled; administrators are "
+        "platform:postgresql.administrators.",
+    ),
+    resource_policy(
+        "postgresql-secure-transport",
+        "PostgreSQL servers require TLS 1.2 or later.",
+        postgres_tls,
+        severity=Severity.HIGH,
+        remediation="Keep require_secure_transport on and ssl_min_protocol_version TLSv1.2 or TLSv1.3.",
+    ),
+    resource_policy(
+        "postgresql-zone-redundant",
+        "PostgreSQL servers keep a standby in another zone.",
+        postgres_zone_redundant,
+        severity=Severity.MEDIUM,
+        remediation="Keep platform:postgresql.highAvailability: ZoneRedundant (the default; not on Burstable).",
+    ),
+    resource_policy(
+        "postgresql-geo-redundant-backup",
+        "PostgreSQL servers copy their backups to the paired region.",
+        postgres_geo_backup,
+        severity=Severity.MEDIUM,
+        remediation="Keep platform:postgresql.geoRedundantBackup (the default); it is chosen at creation.",
+    ),
+    resource_policy(
+        "postgresql-grant-narrow",
+        "A workload's PostgreSQL role logs in and holds CONNECT, USAGE and table privileges only: no superuser, "
+        "role or database creation, administrators' membership, other object types or grant option.",
+        postgres_grant_narrow,
+        severity=Severity.HIGH,
+        remediation="Grant through platform:workloads.<name>.postgresql, `<database>` or `<database>/<schema>`.",
     ),
 ]

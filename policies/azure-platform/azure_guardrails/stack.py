@@ -21,6 +21,7 @@ PRIVATE_LINK_SERVICES = {
     "azure-native:containerregistry:Registry": "container registry",
     "azure-native:eventhub:Namespace": "Event Hubs namespace",
     "azure-native:cosmosdb:DatabaseAccount": "Cosmos DB account",
+    "azure-native:dbforpostgresql:Server": "PostgreSQL server",
 }
 # Resources whose deletion loses data (or, for the registry, every image teams pushed).
 STATEFUL_TYPES = tuple(PRIVATE_LINK_SERVICES)
@@ -39,6 +40,7 @@ TAGGABLE_TYPES = frozenset(
         "azure-native:cosmosdb:SqlResourceSqlContainer",
         "azure-native:cosmosdb:SqlResourceSqlDatabase",
         "azure-native:dashboard:Grafana",
+        "azure-native:dbforpostgresql:Server",
         "azure-native:eventhub:Namespace",
         "azure-native:keyvault:Key",
         "azure-native:keyvault:Vault",
@@ -330,8 +332,8 @@ def add_required_tags(args):
 POLICIES = [
     stack_policy(
         "private-endpoint-with-dns",
-        "Every storage account, key vault, registry, Event Hubs namespace and Cosmos DB account has a private "
-        "endpoint with a DNS zone group.",
+        "Every storage account, key vault, registry, Event Hubs namespace, Cosmos DB account and PostgreSQL "
+        "server has a private endpoint with a DNS zone group.",
         private_endpoints,
         severity=Severity.CRITICAL,
         remediation="Connect the service with PrivateEndpoints.connect (components/private_dns.py), which adds "
@@ -340,8 +342,8 @@ POLICIES = [
     ),
     stack_policy(
         "private-endpoints-in-cluster-regions",
-        "Every storage account, key vault, registry, Event Hubs namespace and Cosmos DB account has a private "
-        "endpoint in every region where the stack runs clusters.",
+        "Every storage account, key vault, registry, Event Hubs namespace, Cosmos DB account and PostgreSQL "
+        "server has a private endpoint in every region where the stack runs clusters.",
         endpoints_in_cluster_regions,
         severity=Severity.HIGH,
         remediation="Connect the service through Context.data_plane's RegionalEndpoints (components/platform/context.py), "
@@ -376,8 +378,8 @@ POLICIES = [
     ),
     stack_policy(
         "stateful-resources-protected",
-        "Storage accounts, key vaults, registries, Event Hubs namespaces and Cosmos DB accounts are protected "
-        "from deletion.",
+        "Storage accounts, key vaults, registries, Event Hubs namespaces, Cosmos DB accounts and PostgreSQL "
+        "servers are protected from deletion.",
         stateful_protected,
         severity=Severity.HIGH,
         remediation="Set platform:protect: true in the stack (prod does); the resources then get "
