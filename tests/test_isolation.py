@@ -4,9 +4,10 @@ creates validated against the OpenAPI schema of its cluster's Kubernetes version
 
 from __future__ import annotations
 
+import json
+
 import kubernetes_validate
 import pytest
-import yaml
 
 from contracts.cluster import AGENT_POOL as POOL
 from contracts.cluster import CILIUM_POLICY, NAMESPACE, NETWORK_POLICY, VAP, cluster_of
@@ -16,7 +17,7 @@ from planning import egress as egress_plan
 from planning.admission import JOB_CONTROLLER, admission_rules
 from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
-from tests.conftest import ALL_STACKS, ROOT
+from tests.conftest import ALL_STACKS, stack_values
 from tests.support import k8s_schema
 
 FIREWALL = "azure-native:network:AzureFirewall"
@@ -24,7 +25,9 @@ FIREWALL_POLICY = "azure-native:network:FirewallPolicy"
 
 
 def config_of(stack: str) -> dict:
-    return yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    # The parsed stack file, read once per process (conftest); a per-object parse of prod's file
+    # cost the schema test seconds.
+    return stack_values(stack)
 
 
 def policies_in(plan, cluster: str, namespace: str) -> dict[str, dict]:
@@ -500,7 +503,10 @@ def kubernetes_version(stack: str, cluster: str) -> str:
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
 def test_every_built_in_kubernetes_object_validates_against_its_clusters_schema(plans, stack):
+    """Each distinct object once per Kubernetes version: clusters and teams repeat the same
+    objects (prod's 527 are 232 distinct), and the schema check is the cost."""
     checked: set[str] = set()
+    validated: set[tuple[str, str]] = set()
     for resource in plans[stack].resources:
         if not resource.type.startswith("kubernetes:") or resource.type.startswith("kubernetes:helm.sh"):
             continue  # Helm releases are not objects
@@ -511,7 +517,11 @@ def test_every_built_in_kubernetes_object_validates_against_its_clusters_schema(
         if not resource.inputs.get("kind"):
             continue  # a read of an existing object (Secret.get), not one the program creates
         manifest = dict(resource.inputs)
-        k8s_schema.validate(manifest, kubernetes_version(stack, cluster_of(resource)), strict=True)
+        version = kubernetes_version(stack, cluster_of(resource))
+        key = (json.dumps(manifest, sort_keys=True, default=str), version)
+        if key not in validated:
+            validated.add(key)
+            k8s_schema.validate(manifest, version, strict=True)
         checked.add(manifest["kind"])
     assert {
         "Namespace",

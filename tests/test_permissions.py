@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from facts import arm as arm_facts
 from facts.aks_rbac import data_action
@@ -29,7 +28,7 @@ from offline.mocks import OFFLINE_SUBSCRIPTION_ID
 from planning import permissions
 from planning.layers import LAYERS, UPSTREAM, Unit, parse_stack
 from planning.permissions import AKS, BLOB_PATH, BLOBS, Operation, check, deploy_operations, refresh_operations, view
-from tests.conftest import ROOT
+from tests.conftest import ROOT, stack_values
 from validation.loader import parse_platform_config
 from validation.stackfile import read_stack_config
 
@@ -40,7 +39,7 @@ HUB = "0b1f6471-1bf0-4dda-aec3-111122223333"
 
 
 def stack_config(stack: str) -> dict:
-    return yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return stack_values(stack)
 
 
 def plan_identity(stack: str) -> dict:
