@@ -205,8 +205,11 @@ class CosmosDataAccess(pulumi.ComponentResource):
     def __init__(self, name: str, args: CosmosDataAccessArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:data:CosmosDataAccess", name, None, opts)
         account_id = pulumi.Output.from_input(args.account_id)
+        previous: pulumi.Resource | None = None
         for grant in args.grants:
-            cosmosdb.SqlResourceSqlRoleAssignment(
+            # One at a time: the account refuses concurrent control-plane writes (412, "another
+            # user operation in progress": hashicorp/terraform-provider-azurerm#15842).
+            previous = cosmosdb.SqlResourceSqlRoleAssignment(
                 f"{name}-{grant.workload}-{grant.scope_key.replace('/', '-')}",
                 account_name=args.account_name,
                 resource_group_name=args.resource_group_name,
@@ -216,6 +219,9 @@ class CosmosDataAccess(pulumi.ComponentResource):
                     partial(cosmos_plan.role_scope, database=grant.database, container=grant.container)
                 ),
                 principal_id=args.principal_ids[grant.workload],
-                opts=pulumi.ResourceOptions(parent=self),
+                # A new principal (a replaced identity) replaces it under the same ID: delete first.
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[previous] if previous else None, delete_before_replace=True
+                ),
             )
         self.register_outputs({})

@@ -100,15 +100,18 @@ class PostgresServer(pulumi.ComponentResource):
                 else pg.GeographicallyRedundantBackup.DISABLED,
             ),
             tags=service.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
+            # Auto-grow raises the size, which never shrinks: config is the size at creation and
+            # the floor, not a value to send back (concepts-storage.md).
+            opts=pulumi.ResourceOptions(parent=self, protect=service.protect, ignore_changes=["storage.storageSizeGb"]),
         )
         self.server_id = server.id
         # One change at a time: the server refuses concurrent administrator and parameter writes.
         previous: pulumi.Resource = server
-        administrators = [(a.object_id, a.name, pg.PrincipalType.GROUP) for a in settings.administrators]
-        administrators.append(
-            (settings.role_manager_object_id, pg_plan.ROLE_MANAGER, pg.PrincipalType.SERVICE_PRINCIPAL)
-        )
+        # The flexible server's principal types (REST spec 2025-08-01, AdministratorsMicrosoftEntra.json:
+        # User, Group, ServicePrincipal); the SDK's PrincipalType enum of the same name is Cosmos DB for
+        # PostgreSQL's (server_group_role.py).
+        administrators = [(a.object_id, a.name, "Group") for a in settings.administrators]
+        administrators.append((settings.role_manager_object_id, pg_plan.ROLE_MANAGER, "ServicePrincipal"))
         for object_id, principal, kind in administrators:
             previous = pg.AdministratorsMicrosoftEntra(
                 f"{name}-admin-{principal}",
@@ -116,8 +119,6 @@ class PostgresServer(pulumi.ComponentResource):
                 server_name=server.name,
                 object_id=str(object_id),
                 principal_name=principal,
-                # The SDK's enum (`group`, `servicePrincipal`); the 2025-08-01 REST spec's example
-                # writes `Group`: Azure's string enums are case-insensitive (unverified offline).
                 principal_type=kind,
                 tenant_id=args.tenant_id,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[previous]),
@@ -150,6 +151,8 @@ class PostgresServer(pulumi.ComponentResource):
             resource_group_name=group.name,
             tags=service.tags,
             parent=self,
+            # Its auto-approval is a write on the server too: after the chain.
+            depends_on=[previous],
         )
         send_logs(
             f"{name}-logs",
@@ -183,6 +186,8 @@ class PostgresAccessArgs:
     principal_ids: Mapping[str, pulumi.Input[str]]
     # The tenants' plan identity, which previews sign in as.
     reader_object_id: str | None
+    # The server's databases, whose PUBLIC privileges are taken back.
+    databases: Sequence[str] = ()
 
 
 def _login(name: str, role: str, object_id: pulumi.Input[str], opts: pulumi.ResourceOptions) -> postgresql.Role:
@@ -219,6 +224,27 @@ class PostgresAccess(pulumi.ComponentResource):
             # At the stack's root: `pulumi state move` copies a provider with its parent.
         )
         within = pulumi.ResourceOptions(parent=self, provider=provider)
+        # PostgreSQL gives PUBLIC (every login: each workload, the plan identity) CONNECT and TEMP
+        # on every database, and Azure's new databases let PUBLIC create in `public`: take both
+        # back, so a role reaches what its grants say (security/security-access-control.md).
+        for database in args.databases:
+            postgresql.Grant(
+                f"{name}-{database}-public-connect",
+                database=database,
+                role="public",
+                object_type="database",
+                privileges=[],
+                opts=within,
+            )
+            postgresql.Grant(
+                f"{name}-{database}-public-schema",
+                database=database,
+                role="public",
+                schema=pg_plan.DEFAULT_SCHEMA,
+                object_type="schema",
+                privileges=[],
+                opts=within,
+            )
         if args.reader_object_id is not None:
             _login(f"{name}-reader", pg_plan.ROLE_READER, args.reader_object_id, within)
         roles: dict[str, postgresql.Role] = {}
@@ -253,15 +279,27 @@ class PostgresAccess(pulumi.ComponentResource):
                 privileges=["USAGE"],
                 opts=within,
             )
+            # Every table and sequence of the schema as the deploy finds them (an empty list: all
+            # of them); the tenants' `up` refreshes first, so tables made since the last deploy
+            # are granted by the next (.github/workflows/pulumi.yml).
             postgresql.Grant(
                 f"{prefix}-tables",
                 database=grant.database,
                 role=role.name,
                 schema=grant.schema,
                 object_type="table",
-                # Every table of the schema as the deploy finds it (an empty list: all of them).
                 objects=[],
                 privileges=list(grant.privileges),
+                opts=within,
+            )
+            postgresql.Grant(
+                f"{prefix}-sequences",
+                database=grant.database,
+                role=role.name,
+                schema=grant.schema,
+                object_type="sequence",
+                objects=[],
+                privileges=list(grant.sequence_privileges),
                 opts=within,
             )
         self.register_outputs({})

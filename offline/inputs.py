@@ -41,6 +41,12 @@ DOCUMENTED_ENUM_EXTENSIONS: dict[tuple[str, str], frozenset[str]] = {
     # azure-rest-api-specs Fleet.Management autoupgradeprofile.tsp); the SDK merged this enum
     # with the managed cluster's lowercase UpgradeChannel.
     ("azure-native:containerservice:AutoUpgradeProfile", "channel"): frozenset({"Stable", "Rapid", "NodeImage"}),
+    # The flexible server's Entra administrators (azure-rest-api-specs PostgreSQL stable/2025-08-01
+    # AdministratorsMicrosoftEntra.json: User, Group, ServicePrincipal); the SDK's PrincipalType
+    # of that name is Cosmos DB for PostgreSQL's lower-camel-case enum.
+    ("azure-native:dbforpostgresql:AdministratorsMicrosoftEntra", "principalType"): frozenset(
+        {"User", "Group", "ServicePrincipal"}
+    ),
 }
 
 

@@ -340,6 +340,7 @@ def build(
         for target, why in grant_edges(held, kinds.get(principal, "ServicePrincipal"), roles, list(clusters.values())):
             graph.add(principal, target, why)
         _state_edges(graph, principal, held, backend, stacks)
+    _join_database_nodes(graph, resources, str(config.subscription_id))
     # Whoever may write a federated credential on an identity can make it trust a token of their
     # own (any issuer, any subject): they are that identity (learn.microsoft.com, "Workload
     # identity federation": the credential is all the identity checks).
@@ -460,6 +461,39 @@ def build(
     return model
 
 
+def _join_database_nodes(graph: Graph, resources: list[Any], subscription: str) -> None:
+    """An ARM writer's hold on the databases under a scope (planning/reach.py) is a hold on each
+    server's and account's data there: one node per server and per data grant, joined."""
+    servers = {
+        arm_id(
+            r.type, r.name, r.inputs, OFFLINE_SUBSCRIPTION_ID
+        ).lower(): f"{r.inputs.get('serverName')}.postgres.database.azure.com"
+        for r in resources
+        if r.type == "azure-native:dbforpostgresql:Server"
+    }
+    accounts = [
+        arm_id(r.type, r.name, r.inputs, subscription).lower()
+        for r in resources
+        if r.type == "azure-native:cosmosdb:DatabaseAccount"
+    ]
+    data = [n for n in graph.edges if kind_of(n) == DATA]
+    for held in data:
+        name = name_of(held)
+        if name.startswith("PostgreSQL data of the servers at "):
+            scope = name.rsplit(" at ", 1)[1].lower()
+            for server_id, host in servers.items():
+                if permissions.in_scope(server_id, scope):
+                    graph.add(held, node(DATA, f"PostgreSQL data of {host}"), "a server under the scope")
+        elif name.startswith("Cosmos DB data of the accounts at "):
+            scope = name.rsplit(" at ", 1)[1].lower()
+            for account in accounts:
+                if not permissions.in_scope(account, scope):
+                    continue
+                for other in data:
+                    if other != held and account in name_of(other).lower():
+                        graph.add(held, other, "a data role on an account under the scope")
+
+
 def _postgres_edges(graph: Graph, resources: list[Any], principals: Mapping[str, str]) -> None:
     """PostgreSQL's own principals: an Entra administrator holds the server's data; a login role
     labelled with an object ID is that principal, and holds what its grants give."""
@@ -480,11 +514,18 @@ def _postgres_edges(graph: Graph, resources: list[Any], principals: Mapping[str,
             principal = principals.get(oid)
             if principal is None:
                 raise Unclassified(f"{r.name} maps a PostgreSQL role to {oid}, whom the model does not know")
-            logins[(hosts.get(str(r.provider).rsplit("::", 1)[0], "?"), str(r.inputs.get("objectName")))] = principal
+            host = hosts.get(str(r.provider).rsplit("::", 1)[0], "?")
+            logins[(host, str(r.inputs.get("objectName")))] = principal
+            # A login reads the catalog of every database PUBLIC may still connect to.
+            graph.add(
+                principal, node(DATA, f"a PostgreSQL login to {host}"), f"its login role {r.inputs.get('objectName')}"
+            )
     for r in resources:
         if r.type != "postgresql:index/grant:Grant":
             continue
         host = hosts.get(str(r.provider).rsplit("::", 1)[0], "?")
+        if r.inputs.get("role") == "public" and not r.inputs.get("privileges"):
+            continue  # PUBLIC's defaults taken back
         principal = logins.get((host, str(r.inputs.get("role"))))
         if principal is None:
             raise Unclassified(
@@ -492,9 +533,9 @@ def _postgres_edges(graph: Graph, resources: list[Any], principals: Mapping[str,
             )
         where = "/".join(str(r.inputs[k]) for k in ("database", "schema") if r.inputs.get(k))
         privileges = ", ".join(sorted(r.inputs.get("privileges") or []))
-        graph.add(
-            principal, node(DATA, f"PostgreSQL {privileges} on {where} at {host}"), f"its login role's grant {r.name}"
-        )
+        target = node(DATA, f"PostgreSQL {privileges} on {where} at {host}")
+        graph.add(principal, target, f"its login role's grant {r.name}")
+        graph.add(node(DATA, f"PostgreSQL data of {host}"), target, "the server's data holds it")
 
 
 # A provider's inputs are in the state like a resource's: none may carry a credential. The

@@ -477,6 +477,13 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
         attributes = _role_assignment_attributes(r.inputs) if r.type.endswith(":RoleAssignment") else ()
         for verb in verbs:
             yield Operation(f"{kind}/{verb}", at, needed_by, attributes=attributes)
+        if r.type == COSMOS_ASSIGNMENT and ("write" in verbs or "delete" in verbs):
+            # Long-running: the client polls the operation's result at the assignment, or its
+            # status through the account's location at the subscription.
+            yield Operation(COSMOS_ASSIGNMENT_POLL, at, f"{needed_by} (its operation's result)")
+            subscription = f"/subscriptions/{view_.subscription_of(r)}"
+            for action in COSMOS_LOCATION_POLLS:
+                yield Operation(action, subscription, f"{needed_by} (its operation's status)")
         if "write" in verbs:
             yield from _linked(kind, _references(r.inputs), needed_by)
             if r.type == "azure-native:network:PrivateEndpoint":
@@ -522,6 +529,12 @@ def resource_operations(view_: PlanView, r: Any, verbs: Sequence[str]) -> Iterat
             yield Operation(data_action(group, plural, verb), scope, needed_by, data=True, attributes=attributes)
 
 
+COSMOS_ASSIGNMENT = "azure-native:cosmosdb:SqlResourceSqlRoleAssignment"
+COSMOS_ASSIGNMENT_POLL = "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments/operationResults/read"
+COSMOS_LOCATION_POLLS = (
+    "Microsoft.DocumentDB/locations/operationsStatus/read",
+    "Microsoft.DocumentDB/locations/operationResults/read",
+)
 POSTGRES = "PostgreSQL"
 POSTGRES_PROVIDER = "pulumi:providers:postgresql"
 POSTGRES_ADMINISTRATOR = "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra"

@@ -29,6 +29,8 @@ ROLE_MANAGER = "platform-tenants"
 ROLE_READER = "platform-tenants-plan"
 DEFAULT_SCHEMA = "public"
 PRIVILEGES = {"read": ("SELECT",), "write": ("SELECT", "INSERT", "UPDATE", "DELETE")}
+# On the schema's sequences: reading their values, and (writers) `nextval` for serial columns.
+SEQUENCE_PRIVILEGES = {"read": ("SELECT",), "write": ("SELECT", "USAGE")}
 
 
 def server_name_problem(name: str) -> str | None:
@@ -64,6 +66,10 @@ class TableGrant:
     @property
     def privileges(self) -> tuple[str, ...]:
         return PRIVILEGES[self.access]
+
+    @property
+    def sequence_privileges(self) -> tuple[str, ...]:
+        return SEQUENCE_PRIVILEGES[self.access]
 
     @property
     def key(self) -> str:

@@ -624,6 +624,21 @@ VIOLATIONS += [
     ),
     (
         "postgresql-grant-narrow",
+        "every login may connect (a grant to PUBLIC)",
+        lambda p: changed(p, "postgresql-access-experiments-public-connect", path="privileges", value=["CONNECT"]),
+    ),
+    (
+        "postgresql-grant-narrow",
+        "a workload's label that makes it an administrator",
+        lambda p: changed(
+            p,
+            "postgresql-access-trainer-label",
+            path="label",
+            value="aadauth,oid=5b2e9f10-6c3d-4e7a-9b8c-1d2e3f4a5b03,type=service,admin",
+        ),
+    ),
+    (
+        "postgresql-grant-narrow",
         "a workload's role as superuser",
         lambda p: changed(p, "postgresql-access-trainer-role", path="superuser", value=True),
     ),

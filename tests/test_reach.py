@@ -257,3 +257,26 @@ def test_writing_a_federated_credential_on_an_identity_is_becoming_it(models, st
     for layer in ("foundation", "data", "cluster", "tenants", "fleet"):
         planner = graph_model.node(graph_model.IDENTITY, f"id-ailab-plan-prod-{layer}")
         assert not [e for e in model.graph.edges.get(planner, []) if "federated credential" in e.why], layer
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_who_holds_the_postgresql_data_and_who_holds_only_a_login(models, stack):
+    """The server's data is held by its Entra administrators (the tenants' deploy identity) and
+    whoever can name them through ARM (the data unit's writers); a workload's pods hold exactly
+    their role's grants; a pull request reaches the plan identity's login, no table."""
+    model, config = models[stack], config_of(stack)
+    host = f"psql-ailab-{config.environment}.postgres.database.azure.com"
+    server = graph_model.node(graph_model.DATA, f"PostgreSQL data of {host}")
+    for layer in ("tenants", "data"):
+        deployer = graph_model.node(graph_model.IDENTITY, f"id-ailab-deploy-{config.environment}-{layer}")
+        assert server in model.graph.reach(deployer), layer
+    tables = [
+        n
+        for n in model.graph.reach(reach.team_entry("inference"))
+        if graph_model.kind_of(n) == graph_model.DATA and n.startswith(f"{graph_model.DATA}: PostgreSQL ")
+    ]
+    assert any(" SELECT on experiments/public " in n for n in tables), tables
+    assert not [n for n in tables if "INSERT" in n or "PostgreSQL data of" in n], tables
+    pull_request = model.graph.reach(reach.SAME_REPOSITORY_PR)
+    assert graph_model.node(graph_model.DATA, f"a PostgreSQL login to {host}") in pull_request
+    assert not [n for n in pull_request if n.startswith(f"{graph_model.DATA}: PostgreSQL ")], "a branch reaches tables"

@@ -4,6 +4,8 @@ Hubs and the databases.
 
 from __future__ import annotations
 
+import dataclasses
+
 from components.cosmos_db import CosmosDb, CosmosDbArgs
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
 from components.outputs import DataOutputs, FoundationOutputs
@@ -77,7 +79,8 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
         PostgresServer(
             "postgresql",
             PostgresServerArgs(
-                service=service,
+                # The databases group is made once (by Cosmos DB's component when there is one).
+                service=dataclasses.replace(service, create_groups=service.create_groups and config.cosmos_db is None),
                 settings=config.postgresql,
                 server_name=pg_plan.server_name(config),
                 tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,

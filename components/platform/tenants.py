@@ -132,6 +132,7 @@ def build_tenants(
                 grants=pg_plan.table_grants(config),
                 principal_ids=foundation.identity_principal_ids,
                 reader_object_id=pg_plan.reader_object_id(config),
+                databases=list(config.postgresql.databases),
             ),
             opts=ctx.opts,
         )

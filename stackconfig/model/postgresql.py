@@ -30,14 +30,19 @@ class PostgresConfig(Model):
         description="Azure's globally unique name, 3-63 lowercase letters, digits and hyphens. Unset: "
         "`psql-<prefix>-<env>`.",
     )
-    version: Literal["14", "15", "16", "17"] = Field(default="17", description="The PostgreSQL major version.")
+    version: Literal["16", "17"] = Field(
+        default="17",
+        description="The PostgreSQL major version (16 or later: Azure's finer control of its administrators' role).",
+    )
     tier: Literal["Burstable", "GeneralPurpose", "MemoryOptimized"] = Field(
         default="GeneralPurpose",
         description="`Burstable` (no high availability), `GeneralPurpose` or `MemoryOptimized`.",
     )
     sku: PostgresSku = Field(default="Standard_D4ds_v5", description="The compute size, e.g. `Standard_D4ds_v5`.")
-    storage_gib: int = Field(
-        default=128, ge=32, le=32768, description="Storage, GiB; grows on its own when nearly full."
+    storage_gib: Literal[32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768] = Field(
+        default=128,
+        description="Storage at creation, GiB (Azure's sizes: 32 to 32768, powers of two); then it grows on its "
+        "own when nearly full and never shrinks, so a later change here is not sent.",
     )
     high_availability: Literal["Disabled", "SameZone", "ZoneRedundant"] = Field(
         default="ZoneRedundant",
@@ -68,6 +73,7 @@ class PostgresConfig(Model):
         default=None,
         ge=25,
         le=5000,
-        description="`max_connections`; a change restarts the server. Unset: Azure's default for the size.",
+        description="`max_connections`, a static parameter: a change takes effect when the server next restarts "
+        "(a restart is yours to schedule). Unset: Azure's default for the size.",
     )
     databases: list[PostgresName] = Field(min_length=1, description="Databases (lowercase letters, digits, `_`).")

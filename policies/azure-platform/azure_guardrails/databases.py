@@ -3,6 +3,8 @@ than a database, container or schema."""
 
 from __future__ import annotations
 
+import re
+
 from guardrail import lookup, resource_policy
 from pulumi_policy import Severity
 
@@ -66,13 +68,19 @@ POSTGRES_SERVER = "azure-native:dbforpostgresql:Server"
 POSTGRES_PARAMETER = "azure-native:dbforpostgresql:Configuration"
 POSTGRES_ROLE = "postgresql:index/role:Role"
 POSTGRES_GRANT = "postgresql:index/grant:Grant"
-POSTGRES_GRANT_ROLE = "postgresql:index/grantRole:GrantRole"
+POSTGRES_LABEL = "postgresql:index/securityLabel:SecurityLabel"
+# The PostgreSQL resources the program makes; any other (role memberships, default privileges,
+# functions, schemas or databases with owners) is not a workload's access.
+POSTGRES_TYPES = (POSTGRES_ROLE, POSTGRES_GRANT, POSTGRES_LABEL)
 # What the program grants a workload's role per object type (planning/postgresql.py).
 POSTGRES_PRIVILEGES = {
     "database": {"CONNECT"},
     "schema": {"USAGE"},
     "table": {"SELECT", "INSERT", "UPDATE", "DELETE"},
+    "sequence": {"SELECT", "USAGE"},
 }
+# A role mapped to a managed identity, and nothing more (no `admin`, no group).
+POSTGRES_LABEL_FORM = re.compile(r"^aadauth,oid=[0-9a-f-]{36},type=service$")
 POSTGRES_ROLE_POWERS = ("superuser", "createRole", "createDatabase", "replication", "bypassRowLevelSecurity")
 # Azure's administrators' role (security/security-manage-entra-users.md).
 POSTGRES_ADMIN_ROLES = ("azure_pg_admin",)
@@ -121,7 +129,17 @@ def postgres_geo_backup(args, report):
 
 
 def postgres_grant_narrow(args, report):
-    if args.resource_type == POSTGRES_GRANT:
+    if args.resource_type.startswith("postgresql:") and args.resource_type not in POSTGRES_TYPES:
+        report(f"{args.resource_type} is not a workload's access (roles, their grants and labels only).")
+    elif args.resource_type == POSTGRES_LABEL:
+        label = str(lookup(args.props, "label") or "")
+        if lookup(args.props, "labelProvider") != "pgaadauth" or not POSTGRES_LABEL_FORM.match(label):
+            report(
+                f"label {label!r}: a role maps one managed identity (aadauth,oid=<id>,type=service), no admin or group."
+            )
+    elif args.resource_type == POSTGRES_GRANT:
+        if lookup(args.props, "role") == "public" and lookup(args.props, "privileges"):
+            report("a grant to PUBLIC: every login would hold it.")
         kind = str(lookup(args.props, "objectType") or "")
         allowed = POSTGRES_PRIVILEGES.get(kind)
         privileges = {str(p).upper() for p in lookup(args.props, "privileges") or []}
@@ -137,8 +155,6 @@ def postgres_grant_narrow(args, report):
             report(f"the role has {', '.join(powers)}.")
         if set(lookup(args.props, "roles") or []) & set(POSTGRES_ADMIN_ROLES):
             report("the role is a member of azure_pg_admin.")
-    elif args.resource_type == POSTGRES_GRANT_ROLE and lookup(args.props, "grantRole") in POSTGRES_ADMIN_ROLES:
-        report("a role is made a member of azure_pg_admin.")
 
 
 POLICIES = [
@@ -219,8 +235,9 @@ POLICIES = [
     ),
     resource_policy(
         "postgresql-grant-narrow",
-        "A workload's PostgreSQL role logs in and holds CONNECT, USAGE and table privileges only: no superuser, "
-        "role or database creation, administrators' membership, other object types or grant option.",
+        "A workload's PostgreSQL role maps one managed identity, logs in and holds CONNECT, USAGE, table and "
+        "sequence privileges only: no superuser, role or database creation, memberships, grants to PUBLIC, "
+        "other object types or grant option.",
         postgres_grant_narrow,
         severity=Severity.HIGH,
         remediation="Grant through platform:workloads.<name>.postgresql, `<database>` or `<database>/<schema>`.",
