@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from planning.layers import LAYERS, UPSTREAM, Layer
-from planning.permissions import COSMOS_ASSIGNMENT_POLL, COSMOS_LOCATION_POLLS
 from planning.roles import BUILT_IN_ROLES
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
@@ -503,6 +502,9 @@ def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, C
         ),
         # Cosmos DB's data roles are the account's own, written through ARM: the tenants layer
         # assigns them (components/cosmos_db.py, CosmosDataAccess) on the databases' group only.
+        # A write is a long-running operation whose result the client polls, authorized apart
+        # (Azure/bicep#14976): the layer's Role Based Access Control Administrator on the
+        # subscription reads (`*/read`), which the permission model checks.
         "cosmos": CustomRoleSpec(
             f"Platform Cosmos DB data access writer ({tag})",
             f"Assigns the workloads' Cosmos DB data roles in {env.name}: the accounts' role assignments only",
@@ -510,20 +512,7 @@ def environment_roles(delivery: Delivery, env: EnvironmentAccess) -> dict[str, C
                 "Microsoft.DocumentDB/databaseAccounts/read",
                 "Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions/read",
                 *(f"Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments/{verb}" for verb in _VERBS),
-                # A write is a long-running operation whose result the client polls, authorized
-                # apart (Azure/bicep#14976: AuthorizationFailed on operationResults/read after the
-                # assignment was made).
-                COSMOS_ASSIGNMENT_POLL,
             ),
-            (),
-            scope,
-        ),
-        # The same polls through the account's location (the Azure-AsyncOperation header), which
-        # ARM checks at the subscription.
-        "cosmospoll": CustomRoleSpec(
-            f"Platform Cosmos DB operation reader ({tag})",
-            f"Reads the status of {env.name}'s Cosmos DB operations: nothing else",
-            COSMOS_LOCATION_POLLS,
             (),
             scope,
         ),
@@ -654,7 +643,6 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
                 )
             for scope in env.database_scopes():
                 grant(deployer, roles["cosmos"].name, scope, f"assigns the workloads' Cosmos DB data roles in {name}")
-            grant(deployer, roles["cosmospoll"].name, subscription, f"follows {name}'s Cosmos DB operations")
             # A data action on Managed Grafana only: the environment's one instance.
             grafana = env.group_id(env.grafana_group) if env.resource_groups and env.grafana_group else subscription
             grant(deployer, GRAFANA_ADMIN, grafana, f"provisions {name}'s Grafana dashboards (dashboards/)")
