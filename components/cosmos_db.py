@@ -23,11 +23,9 @@ from functools import partial
 import pulumi
 from pulumi_azure_native import cosmosdb
 
-from components.alerting import metric_alerts
+from components.data_service import watch_and_keep
 from components.groups import resource_group
-from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
-from components.rbac import lock_against_deletion
 from facts.cosmosdb import PRIVATE_ENDPOINT_GROUP
 from planning import cosmosdb as cosmos_plan
 from stackconfig.model import CosmosDbConfig
@@ -122,16 +120,6 @@ class CosmosDb(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
         )
         self.account_id = account.id
-        if not serverless:
-            metric_alerts(
-                f"{name}-alert",
-                resource_id=account.id,
-                resource_type="Microsoft.DocumentDB/databaseAccounts",
-                resource_group_name=group.name,
-                routes=args.alert_routes,
-                tags=service.tags,
-                parent=self,
-            )
         service.endpoints.connect(
             name,
             target_id=account.id,
@@ -141,17 +129,19 @@ class CosmosDb(pulumi.ComponentResource):
             tags=service.tags,
             parent=self,
         )
-        send_logs(
-            f"{name}-logs",
-            resource_uri=account.id,
-            workspace_id=service.log_analytics_workspace_id,
-            categories=LOG_CATEGORIES,
+        watch_and_keep(
+            name,
+            service,
+            resource_id=account.id,
+            resource_type="Microsoft.DocumentDB/databaseAccounts",
+            what=f"Cosmos DB account {args.account_name}",
+            resource_group_name=group.name,
+            log_categories=LOG_CATEGORIES,
+            alert_routes=args.alert_routes,
             parent=self,
+            # Its alert watches provisioned request units, which a serverless account has none of.
+            alerts=not serverless,
         )
-        if service.lock:
-            lock_against_deletion(
-                f"{name}-lock", scope=account.id, what=f"Cosmos DB account {args.account_name}", parent=self
-            )
         for database_name, database in settings.databases.items():
             db = cosmosdb.SqlResourceSqlDatabase(
                 f"{name}-{database_name}",

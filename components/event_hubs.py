@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import eventhub
 
-from components.alerting import metric_alerts
+from components.data_service import watch_and_keep
 from components.groups import resource_group
-from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
-from components.rbac import assign_role, lock_against_deletion
+from components.rbac import assign_role
 from planning import kafka as kafka_plan
 from stackconfig.model import EventHubsConfig, KafkaConfig
 
@@ -85,15 +84,6 @@ class EventHubsBackbone(pulumi.ComponentResource):
             tags=service.tags,
             opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
         )
-        metric_alerts(
-            f"{name}-alert",
-            resource_id=namespace.id,
-            resource_type="Microsoft.EventHub/namespaces",
-            resource_group_name=group.name,
-            routes=args.alert_routes,
-            tags=service.tags,
-            parent=self,
-        )
         service.endpoints.connect(
             name,
             target_id=namespace.id,
@@ -103,17 +93,17 @@ class EventHubsBackbone(pulumi.ComponentResource):
             tags=service.tags,
             parent=self,
         )
-        send_logs(
-            f"{name}-logs",
-            resource_uri=namespace.id,
-            workspace_id=service.log_analytics_workspace_id,
-            categories=PREMIUM_LOG_CATEGORIES if settings.sku == "Premium" else LOG_CATEGORIES,
+        watch_and_keep(
+            name,
+            service,
+            resource_id=namespace.id,
+            resource_type="Microsoft.EventHub/namespaces",
+            what=f"Event Hubs namespace {namespace_name}",
+            resource_group_name=group.name,
+            log_categories=PREMIUM_LOG_CATEGORIES if settings.sku == "Premium" else LOG_CATEGORIES,
+            alert_routes=args.alert_routes,
             parent=self,
         )
-        if service.lock:
-            lock_against_deletion(
-                f"{name}-lock", scope=namespace.id, what=f"Event Hubs namespace {namespace_name}", parent=self
-            )
 
         if args.kafka.topics:
             # As `pulumi preview` shows it: part of the spec does not apply to this engine.

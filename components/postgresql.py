@@ -27,11 +27,9 @@ import pulumi
 import pulumi_postgresql as postgresql
 from pulumi_azure_native import dbforpostgresql as pg
 
-from components.alerting import metric_alerts
+from components.data_service import watch_and_keep
 from components.groups import resource_group
-from components.observability import send_logs
 from components.private_dns import DataPlaneSettings
-from components.rbac import lock_against_deletion
 from facts.postgresql import PRIVATE_ENDPOINT_GROUP, ROLE_DATABASE
 from planning import postgresql as pg_plan
 from stackconfig.model import PostgresConfig
@@ -154,26 +152,17 @@ class PostgresServer(pulumi.ComponentResource):
             # Its auto-approval is a write on the server too: after the chain.
             depends_on=[previous],
         )
-        send_logs(
-            f"{name}-logs",
-            resource_uri=server.id,
-            workspace_id=service.log_analytics_workspace_id,
-            categories=LOG_CATEGORIES,
-            parent=self,
-        )
-        metric_alerts(
-            f"{name}-alert",
+        watch_and_keep(
+            name,
+            service,
             resource_id=server.id,
             resource_type="Microsoft.DBforPostgreSQL/flexibleServers",
+            what=f"PostgreSQL server {args.server_name}",
             resource_group_name=group.name,
-            routes=args.alert_routes,
-            tags=service.tags,
+            log_categories=LOG_CATEGORIES,
+            alert_routes=args.alert_routes,
             parent=self,
         )
-        if service.lock:
-            lock_against_deletion(
-                f"{name}-lock", scope=server.id, what=f"PostgreSQL server {args.server_name}", parent=self
-            )
         self.register_outputs({"serverId": server.id})
 
 
