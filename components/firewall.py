@@ -19,7 +19,7 @@ from pulumi_azure_native import network
 from components.alerting import metric_alerts
 from components.groups import public_address, standard_public_ip
 from components.observability import send_logs
-from planning.egress import ApplicationRule
+from planning.egress import ApplicationRule, NetworkRule
 from planning.naming import Naming
 from stackconfig.model import FirewallConfig
 
@@ -50,6 +50,8 @@ class EgressFirewallArgs:
     # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    # Rules by address and port (a Managed Lustre subnet's: planning/egress.py, lustre_rules).
+    network_rules: Sequence[NetworkRule] = ()
 
 
 def _protocols(rule: ApplicationRule) -> list[network.FirewallPolicyRuleApplicationProtocolArgs]:
@@ -81,10 +83,35 @@ def allow_rule_collection(
             network.ApplicationRuleArgs(
                 rule_type="ApplicationRule",
                 name=rule.name,
-                source_addresses=list(source_ranges),
+                source_addresses=list(rule.sources or source_ranges),
                 fqdn_tags=list(rule.fqdn_tags) or None,
                 target_fqdns=list(rule.fqdns) or None,
                 protocols=_protocols(rule),
+            )
+            for rule in rules
+        ],
+    )
+
+
+NETWORK_COLLECTION_PRIORITY = 200
+
+
+def network_rule_collection(rules: list[NetworkRule]) -> network.FirewallPolicyFilterRuleCollectionArgs:
+    return network.FirewallPolicyFilterRuleCollectionArgs(
+        rule_collection_type="FirewallPolicyFilterRuleCollection",
+        name="allow-network",
+        priority=NETWORK_COLLECTION_PRIORITY,
+        action=network.FirewallPolicyFilterRuleCollectionActionArgs(
+            type=network.FirewallPolicyFilterRuleCollectionActionType.ALLOW
+        ),
+        rules=[
+            network.NetworkRuleArgs(
+                rule_type="NetworkRule",
+                name=rule.name,
+                ip_protocols=[network.FirewallPolicyRuleNetworkProtocol(p) for p in rule.protocols],
+                source_addresses=list(rule.sources),
+                destination_addresses=list(rule.destinations),
+                destination_ports=list(rule.ports),
             )
             for rule in rules
         ],
@@ -141,7 +168,10 @@ class EgressFirewall(pulumi.ComponentResource):
             firewall_policy_name=policy.name,
             resource_group_name=args.resource_group_name,
             priority=RULE_COLLECTION_GROUP_PRIORITY,
-            rule_collections=[allow_rule_collection(args.rules, args.source_ranges)],
+            rule_collections=[
+                allow_rule_collection(args.rules, args.source_ranges),
+                *([network_rule_collection(list(args.network_rules))] if args.network_rules else []),
+            ],
             opts=child,
         )
         firewall = network.AzureFirewall(

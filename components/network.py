@@ -19,7 +19,7 @@ from pulumi_azure_native import network
 
 from components.firewall import EgressFirewall, EgressFirewallArgs
 from components.groups import Group, public_address, resource_group, standard_public_ip
-from planning.egress import ApplicationRule
+from planning.egress import ApplicationRule, NetworkRule
 from planning.naming import Naming, parse_resource_id
 from stackconfig.model import FirewallConfig
 
@@ -60,6 +60,7 @@ class FirewallSpec:
     log_analytics_workspace_id: pulumi.Input[str]
     # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
+    network_rules: list[NetworkRule] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class RegionalNetwork(pulumi.ComponentResource):
                     log_analytics_workspace_id=args.firewall.log_analytics_workspace_id,
                     alert_routes=args.firewall.alert_routes,
                     tags=args.tags,
+                    network_rules=args.firewall.network_rules,
                 ),
                 opts=child,
             )

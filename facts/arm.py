@@ -171,6 +171,7 @@ ARM_TYPES: dict[str, ArmType] = {
         ("sqlDatabases", "databaseName"),
         ("containers", "containerName"),
     ),
+    "azure-native:storagecache:AmlFilesystem": _t("Microsoft.StorageCache", ("amlFilesystems", "amlFilesystemName")),
     "azure-native:dbforpostgresql:Server": _t("Microsoft.DBforPostgreSQL", ("flexibleServers", "serverName")),
     "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra": _t(
         "Microsoft.DBforPostgreSQL", ("flexibleServers", "serverName"), ("administrators", "objectId")

@@ -40,3 +40,30 @@ SUBNET_PREFIX_BY_CAPACITY: tuple[tuple[int, int], ...] = ((16, 27), (40, 26), (9
 
 # Client to file system, both ways (Lustre's LNet and its management ports).
 LUSTRE_PORTS: tuple[str, ...] = ("988", "1019-1023")
+
+# What a file system's own subnet must reach when its traffic leaves through a firewall
+# (configure-firewall.md, 2025-09): these names on HTTP and HTTPS, these service tags on TCP 443,
+# and NTP; traffic inside its subnet stays inside (the subnet's NSG keeps Azure's VNet rules).
+EGRESS_FQDNS: tuple[str, ...] = (
+    "*.azure.com",
+    "*.windows.com",
+    "*.windows.net",
+    "*.microsoft.com",
+    "*.azure.net",
+    "*.archive.ubuntu.com",
+    "*.cvd.clamav.net",
+    "*.trafficmanager.net",
+)
+EGRESS_SERVICE_TAGS: tuple[str, ...] = (
+    "ActionGroup",
+    "ApiManagement",
+    "AzureActiveDirectory",
+    "AzureDataLake",
+    "AzureKeyVault",
+    "AzureMonitor",
+    "AzureResourceManager",
+    "EventHub",
+    "GuestAndHybridManagement",
+    "Storage",
+)
+NTP_PORT = "123"

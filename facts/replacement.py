@@ -133,6 +133,10 @@ FORCE_NEW: dict[str, dict[str, str]] = {
         **_paths(SPEC, "location"),
     },
     "azure-native:dbforpostgresql:Database": _paths(PATH, "resourceGroupName", "serverName", "databaseName"),
+    "azure-native:storagecache:AmlFilesystem": {
+        **_paths(PATH, "resourceGroupName", "amlFilesystemName"),
+        **_paths(SPEC, "location"),
+    },
     "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra": _paths(
         PATH, "resourceGroupName", "serverName", "objectId"
     ),
@@ -258,6 +262,14 @@ ONE_WAY: dict[str, dict[str, str]] = {
         "highAvailability.mode": "Azure changes the standby's zone only by turning high availability off and "
         "on: minutes without a standby",
     },
+    "azure-native:storagecache:AmlFilesystem": {
+        # azure-managed-lustre/create-file-system-portal.md: size, key type and blob integration
+        # are fixed at creation; a file system lives in one zone and cannot move subnets.
+        "storageCapacityTiB": "Azure fixes a file system's size at creation: a new file system, reloaded",
+        "sku": "Azure fixes the throughput tier at creation: a new file system, reloaded",
+        "zones": "a file system lives in one zone, fixed at creation: a new file system, reloaded",
+        "filesystemSubnet": "a file system cannot move subnets: a new file system, reloaded",
+    },
     "azure-native:cosmosdb:SqlResourceSqlContainer": {
         # nosql/change-partition-key.md: a container's partition key is fixed; data moves by a copy job.
         "resource.partitionKey": "Azure refuses a new partition key on a container: copy the items into a "
@@ -285,6 +297,7 @@ STATEFUL: dict[str, str] = {
     "azure-native:cosmosdb:SqlResourceSqlContainer": "holds its items",
     "azure-native:dbforpostgresql:Server": "holds every database; a new server starts empty (restore from a backup)",
     "azure-native:dbforpostgresql:Database": "holds its tables",
+    "azure-native:storagecache:AmlFilesystem": "holds the training data loaded into it (not backed up: reload it)",
     "azure-native:managedidentity:UserAssignedIdentity": "a new principal: every role and federated credential to it is recreated",
     "azure-native:operationalinsights:Workspace": "holds the logs",
     "azure-native:monitor:AzureMonitorWorkspace": "holds the metrics",

@@ -352,6 +352,14 @@ def capacity(resources: Iterable[Mapping[str, Any]]) -> Capacity:
             f"PostgreSQL {inputs.get('serverName')}: {(inputs.get('storage') or {}).get('storageSizeGb')} GiB "
             "provisioned storage and backups (per GB-month)"
         )
+    # Managed Lustre: provisioned capacity by the hour, priced per TiB of its throughput tier.
+    for file_system in of("AmlFilesystem"):
+        inputs = file_system["inputs"]
+        tier = str((inputs.get("sku") or {}).get("name", "?"))
+        tib = int(float(inputs.get("storageCapacityTiB") or 0))
+        region = str(inputs.get("location", "?"))
+        meter = Meter("Azure Managed Lustre", region, "1 Hour", None, "Azure Managed Lustre", tier, "Capacity")
+        result.items.append(LineItem(f"Managed Lustre {inputs.get('amlFilesystemName')} ({tib} TiB)", meter, tib, tib))
     accounts = of("StorageAccount")
     for account in accounts:
         inputs = account["inputs"]
@@ -368,6 +376,10 @@ def capacity(resources: Iterable[Mapping[str, Any]]) -> Capacity:
         "private endpoints": sum(endpoints.values()),
         "clusters": len(of("ManagedCluster")),
     }
+    if of("AmlFilesystem"):
+        result.counts["TiB of Managed Lustre"] = sum(
+            int(float(f["inputs"].get("storageCapacityTiB") or 0)) for f in of("AmlFilesystem")
+        )
     return result
 
 

@@ -14,8 +14,10 @@ from rich.tree import Tree
 from offline.engine import PROJECT_ROOT, CapturedResource, Plan
 from offline.policy import Review, Violation
 from offline.team_quotas import TeamQuota, pool_totals
+from planning import lustre as lustre_plan
 from planning.capacity import CapacityPlan
 from planning.queues import MORE_QUOTA
+from stackconfig.model import PlatformConfig
 
 
 def _label(resource: CapturedResource) -> str:
@@ -179,6 +181,17 @@ def headroom_table(capacity: CapacityPlan) -> Table:
                 f"{use.available:,}",
                 f"[{style}]{use.headroom:,}[/]",
             )
+    return table
+
+
+def lustre_table(config: PlatformConfig) -> Table:
+    """Each region's Managed Lustre file system: tier, size and the throughput it provisions."""
+    table = Table(title="Managed Lustre (training data)", title_justify="left", box=None)
+    for column in ("region", "zone", "sku", "TiB", "GB/s"):
+        table.add_column(column, justify="right" if column in ("TiB", "GB/s") else "left")
+    for region, spec in (config.lustre.file_systems if config.lustre else {}).items():
+        gbps = lustre_plan.throughput_gbps(spec.sku, spec.capacity_tib)
+        table.add_row(region, spec.zone, spec.sku, f"{spec.capacity_tib:,}", f"{gbps:,.1f}")
     return table
 
 

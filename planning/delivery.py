@@ -171,6 +171,7 @@ RESOURCE_PROVIDERS = (
     "Microsoft.OperationalInsights",
     "Microsoft.PolicyInsights",
     "Microsoft.Storage",
+    "Microsoft.StorageCache",
 )
 FEATURES = (("Microsoft.Compute", "EncryptionAtHost"), ("Microsoft.ContainerService", "AKSInfinibandSupport"))
 

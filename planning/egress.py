@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from facts import lustre
 from planning.gpu import has_infiniband
 
 if TYPE_CHECKING:  # stackconfig's checks import this module
@@ -96,6 +97,31 @@ class ApplicationRule:
     fqdns: tuple[str, ...] = ()
     # AKS's tag covers a few plain-HTTP endpoints (e.g. the Ubuntu package mirrors).
     http: bool = False
+    # Where the rule applies: these ranges (a file system's subnet), or the clusters' subnets.
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NetworkRule:
+    """A network rule: TCP or UDP from `sources` to service tags (or addresses) on ports."""
+
+    name: str
+    protocols: tuple[str, ...]
+    sources: tuple[str, ...]
+    destinations: tuple[str, ...]
+    ports: tuple[str, ...]
+
+
+def lustre_rules(subnet: str) -> tuple[ApplicationRule, list[NetworkRule]]:
+    """What a Managed Lustre file system's subnet must reach through the firewall, and no other
+    subnet (facts/lustre.py)."""
+    return (
+        ApplicationRule("lustre", fqdns=lustre.EGRESS_FQDNS, http=True, sources=(subnet,)),
+        [
+            NetworkRule("lustre-services", ("TCP",), (subnet,), lustre.EGRESS_SERVICE_TAGS, ("443",)),
+            NetworkRule("lustre-ntp", ("UDP",), (subnet,), ("*",), (lustre.NTP_PORT,)),
+        ],
+    )
 
 
 # NVIDIA's driver containers (the GPU Operator's with `gpu.driver: operator`, the Network
@@ -110,12 +136,18 @@ def builds_drivers(cluster: ClusterConfig) -> bool:
 
 
 def application_rules(
-    region: str, *, allowed_fqdns: list[str], team_fqdns: dict[str, list[str]], driver_builds: bool = False
+    region: str,
+    *,
+    allowed_fqdns: list[str],
+    team_fqdns: dict[str, list[str]],
+    driver_builds: bool = False,
+    lustre_subnet: str | None = None,
 ) -> list[ApplicationRule]:
     """The firewall policy's allow rules in one region, in the order it lists them.
 
-    No network rules: nodes reach the API server through konnectivity or API server VNet
-    integration, which need none (AKS's egress rules), and DNS goes to Azure's resolver.
+    Nodes need no network rules: they reach the API server through konnectivity or API server
+    VNet integration (AKS's egress rules), and DNS goes to Azure's resolver. A Managed Lustre
+    file system's subnet has rules of its own (`lustre_rules`), from that subnet only.
     """
     rules = [
         ApplicationRule("aks", fqdn_tags=(AKS_FQDN_TAG,), http=True),
@@ -128,4 +160,6 @@ def application_rules(
     for team, fqdns in team_fqdns.items():
         if fqdns:
             rules.append(ApplicationRule(f"team-{team}", fqdns=tuple(dict.fromkeys(fqdns))))
+    if lustre_subnet is not None:
+        rules.append(lustre_rules(lustre_subnet)[0])
     return rules

@@ -128,6 +128,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:data:CosmosDataAccess": "tenants",
     "platform:data:PostgresServer": "data",
     "platform:data:PostgresAccess": "tenants",
+    "platform:data:LustreFileSystems": "data",
     "platform:aks:Cluster": "cluster",
     "platform:admission:ClusterAdmission": "cluster",
     "platform:tenancy:ClusterAdmins": "cluster",

@@ -175,6 +175,32 @@ FAILURE_TABLE: tuple[Row, ...] = (
         },
     ),
     Row(
+        "Managed Lustre (training data, one file system per GPU region)",
+        (),
+        {
+            "zone": Cell(
+                "lost",
+                "0 (the data is reloaded from Blob, where it lives)",
+                "until the zone returns: a file system lives in one zone, with its region's InfiniBand pools",
+                "Managed Lustre is zonal; the training pools that read it sit in its zone, so the zone's loss "
+                "stops both, and jobs requeued elsewhere read Blob or another region's file system",
+            ),
+            "primary": Cell(
+                "degrades",
+                "0 (the data is reloaded from Blob)",
+                "0 for the other regions' jobs, which read their own region's file system",
+                "each region with GPU training clusters has its own file system; the lost region's is gone "
+                "with its jobs",
+            ),
+            "secondary": Cell(
+                "degrades",
+                "0 (the data is reloaded from Blob)",
+                "0 for the primary's jobs",
+                "as for the primary: each region reads its own file system",
+            ),
+        },
+    ),
+    Row(
         "Kafka (Strimzi, one per cluster, MirrorMaker 2 between them)",
         (),
         {

@@ -68,10 +68,17 @@ def synthetic_fleet(clusters: int) -> dict:
     values["platform:network"]["regions"] = {
         region: {
             "addressSpace": [f"10.{100 + r}.0.0/16"],
-            "subnets": {"privateEndpoints": f"10.{100 + r}.250.0/24", "firewall": f"10.{100 + r}.254.0/26"},
+            "subnets": {
+                "privateEndpoints": f"10.{100 + r}.250.0/24",
+                "firewall": f"10.{100 + r}.254.0/26",
+                "lustre": f"10.{100 + r}.248.0/24",
+            },
         }
         for r, region in enumerate(regions)
     }
+    # A Managed Lustre file system in every region, as prod has in each GPU region.
+    template_fs = next(iter(values["platform:lustre"]["fileSystems"].values()))
+    values["platform:lustre"]["fileSystems"] = {region: dict(template_fs) for region in regions}
     values["platform:network"]["onPremisesRanges"] = []
     template = values["platform:clusters"]["eus2"]
     fleet = {}

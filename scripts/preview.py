@@ -48,6 +48,7 @@ from offline.render import (
     capacity_table,
     full_pools_note,
     headroom_table,
+    lustre_table,
     print_error,
     print_plan,
     print_review,
@@ -188,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             console.print(quota_table(quotas))
             if note := full_pools_note(quotas):
                 console.print(note, highlight=False)
+            if config.lustre is not None:
+                console.print(lustre_table(config))
         review, problem = None, None
         if selected and units:
             # Each selected unit as its own `pulumi preview` reviews it: the rules it cannot judge

@@ -825,6 +825,30 @@ CASES = {
         "platform:postgresql.roleManagerObjectId",
         "required",
     ),
+    "Lustre: a size its tier does not make": (
+        "prod",
+        lambda v: v["platform:lustre"]["fileSystems"]["eastus2"].update(capacityTib=100),
+        "platform:lustre.fileSystems.eastus2.capacityTib",
+        "takes multiples of 8 TiB",
+    ),
+    "Lustre: a subnet too small for its size": (
+        "prod",
+        lambda v: v["platform:network"]["regions"]["eastus2"]["subnets"].update(lustre="10.20.248.0/26"),
+        "platform:network.regions.eastus2.subnets.lustre",
+        "Azure needs a /24",
+    ),
+    "Lustre: a file system without its subnet": (
+        "prod",
+        lambda v: v["platform:network"]["regions"]["eastus2"]["subnets"].pop("lustre"),
+        "platform:network.regions.eastus2.subnets.lustre",
+        "needs a subnet of its own",
+    ),
+    "Lustre: its readers on Azure Linux": (
+        "prod",
+        lambda v: v["platform:clusters"]["eus2"].setdefault("gpu", {}).update(osSku="AzureLinux"),
+        "platform:clusters.eus2.gpu.osSku",
+        "runs on Ubuntu nodes only",
+    ),
 }
 
 # Values that look like credentials: refused with the key and where secrets belong, never echoed.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 
 from facts.lustre import LUSTRE_TIERS, SKU_PREFIX
 from planning.lustre import size_problem, subnet_prefix, throughput_gbps
+from tests.conftest import stack_values
 
 TOP = f"{SKU_PREFIX}500"
 
@@ -48,3 +51,37 @@ def test_the_largest_default_file_system_of_the_fastest_tier_reads_at_64_gb_per_
     assert throughput_gbps(TOP, tier.default_max_tib) == 64.0
     for sku, tier in LUSTRE_TIERS.items():
         assert sku.endswith(str(tier.throughput_mbps_per_tib)) and tier.min_tib == tier.step_tib
+
+
+@pytest.mark.parametrize("stack", ["prod", "prod-scale"])
+def test_each_gpu_region_has_its_file_system_in_its_own_subnet_and_its_training_zone(plans, stack):
+    """A file system per region with training pools, in the zone of its InfiniBand pools, in a
+    subnet of its own that holds its size; only that subnet may reach Lustre's Azure services
+    through the firewall (its wide FQDNs are not the nodes')."""
+    plan = plans[stack]
+    config = stack_values(stack)
+    file_systems = {f.inputs["location"]: f.inputs for f in plan.of_type("azure-native:storagecache:AmlFilesystem")}
+    training = {
+        c["region"]: {
+            z
+            for p in c.get("gpuPools", {}).values()
+            if p.get("purpose", "training") == "training"
+            for z in p.get("zones", [])
+        }
+        for c in config["platform:clusters"].values()
+        if any(p.get("purpose", "training") == "training" for p in c.get("gpuPools", {}).values())
+    }
+    assert set(file_systems) == set(training)
+    subnets = {s.inputs["subnetName"]: s.inputs["addressPrefix"] for s in plan.of_type("azure-native:network:Subnet")}
+    for region, inputs in file_systems.items():
+        assert inputs["zones"][0] in training[region] or not training[region], region
+        (prefix,) = [
+            p for name, p in subnets.items() if name.endswith("-lustre") and inputs["filesystemSubnet"].endswith(name)
+        ]
+        assert ipaddress.ip_network(prefix).prefixlen <= subnet_prefix(int(inputs["storageCapacityTiB"]))
+    for policy in plan.of_type("azure-native:network:FirewallPolicyRuleCollectionGroup"):
+        for collection in policy.inputs["ruleCollections"]:
+            for rule in collection["rules"]:
+                lustre = rule["name"].startswith("lustre")
+                sources = set(rule["sourceAddresses"])
+                assert lustre == bool(sources & {p for n, p in subnets.items() if n.endswith("-lustre")}), rule["name"]

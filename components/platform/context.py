@@ -54,6 +54,7 @@ API_SERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
 
 
 PRIVATE_ENDPOINT_SUBNET = "private-endpoints"
+LUSTRE_SUBNET = "lustre"
 
 
 FIREWALL_SUBNET = "firewall"
@@ -84,6 +85,10 @@ def firewall_spec(
     if egress.outbound_type != "userDefinedRouting":
         return None
     clusters = [cluster for cluster in config.clusters.values() if cluster.region == region]
+    lustre = config.network.regions[region].subnets.lustre
+    lustre_subnet = (
+        str(lustre) if lustre is not None and config.lustre and region in config.lustre.file_systems else None
+    )
     sources = [
         str(subnet)
         for cluster in clusters
@@ -97,7 +102,9 @@ def firewall_spec(
             allowed_fqdns=list(egress.firewall.allowed_fqdns),
             team_fqdns={team: list(spec.egress_fqdns) for team, spec in config.teams.items()},
             driver_builds=any(egress_plan.builds_drivers(cluster) for cluster in clusters),
+            lustre_subnet=lustre_subnet,
         ),
+        network_rules=egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else [],
         source_ranges=sources,
         zones=sorted({zone for cluster in clusters for zone in cluster.zones}) or ["1", "2", "3"],
         log_analytics_workspace_id=log_analytics_workspace_id,
@@ -112,6 +119,9 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
     if config.network.egress.outbound_type == "userDefinedRouting" and vnet.subnets.firewall is not None:
         specs.append(SubnetSpec(FIREWALL_SUBNET, "firewall", vnet.subnets.firewall, firewall=True))
     specs.append(SubnetSpec(PRIVATE_ENDPOINT_SUBNET, "privateEndpoints", vnet.subnets.private_endpoints))
+    if vnet.subnets.lustre is not None:
+        # Managed Lustre's own subnet; its outbound (Azure services, NTP) leaves like the nodes'.
+        specs.append(SubnetSpec(LUSTRE_SUBNET, "lustre", vnet.subnets.lustre, egress=True))
     for key, cluster in config.clusters.items():
         if cluster.region != region:
             continue

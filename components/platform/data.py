@@ -8,8 +8,10 @@ import dataclasses
 
 from components.cosmos_db import CosmosDb, CosmosDbArgs
 from components.event_hubs import EventHubsBackbone, EventHubsBackboneArgs
+from components.lustre import LustreFileSystems, LustreFileSystemsArgs
 from components.outputs import DataOutputs, FoundationOutputs
 from components.platform.context import (
+    LUSTRE_SUBNET,
     Context,
     alert_routes,
     endpoint_regions,
@@ -85,6 +87,18 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
                 server_name=pg_plan.server_name(config),
                 tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,
                 alert_routes=alert_routes(config, foundation.action_group_ids),
+            ),
+            opts=ctx.opts,
+        )
+    if config.lustre is not None:
+        LustreFileSystems(
+            "lustre",
+            LustreFileSystemsArgs(
+                service=service,
+                settings=config.lustre,
+                subnet_ids={
+                    region: foundation.subnet_ids[region][LUSTRE_SUBNET] for region in config.lustre.file_systems
+                },
             ),
             opts=ctx.opts,
         )

@@ -49,6 +49,8 @@ def unit_groups(config: PlatformConfig) -> dict[Unit, list[Group]]:
     data = [regional(r, "data") for r in dict.fromkeys(data_regions)]
     if config.kafka is not None and config.kafka.engine == "eventhubs":
         data.append(regional(primary, "events"))
+    if config.lustre is not None:
+        data += [regional(region, "lustre") for region in config.lustre.file_systems]
     if config.cosmos_db is not None or config.postgresql is not None:
         data.append(Group(naming.databases_group(primary), primary))
     groups: dict[Unit, list[Group]] = {Unit("foundation"): foundation, Unit("data"): data}

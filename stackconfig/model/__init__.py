@@ -89,6 +89,7 @@ from stackconfig.model.kafka import (
     StrimziConfig,
     TopicName,
 )
+from stackconfig.model.lustre import LustreConfig, LustreFileSystemConfig
 from stackconfig.model.network import (
     FQDN,
     EgressConfig,
@@ -226,6 +227,10 @@ class PlatformConfig(Model):
     postgresql: Optional[PostgresConfig] = Field(
         default=None,
         description="The environment's PostgreSQL flexible server. Unset: no PostgreSQL in this environment.",
+    )
+    lustre: Optional[LustreConfig] = Field(
+        default=None,
+        description="Azure Managed Lustre for training data. Unset: none in this environment (jobs read Blob).",
     )
     fleet: Optional[FleetConfig] = Field(
         default=None,
@@ -376,6 +381,8 @@ __all__ = [
     "KeyVaultConfig",
     "KubernetesVersion",
     "LogTableConfig",
+    "LustreConfig",
+    "LustreFileSystemConfig",
     "MaintenanceWindowConfig",
     "MaxSurge",
     "MigProfile",

@@ -125,6 +125,11 @@ class EgressConfig(Model):
 
 class RegionSubnets(Model):
     private_endpoints: IPv4Network = Field(description="Subnet for private endpoints.")
+    lustre: Optional[IPv4Network] = Field(
+        default=None,
+        description="The region's Azure Managed Lustre file system's own subnet (`platform:lustre`), sized for its "
+        "capacity (/27 up to 16 TiB, /26 to 40, /25 to 92, /24 to 196, /23 to 400); nothing else goes in it.",
+    )
     firewall: Optional[IPv4Network] = Field(
         default=None,
         description="`AzureFirewallSubnet` of the region's egress firewall, /26 or larger; required with "

@@ -1,5 +1,5 @@
 """Rules that relate several config fields, one module per capability: naming, compute (pools,
-GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, postgresql, kafka, streaming, operations, jobs.
+GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, postgresql, lustre, kafka, streaming, operations, jobs.
 
 Each check returns `ConfigProblem`s instead of raising, so that one run reports every
 problem of a stack at once. Keys are written as a user finds them in the stack file:
@@ -27,6 +27,7 @@ from validation.checks.data import check_registry, check_storage, check_workload
 from validation.checks.identity import check_identity, check_key_vault_grants, check_teams
 from validation.checks.jobs import check_jobs
 from validation.checks.kafka import check_kafka
+from validation.checks.lustre import check_lustre
 from validation.checks.naming import (
     check_azure_names,
     check_resource_names,
@@ -73,6 +74,7 @@ CHECKS = (
     check_key_vault_grants,
     check_cosmos_db,
     check_postgresql,
+    check_lustre,
     check_kafka,
     check_jobs,
     check_alerts,

@@ -24,7 +24,8 @@ PRIVATE_LINK_SERVICES = {
     "azure-native:dbforpostgresql:Server": "PostgreSQL server",
 }
 # Resources whose deletion loses data (or, for the registry, every image teams pushed).
-STATEFUL_TYPES = tuple(PRIVATE_LINK_SERVICES)
+STATEFUL_KINDS = {**PRIVATE_LINK_SERVICES, "azure-native:storagecache:AmlFilesystem": "Managed Lustre file system"}
+STATEFUL_TYPES = tuple(STATEFUL_KINDS)
 
 # Azure resource types that take tags, as the azure-native SDK declares them (tests compare this
 # list with the SDK for every type the program registers).
@@ -64,6 +65,7 @@ TAGGABLE_TYPES = frozenset(
         "azure-native:privatedns:VirtualNetworkLink",
         "azure-native:resources:Deployment",
         "azure-native:resources:ResourceGroup",
+        "azure-native:storagecache:AmlFilesystem",
         "azure-native:storage:StorageAccount",
     }
 )
@@ -233,7 +235,7 @@ def stateful_protected(args, report):
     for resource in args.resources:
         if resource.resource_type in STATEFUL_TYPES and not resource.opts.protect:
             report(
-                f"{PRIVATE_LINK_SERVICES[resource.resource_type]} {resource.name} is not protected: "
+                f"{STATEFUL_KINDS[resource.resource_type]} {resource.name} is not protected: "
                 "`pulumi destroy` or a replacement would delete its data.",
                 resource.urn,
             )
@@ -378,8 +380,8 @@ POLICIES = [
     ),
     stack_policy(
         "stateful-resources-protected",
-        "Storage accounts, key vaults, registries, Event Hubs namespaces, Cosmos DB accounts and PostgreSQL "
-        "servers are protected from deletion.",
+        "Storage accounts, key vaults, registries, Event Hubs namespaces, Cosmos DB accounts, PostgreSQL "
+        "servers and Managed Lustre file systems are protected from deletion.",
         stateful_protected,
         severity=Severity.HIGH,
         remediation="Set platform:protect: true in the stack (prod does); the resources then get "

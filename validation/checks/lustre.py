@@ -1,0 +1,59 @@
+"""Azure Managed Lustre: sizes per tier, its subnet, its region's GPU clusters and their OS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from facts.azure_regions import REGIONS
+from planning import lustre as lustre_plan
+from stackconfig.keys import key
+from stackconfig.model import PlatformConfig
+from validation.checks.common import ConfigProblem
+
+
+def check_lustre(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """The sizes Azure creates per tier, a subnet of its own big enough for the size
+    (amlfs-prerequisites.md), a region with GPU training clusters to read it, and nodes the
+    Lustre CSI driver runs on (Ubuntu only: use-csi-driver-kubernetes.md)."""
+    lustre = config.lustre
+    if lustre is None:
+        return
+    for region, spec in lustre.file_systems.items():
+        where = key("lustre", "fileSystems", region)
+        problem = lustre_plan.size_problem(spec.sku, spec.capacity_tib)
+        if problem:
+            yield ConfigProblem(f"{where}.capacityTib", problem)
+        vnet = config.network.regions.get(region)
+        clusters = {k: c for k, c in config.clusters.items() if c.region == region}
+        trainers = {k: c for k, c in clusters.items() if any(p.purpose == "training" for p in c.gpu_pools.values())}
+        if vnet is None or not trainers:
+            yield ConfigProblem(
+                where, f"no cluster with a training GPU pool runs in {region}: a file system there has no reader"
+            )
+            continue
+        subnet = vnet.subnets.lustre
+        subnet_key = key("network", "regions", region, "subnets", "lustre")
+        needed = lustre_plan.subnet_prefix(spec.capacity_tib)
+        if subnet is None:
+            yield ConfigProblem(
+                subnet_key, f"the {region} file system (platform:lustre) needs a subnet of its own", cause=True
+            )
+        elif needed is not None and subnet.prefixlen > needed:
+            yield ConfigProblem(
+                subnet_key, f"{subnet} is too small for {spec.capacity_tib} TiB: Azure needs a /{needed} or larger"
+            )
+        zones = REGIONS.get(region)
+        if zones is not None and not zones.zones:
+            yield ConfigProblem(f"{where}.zone", f"{region} has no availability zones")
+        for cluster_key, cluster in trainers.items():
+            if cluster.gpu.os_sku != "Ubuntu":
+                yield ConfigProblem(
+                    key("clusters", cluster_key, "gpu", "osSku"),
+                    f"{cluster.gpu.os_sku}: the Lustre CSI driver (v0.4.0) runs on Ubuntu nodes only, and this "
+                    f"cluster's training jobs read the {region} file system",
+                )
+    for region, vnet in config.network.regions.items():
+        if vnet.subnets.lustre is not None and region not in lustre.file_systems:
+            yield ConfigProblem(
+                key("network", "regions", region, "subnets", "lustre"), "no file system of platform:lustre uses it"
+            )
