@@ -963,14 +963,21 @@ def test_config_properties_reach_the_policy(prod):
 # -- the CLI and the report ---------------------------------------------------------------------------
 
 
-def test_make_preview_prod_shows_the_policy_summary():
+def test_make_preview_shows_the_policy_summary():
+    """The CLI as `make preview` runs it, on staging (a third of prod's resources): its packs pass,
+    and its own enforcement's counts."""
     result = subprocess.run(
-        [sys.executable, "scripts/preview.py", "--stack", "prod", "--no-tree"], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "scripts/preview.py", "--stack", "staging", "--no-tree"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "✅ azure-platform@v1.0.0 (local: policies/azure-platform)" in result.stdout
-    assert "✅ kubernetes-platform@v1.0.0 (local: policies/kubernetes-platform)" in result.stdout
-    assert "Policy review (prod enforcement): 0 mandatory, 0 advisory" in result.stdout
+    # Advisory findings (staging's waived protection) leave a pack passing with a warning (prod's pass
+    # clean: test_prod_is_compliant_with_every_policy).
+    assert re.search(r"⚠️\s+azure-platform@v1\.0\.0 \(local: policies/azure-platform\)", result.stdout)
+    assert re.search(r"⚠️\s+kubernetes-platform@v1\.0\.0 \(local: policies/kubernetes-platform\)", result.stdout)
+    assert re.search(r"Policy review \(staging enforcement\): 0 mandatory, \d+ advisory", result.stdout)
 
 
 def test_a_weakened_stack_fails_with_the_pulumi_style_report(tmp_path):
