@@ -33,6 +33,25 @@ PRIVILEGES = {"read": ("SELECT",), "write": ("SELECT", "INSERT", "UPDATE", "DELE
 SEQUENCE_PRIVILEGES = {"read": ("SELECT",), "write": ("SELECT", "USAGE")}
 
 
+# Names the server keeps for itself (configure-maintain/concepts-limits.md: azure_maintenance,
+# azure_sys; PostgreSQL's own postgres, template0 and template1).
+RESERVED_DATABASES = frozenset({"postgres", "azure_maintenance", "azure_sys", "template0", "template1"})
+# Role names a workload may not take: the platform's, PUBLIC, and PostgreSQL's and Azure's prefixes.
+RESERVED_ROLE_PREFIXES = ("pg_", "azure_")
+
+
+def role_name_problem(workload: str, administrators: list[str]) -> str | None:
+    """Why a workload's role name (its own name) cannot be a role on the server, or None."""
+    role = workload_role(workload)
+    if (
+        role in (ROLE_MANAGER, ROLE_READER, "public")
+        or role in administrators
+        or role.startswith(RESERVED_ROLE_PREFIXES)
+    ):
+        return f"its role would be named {role!r}, which is the platform's, an administrator's or the server's"
+    return None
+
+
 def server_name_problem(name: str) -> str | None:
     if _SERVER_NAME.match(name):
         return None

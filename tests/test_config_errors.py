@@ -849,6 +849,12 @@ CASES = {
         "platform:clusters.eus2.gpu.osSku",
         "runs on Ubuntu nodes only",
     ),
+    "PostgreSQL: a database the server keeps for itself": (
+        "staging",
+        lambda v: v["platform:postgresql"].update(databases=["experiments", "azure_sys"]),
+        "platform:postgresql.databases[1]",
+        "keeps for itself",
+    ),
 }
 
 # Values that look like credentials: refused with the key and where secrets belong, never echoed.

@@ -75,3 +75,11 @@ def test_the_workflow_signs_in_to_postgresql_as_the_roles_the_program_makes():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "pulumi.yml").read_text())
     expression = workflow["jobs"]["pulumi"]["env"]["PGUSER"]
     assert expression == f"${{{{ inputs.command == 'up' && '{ROLE_MANAGER}' || '{ROLE_READER}' }}}}"
+
+
+def test_a_workload_named_as_the_platforms_or_the_servers_roles_is_refused():
+    from planning.postgresql import ROLE_MANAGER, role_name_problem
+
+    assert role_name_problem("trainer", ["platform-dbas"]) is None
+    for name in (ROLE_MANAGER, "platform-dbas", "public", "pg_monitor", "azure_pg_admin"):
+        assert role_name_problem(name, ["platform-dbas"]) is not None, name

@@ -31,6 +31,13 @@ def check_postgresql(config: PlatformConfig) -> Iterator[ConfigProblem]:
     )
     if problem:
         yield ConfigProblem(where("highAvailability"), f"{settings.high_availability}: {problem}")
+    for i, database in enumerate(settings.databases):
+        if database in pg_plan.RESERVED_DATABASES:
+            yield ConfigProblem(where("databases", i), f"{database} is a database the server keeps for itself")
+    administrators = [a.name for a in settings.administrators]
+    for name, workload in config.workloads.items():
+        if workload.postgresql and (problem := pg_plan.role_name_problem(name, administrators)):
+            yield ConfigProblem(key("workloads", name), problem)
     duplicates = sorted({d for d in settings.databases if settings.databases.count(d) > 1})
     if duplicates:
         yield ConfigProblem(where("databases"), f"lists {', '.join(duplicates)} twice")
