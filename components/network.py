@@ -19,7 +19,7 @@ from pulumi_azure_native import network
 
 from components.firewall import EgressFirewall, EgressFirewallArgs
 from components.groups import Group, public_address, resource_group, standard_public_ip
-from planning.egress import ApplicationRule, NetworkRule
+from planning.egress import ApplicationRule, InboundRule, NetworkRule
 from planning.naming import Naming, parse_resource_id
 from stackconfig.model import FirewallConfig
 
@@ -38,6 +38,8 @@ class SubnetSpec:
     delegation: str | None = None
     # The firewall's own subnet: fixed name, no NSG (Azure rejects one), no route table.
     firewall: bool = False
+    # Inbound rules of its NSG beyond Azure's defaults (a Managed Lustre subnet's).
+    inbound: tuple[InboundRule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,21 @@ class RegionalNetwork(pulumi.ComponentResource):
                 network_security_group_name=naming.regional("nsg", region, spec.key),
                 resource_group_name=group.name,
                 location=region,
+                security_rules=[
+                    network.SecurityRuleArgs(
+                        name=rule.name,
+                        priority=rule.priority,
+                        direction=network.SecurityRuleDirection.INBOUND,
+                        access=network.SecurityRuleAccess(rule.access),
+                        protocol=network.SecurityRuleProtocol(rule.protocol),
+                        source_address_prefixes=list(rule.sources),
+                        source_port_range="*",
+                        destination_address_prefix="*",
+                        destination_port_ranges=list(rule.ports),
+                    )
+                    for rule in spec.inbound
+                ]
+                or None,
                 tags=args.tags,
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -67,3 +67,5 @@ EGRESS_SERVICE_TAGS: tuple[str, ...] = (
     "Storage",
 )
 NTP_PORT = "123"
+# The time server the firewall and NSG pages name (configure-firewall.md, configure-network-security-group.md).
+NTP_ADDRESS = "168.61.215.74/32"

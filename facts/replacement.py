@@ -133,9 +133,11 @@ FORCE_NEW: dict[str, dict[str, str]] = {
         **_paths(SPEC, "location"),
     },
     "azure-native:dbforpostgresql:Database": _paths(PATH, "resourceGroupName", "serverName", "databaseName"),
+    # Create-only in the REST spec (storagecache 2024-03-01 amlfilesystem.json: x-ms-mutability
+    # read, create): a change is a new, empty file system.
     "azure-native:storagecache:AmlFilesystem": {
         **_paths(PATH, "resourceGroupName", "amlFilesystemName"),
-        **_paths(SPEC, "location"),
+        **_paths(SPEC, "location", "sku", "storageCapacityTiB", "zones", "filesystemSubnet"),
     },
     "azure-native:dbforpostgresql:AdministratorsMicrosoftEntra": _paths(
         PATH, "resourceGroupName", "serverName", "objectId"
@@ -261,14 +263,6 @@ ONE_WAY: dict[str, dict[str, str]] = {
         # disable-then-enable, with the standby rebuilt.
         "highAvailability.mode": "Azure changes the standby's zone only by turning high availability off and "
         "on: minutes without a standby",
-    },
-    "azure-native:storagecache:AmlFilesystem": {
-        # azure-managed-lustre/create-file-system-portal.md: size, key type and blob integration
-        # are fixed at creation; a file system lives in one zone and cannot move subnets.
-        "storageCapacityTiB": "Azure fixes a file system's size at creation: a new file system, reloaded",
-        "sku": "Azure fixes the throughput tier at creation: a new file system, reloaded",
-        "zones": "a file system lives in one zone, fixed at creation: a new file system, reloaded",
-        "filesystemSubnet": "a file system cannot move subnets: a new file system, reloaded",
     },
     "azure-native:cosmosdb:SqlResourceSqlContainer": {
         # nosql/change-partition-key.md: a container's partition key is fixed; data moves by a copy job.

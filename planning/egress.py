@@ -112,6 +112,31 @@ class NetworkRule:
     ports: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class InboundRule:
+    """An NSG rule on a subnet's inbound side: `sources` may reach it on `ports` (all: `*`)."""
+
+    name: str
+    priority: int
+    access: str  # Allow | Deny
+    protocol: str  # Tcp | Udp | *
+    sources: tuple[str, ...]
+    ports: tuple[str, ...]
+
+
+def lustre_inbound(subnet: str, clients: list[str]) -> tuple[InboundRule, ...]:
+    """Who may reach a Managed Lustre subnet: its training clusters' nodes on Lustre's ports, the
+    file system itself on anything (amlfs-prerequisites.md: all traffic within the subnet), Azure
+    Monitor (configure-network-security-group.md); nothing else of the VNet, the peered regions
+    or the hub (Azure's default rule would let them in on every port)."""
+    return (
+        InboundRule("lustre-clients", 100, "Allow", "Tcp", tuple(clients), lustre.LUSTRE_PORTS),
+        InboundRule("lustre-itself", 110, "Allow", "*", (subnet,), ("*",)),
+        InboundRule("azure-monitor", 120, "Allow", "Tcp", ("AzureMonitor",), ("*",)),
+        InboundRule("deny-virtual-network", 4000, "Deny", "*", ("VirtualNetwork",), ("*",)),
+    )
+
+
 def lustre_rules(subnet: str) -> tuple[ApplicationRule, list[NetworkRule]]:
     """What a Managed Lustre file system's subnet must reach through the firewall, and no other
     subnet (facts/lustre.py)."""
@@ -119,7 +144,7 @@ def lustre_rules(subnet: str) -> tuple[ApplicationRule, list[NetworkRule]]:
         ApplicationRule("lustre", fqdns=lustre.EGRESS_FQDNS, http=True, sources=(subnet,)),
         [
             NetworkRule("lustre-services", ("TCP",), (subnet,), lustre.EGRESS_SERVICE_TAGS, ("443",)),
-            NetworkRule("lustre-ntp", ("UDP",), (subnet,), ("*",), (lustre.NTP_PORT,)),
+            NetworkRule("lustre-ntp", ("UDP",), (subnet,), (lustre.NTP_ADDRESS,), (lustre.NTP_PORT,)),
         ],
     )
 

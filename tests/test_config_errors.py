@@ -855,6 +855,12 @@ CASES = {
         "platform:postgresql.databases[1]",
         "keeps for itself",
     ),
+    "Lustre: a zone none of its training pools is in": (
+        "prod",
+        lambda v: v["platform:lustre"]["fileSystems"]["eastus2"].update(zone="2"),
+        "platform:lustre.fileSystems.eastus2.zone",
+        "holds none of eastus2's training pools",
+    ),
 }
 
 # Values that look like credentials: refused with the key and where secrets belong, never echoed.

@@ -85,3 +85,26 @@ def test_each_gpu_region_has_its_file_system_in_its_own_subnet_and_its_training_
                 lustre = rule["name"].startswith("lustre")
                 sources = set(rule["sourceAddresses"])
                 assert lustre == bool(sources & {p for n, p in subnets.items() if n.endswith("-lustre")}), rule["name"]
+
+
+@pytest.mark.parametrize("stack", ["prod", "prod-scale"])
+def test_only_the_gpu_nodes_of_its_region_reach_a_file_system(plans, stack):
+    """Azure's default NSG rule lets the whole VNet, the peered regions and the hub in on every
+    port, and no root squash is set: the Lustre subnet's NSG admits the region's GPU clusters'
+    node subnets on Lustre's ports and denies the rest of the VNet."""
+    config = stack_values(stack)
+    nsgs = [n for n in plans[stack].of_type("azure-native:network:NetworkSecurityGroup") if n.name.endswith("-lustre")]
+    assert len(nsgs) == len(config["platform:lustre"]["fileSystems"])
+    for nsg in nsgs:
+        rules = {r["name"]: r for r in nsg.inputs["securityRules"]}
+        region = nsg.inputs["location"]
+        nodes = {
+            str(c["subnets"]["nodes"])
+            for c in config["platform:clusters"].values()
+            if c["region"] == region and c.get("gpuPools")
+        }
+        assert set(rules["lustre-clients"]["sourceAddressPrefixes"]) == nodes
+        assert rules["lustre-clients"]["destinationPortRanges"] == ["988", "1019-1023"]
+        deny = rules["deny-virtual-network"]
+        assert deny["access"] == "Deny" and deny["sourceAddressPrefixes"] == ["VirtualNetwork"]
+        assert all(r["priority"] < deny["priority"] for r in rules.values() if r["access"] == "Allow")

@@ -120,8 +120,22 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
         specs.append(SubnetSpec(FIREWALL_SUBNET, "firewall", vnet.subnets.firewall, firewall=True))
     specs.append(SubnetSpec(PRIVATE_ENDPOINT_SUBNET, "privateEndpoints", vnet.subnets.private_endpoints))
     if vnet.subnets.lustre is not None:
-        # Managed Lustre's own subnet; its outbound (Azure services, NTP) leaves like the nodes'.
-        specs.append(SubnetSpec(LUSTRE_SUBNET, "lustre", vnet.subnets.lustre, egress=True))
+        # Managed Lustre's own subnet: its outbound (Azure services, NTP) leaves like the nodes';
+        # inbound, only the region's node subnets on Lustre's ports.
+        clients = [
+            str(cluster.subnets.nodes)
+            for cluster in config.clusters.values()
+            if cluster.region == region and cluster.gpu_pools
+        ]
+        specs.append(
+            SubnetSpec(
+                LUSTRE_SUBNET,
+                "lustre",
+                vnet.subnets.lustre,
+                egress=True,
+                inbound=egress_plan.lustre_inbound(str(vnet.subnets.lustre), clients),
+            )
+        )
     for key, cluster in config.clusters.items():
         if cluster.region != region:
             continue

@@ -45,6 +45,19 @@ def check_lustre(config: PlatformConfig) -> Iterator[ConfigProblem]:
         zones = REGIONS.get(region)
         if zones is not None and not zones.zones:
             yield ConfigProblem(f"{where}.zone", f"{region} has no availability zones")
+        pool_zones = {
+            zone
+            for cluster in trainers.values()
+            for pool in cluster.gpu_pools.values()
+            if pool.purpose == "training"
+            for zone in (pool.zones or cluster.zones or [])
+        }
+        if pool_zones and spec.zone not in pool_zones:
+            yield ConfigProblem(
+                f"{where}.zone",
+                f"zone {spec.zone} holds none of {region}'s training pools (zones {', '.join(sorted(pool_zones))}): "
+                "their reads would cross zones",
+            )
         for cluster_key, cluster in trainers.items():
             if cluster.gpu.os_sku != "Ubuntu":
                 yield ConfigProblem(
