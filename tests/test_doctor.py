@@ -44,7 +44,9 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: str = "prod", *
 
 def run(cli: FakeCli, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     cli.save()
-    code = doctor.main(["--workers", "4", *args])
+    # In process: the fake tools' answers without a process per call (the executables on PATH,
+    # the same answers, are test_without_the_tools_it_says_so_and_never_a_traceback's).
+    code = doctor.main(["--workers", "4", *args], cli=doctor.Cli(cli.run))
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     assert_read_only(cli.calls())
@@ -456,3 +458,21 @@ def test_a_unit_group_the_delivery_has_not_made_is_reported(tmp_path, monkeypatc
     assert code == doctor.EXIT_MISSING and section.startswith("1 missing")
     assert f"the unit resource group {missing} does not exist" in section
     assert "an administrator runs `pulumi up -s acme` in delivery/" in section
+
+
+def test_the_fake_tools_on_path_answer_as_the_in_process_ones(tmp_path):
+    """The executables (what a process finds on PATH) and `FakeCli.run` (what the other tests
+    use) give the same answers and log the same calls."""
+    cli = FakeCli(tmp_path, copy.deepcopy(prepared_tenant(expectations("dev"))))
+    env = {**cli.environment(), "HOME": str(tmp_path)}
+    commands = [
+        ["az", "account", "show"],
+        ["az", "rest", "--method", "get", "--url", "/subscriptions/none?api-version=2022-12-01"],
+        ["gh", "auth", "status"],
+        ["az", "group", "delete"],
+    ]
+    for command in commands:
+        spawned = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        direct = cli.run(command)
+        assert (spawned.returncode, spawned.stdout, spawned.stderr) == (direct.returncode, direct.stdout, direct.stderr)
+    assert cli.calls() == [call for command in commands for call in (command, command)]

@@ -12,68 +12,26 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from planning.delivery import FEATURES, GITHUB_AUDIENCE, GITHUB_ISSUER
+from tests.support.fake_tools import ANSWERS
 
-FAKE_AZ = r"""
+# The executables: log the call, answer it as tests/support/fake_tools.py does.
+FAKE_TOOL = r"""
 import json, os, sys
-from urllib.parse import urlsplit, parse_qsl
+sys.path.insert(0, {support!r})
+from fake_tools import ANSWERS
 args = sys.argv[1:]
 with open(os.environ["FAKE_CLI_LOG"], "a") as log:
-    log.write(json.dumps(["az", *args]) + "\n")
-tenant = json.load(open(os.environ["FAKE_CLI_TENANT"]))
-def option(name):
-    return args[args.index(name) + 1] if name in args else None
-def fail(reason, code, message, exit=1):
-    sys.stderr.write("ERROR: " + reason + "(" + json.dumps({"error": {"code": code, "message": message}}) + ")\n")
-    sys.exit(exit)
-if args[:2] == ["account", "show"]:
-    if tenant.get("az_account") is None:
-        sys.stderr.write("ERROR: Please run 'az login' to setup account.\n"); sys.exit(1)
-    print(json.dumps(tenant["az_account"])); sys.exit(0)
-if args[:1] == ["rest"] and (option("--method") or "").lower() == "get":
-    url = urlsplit(option("--url"))
-    query = [(k, v) for k, v in parse_qsl(url.query) if k != "api-version"]
-    key = url.path.lower() + ("?" + "&".join(k + "=" + v for k, v in query) if query else "")
-    if key in tenant.get("arm_denied", []):
-        fail("Forbidden", "AuthorizationFailed", "The client does not have authorization to perform action over scope " + key)
-    if key not in tenant.get("arm", {}):
-        fail("Not Found", "ResourceNotFound", "The Resource " + key + " was not found.")
-    print(json.dumps(tenant["arm"][key])); sys.exit(0)
-if args[:2] == ["vm", "list-usage"]:
-    key = (option("--subscription") or "").lower() + "/" + (option("--location") or "")
-    if key not in tenant.get("usage", {}):
-        sys.stderr.write("ERROR: (NoRegisteredProviderFound) No registered resource provider found for location\n"); sys.exit(1)
-    print(json.dumps(tenant["usage"][key])); sys.exit(0)
-sys.stderr.write("fake az: not a read this fake knows: " + " ".join(args) + "\n"); sys.exit(2)
-"""
-
-FAKE_GH = r"""
-import json, os, sys
-from urllib.parse import urlsplit, parse_qsl
-args = sys.argv[1:]
-with open(os.environ["FAKE_CLI_LOG"], "a") as log:
-    log.write(json.dumps(["gh", *args]) + "\n")
-tenant = json.load(open(os.environ["FAKE_CLI_TENANT"]))
-if args[:2] == ["auth", "status"]:
-    if not tenant.get("gh_signed_in"):
-        sys.stderr.write("You are not logged into any GitHub hosts. To log in, run: gh auth login\n"); sys.exit(1)
-    print("github.com\n  Logged in to github.com account someone (keyring)"); sys.exit(0)
-if args[:1] == ["api"] and "--method" in args and args[args.index("--method") + 1] == "GET":
-    url = urlsplit(args[-1])
-    query = [(k, v) for k, v in parse_qsl(url.query) if k not in ("per_page", "page", "includes_parents")]
-    key = url.path + ("?" + "&".join(k + "=" + v for k, v in query) if query else "")
-    if key in tenant.get("gh_denied", []):
-        print(json.dumps({"message": "Must have admin rights to Repository.", "status": "403"}))
-        sys.stderr.write("gh: Must have admin rights to Repository. (HTTP 403)\n"); sys.exit(1)
-    if key not in tenant.get("gh", {}):
-        print(json.dumps({"message": "Not Found", "status": "404"}))
-        sys.stderr.write("gh: Not Found (HTTP 404)\n"); sys.exit(1)
-    print(json.dumps(tenant["gh"][key])); sys.exit(0)
-sys.stderr.write("fake gh: not a read this fake knows: " + " ".join(args) + "\n"); sys.exit(2)
+    log.write(json.dumps([{tool!r}, *args]) + "\n")
+code, out, err = ANSWERS[{tool!r}](args, json.load(open(os.environ["FAKE_CLI_TENANT"])))
+sys.stdout.write(out)
+sys.stderr.write(err)
+sys.exit(code)
 """
 
 
@@ -84,11 +42,22 @@ class FakeCli:
         self.log = root / "calls.jsonl"
         self.tenant_file = root / "tenant.json"
         self.tenant = tenant
-        for name, source in (("az", FAKE_AZ), ("gh", FAKE_GH)):
+        for name in ANSWERS:
             # -S: no site packages, so each call starts in a few milliseconds.
+            source = FAKE_TOOL.format(support=str(Path(__file__).resolve().parent), tool=name)
             (self.bin / name).write_text(f"#!{sys.executable} -S\n{source}")
             (self.bin / name).chmod(0o755)
         self.save()
+
+    def run(self, command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        """The executables' answer without starting them (the doctor's `Cli(run=...)`): the same
+        log line and the same answer, for the tests that are not about the process itself."""
+        if command[0] not in ANSWERS:
+            raise FileNotFoundError(command[0])
+        with self.log.open("a") as log:
+            log.write(json.dumps([command[0], *command[1:]]) + "\n")
+        code, out, err = ANSWERS[command[0]](command[1:], json.loads(self.tenant_file.read_text()))
+        return subprocess.CompletedProcess(command, code, out, err)
 
     def save(self) -> None:
         self.tenant_file.write_text(json.dumps(self.tenant))
