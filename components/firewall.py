@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 from pulumi_azure_native import network
@@ -69,17 +70,25 @@ def _protocols(rule: ApplicationRule) -> list[network.FirewallPolicyRuleApplicat
     return protocols
 
 
-def allow_rule_collection(
-    rules: list[ApplicationRule], source_ranges: list[str]
-) -> network.FirewallPolicyFilterRuleCollectionArgs:
+def _allow(name: str, priority: int, rules: list[Any]) -> network.FirewallPolicyFilterRuleCollectionArgs:
     return network.FirewallPolicyFilterRuleCollectionArgs(
         rule_collection_type="FirewallPolicyFilterRuleCollection",
-        name="allow-egress",
-        priority=ALLOW_COLLECTION_PRIORITY,
+        name=name,
+        priority=priority,
         action=network.FirewallPolicyFilterRuleCollectionActionArgs(
             type=network.FirewallPolicyFilterRuleCollectionActionType.ALLOW
         ),
-        rules=[
+        rules=rules,
+    )
+
+
+def allow_rule_collection(
+    rules: list[ApplicationRule], source_ranges: list[str]
+) -> network.FirewallPolicyFilterRuleCollectionArgs:
+    return _allow(
+        "allow-egress",
+        ALLOW_COLLECTION_PRIORITY,
+        [
             network.ApplicationRuleArgs(
                 rule_type="ApplicationRule",
                 name=rule.name,
@@ -97,14 +106,10 @@ NETWORK_COLLECTION_PRIORITY = 200
 
 
 def network_rule_collection(rules: list[NetworkRule]) -> network.FirewallPolicyFilterRuleCollectionArgs:
-    return network.FirewallPolicyFilterRuleCollectionArgs(
-        rule_collection_type="FirewallPolicyFilterRuleCollection",
-        name="allow-network",
-        priority=NETWORK_COLLECTION_PRIORITY,
-        action=network.FirewallPolicyFilterRuleCollectionActionArgs(
-            type=network.FirewallPolicyFilterRuleCollectionActionType.ALLOW
-        ),
-        rules=[
+    return _allow(
+        "allow-network",
+        NETWORK_COLLECTION_PRIORITY,
+        [
             network.NetworkRuleArgs(
                 rule_type="NetworkRule",
                 name=rule.name,

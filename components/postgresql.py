@@ -259,36 +259,22 @@ class PostgresAccess(pulumi.ComponentResource):
                     privileges=["CONNECT"],
                     opts=within,
                 )
-            postgresql.Grant(
-                f"{prefix}-usage",
-                database=grant.database,
-                role=role.name,
-                schema=grant.schema,
-                object_type="schema",
-                privileges=["USAGE"],
-                opts=within,
-            )
-            # Every table and sequence of the schema as the deploy finds them (an empty list: all
-            # of them); the tenants' `up` refreshes first, so tables made since the last deploy
-            # are granted by the next (.github/workflows/pulumi.yml).
-            postgresql.Grant(
-                f"{prefix}-tables",
-                database=grant.database,
-                role=role.name,
-                schema=grant.schema,
-                object_type="table",
-                objects=[],
-                privileges=list(grant.privileges),
-                opts=within,
-            )
-            postgresql.Grant(
-                f"{prefix}-sequences",
-                database=grant.database,
-                role=role.name,
-                schema=grant.schema,
-                object_type="sequence",
-                objects=[],
-                privileges=list(grant.sequence_privileges),
-                opts=within,
-            )
+            # The schema, then every table and sequence in it as the deploy finds them (an empty
+            # list: all of them); the tenants' `up` refreshes first, so tables made since the last
+            # deploy are granted by the next (.github/workflows/pulumi.yml).
+            for suffix, object_type, privileges, objects in (
+                ("usage", "schema", ("USAGE",), None),
+                ("tables", "table", grant.privileges, []),
+                ("sequences", "sequence", grant.sequence_privileges, []),
+            ):
+                postgresql.Grant(
+                    f"{prefix}-{suffix}",
+                    database=grant.database,
+                    role=role.name,
+                    schema=grant.schema,
+                    object_type=object_type,
+                    objects=objects,
+                    privileges=list(privileges),
+                    opts=within,
+                )
         self.register_outputs({})
