@@ -33,7 +33,9 @@ from planning.layers import Unit, parse_stack
 # 5: no cluster unit exports dispatchKubeconfig: the dispatchers sign in with an identity of
 #    their own, whose token never leaves the dispatcher (components/dispatch.py).
 # 6: the data unit exports the Cosmos DB account's ID (the tenants unit assigns its data roles).
-CONTRACT_VERSION = 6
+# 7: the data unit exports each Managed Lustre file system's address (lustreMgsAddresses), which
+#    the cluster units read (their training namespaces' volumes).
+CONTRACT_VERSION = 7
 VERSION_KEY = "contractVersion"
 
 
@@ -228,6 +230,8 @@ class DataOutputs:
     replica_container_ids: Mapping[str, Mapping[str, pulumi.Input[str]]] = field(default_factory=dict)
     # The Cosmos DB account, where the environment has one.
     cosmos_db_account_id: pulumi.Input[str] | None = None
+    # region -> the address clients mount its Managed Lustre file system by (its MGS).
+    lustre_mgs_addresses: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
 
     def to_exports(self) -> dict[str, Any]:
         return {
@@ -235,6 +239,7 @@ class DataOutputs:
             "containerIds": {account: dict(ids) for account, ids in self.container_ids.items()},
             "cosmosDbAccountId": self.cosmos_db_account_id,
             "eventHubsNamespace": self.event_hubs_namespace,
+            "lustreMgsAddresses": dict(self.lustre_mgs_addresses),
             "replicaContainerIds": {account: dict(ids) for account, ids in self.replica_container_ids.items()},
         }
 
@@ -245,6 +250,7 @@ class DataOutputs:
         event_hubs: bool,
         replica_containers: Mapping[str, Sequence[str]] | None = None,
         cosmos_db: bool = False,
+        lustre_regions: Sequence[str] = (),
     ) -> DataOutputs:
         """`replica_containers`: per account with a replica, its containers (copies and twins)."""
         get = _Producer(Unit("data")).get
@@ -259,6 +265,7 @@ class DataOutputs:
                 for account, names in (replica_containers or {}).items()
             },
             cosmos_db_account_id=get("cosmosDbAccountId") if cosmos_db else None,
+            lustre_mgs_addresses={region: get("lustreMgsAddresses", region) for region in lustre_regions},
         )
 
 
@@ -278,6 +285,8 @@ class ClusterOutputs:
     kueue: pulumi.Resource | None = field(default=None, compare=False)
     # The Flink operator's release and the streaming namespaces, where the cluster streams.
     streaming: list[pulumi.Resource] = field(default_factory=list, compare=False)
+    # The Lustre CSI driver and the training namespaces' volumes, where the cluster mounts Lustre.
+    lustre: pulumi.Resource | None = field(default=None, compare=False)
     # For people (the cluster unit's `cluster` export), not read by other units.
     name: pulumi.Input[str] | None = field(default=None, compare=False)
     resource_group_name: pulumi.Input[str] | None = field(default=None, compare=False)

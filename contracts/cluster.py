@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from facts.aks_node import AGENT_POOL_LABEL
+from facts.aks_node import AGENT_POOL_LABEL, OS_SKU_EFFECTIVE_LABEL, ubuntu_effective
 from offline.engine import CapturedResource, Plan
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -32,6 +32,9 @@ ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 PRIVATE_ENDPOINT = "azure-native:network:PrivateEndpoint"
 SUBNET = "azure-native:network:Subnet"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
+PERSISTENT_VOLUME_CLAIM = "kubernetes:core/v1:PersistentVolumeClaim"
+NETWORK_SECURITY_GROUP = "azure-native:network:NetworkSecurityGroup"
 
 
 def kueue(kind: str) -> str:
@@ -78,7 +81,8 @@ class ClusterView:
 
     @cached_property
     def pools(self) -> dict[str, Pool]:
-        """Every node pool with the labels and taints its nodes carry (AKS adds agentpool and Spot's)."""
+        """Every node pool with the labels and taints its nodes carry (AKS adds agentpool, the
+        effective OS and Spot's)."""
         name = self.managed_cluster.inputs["resourceName"]
         profiles = [dict(p) for p in self.managed_cluster.inputs.get("agentPoolProfiles") or []]
         profiles += [
@@ -87,11 +91,13 @@ class ClusterView:
             if r.inputs.get("resourceName") == name
         ]
         pools = {}
+        version = self.managed_cluster.inputs.get("kubernetesVersion")
         for p in profiles:
             labels = {
                 **(p.get("nodeLabels") or {}),
                 AGENT_POOL_LABEL: p["name"],
                 "kubernetes.io/os": "linux",
+                OS_SKU_EFFECTIVE_LABEL: os_sku_effective(p.get("osSku"), p.get("orchestratorVersion") or version),
             }
             if p.get("scaleSetPriority") == "Spot":
                 labels["kubernetes.azure.com/scalesetpriority"] = "spot"
@@ -121,12 +127,29 @@ class ClusterView:
             return max(c["rdmaHcaMax"] for c in config["configList"])
         return 0
 
+    def claimed_volume(self, namespace: str, claim: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(the claim, the persistent volume it is bound to by name), None where missing."""
+        found = [c for c in self.objects(PERSISTENT_VOLUME_CLAIM, namespace) if c["metadata"]["name"] == claim]
+        if not found:
+            return None, None
+        volume_name = found[0]["spec"].get("volumeName")
+        volumes = [v for v in self.objects(PERSISTENT_VOLUME) if v["metadata"]["name"] == volume_name]
+        return found[0], volumes[0] if volumes else None
+
     def objects(self, token: str, namespace: str | None = None) -> list[dict[str, Any]]:
         return [
             r.inputs
             for r in self.in_cluster(token)
             if namespace is None or r.inputs["metadata"].get("namespace") == namespace
         ]
+
+
+def os_sku_effective(os_sku: str | None, kubernetes_version: str | None) -> str:
+    """The OS label AKS gives a pool's nodes (facts/aks_node.py); Azure Linux is version 3 on
+    the Kubernetes versions the platform runs."""
+    if os_sku in (None, "Ubuntu"):
+        return ubuntu_effective(kubernetes_version)
+    return "AzureLinux3" if os_sku == "AzureLinux" else str(os_sku)
 
 
 def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from contracts import admission, identity, queueing, reach, scheduling
 from contracts.cluster import CONFIG_MAP, KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
 from contracts.reach import Destination
+from facts import lustre
 from planning import kafka as kafka_plan
 from planning.admission import KUEUE_ADMISSION_GATE, KUEUE_PODSET_LABEL
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS
@@ -225,6 +226,17 @@ def kafka_listener_refusals(view: ClusterView, namespace: str) -> list[str]:
     return []
 
 
+def mounts_lustre(view: ClusterView, item: Rendered) -> bool:
+    """Whether a claim the workload mounts is bound to a Managed Lustre volume on this cluster."""
+    for volume in item.pod["spec"].get("volumes") or []:
+        reference = volume.get("persistentVolumeClaim")
+        if reference:
+            _, persistent = view.claimed_volume(item.namespace, reference["claimName"])
+            if persistent is not None and (persistent["spec"].get("csi") or {}).get("driver") == lustre.CSI_DRIVER:
+                return True
+    return False
+
+
 def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
     """Layer -> refusals, for one rendered workload on one cluster."""
     golden, pod = item.golden, item.pod
@@ -232,10 +244,13 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
     reach_refusals = reach.refusals(view, item.namespace, pod["metadata"].get("labels") or {}, needs(view, item))
     if golden.kafka and view.config["platform:kafka"]["engine"] == "strimzi":
         reach_refusals += kafka_listener_refusals(view, item.namespace)
+    if mounts_lustre(view, item):
+        reach_refusals += reach.lustre_refusals(view)
     storage = storage_target(view, item)
     return {
         "admission": admission.refusals(view, item.namespace, pod, item.workload),
-        "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target),
+        "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target)
+        + scheduling.volume_refusals(view, item.namespace, pod["spec"], target),
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
         "identity": identity.refusals(

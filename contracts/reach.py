@@ -18,13 +18,23 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.cluster import CILIUM_POLICY, NETWORK_POLICY, RULE_COLLECTION_GROUP, ClusterView, selector_matches
+from contracts.cluster import (
+    CILIUM_POLICY,
+    NETWORK_POLICY,
+    NETWORK_SECURITY_GROUP,
+    RULE_COLLECTION_GROUP,
+    ClusterView,
+    selector_matches,
+)
+from facts import lustre
 from planning.egress import AKS_FQDN_TAG
+from planning.naming import Naming
 from planning.network_policy import CILIUM_NAMESPACE_LABEL, DNS_PODS, NAMESPACE_NAME_LABEL
 
-# Hosts behind the AzureKubernetesService FQDN tag that workloads use (AKS's "Outbound network
-# and FQDN rules": the tag covers Entra ID sign-in at login.microsoftonline.com).
-AKS_TAG_HOSTS = ("login.microsoftonline.com",)
+# Hosts behind the AzureKubernetesService FQDN tag that workloads and node agents use (AKS's
+# "Outbound network and FQDN rules": the tag covers Entra ID sign-in at login.microsoftonline.com
+# and Microsoft's package repository, where the Lustre CSI node plugin gets its client).
+AKS_TAG_HOSTS = ("login.microsoftonline.com", lustre.CLIENT_PACKAGES_FQDN)
 
 
 @dataclass(frozen=True)
@@ -181,6 +191,60 @@ def ingress_refused(view: ClusterView, namespace: str, pod_labels: dict[str, str
         for spec in isolating
         for rule in spec.get("ingress") or []
     )
+
+
+def _port_in(ranges: list[str], port: int) -> bool:
+    for text in ranges:
+        low, _, high = str(text).partition("-")
+        if text == "*" or int(low) <= port <= int(high or low):
+            return True
+    return False
+
+
+def nsg_admits(rules: list[dict[str, Any]], source: str, port: int) -> bool:
+    """Whether an NSG's inbound rules, in priority order, let TCP from `source` (a subnet of the
+    VNet) in on `port`; after its own rules, Azure's AllowVnetInBound (65000) does."""
+    inbound = sorted((r for r in rules if r.get("direction") == "Inbound"), key=lambda r: int(r["priority"]))
+    network = ipaddress.IPv4Network(source)
+    for rule in inbound:
+        if rule.get("protocol") not in ("Tcp", "*"):
+            continue
+        prefixes = rule.get("sourceAddressPrefixes") or [rule.get("sourceAddressPrefix")]
+        if not any(
+            p in ("*", "VirtualNetwork") or ("/" in str(p) and network.subnet_of(ipaddress.IPv4Network(p)))
+            for p in prefixes
+        ):
+            continue
+        if _port_in(rule.get("destinationPortRanges") or [rule.get("destinationPortRange")], port):
+            return rule.get("access") == "Allow"
+    return True
+
+
+def lustre_refusals(view: ClusterView) -> list[str]:
+    """The node side of a Lustre mount: the kernel client on a node of this cluster (its nodes
+    subnet) reaches the region's file system on Lustre's ports through that subnet's NSG, and
+    the node plugin installs the client from Microsoft's package repository through the firewall.
+    Pods send nothing: the mount is the node's."""
+    config = view.config
+    cluster = config["platform:clusters"][view.key]
+    region, nodes = cluster["region"], cluster["subnets"]["nodes"]
+    name = Naming(config["platform:prefix"], config["platform:environment"]).regional("nsg", region, "lustre")
+    groups = [
+        r.inputs for r in view.plan.of_type(NETWORK_SECURITY_GROUP) if r.inputs.get("networkSecurityGroupName") == name
+    ]
+    if not groups:
+        return [f"no network security group {name}: {region} has no Lustre subnet"]
+    found = []
+    for ports in lustre.LUSTRE_PORTS:
+        low, _, high = ports.partition("-")
+        for port in range(int(low), int(high or low) + 1):
+            if not nsg_admits(groups[0].get("securityRules") or [], str(nodes), port):
+                found.append(f"{name} does not let the nodes ({nodes}) in on TCP {port}")
+    if _firewall_allows(view, lustre.CLIENT_PACKAGES_FQDN, 443) is False:
+        found.append(
+            f"{lustre.CLIENT_PACKAGES_FQDN}:443: the region's firewall denies the node plugin's client install"
+        )
+    return found
 
 
 def refusals(view: ClusterView, namespace: str, pod_labels: dict[str, str], needs: list[Destination]) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.cluster import ClusterView, Pool, selector_matches
+from contracts.cluster import DAEMON_SET, ClusterView, Pool, selector_matches
 from facts import aks_node
 from facts.gpu import GPU_RESOURCE, LABEL_PREFIX
 from facts.vm_sizes import VM_SIZES
@@ -97,6 +97,51 @@ def capacity(view: ClusterView, pool: Pool) -> dict[str, float]:
         GPU_RESOURCE: int(pool.labels.get(f"{LABEL_PREFIX}/gpu-count", 0)),
         RDMA_RESOURCE: view.rdma_per_node if pool.labels.get(f"{LABEL_PREFIX}/infiniband") == "true" else 0,
     }
+
+
+def node_plugin_runs(view: ClusterView, driver: str, pool: Pool) -> bool:
+    """Whether a DaemonSet that registers CSI `driver` with the kubelet (its socket under
+    /var/lib/kubelet/plugins/<driver>) lands on the pool's nodes: only then can the kubelet there
+    mount the driver's volumes."""
+    for daemon_set in view.objects(DAEMON_SET):
+        spec = daemon_set["spec"]["template"]["spec"]
+        paths = {str((v.get("hostPath") or {}).get("path", "")).rstrip("/") for v in spec.get("volumes") or []}
+        if f"/var/lib/kubelet/plugins/{driver}" not in paths:
+            continue
+        if _affinity_matches(spec, pool.labels) and all(
+            tolerates(spec.get("tolerations") or [], t) for t in pool.taints if not t.endswith(":PreferNoSchedule")
+        ):
+            return True
+    return False
+
+
+def volume_refusals(view: ClusterView, namespace: str, pod_spec: dict[str, Any], target: str) -> list[str]:
+    """Each claim the pod mounts is in its namespace and bound to a volume reserved for it
+    (claimRef), and a CSI volume's node plugin runs on the target pool; otherwise the pod waits
+    in Pending or ContainerCreating, holding its gang's quota until Kueue evicts it."""
+    found = []
+    for volume in pod_spec.get("volumes") or []:
+        reference = volume.get("persistentVolumeClaim")
+        if not reference:
+            continue
+        name = reference["claimName"]
+        claim, persistent = view.claimed_volume(namespace, name)
+        if claim is None:
+            found.append(f"claim {name!r} is not in namespace {namespace}")
+            continue
+        if persistent is None:
+            found.append(f"claim {name!r} names no volume of the cluster ({claim['spec'].get('volumeName')!r})")
+            continue
+        claim_ref = persistent["spec"].get("claimRef") or {}
+        if (claim_ref.get("namespace"), claim_ref.get("name")) != (namespace, name):
+            found.append(f"volume {persistent['metadata']['name']!r} is reserved for another claim ({claim_ref})")
+        csi = persistent["spec"].get("csi")
+        pool = view.pools.get(target)
+        if csi and pool is not None and not node_plugin_runs(view, csi["driver"], pool):
+            found.append(
+                f"no node plugin of {csi['driver']} runs on pool {target!r}: its kubelet cannot mount claim {name!r}"
+            )
+    return found
 
 
 def refusals(view: ClusterView, pod_spec: dict[str, Any], target: str) -> list[str]:

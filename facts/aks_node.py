@@ -45,3 +45,18 @@ def allocatable_cpu_millicores(cores: int) -> int:
 
 def allocatable_memory_bytes(memory_gib: int, max_pods: int) -> int:
     return memory_gib * 1024 * MIB - kube_reserved_memory_bytes(memory_gib, max_pods) - EVICTION_MEMORY_MIB * MIB
+
+
+# The label AKS puts on every node with the OS its image actually runs (what `osSku: Ubuntu`
+# resolves to): `Ubuntu` is Ubuntu 22.04 for Kubernetes 1.25 to 1.34 and Ubuntu 24.04 from 1.35
+# (learn.microsoft.com/azure/aks/upgrade-os-version, "Supported OS versions").
+OS_SKU_EFFECTIVE_LABEL = "kubernetes.azure.com/os-sku-effective"
+UBUNTU_2404_FROM = (1, 35)
+
+
+def ubuntu_effective(kubernetes_version: str | None) -> str:
+    """The effective OS of an `Ubuntu` pool at a Kubernetes version (None: AKS's default, current)."""
+    if kubernetes_version is None:
+        return "Ubuntu2404"
+    major, minor = (int(part) for part in kubernetes_version.split(".")[:2])
+    return "Ubuntu2404" if (major, minor) >= UBUNTU_2404_FROM else "Ubuntu2204"

@@ -69,3 +69,42 @@ EGRESS_SERVICE_TAGS: tuple[str, ...] = (
 NTP_PORT = "123"
 # The time server the firewall and NSG pages name (configure-firewall.md, configure-network-security-group.md).
 NTP_ADDRESS = "168.61.215.74/32"
+
+# The Azure Lustre CSI driver (kubernetes-sigs/azurelustre-csi-driver, tag v0.4.0, commit
+# 9011a5fc83654e814d014b029598082ed0165dc2): its name, the images of its node plugin, and what a
+# statically provisioned volume carries (deploy/*.yaml, docs/examples/pv.yaml,
+# pkg/azurelustre/nodeserver.go).
+CSI_DRIVER = "azurelustre.csi.azure.com"
+CSI_VERSION = "v0.4.0"
+CSI_REPOSITORY = "mcr.microsoft.com/oss/v2/kubernetes-csi/azurelustre-csi"
+LIVENESS_PROBE_IMAGE = ("mcr.microsoft.com/oss/kubernetes-csi/livenessprobe", "v2.15.0")
+NODE_REGISTRAR_IMAGE = ("mcr.microsoft.com/oss/kubernetes-csi/csi-node-driver-registrar", "v2.13.0")
+
+
+@dataclass(frozen=True)
+class CsiNodeFlavor:
+    """One of the driver's node DaemonSets: an image per Ubuntu release, each installing the
+    Lustre client built for that release (deploy/csi-azurelustre-node-<flavor>.yaml)."""
+
+    name: str  # the image tag's suffix and the DaemonSet's
+    os_sku_effective: str  # AKS's `kubernetes.azure.com/os-sku-effective` label of its nodes
+    lustre_version: str
+    client_sha_suffix: str
+
+
+CSI_NODE_FLAVORS: tuple[CsiNodeFlavor, ...] = (
+    CsiNodeFlavor("jammy", "Ubuntu2204", "2.15.7", "33-g79ddf99"),
+    CsiNodeFlavor("noble", "Ubuntu2404", "2.16.1", "14-gbc76088"),
+)
+# The ports the node plugin's containers serve their health on (hostNetwork: the node's).
+CSI_NODE_HEALTH_PORT = 29763
+# Every mount is `<mgs address>@tcp:/lustrefs[/<sub-dir>]`: AMLFS's file system is always named
+# lustrefs, and the driver ignores `fs-name` on static volumes (nodeserver.go, DefaultLustreFsName).
+FILE_SYSTEM_NAME = "lustrefs"
+MOUNT_OPTIONS: tuple[str, ...] = ("noatime", "flock")
+# Where the node plugin fetches the Lustre client for the node's exact kernel at every start
+# (pkg/azurelustreplugin/entrypoint.sh): one of AKS's required outbound FQDNs, so the
+# AzureKubernetesService FQDN tag already allows it (outbound-rules-control-egress.md).
+CLIENT_PACKAGES_FQDN = "packages.microsoft.com"
+# The node plugin's startup probe allows 120 x 5 s for the client install and module load.
+CSI_NODE_STARTUP_SECONDS = 600

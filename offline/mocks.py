@@ -8,6 +8,7 @@ the resource's name), so two runs produce identical plans.
 from __future__ import annotations
 
 import base64
+import hashlib
 import ipaddress
 import uuid
 from collections.abc import Mapping, Sequence
@@ -228,6 +229,14 @@ class OfflineMocks(Mocks):
                 if prefix:
                     configuration["privateIPAddress"] = str(ipaddress.IPv4Network(prefix)[4])
             state["ipConfigurations"] = configurations
+        elif token == "azure-native:storagecache:AmlFilesystem":
+            # Azure gives the management service an address of the file system's subnet, which a
+            # unit's preview cannot see (the foundation made it): an address of TEST-NET-1 (never
+            # routable), the same for the same subnet in every layout.
+            subnet = str(inputs.get("filesystemSubnet", "")).rsplit("/", 1)[-1]
+            state["clientInfo"] = {
+                "mgsAddress": f"192.0.2.{1 + int(hashlib.sha256(subnet.encode()).hexdigest(), 16) % 254}"
+            }
         elif token == "azure-native:network:PublicIPAddress":
             state["ipAddress"] = "198.51.100.10"  # TEST-NET-2, never routable
         return resource_id, state

@@ -108,6 +108,7 @@ OUTPUTS_WITHOUT_CREDENTIALS = {
     "hubRequests": "names and IDs for the hub's owner",
     "identities": "names, client and object IDs (not secrets)",
     "kafkaClients": "bootstrap addresses and topics",
+    "lustreMgsAddresses": "private addresses",
     "kafkaId": "a resource ID",
     "keyVaultIds": "resource IDs",
     "kubeconfig": "kubelogin exec, no credential: signs in as whoever runs it",

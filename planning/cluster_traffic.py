@@ -8,7 +8,7 @@ Networking Services), so the two can never disagree.
 
 from __future__ import annotations
 
-from planning import dispatch
+from planning import dispatch, lustre_csi
 from planning import kafka as kafka_plan
 from planning import postgresql as pg_plan
 from planning import streaming as streaming_plan
@@ -163,6 +163,12 @@ def gpu_health_traffic() -> NamespaceTraffic:
     )
 
 
+def lustre_csi_traffic() -> NamespaceTraffic:
+    """The Lustre CSI node plugin: nothing. Its pods are on the host's network (policies do not
+    select them), call no API server and serve their health on the node (planning/lustre_csi.py)."""
+    return NamespaceTraffic(lustre_csi.NAMESPACE, within_namespace=False)
+
+
 def network_operator_traffic(config: PlatformConfig, cluster_key: str) -> NamespaceTraffic:
     """The Network Operator: API server, and the DOCA driver build on InfiniBand nodes."""
     return NamespaceTraffic(NETWORK_OPERATOR_NAMESPACE, api_server={}, fqdns=_driver_builds(config, cluster_key))
@@ -243,6 +249,8 @@ def cluster_traffic(config: PlatformConfig, cluster_key: str) -> dict[str, Names
         traffic[GPU_HEALTH_NAMESPACE] = gpu_health_traffic()
         if has_infiniband(cluster):
             traffic[NETWORK_OPERATOR_NAMESPACE] = network_operator_traffic(config, cluster_key)
+    if cluster_key in lustre_csi.lustre_clusters(config):
+        traffic[lustre_csi.NAMESPACE] = lustre_csi_traffic()
     if cluster.gpu_pools or cluster_key in config.jobs.dispatchers:
         traffic[KUEUE_NAMESPACE] = kueue_traffic(config, cluster_key)
     if cluster_key in config.kafka_clusters():

@@ -132,6 +132,9 @@ PLAN_READS = (
     "policy/poddisruptionbudgets",
     "scheduling.k8s.io/priorityclasses",
     "storage.k8s.io/storageclasses",
+    "storage.k8s.io/csidrivers",
+    "persistentvolumes",
+    "persistentvolumeclaims",
     "apps/daemonsets",
     "batch/cronjobs",
     "customresources",
@@ -142,6 +145,8 @@ TENANT_KINDS = (
     "serviceaccounts",
     "configmaps",
     "secrets",
+    # The training namespaces' Lustre claims; their volumes are the cluster unit's.
+    "persistentvolumeclaims",
     "networking.k8s.io/networkpolicies",
     "customresources",
 )

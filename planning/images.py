@@ -56,13 +56,31 @@ PYTHON_SECURITY_CONTEXT = {
 
 # The upstreams of the platform's own charts: NVIDIA's GPU and Network Operators (NGC),
 # Kubernetes SIG images (Kueue, node feature discovery), Strimzi's operator and Kafka, the
-# Flink Kubernetes Operator, kured (GPU nodes' remediation) and Azure Linux's Python.
+# Flink Kubernetes Operator, kured (GPU nodes' remediation), the Lustre CSI driver and Azure Linux's
+# Python.
 PLATFORM_CACHE_RULES = (
     CacheRule("nvcr-nvidia", "nvcr.io/nvidia/*", "nvidia/*"),
     CacheRule("registry-k8s-io", "registry.k8s.io/*", "k8s/*"),
     CacheRule("quay-strimzi", "quay.io/strimzi/*", "strimzi/*"),
     CacheRule("ghcr-flink-operator", "ghcr.io/apache/flink-kubernetes-operator", "apache/flink-kubernetes-operator"),
     CacheRule("ghcr-kured", "ghcr.io/kubereboot/kured", "kubereboot/kured"),
+    # The Azure Lustre CSI driver's node plugin and its sidecars (planning/lustre_csi.py), as
+    # Microsoft builds them: exact repositories, not all of mcr.microsoft.com/oss.
+    CacheRule(
+        "mcr-azurelustre-csi",
+        "mcr.microsoft.com/oss/v2/kubernetes-csi/azurelustre-csi",
+        "oss/v2/kubernetes-csi/azurelustre-csi",
+    ),
+    CacheRule(
+        "mcr-csi-livenessprobe",
+        "mcr.microsoft.com/oss/kubernetes-csi/livenessprobe",
+        "oss/kubernetes-csi/livenessprobe",
+    ),
+    CacheRule(
+        "mcr-csi-node-registrar",
+        "mcr.microsoft.com/oss/kubernetes-csi/csi-node-driver-registrar",
+        "oss/kubernetes-csi/csi-node-driver-registrar",
+    ),
     # The platform's scripts: the token refresher, the GPU preflight gate.
     CacheRule(
         "mcr-azurelinux-python", "mcr.microsoft.com/azurelinux/distroless/python", "azurelinux/distroless/python"

@@ -88,7 +88,7 @@ def environment_units(clusters: Sequence[str], canaries: Sequence[str], fleet: b
 UPSTREAM: dict[Layer, tuple[Layer, ...]] = {
     "foundation": (),
     "data": ("foundation",),
-    "cluster": ("foundation",),
+    "cluster": ("foundation", "data"),
     "tenants": ("foundation", "data", "cluster"),
     "fleet": ("cluster",),
 }
@@ -129,6 +129,8 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:data:PostgresServer": "data",
     "platform:data:PostgresAccess": "tenants",
     "platform:data:LustreFileSystems": "data",
+    "platform:lustre:Csi": "cluster",
+    "platform:lustre:Claims": "tenants",
     "platform:aks:Cluster": "cluster",
     "platform:admission:ClusterAdmission": "cluster",
     "platform:tenancy:ClusterAdmins": "cluster",
@@ -163,6 +165,7 @@ PER_CLUSTER_PREFIXES = (
     "dispatch-refresher-",
     "alerts-",
     "logs-",
+    "lustre-csi-",
 )
 
 

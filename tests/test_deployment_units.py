@@ -43,6 +43,7 @@ TENANT_KINDS = {
     "kubernetes:core/v1:ServiceAccountPatch",
     "kubernetes:core/v1:Secret",
     "kubernetes:core/v1:ConfigMap",
+    "kubernetes:core/v1:PersistentVolumeClaim",
     "kubernetes:networking.k8s.io/v1:NetworkPolicy",
     "kubernetes:cilium.io/v2:CiliumNetworkPolicy",
     "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
@@ -208,6 +209,8 @@ def test_previewing_one_unit_previews_what_it_reads_and_nothing_else():
     assert environment.ok, environment.error
     assert list(environment.plans) == [
         "prod.foundation",
+        # The clusters read the data unit's Lustre addresses.
+        "prod.data",
         "prod.cluster-eus2",
         "prod.cluster-scus",
         "prod.cluster-dispeus2",

@@ -14,6 +14,7 @@ from contracts.cluster import CILIUM_POLICY, NAMESPACE, NETWORK_POLICY, VAP, clu
 from contracts.cluster import RULE_COLLECTION_GROUP as RULES
 from contracts.cluster import VAP_BINDING as BINDING
 from planning import egress as egress_plan
+from planning import lustre_csi
 from planning.admission import JOB_CONTROLLER, admission_rules
 from planning.network_policy import ENTRA_ID_FQDN
 from planning.sandbox import RUNTIME_CLASS, supports_nested_virtualization
@@ -426,6 +427,10 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
             continue  # kured calls the API server (drains, its lock)
         if account.inputs["metadata"]["name"] == dispatch.TOKEN_JOB:
             continue  # the refresher writes the kubeconfig Secrets through the API server
+        if account.inputs["metadata"]["name"] == lustre_csi.NODE_PLUGIN:
+            # The Lustre node plugin calls no API server (planning/lustre_csi.py).
+            assert account.inputs["automountServiceAccountToken"] is False
+            continue
         if account.inputs["metadata"]["name"] == gpu_health.GATE:
             # Its token is projected into the gate's container alone.
             assert account.inputs["automountServiceAccountToken"] is False

@@ -590,6 +590,31 @@ VIOLATIONS += [
         ),
     ),
 ]
+LUSTRE_VOLUME = "lustre-csi-eus2-pv-research"
+VIOLATIONS += [
+    (
+        "k8s-persistent-volumes-scoped",
+        "a Lustre volume on the whole file system",
+        lambda p: changed(p, LUSTRE_VOLUME, path=("spec", "csi", "volumeAttributes", "sub-dir"), value=DELETE),
+    ),
+    (
+        "k8s-persistent-volumes-scoped",
+        "a Lustre volume on another team's directory",
+        lambda p: changed(p, LUSTRE_VOLUME, path=("spec", "csi", "volumeAttributes", "sub-dir"), value="teams/serving"),
+    ),
+    (
+        "k8s-persistent-volumes-scoped",
+        "a volume any claim may bind",
+        lambda p: changed(p, LUSTRE_VOLUME, path=("spec", "claimRef"), value=DELETE),
+    ),
+    (
+        "k8s-persistent-volumes-scoped",
+        "inline Lustre volumes",
+        lambda p: changed(
+            p, "lustre-csi-eus2-driver", path=("spec", "volumeLifecycleModes"), value=["Persistent", "Ephemeral"]
+        ),
+    ),
+]
 PG_TABLES = "postgresql-access-trainer-experiments-public-tables"
 VIOLATIONS += [
     (
@@ -1019,7 +1044,8 @@ def test_markdown_report_lists_each_stack(plans):
     text = markdown(reports)
     assert f"| dev | ✅ pass | {len(plans['dev'].resources)} | 0 | 0 | 9 |" in text
     assert "### staging" in text and "**Capacity:** clusters 1 · GPUs 40" in text
-    assert "#### Advisory violations (16)" in text
+    # Staging's waiver of stateful-resources-protected: 16 resources and its Lustre file system.
+    assert "#### Advisory violations (17)" in text
     assert "#### Waivers" in text and "| `azure-native:containerservice:ManagedCluster` |" in text
     assert "policies/azure-platform/config/staging.json" in text
 

@@ -366,6 +366,9 @@ def test_cache_rules_pull_the_platforms_upstreams(plans):
         "ghcr.io/apache/flink-kubernetes-operator": "apache/flink-kubernetes-operator",
         "ghcr.io/kubereboot/kured": "kubereboot/kured",
         "mcr.microsoft.com/azurelinux/distroless/python": "azurelinux/distroless/python",
+        "mcr.microsoft.com/oss/v2/kubernetes-csi/azurelustre-csi": "oss/v2/kubernetes-csi/azurelustre-csi",
+        "mcr.microsoft.com/oss/kubernetes-csi/livenessprobe": "oss/kubernetes-csi/livenessprobe",
+        "mcr.microsoft.com/oss/kubernetes-csi/csi-node-driver-registrar": "oss/kubernetes-csi/csi-node-driver-registrar",
     }
 
 

@@ -4,8 +4,9 @@
    private DNS, Key Vault, the container registry, the workloads' managed identities;
 2. `data`: storage accounts (customer-managed keys from the foundation's vault), Event Hubs;
 3. `cluster`, one per cluster: AKS and its pools, admission policies and PriorityClasses, the
-   GPU stack, plan access, the Strimzi operator and its Kafka; every platform namespace denies
-   all traffic but its allows;
+   GPU stack, plan access, the Strimzi operator and its Kafka, the Lustre CSI driver and volumes
+   (reading the data unit's file system addresses); every platform namespace denies all traffic
+   but its allows;
 4. `tenants`: the workloads' federated credentials and grants, team namespaces, service
    accounts and RBAC, Kueue queues, Kafka topics, users and CA copies, MirrorMaker;
 5. `fleet`, with two or more clusters: Fleet Manager, members, update runs.
@@ -49,6 +50,7 @@ from components.platform.foundation import build_foundation
 from components.platform.tenants import build_tenants
 from planning.charts import HELM_DRIVER
 from planning.layers import Unit
+from planning.lustre_csi import lustre_clusters
 from planning.naming import Naming, replica_containers
 from planning.workloads import workload_context
 from stackconfig.model import PlatformConfig
@@ -67,7 +69,7 @@ class Platform(pulumi.ComponentResource):
         ctx = Context(args.config, parent=self)
         self.foundation = build_foundation(ctx)
         data = build_data(ctx, self.foundation)
-        self.clusters = {key: build_cluster(ctx, key, self.foundation) for key in args.config.clusters}
+        self.clusters = {key: build_cluster(ctx, key, self.foundation, data) for key in args.config.clusters}
         if args.config.has_fleet:
             build_fleet(ctx, self.clusters)
         self.kafka_connections = build_tenants(ctx, self.foundation, data, self.clusters)
@@ -130,7 +132,13 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             pulumi.export(name, value)
     elif unit.layer == "cluster":
         region = config.clusters[unit.cluster].region
-        cluster = build_cluster(ctx, unit.cluster, _foundation_reference(config, [region]))
+        # The data unit's outputs a cluster reads: its region's Lustre file system, if it mounts one.
+        data = DataOutputs.read(
+            containers={},
+            event_hubs=False,
+            lustre_regions=[region] if unit.cluster in lustre_clusters(config) else [],
+        )
+        cluster = build_cluster(ctx, unit.cluster, _foundation_reference(config, [region]), data)
         for name, value in cluster.to_exports().items():
             pulumi.export(name, value)
         pulumi.export(

@@ -1,5 +1,6 @@
 """A cluster's unit: AKS and its pools, admission, the GPU stack and health, Kueue, MultiKueue's
-worker and refresher, the Strimzi operator and its Kafka, stream processing's operator.
+worker and refresher, the Strimzi operator and its Kafka, stream processing's operator, the
+Lustre CSI driver and the training namespaces' volumes.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from components.kafka import (
     StrimziKafka,
     StrimziKafkaArgs,
 )
+from components.lustre_csi import LustreCsi, LustreCsiArgs
 from components.observability import ClusterLogSettings, ClusterLogSettingsArgs
-from components.outputs import ClusterOutputs, FoundationOutputs
+from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
 from components.platform.context import (
     PRIVILEGED_NAMESPACES,
     Context,
@@ -41,6 +43,7 @@ from planning import alerts as alerts_plan
 from planning import capacity, cold_start
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
+from planning import lustre_csi as lustre_plan
 from planning import streaming as streaming_plan
 from planning.charts import SYSTEM_POOL_TOLERATION
 from planning.cluster_traffic import (
@@ -52,7 +55,7 @@ from planning.priorities import PLATFORM_CRITICAL
 from stackconfig.model import PlatformConfig
 
 
-def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> ClusterOutputs:
+def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs, data: DataOutputs) -> ClusterOutputs:
     config, naming = ctx.config, ctx.naming
     cluster = config.clusters[key]
     region = cluster.region
@@ -175,6 +178,22 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
                 provider=provider,
                 opts=ctx.opts,
             )
+    lustre = None
+    if key in lustre_plan.lustre_clusters(config):
+        lustre = LustreCsi(
+            f"lustre-csi-{key}",
+            LustreCsiArgs(
+                cluster=cluster,
+                login_server=login_server,
+                traffic=traffic[lustre_plan.NAMESPACE],
+                file_system=naming.regional("amlfs", region),
+                mgs_address=data.lustre_mgs_addresses[region],
+                volumes=lustre_plan.training_volumes(config, key),
+                ready=[*pull_ready, *admission.ready],
+            ),
+            provider=provider,
+            opts=ctx.opts,
+        )
     ClusterAdmins(
         f"admins-{key}",
         ClusterAdminsArgs(
@@ -260,6 +279,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs) -> Clus
         kafka=kafka,
         kueue=kueue,
         streaming=streaming,
+        lustre=lustre,
         name=aks.cluster_name,
         resource_group_name=aks.resource_group_name,
     )

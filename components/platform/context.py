@@ -29,6 +29,7 @@ from facts.postgresql import PRIVATE_ENDPOINT_GROUP as POSTGRES_ENDPOINT_GROUP
 from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
+from planning import lustre_csi
 from planning.cluster_traffic import (
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
@@ -61,7 +62,12 @@ FIREWALL_SUBNET = "firewall"
 
 
 # Namespaces whose node agents need host access (Pod Security `privileged`).
-PRIVILEGED_NAMESPACES = (GPU_OPERATOR_NAMESPACE, NETWORK_OPERATOR_NAMESPACE, GPU_HEALTH_NAMESPACE)
+PRIVILEGED_NAMESPACES = (
+    GPU_OPERATOR_NAMESPACE,
+    NETWORK_OPERATOR_NAMESPACE,
+    GPU_HEALTH_NAMESPACE,
+    lustre_csi.NAMESPACE,
+)
 
 
 def alert_routes(

@@ -90,8 +90,9 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
             ),
             opts=ctx.opts,
         )
+    lustre_addresses = {}
     if config.lustre is not None:
-        LustreFileSystems(
+        lustre_addresses = LustreFileSystems(
             "lustre",
             LustreFileSystemsArgs(
                 service=service,
@@ -101,10 +102,11 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
                 },
             ),
             opts=ctx.opts,
-        )
+        ).mgs_addresses
     return DataOutputs(
         container_ids=storage.container_ids,
         event_hubs_namespace=namespace,
         replica_container_ids=storage.replica_container_ids,
         cosmos_db_account_id=cosmos_account,
+        lustre_mgs_addresses=lustre_addresses,
     )

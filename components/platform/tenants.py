@@ -24,6 +24,7 @@ from components.kafka import (
     KafkaMirrorArgs,
     MirrorSource,
 )
+from components.lustre_csi import LustreClaims, LustreClaimsArgs
 from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
 from components.platform.cluster import _kafka_clients, _mirror_identity
 from components.platform.context import (
@@ -42,6 +43,7 @@ from planning import capacity
 from planning import cosmosdb as cosmos_plan
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
+from planning import lustre_csi as lustre_plan
 from planning import postgresql as pg_plan
 from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
@@ -173,6 +175,18 @@ def build_tenants(
         )
         namespaces[key] = dict(tenancy.namespaces)
         tenancies[key] = tenancy
+        volumes = lustre_plan.training_volumes(config, key)
+        if volumes:
+            LustreClaims(
+                f"lustre-claims-{key}",
+                LustreClaimsArgs(
+                    volumes=volumes,
+                    namespaces=namespaces[key],
+                    ready=[cluster.lustre] if cluster.lustre is not None else [],
+                ),
+                provider=cluster.provider,
+                opts=ctx.opts,
+            )
         gpu_pools = capacity.plan_cluster(config, key).gpu_pools
         if gpu_pools:
             TeamQueues(

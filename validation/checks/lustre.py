@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from facts.azure_regions import REGIONS
 from planning import lustre as lustre_plan
+from planning import lustre_csi
 from stackconfig.keys import key
 from stackconfig.model import PlatformConfig
 from validation.checks.common import ConfigProblem
@@ -65,6 +66,16 @@ def check_lustre(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     f"{cluster.gpu.os_sku}: the Lustre CSI driver (v0.4.0) runs on Ubuntu nodes only, and this "
                     f"cluster's training jobs read the {region} file system",
                 )
+    # A job reads the same claim wherever it runs (MultiKueue copies it unchanged, a person
+    # resubmits it elsewhere): every region that trains needs a file system, or the claim is missing there.
+    for cluster_key, cluster in config.clusters.items():
+        trains = any(pool.purpose == "training" for pool in cluster.gpu_pools.values())
+        if trains and cluster.region not in lustre.file_systems:
+            yield ConfigProblem(
+                key("lustre", "fileSystems", cluster.region),
+                f"missing: cluster {cluster_key} trains in {cluster.region}, and without a file system there its "
+                f"training namespaces have no `{lustre_csi.CLAIM}` claim, so a job that reads one never starts there",
+            )
     for region, vnet in config.network.regions.items():
         if vnet.subnets.lustre is not None and region not in lustre.file_systems:
             yield ConfigProblem(
