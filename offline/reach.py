@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from facts import cosmosdb
+from facts import cosmosdb, lustre
 from facts.azure_roles import built_in_roles
 from offline.identities import Identities, built_in
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID, arm_id
@@ -407,6 +407,7 @@ def build(
                 principals_by_name(principals, dispatch_plan.DISPATCH_WORKLOAD, environment),
                 "the multikueue-<worker> kubeconfig Secrets hold its token",
             )
+    _lustre_edges(graph, plans, view.clusters_by_provider)
     # Service-account tokens Pulumi makes live in its state too.
     for stack, plan in plans.items():
         for r in plan.resources:
@@ -460,6 +461,41 @@ def build(
                     )
                     model.team_of[entry] = team
     return model
+
+
+def lustre_data(file_system: str, directory: str | None = None) -> str:
+    return node(DATA, f"Managed Lustre {file_system}" + (f"/{directory}" if directory else ""))
+
+
+def _lustre_edges(graph: Graph, plans: Mapping[str, Any], clusters_by_provider: Mapping[str, str]) -> None:
+    """Managed Lustre: a node's kernel client mounts the whole file system as root (AMLFS squashes
+    no root), a training namespace's pods their team's directory through their claim's volume.
+    Every persistent volume must be placed: one the model does not know is `Unclassified`."""
+    for plan in plans.values():
+        for r in plan.resources:
+            if r.type != "kubernetes:core/v1:PersistentVolume":
+                continue
+            spec = r.inputs["spec"]
+            csi = spec.get("csi") or {}
+            if csi.get("driver") != lustre.CSI_DRIVER or not spec.get("claimRef"):
+                raise Unclassified(f"persistent volume {r.name}: the model places only Lustre volumes bound to a claim")
+            cluster_id = clusters_by_provider.get(r.provider.rsplit("::", 1)[0]) if r.provider else None
+            if cluster_id is None:
+                raise Unclassified(f"persistent volume {r.name} is in a cluster the model does not know")
+            file_system = str(csi["volumeHandle"]).split("/", 1)[0]
+            directory = str(csi["volumeAttributes"]["sub-dir"])
+            claim = spec["claimRef"]
+            graph.add(
+                node(NODE, cluster_id),
+                lustre_data(file_system),
+                "the node's Lustre client mounts the whole file system as root (no root squash)",
+            )
+            graph.add(lustre_data(file_system), lustre_data(file_system, directory), "a directory of it")
+            graph.add(
+                node(PODS, f"{cluster_id}/namespaces/{claim['namespace']}"),
+                lustre_data(file_system, directory),
+                f"claim {claim['name']}, bound to volume {r.inputs['metadata']['name']}",
+            )
 
 
 def _join_database_nodes(graph: Graph, resources: list[Any], subscription: str) -> None:

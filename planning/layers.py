@@ -14,9 +14,10 @@ network team's and the workload team's deployments):
   in-cluster platform baseline (admission, priorities, platform namespaces and their isolation,
   the GPU stack and its health checks or a dispatcher's Kueue, the log agent's settings, the
   Strimzi operator and its Kafka cluster, a MultiKueue
-  worker's service account and token);
+  worker's service account and token, the Lustre CSI node plugin and the training namespaces'
+  volumes);
 - `tenants`: what teams change daily: federated credentials and workload grants, team
-  namespaces and RBAC, Kueue queues and MultiKueue's objects, Kafka topics and users,
+  namespaces and RBAC, Lustre claims, Kueue queues and MultiKueue's objects, Kafka topics and users,
   MirrorMaker and its CA copies, the Grafana dashboards;
 - `fleet` (two or more clusters): Fleet Manager, members, update strategies.
 

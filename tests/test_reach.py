@@ -16,7 +16,9 @@ import pytest
 
 from offline import identities as bootstrap
 from offline import reach
+from planning import lustre_csi
 from planning import reach as graph_model
+from planning.naming import region_code
 from planning.permissions import Condition, Grant, RoleDefinition
 from tests.conftest import ROOT
 from validation.loader import parse_platform_config
@@ -119,6 +121,20 @@ def test_a_grant_the_model_cannot_place_fails(unit_plans):
     )
     plans[stack] = dataclasses.replace(plan, resources=[*plan.resources, stranger])
     with pytest.raises(graph_model.Unclassified, match="00000000-0000-4000-8000-00000000beef"):
+        reach.build(config, plans, bootstrap.stack_identities("prod"), bootstrap.backend("prod"))
+
+
+def test_a_persistent_volume_the_model_cannot_place_fails(unit_plans):
+    """A host path volume would give a claim's pods the node's disk: the model refuses any volume
+    but a claimed Lustre one rather than leaving it out."""
+    config = config_of("prod")
+    plans = dict(unit_plans["prod"].plans)
+    stack = "prod.cluster-eus2"
+    volume = next(r for r in plans[stack].resources if r.type == "kubernetes:core/v1:PersistentVolume")
+    spec = {key: value for key, value in volume.inputs["spec"].items() if key != "csi"}
+    host = dataclasses.replace(volume, inputs={**volume.inputs, "spec": {**spec, "hostPath": {"path": "/"}}})
+    plans[stack] = dataclasses.replace(plans[stack], resources=[*plans[stack].resources, host])
+    with pytest.raises(graph_model.Unclassified, match="persistent volume"):
         reach.build(config, plans, bootstrap.stack_identities("prod"), bootstrap.backend("prod"))
 
 
@@ -280,3 +296,30 @@ def test_who_holds_the_postgresql_data_and_who_holds_only_a_login(models, stack)
     pull_request = model.graph.reach(reach.SAME_REPOSITORY_PR)
     assert graph_model.node(graph_model.DATA, f"a PostgreSQL login to {host}") in pull_request
     assert not [n for n in pull_request if n.startswith(f"{graph_model.DATA}: PostgreSQL ")], "a branch reaches tables"
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_a_teams_lustre_directory_is_reached_by_its_pods_and_the_nodes_not_by_another_team(models, stack):
+    """A training namespace's pods reach their team's directory through its claim; the GPU nodes
+    of the region reach the whole file system (the kernel client, no root squash: docs/lustre.md
+    says what that means); another team reaches neither."""
+    model, config = models[stack], config_of(stack)
+    directories = {
+        n
+        for n in model.graph.edges
+        if graph_model.kind_of(n) == graph_model.DATA and "Managed Lustre" in n and "/teams/" in n
+    }
+    assert directories
+    for team, spec in config.teams.items():
+        reached = {n for n in model.graph.reach(reach.team_entry(team)) if n in directories}
+        own = {n for n in directories if n.endswith(f"/teams/{team}")}
+        assert reached == (own if spec.training_namespaces else set()), (team, reached)
+    file_systems = {n.split("/teams/")[0] for n in directories}
+    for key, cluster in model.clusters.items():
+        # A dispatcher's node reaches training data too, as MultiKueue's identity, through the
+        # jobs it may create on the workers: what it mounts itself is the question here.
+        mounted = {n for n in model.graph.reach(graph_model.node(graph_model.NODE, cluster.id)) if n in file_systems}
+        region = next(c.region for k, c in config.clusters.items() if key.endswith(f"-{k}"))
+        expected = {n for n in file_systems if n.endswith(f"-{region_code(region)}")}
+        mounts = any(key.endswith(f"-{k}") for k in lustre_csi.lustre_clusters(config))
+        assert mounted == (expected if mounts else set()), (key, mounted)
