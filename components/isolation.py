@@ -23,10 +23,13 @@ class NamespaceIsolationArgs:
 
 
 def manifest_metadata(manifest: dict[str, Any]) -> kubernetes.meta.v1.ObjectMetaArgs:
-    """A plain manifest's metadata (name, namespace if it has one, labels) as the SDK takes it."""
+    """A plain manifest's metadata (name, namespace if it has one, labels, annotations) as the SDK takes it."""
     metadata = manifest["metadata"]
     return kubernetes.meta.v1.ObjectMetaArgs(
-        name=metadata["name"], namespace=metadata.get("namespace"), labels=metadata.get("labels")
+        name=metadata["name"],
+        namespace=metadata.get("namespace"),
+        labels=metadata.get("labels"),
+        annotations=metadata.get("annotations"),
     )
 
 

@@ -28,8 +28,7 @@ class LustreCsiArgs:
     cluster: ClusterConfig
     login_server: str
     traffic: NamespaceTraffic
-    # The region's file system: its name and the address clients mount (the data unit's output).
-    file_system: str
+    # The address clients mount the region's file system by (the data unit's output).
     mgs_address: pulumi.Input[str]
     volumes: Sequence[plan.TrainingVolume]
     # Image pulls' prerequisites and the cluster's admission policies.
@@ -77,12 +76,14 @@ class LustreCsi(pulumi.ComponentResource):
             )
         self.volumes: dict[str, kubernetes.core.v1.PersistentVolume] = {}
         for volume in args.volumes:
-            manifest = plan.persistent_volume(volume, args.mgs_address, args.file_system)
+            manifest = plan.persistent_volume(volume, args.mgs_address)
             self.volumes[volume.namespace] = kubernetes.core.v1.PersistentVolume(
                 f"{name}-pv-{volume.namespace}",
                 metadata=manifest_metadata(manifest),
                 spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[driver]),
+                # Never updated in place (its name says what it is made of: planning/lustre_csi.py);
+                # a replaced one is left Released, for a person to delete once its claim has moved.
+                opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[driver], retain_on_delete=True),
             )
         self.register_outputs({})
 

@@ -42,6 +42,8 @@ class Golden:
     # The platform:workloads entry whose identity it uses, and the blob container it touches.
     workload: str | None = None
     storage: tuple[str, str, str] | None = None  # (account key, container, read|write)
+    # Blob containers it also reads, from its region's copy: (account key, container).
+    reads: tuple[tuple[str, str], ...] = ()
     kafka: bool = False
     topic: tuple[str, str] | None = None  # (topic, read|write|readWrite) it uses
     cosmos: tuple[str, str] | None = None  # (<database>[/<container>], read|write) of Cosmos DB
@@ -61,6 +63,8 @@ GOLDEN = (
         "${TRAINING_POOL}",
         "trainer",
         ("weights", "checkpoints", "write"),
+        # Its dataset, staged into the region's Lustre file system by its first pod.
+        reads=(("datasets", "curated"),),
         kafka=True,
         topic=("training-metrics", "write"),
         peers=(("job-name", "train-llm"),),
@@ -137,6 +141,8 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     target = storage_target(view, item)
     if target:
         found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{target[0]}")))
+    for account in read_accounts(view, item):
+        found.append(Destination(HTTPS, cidr=endpoint_subnet(view, f"/storageAccounts/{account}")))
     if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
         found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
     elif golden.kafka:
@@ -172,6 +178,12 @@ def configured_location(view: ClusterView, item: Rendered) -> tuple[str, str] | 
             host, _, path = url.removeprefix("https://").partition("/")
             return host.split(".", 1)[0], path.split("/", 1)[0]
     return None
+
+
+def read_accounts(view: ClusterView, item: Rendered) -> list[str]:
+    """The accounts of the workload's `reads`, as its cluster reaches them (its region's copy)."""
+    clusters = view.plan.outputs["workloadContext"]["clusters"][view.key]["storageAccounts"]
+    return [clusters[account]["name"] for account, _ in item.golden.reads]
 
 
 def storage_target(view: ClusterView, item: Rendered) -> tuple[str, str, str] | None:
@@ -254,7 +266,15 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
         "identity": identity.refusals(
-            view, item.namespace, pod, golden.workload, storage, golden.topic, golden.cosmos, golden.postgres
+            view,
+            item.namespace,
+            pod,
+            golden.workload,
+            storage,
+            golden.topic,
+            golden.cosmos,
+            golden.postgres,
+            reads=tuple(zip(read_accounts(view, item), (c for _, c in golden.reads), strict=True)),
         )
         if golden.workload
         else [],

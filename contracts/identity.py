@@ -158,7 +158,10 @@ def refusals(
     topic: tuple[str, str] | None = None,
     cosmos: tuple[str, str] | None = None,
     postgres: tuple[str, str] | None = None,
+    reads: tuple[tuple[str, str], ...] = (),
 ) -> list[str]:
+    """`storage`: (account name, container, access) the workload uses; `reads`: (account name,
+    container) it also reads."""
     found = []
     spec = pod["spec"]
     account_name = spec.get("serviceAccountName", "default")
@@ -183,10 +186,10 @@ def refusals(
     ]
     if not any(c["subject"] == subject and c["issuer"] == issuer and AUDIENCE in c["audiences"] for c in credentials):
         found.append(f"no federated credential of {workload}'s identity trusts {subject} from {issuer}")
-    if storage is not None:
-        account, container, access = storage
+    used = ([storage] if storage is not None else []) + [(account, container, "read") for account, container in reads]
+    grants = _grants(view, identity, _principal(view, workload)) if used else []
+    for account, container, access in used:
         role = role_id(STORAGE_ROLES[access]).lower()
-        grants = _grants(view, identity, _principal(view, workload))
         wanted = f"/blobServices/default/containers/{container}"
         held = [
             g
@@ -197,6 +200,7 @@ def refusals(
         ]
         if not held:
             found.append(f"{workload}'s identity holds no {STORAGE_ROLES[access]} on {account}/{container}")
+    if used:
         broad = [
             g.inputs["scope"]
             for g in grants

@@ -210,10 +210,18 @@ def nsg_admits(rules: list[dict[str, Any]], source: str, port: int) -> bool:
         if rule.get("protocol") not in ("Tcp", "*"):
             continue
         prefixes = rule.get("sourceAddressPrefixes") or [rule.get("sourceAddressPrefix")]
-        if not any(
-            p in ("*", "VirtualNetwork") or ("/" in str(p) and network.subnet_of(ipaddress.IPv4Network(p)))
-            for p in prefixes
-        ):
+        deny = rule.get("access") != "Allow"
+
+        def matches(prefix: Any, deny: bool = deny) -> bool:
+            # An allow must cover every node of the subnet; a deny of any of them refuses the pool.
+            if prefix in ("*", "VirtualNetwork"):
+                return True
+            if "/" not in str(prefix):
+                return False
+            other = ipaddress.IPv4Network(prefix)
+            return network.subnet_of(other) or (deny and network.overlaps(other))
+
+        if not any(matches(p) for p in prefixes):
             continue
         if _port_in(rule.get("destinationPortRanges") or [rule.get("destinationPortRange")], port):
             return rule.get("access") == "Allow"

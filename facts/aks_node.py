@@ -49,14 +49,21 @@ def allocatable_memory_bytes(memory_gib: int, max_pods: int) -> int:
 
 # The label AKS puts on every node with the OS its image actually runs (what `osSku: Ubuntu`
 # resolves to): `Ubuntu` is Ubuntu 22.04 for Kubernetes 1.25 to 1.34 and Ubuntu 24.04 from 1.35
-# (learn.microsoft.com/azure/aks/upgrade-os-version, "Supported OS versions").
+# (learn.microsoft.com/azure/aks/upgrade-os-version, "Supported OS versions"), and Ubuntu 26.04
+# from 1.38 (AKS release notes 2026-10-25, github.com/Azure/AKS/releases: "Starting with
+# Kubernetes 1.38, node pools that use the Ubuntu OS SKU will default to Ubuntu 26.04"; quoted
+# by a review, not re-read here).
 OS_SKU_EFFECTIVE_LABEL = "kubernetes.azure.com/os-sku-effective"
-UBUNTU_2404_FROM = (1, 35)
+UBUNTU_BY_VERSION: tuple[tuple[tuple[int, int], str], ...] = (
+    ((1, 38), "Ubuntu2604"),
+    ((1, 35), "Ubuntu2404"),
+    ((1, 25), "Ubuntu2204"),
+)
 
 
 def ubuntu_effective(kubernetes_version: str | None) -> str:
-    """The effective OS of an `Ubuntu` pool at a Kubernetes version (None: AKS's default, current)."""
+    """The effective OS of an `Ubuntu` pool at a Kubernetes version (None: AKS's default, 1.35's today)."""
     if kubernetes_version is None:
         return "Ubuntu2404"
     major, minor = (int(part) for part in kubernetes_version.split(".")[:2])
-    return "Ubuntu2404" if (major, minor) >= UBUNTU_2404_FROM else "Ubuntu2204"
+    return next(os for since, os in UBUNTU_BY_VERSION if (major, minor) >= since)

@@ -15,6 +15,7 @@ from facts.aks_node import AGENT_POOL_LABEL
 from facts.gpu import POOL_LABEL, PREFLIGHT_LABEL, UNHEALTHY_TAINT_KEY
 from facts.metrics import AKS_RECORDING_RULES
 from planning import kafka as kafka_plan
+from planning import lustre_csi
 from stackconfig.model import PlatformConfig
 
 
@@ -252,6 +253,23 @@ FLINK_ALERTS = (
 )
 
 
+_LUSTRE = f'namespace="{lustre_csi.NAMESPACE}"'
+LUSTRE_ALERTS = (
+    Alert(
+        "LustreNodePluginNotReady",
+        f"(kube_daemonset_status_desired_number_scheduled{{{_LUSTRE}}} - kube_daemonset_status_number_ready{{{_LUSTRE}}})"
+        " > 0",
+        "PT15M",
+        "error",
+        "{{ $value }} GPU node(s) have no ready Lustre CSI node plugin ({{ $labels.daemonset }}): jobs there "
+        "cannot mount training-data.",
+        "the plugin installs the Lustre client for the node's exact kernel at every start, within ten minutes; "
+        "longer means a kernel with no client package yet (a new node image) or no route to "
+        "packages.microsoft.com, and gangs placed there wait in ContainerCreating until Kueue requeues them",
+    ),
+)
+
+
 def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
     """The cluster's rule groups: AKS's recording rules, then the platform's alerts for what runs there."""
     cluster = config.clusters[cluster_key]
@@ -263,6 +281,8 @@ def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
     if cluster.gpu_pools:
         groups.append(RuleGroup("platform-gpus", "GPU health from DCGM.", alerts=GPU_ALERTS))
         groups.append(RuleGroup("platform-gpu-health", "Preflight and passive GPU health.", alerts=GPU_HEALTH_ALERTS))
+    if cluster_key in lustre_csi.lustre_clusters(config):
+        groups.append(RuleGroup("platform-lustre", "The Lustre CSI node plugin.", alerts=LUSTRE_ALERTS))
     if cluster.gpu_pools or cluster.node_pools:
         groups.append(
             RuleGroup("platform-capacity", "Pools at their maximum.", alerts=pool_at_max_alerts(config, cluster_key))

@@ -27,14 +27,16 @@ involved.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from facts import lustre as facts
 from facts.aks_node import OS_SKU_EFFECTIVE_LABEL
-from facts.gpu import ACCELERATOR_LABEL, LABEL_PREFIX
+from facts.gpu import ACCELERATOR_LABEL, LABEL_PREFIX, PURPOSE_LABEL
 from planning.gpu import node_agent_tolerations
 from planning.images import mirrored
+from planning.naming import Naming
 from stackconfig.model import ClusterConfig, PlatformConfig
 
 NAMESPACE = "azurelustre-csi"
@@ -42,6 +44,7 @@ NODE_PLUGIN = "csi-azurelustre-node"
 # The claim every training namespace of a cluster with Lustre mounts its team's directory by.
 CLAIM = "training-data"
 TEAM_LABEL = f"{LABEL_PREFIX}/team"
+CLAIM_REQUEST = "1Gi"
 OS_SKU_LABEL = OS_SKU_EFFECTIVE_LABEL
 _SOCKET = "/csi/csi.sock"
 _REGISTRATION = f"/var/lib/kubelet/plugins/{facts.CSI_DRIVER}/csi.sock"
@@ -70,12 +73,23 @@ class TrainingVolume:
 
     namespace: str
     team: str
+    file_system: str
     capacity_tib: int
+    # What the file system is made of (sku, size, zone, subnet): a change replaces it, and with it
+    # the address the volume names.
+    file_system_spec: tuple[str, ...]
 
     @property
     def volume_name(self) -> str:
-        # Persistent volumes are cluster-scoped; a cluster reads one file system.
-        return f"lustre-{self.namespace}"
+        """Named by everything the volume is made of, so the platform never updates a bound
+        volume in place: once bound, its `claimRef` carries the claim's uid, which the PV
+        controller owns, and an apply of the same field without it either conflicts (server-side
+        apply) or, forced, unbinds the claim for good (`ClaimMisbound`, kubernetes
+        pkg/controller/volume/persistentvolume/pv_controller.go; fluxcd/flux2#2250). A changed
+        volume is a new one; its claim follows it (docs/lustre.md, "Replacing a volume")."""
+        parts = (self.namespace, self.team, self.file_system, *self.file_system_spec, *facts.MOUNT_OPTIONS)
+        digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:8]
+        return f"lustre-{self.namespace}-{digest}"
 
 
 def training_volumes(config: PlatformConfig, cluster_key: str) -> list[TrainingVolume]:
@@ -83,12 +97,18 @@ def training_volumes(config: PlatformConfig, cluster_key: str) -> list[TrainingV
     if cluster_key not in lustre_clusters(config):
         return []
     assert config.lustre is not None
-    spec = config.lustre.file_systems[config.clusters[cluster_key].region]
+    region = config.clusters[cluster_key].region
+    spec = config.lustre.file_systems[region]
+    made_of = (spec.sku, str(spec.capacity_tib), spec.zone, str(config.network.regions[region].subnets.lustre))
     return [
-        TrainingVolume(namespace, team, spec.capacity_tib)
+        TrainingVolume(namespace, team, file_system_name(config, region), spec.capacity_tib, made_of)
         for team, settings in config.teams.items()
         for namespace in settings.training_namespaces
     ]
+
+
+def file_system_name(config: PlatformConfig, region: str) -> str:
+    return Naming(config.prefix, config.environment).regional("amlfs", region)
 
 
 def csi_driver() -> dict[str, Any]:
@@ -100,6 +120,10 @@ def csi_driver() -> dict[str, Any]:
         "spec": {
             "attachRequired": False,
             "podInfoOnMount": True,
+            # The kubelet gives a pod's fsGroup the team's directory (upstream's setting), so a
+            # non-root loader can write it; pods set fsGroupChangePolicy: OnRootMismatch, or the
+            # kubelet would chown every file of a dataset at each mount (csi_mounter.go,
+            # SetVolumeOwnership), not only a fresh directory's root.
             "fsGroupPolicy": "File",
             "volumeLifecycleModes": ["Persistent"],
         },
@@ -124,6 +148,9 @@ def node_daemonset(flavor: facts.CsiNodeFlavor, cluster: ClusterConfig, login_se
             "--nodeid=$(KUBE_NODE_NAME)",
             # The platform adds no startup taint for it, and the plugin has no API credential.
             "--remove-not-ready-taint=false",
+            # Its default, stated: without a cloud config, NewDriver exits unless this is true
+            # (azurelustre.go); it only affects dynamic provisioning, which a node never serves.
+            "--enable-azurelustre-mock-dyn-prov=true",
         ],
         "env": [
             {"name": "CSI_ENDPOINT", "value": f"unix://{_SOCKET}"},
@@ -190,7 +217,11 @@ def node_daemonset(flavor: facts.CsiNodeFlavor, cluster: ClusterConfig, login_se
                         "--mode=kubelet-registration-probe",
                     ]
                 },
+                # Fails until the plugin's socket exists: past the client install's startup budget,
+                # not a restart loop while it runs (upstream restarts it after 60 s).
                 "initialDelaySeconds": 30,
+                "periodSeconds": 30,
+                "failureThreshold": facts.CSI_NODE_STARTUP_SECONDS // 30 + 1,
                 "timeoutSeconds": 15,
             },
             "env": [
@@ -209,7 +240,16 @@ def node_daemonset(flavor: facts.CsiNodeFlavor, cluster: ClusterConfig, login_se
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": f"{NODE_PLUGIN}-{flavor.name}", "namespace": NAMESPACE, "labels": labels},
+        "metadata": {
+            "name": f"{NODE_PLUGIN}-{flavor.name}",
+            "namespace": NAMESPACE,
+            "labels": labels,
+            # Pulumi would wait for every GPU node's plugin (up to ten minutes each, a tenth of the
+            # pool at a time) and fail the cluster unit after its ten-minute DaemonSet timeout
+            # (pulumi-kubernetes await/daemonset.go); the alert platform-lustre-node-plugins says
+            # when a node's plugin is not ready instead.
+            "annotations": {"pulumi.com/skipAwait": "true"},
+        },
         "spec": {
             "selector": {"matchLabels": labels},
             # A restart reinstalls the client (minutes); mounted volumes stay mounted (they are the
@@ -231,6 +271,8 @@ def node_daemonset(flavor: facts.CsiNodeFlavor, cluster: ClusterConfig, login_se
                     "nodeSelector": {
                         "kubernetes.io/os": "linux",
                         ACCELERATOR_LABEL: "nvidia",
+                        # Training pools only: nothing else has a claim, and every start downloads.
+                        PURPOSE_LABEL: "training",
                         OS_SKU_LABEL: flavor.os_sku_effective,
                     },
                     "tolerations": node_agent_tolerations(cluster),
@@ -248,7 +290,7 @@ def node_daemonset(flavor: facts.CsiNodeFlavor, cluster: ClusterConfig, login_se
     }
 
 
-def persistent_volume(volume: TrainingVolume, mgs_address: Any, file_system: str) -> dict[str, Any]:
+def persistent_volume(volume: TrainingVolume, mgs_address: Any) -> dict[str, Any]:
     """The volume of one training namespace: its team's directory of the region's file system,
     bound to the namespace's claim alone (claimRef), kept when the claim goes (Retain: static
     volumes cannot be deleted by the driver)."""
@@ -262,7 +304,7 @@ def persistent_volume(volume: TrainingVolume, mgs_address: Any, file_system: str
         "csi": {
             "driver": facts.CSI_DRIVER,
             # Unique in the cluster; not the driver's `#`-separated form, which it would parse.
-            "volumeHandle": f"{file_system}/{volume.namespace}",
+            "volumeHandle": f"{volume.file_system}/{volume.volume_name}",
             "volumeAttributes": {"mgs-ip-address": mgs_address, "sub-dir": team_directory(volume.team)},
         },
     }
@@ -284,6 +326,8 @@ def persistent_volume_claim(volume: TrainingVolume) -> dict[str, Any]:
             "accessModes": ["ReadWriteMany"],
             "storageClassName": "",
             "volumeName": volume.volume_name,
-            "resources": {"requests": {"storage": f"{volume.capacity_tib}Ti"}},
+            # Any size the volume holds: the file system's size is the volume's, and a request
+            # that followed it would change (replace) the claim with every resize.
+            "resources": {"requests": {"storage": CLAIM_REQUEST}},
         },
     }

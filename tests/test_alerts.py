@@ -27,6 +27,7 @@ SOURCES = {
     "platform-nodes": (metrics.KUBE_STATE_METRICS, None),
     "platform-capacity": (metrics.KUBE_STATE_METRICS, None),
     "platform-gpu-health": (metrics.KUBE_STATE_METRICS, None),
+    "platform-lustre": (metrics.KUBE_STATE_METRICS, None),
     "platform-gpus": (metrics.DCGM_METRICS, ("ServiceMonitor", "nvidia-dcgm-exporter")),
     "platform-kueue": (frozenset(metrics.KUEUE_METRICS), ("ServiceMonitor", "kueue-controller-manager")),
     "platform-kafka": (metrics.STRIMZI_METRICS, ("PodMonitor", "strimzi")),

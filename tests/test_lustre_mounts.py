@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import ipaddress
 
 import pytest
 
@@ -23,6 +24,7 @@ from validation.loader import parse_platform_config
 from validation.stackfile import read_stack_config
 
 LUSTRE_STACKS = ["staging", "prod", "prod-scale"]
+KUBELET_MOUNT_RETRY_SECONDS = 2 * 60 + 2
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
@@ -43,14 +45,15 @@ def _training_job(plans, stack: str, key: str):
 
 
 @pytest.mark.parametrize("stack", LUSTRE_STACKS)
-def test_the_node_plugin_runs_on_every_gpu_pool_of_a_lustre_cluster_and_nowhere_else(plans, stack):
+def test_the_node_plugin_runs_on_every_training_pool_of_a_lustre_cluster_and_nowhere_else(plans, stack):
     config = _config(stack)
     clusters = plan.lustre_clusters(config)
     assert clusters, f"{stack} mounts Lustre nowhere"
     for key, cluster in config.clusters.items():
         view = _view(plans, stack, key)
         on = {name for name, pool in view.pools.items() if scheduling.node_plugin_runs(view, lustre.CSI_DRIVER, pool)}
-        expected = set(cluster.gpu_pools) if key in clusters else set()
+        training = {name for name, pool in cluster.gpu_pools.items() if pool.purpose == "training"}
+        expected = training if key in clusters else set()
         assert on == expected, (key, on)
 
 
@@ -203,18 +206,31 @@ def test_a_rule_that_shadows_the_clients_rule_is_seen(plans):
         }
     )
     assert not reach.nsg_admits(rules, nodes, 988)
+    # A deny of part of the node subnet, before the clients' rule, refuses too.
+    partial = copy.deepcopy(nsg.inputs["securityRules"])
+    partial.append({**rules[-1], "sourceAddressPrefixes": [str(next(ipaddress.IPv4Network(nodes).subnets(4)))]})
+    assert not reach.nsg_admits(partial, nodes, 988)
 
 
 def test_a_node_from_zero_mounts_lustre_before_kueue_gives_up_on_its_gang():
     """Scale from zero: the node plugin starts when the node is Ready, beside the drivers and
-    preflight, and may take its whole startup budget to install the client; the gang's pods then
-    still start within Kueue's waitForPodsReady timeout, not evicted and requeued in a loop."""
+    preflight, and may take its whole startup budget to install the client (its registrar waits as
+    long: planning/lustre_csi.py), and the kubelet's next mount retry may come 2m2s later; the
+    gang's pods then still start within Kueue's waitForPodsReady timeout, not evicted and
+    requeued in a loop."""
     for stack in LUSTRE_STACKS:
         config = _config(stack)
         for key in plan.lustre_clusters(config):
             budget = cold_start.cluster_cold_start(config.clusters[key], config.operations.gpu_health)
             timeout = int(cold_start.pods_ready_timeout(budget).removesuffix("m")) * 60
-            lustre_ready = cold_start.PROVISION + lustre.CSI_NODE_STARTUP_SECONDS + cold_start.PODS_READY_MARGIN
+            lustre_ready = (
+                cold_start.PROVISION
+                + lustre.CSI_NODE_STARTUP_SECONDS
+                # The kubelet retries a failed mount with backoff up to 2m2s (kubernetes
+                # pkg/util/goroutinemap/exponentialbackoff, maxDurationBeforeRetry).
+                + KUBELET_MOUNT_RETRY_SECONDS
+                + cold_start.PODS_READY_MARGIN
+            )
             assert lustre_ready <= timeout, (stack, key, lustre_ready, timeout)
 
 
@@ -227,3 +243,50 @@ def test_a_training_region_without_a_file_system_is_refused_with_its_key():
     assert not result.ok
     assert "platform:lustre.fileSystems.southcentralus" in result.error
     assert "training-data" in result.error and not result.resources
+
+
+def test_a_lustre_cluster_on_a_kubernetes_version_whose_ubuntu_the_driver_does_not_build_is_refused():
+    """`Ubuntu` becomes Ubuntu 26.04 at Kubernetes 1.38, which v0.4.0 has no node plugin for."""
+    assert ubuntu_effective("1.38") == "Ubuntu2604"
+
+    def upgrade(values):
+        values["platform:clusters"]["eus2"]["kubernetesVersion"] = "1.38"
+
+    result = run_with("prod", upgrade)
+    assert not result.ok
+    assert "platform:clusters.eus2.kubernetesVersion" in result.error and "Ubuntu2604" in result.error, result.error
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_no_pod_egress_policy_reaches_the_lustre_subnet(plans, stack):
+    """Pods' traffic to the VNet leaves from their node's address (Azure CNI Overlay SNATs it), so
+    the file system's NSG cannot tell a pod from the node's kernel client: every namespace's
+    default-deny egress is what keeps pods from Lustre's ports. No NetworkPolicy or
+    CiliumNetworkPolicy may open an address range that covers the Lustre subnet."""
+    config = _config(stack)
+    subnets = [
+        ipaddress.IPv4Network(str(vnet.subnets.lustre))
+        for vnet in config.network.regions.values()
+        if vnet.subnets.lustre is not None
+    ]
+    assert subnets
+    opened = []
+    for policy in plans[stack].of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy"):
+        for rule in policy.inputs["spec"].get("egress") or []:
+            for peer in rule.get("to") or []:
+                block = peer.get("ipBlock")
+                if block:
+                    opened.append((policy.name, block["cidr"], block.get("except") or []))
+            if not rule.get("to"):
+                opened.append((policy.name, "0.0.0.0/0", []))
+    for policy in plans[stack].of_type("kubernetes:cilium.io/v2:CiliumNetworkPolicy"):
+        for rule in policy.inputs["spec"].get("egress") or []:
+            assert not set(rule.get("toEntities") or []) & {"world", "all"}, policy.name
+            opened += [(policy.name, cidr, []) for cidr in rule.get("toCIDR") or []]
+            opened += [(policy.name, c["cidr"], c.get("except") or []) for c in rule.get("toCIDRSet") or []]
+    assert opened, "no egress range at all: the scan reads nothing"
+    for name, cidr, excepted in opened:
+        network = ipaddress.IPv4Network(cidr)
+        for subnet in subnets:
+            covered = network.overlaps(subnet) and not any(subnet.subnet_of(ipaddress.IPv4Network(e)) for e in excepted)
+            assert not covered, f"{name} opens {cidr}, which covers the Lustre subnet {subnet}"

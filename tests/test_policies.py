@@ -593,6 +593,16 @@ VIOLATIONS += [
 LUSTRE_VOLUME = "lustre-csi-eus2-pv-research"
 VIOLATIONS += [
     (
+        "lustre-no-blob-integration",
+        "a file system importing from a blob container",
+        lambda p: changed(
+            p,
+            "lustre-eus2",
+            path="hsm",
+            value={"settings": {"container": "/subscriptions/s/x/containers/raw", "loggingContainer": "/s/x/logs"}},
+        ),
+    ),
+    (
         "k8s-persistent-volumes-scoped",
         "a Lustre volume on the whole file system",
         lambda p: changed(p, LUSTRE_VOLUME, path=("spec", "csi", "volumeAttributes", "sub-dir"), value=DELETE),

@@ -186,7 +186,6 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs, data: D
                 cluster=cluster,
                 login_server=login_server,
                 traffic=traffic[lustre_plan.NAMESPACE],
-                file_system=naming.regional("amlfs", region),
                 mgs_address=data.lustre_mgs_addresses[region],
                 volumes=lustre_plan.training_volumes(config, key),
                 ready=[*pull_ready, *admission.ready],

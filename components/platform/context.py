@@ -107,7 +107,10 @@ def firewall_spec(
             region,
             allowed_fqdns=list(egress.firewall.allowed_fqdns),
             team_fqdns={team: list(spec.egress_fqdns) for team, spec in config.teams.items()},
-            driver_builds=any(egress_plan.builds_drivers(cluster) for cluster in clusters),
+            # Ubuntu's archives: NVIDIA's driver builds, and the Lustre CSI node plugin's `apt-get
+            # update` before it installs the client (pkg/azurelustreplugin/entrypoint.sh).
+            driver_builds=any(egress_plan.builds_drivers(cluster) for cluster in clusters)
+            or any(config.clusters[key].region == region for key in lustre_csi.lustre_clusters(config)),
             lustre_subnet=lustre_subnet,
         ),
         network_rules=egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else [],

@@ -31,7 +31,7 @@ STEPS: tuple[Edit, ...] = (
         f"          quotas:\n            research: 1200\n            inference: 400\n            {TEAM}: 400\n",
     ),
     (
-        "its workload identity: checkpoints written to the weights account",
+        "its workload identity: checkpoints written to the weights account, datasets read to stage on Lustre",
         "  platform:workloads:\n",
         f"""  platform:workloads:
     {WORKLOAD}:
@@ -40,6 +40,7 @@ STEPS: tuple[Edit, ...] = (
       serviceAccount: {WORKLOAD}
       storage:
         weights: {{models: read, checkpoints: write}}
+        datasets: {{curated: read}}
 """,
     ),
     (

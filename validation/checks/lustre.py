@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from facts.aks_node import ubuntu_effective
 from facts.azure_regions import REGIONS
+from facts.lustre import CSI_NODE_FLAVORS, CSI_VERSION
 from planning import lustre as lustre_plan
 from planning import lustre_csi
 from stackconfig.keys import key
@@ -65,6 +67,16 @@ def check_lustre(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     key("clusters", cluster_key, "gpu", "osSku"),
                     f"{cluster.gpu.os_sku}: the Lustre CSI driver (v0.4.0) runs on Ubuntu nodes only, and this "
                     f"cluster's training jobs read the {region} file system",
+                )
+                continue
+            effective = ubuntu_effective(cluster.kubernetes_version)
+            builds = [flavor.os_sku_effective for flavor in CSI_NODE_FLAVORS]
+            if effective not in builds:
+                yield ConfigProblem(
+                    key("clusters", cluster_key, "kubernetesVersion"),
+                    f"{cluster.kubernetes_version}: its Ubuntu GPU nodes run {effective}, for which the Lustre CSI "
+                    f"driver {CSI_VERSION} has no build ({', '.join(builds)}); its training jobs could not mount "
+                    f"the {region} file system",
                 )
     # A job reads the same claim wherever it runs (MultiKueue copies it unchanged, a person
     # resubmits it elsewhere): every region that trains needs a file system, or the claim is missing there.

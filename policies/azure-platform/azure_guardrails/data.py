@@ -1,4 +1,5 @@
-"""Storage, Key Vault, Container Registry and Event Hubs: private, keyless, TLS 1.2, recoverable."""
+"""Storage, Key Vault, Container Registry, Event Hubs and Managed Lustre: private, keyless, TLS 1.2,
+recoverable."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
 VAULT = "azure-native:keyvault:Vault"
 REGISTRY = "azure-native:containerregistry:Registry"
 EVENT_HUBS = "azure-native:eventhub:Namespace"
+LUSTRE = "azure-native:storagecache:AmlFilesystem"
 
 STORAGE_TLS = ("TLS1_2", "TLS1_3")
 EVENT_HUBS_TLS = ("1.2", "1.3")
@@ -122,6 +124,14 @@ def event_hubs_tls(args, report):
         report(f"minimumTlsVersion is {lookup(args.props, 'minimumTlsVersion')!r}.")
 
 
+def lustre_no_blob_integration(args, report):
+    if args.resource_type == LUSTRE and lookup(args.props, "hsm.settings") is not None:
+        report(
+            "hsm.settings links a blob container: Managed Lustre's import and export need shared-key access on "
+            "its storage account and let Azure's resource provider mint SAS tokens (amlfs-prerequisites.md)."
+        )
+
+
 POLICIES = [
     resource_policy(
         "storage-public-network-disabled",
@@ -231,5 +241,14 @@ POLICIES = [
         event_hubs_tls,
         severity=Severity.MEDIUM,
         remediation="Set minimumTlsVersion: '1.2'.",
+    ),
+    resource_policy(
+        "lustre-no-blob-integration",
+        "Managed Lustre file systems have no blob integration: its import and export need shared keys on the "
+        "storage account; datasets are copied in by a job with its workload identity.",
+        lustre_no_blob_integration,
+        severity=Severity.HIGH,
+        remediation="Leave hsm unset (components/lustre.py does) and load data as the Managed Lustre page of the docs "
+        "shows (Loading data); an environment that needs it takes a waiver naming its dedicated account.",
     ),
 ]
