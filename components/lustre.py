@@ -13,16 +13,20 @@ Ethernet NIC (the CSI driver's LNet uses `tcp` on Ethernet interfaces, not Infin
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 from pulumi_azure_native import storagecache
 
+from components.data_service import watch_and_keep
 from components.groups import resource_group
 from components.private_dns import DataPlaneSettings
-from components.rbac import lock_against_deletion
 from planning.naming import region_code
 from stackconfig.model import LustreConfig
+
+# Its one resource log: privileged operations on the file system (AFSAuditLogs; Azure Monitor's
+# supported logs for Microsoft.StorageCache/amlFilesystems). Its metrics cannot be exported.
+LOG_CATEGORIES = ("AmlfsAuditEvent",)
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ class LustreFileSystemsArgs:
     settings: LustreConfig
     # region -> the foundation's Lustre subnet there
     subnet_ids: Mapping[str, pulumi.Input[str]]
+    alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
 
 
 class LustreFileSystems(pulumi.ComponentResource):
@@ -69,13 +74,19 @@ class LustreFileSystems(pulumi.ComponentResource):
                 tags=service.tags,
                 opts=pulumi.ResourceOptions(parent=self, protect=service.protect),
             )
-            if service.lock:
-                lock_against_deletion(
-                    f"{label}-lock",
-                    scope=file_system.id,
-                    what=f"Managed Lustre file system {naming.regional('amlfs', region)}",
-                    parent=self,
-                )
+            # Logs, alerts and a delete lock on the file system itself (not its group, where Azure
+            # puts the file system's network interfaces).
+            watch_and_keep(
+                label,
+                service,
+                resource_id=file_system.id,
+                resource_type="Microsoft.StorageCache/amlFilesystems",
+                what=f"Managed Lustre file system {naming.regional('amlfs', region)}",
+                resource_group_name=group.name,
+                log_categories=LOG_CATEGORIES,
+                alert_routes=args.alert_routes,
+                parent=self,
+            )
             self.mgs_addresses[region] = file_system.client_info.apply(
                 lambda info: str(info.mgs_address) if info is not None and info.mgs_address else ""
             )

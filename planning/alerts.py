@@ -389,6 +389,21 @@ AZURE_METRIC_ALERTS: dict[str, tuple[MetricAlert, ...]] = {
             "auto-grow adds storage in steps; a server that fills anyway turns read-only",
         ),
     ),
+    "Microsoft.StorageCache/amlFilesystems": (
+        MetricAlert(
+            "lustre-client-evictions",
+            "LustreClientEvictions",
+            "GreaterThan",
+            0,
+            "Total",
+            "PT15M",
+            "warning",
+            "an evicted client loses its locks and unwritten data, and its job's reads fail: a node that stopped "
+            "or lost its network; many at once point at the file system or its subnet (Azure Monitor's "
+            "supported metrics for Microsoft.StorageCache/amlFilesystems). Capacity has no alert: Microsoft's "
+            "is a ratio of two metrics, which a metric alert cannot compute (docs/lustre.md)",
+        ),
+    ),
     "Microsoft.EventHub/namespaces": (
         MetricAlert(
             "eventhubs-throttled",

@@ -183,6 +183,7 @@ WATCHED = {
     "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
     "azure-native:keyvault:Vault": "Microsoft.KeyVault/vaults",
     "azure-native:eventhub:Namespace": "Microsoft.EventHub/namespaces",
+    "azure-native:storagecache:AmlFilesystem": "Microsoft.StorageCache/amlFilesystems",
 }
 
 

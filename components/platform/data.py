@@ -100,6 +100,7 @@ def build_data(ctx: Context, foundation: FoundationOutputs) -> DataOutputs:
                 subnet_ids={
                     region: foundation.subnet_ids[region][LUSTRE_SUBNET] for region in config.lustre.file_systems
                 },
+                alert_routes=alert_routes(config, foundation.action_group_ids),
             ),
             opts=ctx.opts,
         ).mgs_addresses
