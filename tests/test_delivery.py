@@ -319,8 +319,10 @@ def test_the_state_backends_token_file_stays_fresh_for_the_whole_run(tmp_path: P
             assert self.headers["Authorization"] == "bearer request-token"
             assert "audience=api://AzureADTokenExchange" in self.path
             requests.append(self.path)
-            if len(requests) in (2, 3, 4, 5):  # GitHub down for a while (curl retries 3 times)
-                self.send_response(503)
+            # GitHub unavailable once (curl retries it, a second later), then refusing once (not
+            # retried: that renewal fails, and the loop keeps the last token and goes on).
+            if len(requests) in (2, 3):
+                self.send_response(503 if len(requests) == 2 else 403)
                 self.end_headers()
                 return
             issued.append(f"github-token-{len(issued)}")
