@@ -102,6 +102,7 @@ from stackconfig.model.network import (
     RegionSubnets,
     ResourceGroupId,
 )
+from stackconfig.model.onprem import OnPremApiServer, OnPremClusterConfig, OnPremGpuPoolConfig
 from stackconfig.model.operations import (
     ALERT_SEVERITIES,
     BASIC_PLAN_TABLES,
@@ -231,6 +232,10 @@ class PlatformConfig(Model):
     lustre: Optional[LustreConfig] = Field(
         default=None,
         description="Azure Managed Lustre for training data. Unset: none in this environment (jobs read Blob).",
+    )
+    on_prem_clusters: dict[ShortName, OnPremClusterConfig] = Field(
+        default_factory=dict,
+        description="On-premises Kubernetes clusters connected through Azure Arc, by key (docs/hybrid.md).",
     )
     fleet: Optional[FleetConfig] = Field(
         default=None,
@@ -393,6 +398,9 @@ __all__ = [
     "NatGatewayConfig",
     "NetworkConfig",
     "NodePoolConfig",
+    "OnPremApiServer",
+    "OnPremClusterConfig",
+    "OnPremGpuPoolConfig",
     "OperationsConfig",
     "OsSku",
     "PlanIdentityConfig",

@@ -1,5 +1,5 @@
 """Rules that relate several config fields, one module per capability: naming, compute (pools,
-GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, postgresql, lustre, kafka, streaming, operations, jobs.
+GPUs, capacity, fleets, upgrades), network, identity, data, cosmosdb, postgresql, lustre, onprem, kafka, streaming, operations, jobs.
 
 Each check returns `ConfigProblem`s instead of raising, so that one run reports every
 problem of a stack at once. Keys are written as a user finds them in the stack file:
@@ -43,6 +43,7 @@ from validation.checks.network import (
     check_service_network,
     check_subnets,
 )
+from validation.checks.onprem import check_on_prem_clusters
 from validation.checks.operations import check_alerts, check_monitoring
 from validation.checks.postgresql import check_postgresql
 from validation.checks.streaming import check_streaming
@@ -75,6 +76,7 @@ CHECKS = (
     check_cosmos_db,
     check_postgresql,
     check_lustre,
+    check_on_prem_clusters,
     check_kafka,
     check_jobs,
     check_alerts,

@@ -1,0 +1,48 @@
+"""Azure Arc-enabled Kubernetes: which distributions get which of the platform's needs, and what a
+connected cluster's agents reach.
+
+Sources (research notes of 2026-11-28; MicrosoftDocs/azure-management-docs at d923d58, under
+articles/azure-arc/kubernetes/):
+- workload-identity.md: workload identity federation (GA in agent 1.32.7, release-notes.md) on
+  Ubuntu with K3s, AKS enabled by Azure Arc, Red Hat OpenShift, VMware Tanzu TKGm and AKS Edge
+  Essentials; enabled by `az connectedk8s connect|update --enable-oidc-issuer
+  --enable-workload-identity`, with the site's API server started with the Arc issuer
+  (`--service-account-issuer`).
+- extensions-release.md: the Azure Policy extension (`Microsoft.PolicyInsights`) "kubeadm is
+  currently not supported"; the validated distributions are AKS on Azure Local, ARO, Kind, RKE2,
+  Minikube, K3s, AKS Edge and TKG (EKS, GKE and RKE supported without validation).
+- includes/network-requirements-azure-cloud.md (ms.date 06/11/2026): the agents' outbound
+  endpoints, HTTPS 443; cluster connect and custom locations add more, which the platform does not
+  use.
+- pulumi-azure-native 3.29.0 `kubernetes.ConnectedCluster` (API 2024-02-01-preview): creating one
+  needs the agent's public key, which only `az connectedk8s connect` generates with the agents'
+  install (Azure/azure-rest-api-specs#23247): the platform references a connected cluster, never
+  creates it.
+"""
+
+from __future__ import annotations
+
+CONNECTED_CLUSTER_TYPE = "Microsoft.Kubernetes/connectedClusters"
+
+# Distributions the platform knows, by the name config uses.
+DISTRIBUTIONS = ("k3s", "aks-arc", "aks-edge", "openshift", "tanzu-tkgm", "rke2", "kubeadm")
+# Where Arc's workload identity federation is supported (workload-identity.md).
+WORKLOAD_IDENTITY_DISTRIBUTIONS = frozenset({"k3s", "aks-arc", "aks-edge", "openshift", "tanzu-tkgm"})
+# Where the Azure Policy extension is not supported (extensions-release.md): such a site could not
+# be governed by the platform's initiatives.
+POLICY_UNSUPPORTED_DISTRIBUTIONS = frozenset({"kubeadm"})
+
+# What the Arc agents must reach from the site (HTTPS 443), without cluster connect or custom
+# locations; `{region}` is the connected cluster's region.
+AGENT_FQDNS: tuple[str, ...] = (
+    "management.azure.com",
+    "{region}.dp.kubernetesconfiguration.azure.com",
+    "login.microsoftonline.com",
+    "{region}.login.microsoft.com",
+    "login.windows.net",
+    "mcr.microsoft.com",
+    "*.data.mcr.microsoft.com",
+    "gbl.his.arc.azure.com",
+    "*.his.arc.azure.com",
+    "linuxgeneva-microsoft.azurecr.io",
+)

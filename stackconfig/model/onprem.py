@@ -1,0 +1,92 @@
+"""On-premises Kubernetes clusters, connected through Azure Arc: declared members of the platform
+(docs/hybrid.md)."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv4Network
+from typing import Annotated, Literal, Optional
+
+from pydantic import Field, StringConstraints
+
+from stackconfig.model.base import Model, RegionName, ShortName
+
+# facts/arc.py's DISTRIBUTIONS (tests/test_onprem.py holds the two equal).
+Distribution = Literal["k3s", "aks-arc", "aks-edge", "openshift", "tanzu-tkgm", "rke2", "kubeadm"]
+ConnectedClusterId = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Kubernetes/connectedClusters/[^/]+$"
+    ),
+]
+LabelMap = dict[str, str]
+
+
+class OnPremApiServer(Model):
+    """Where the site's API server is reached from Azure: the dispatchers' MultiKueue and nothing else."""
+
+    url: Annotated[str, StringConstraints(pattern=r"^https://[^/\s]+$")] = Field(
+        description="`https://<host>[:port]`, as the dispatchers reach it over the hub's private route."
+    )
+    address: IPv4Address = Field(
+        description="The address that URL resolves to, inside `platform:network.onPremisesRanges` (the route and "
+        "the firewall rule are made for it)."
+    )
+
+
+class OnPremGpuPoolConfig(Model):
+    """A pool of GPU servers as it exists at the site: described by an Azure size with the same GPUs,
+    or by its own numbers."""
+
+    nodes: int = Field(ge=1, le=10_000, description="Servers in the pool.")
+    size: Optional[str] = Field(
+        default=None,
+        description="An Azure GPU size with the same GPUs, InfiniBand and shape (facts/gpu.py), e.g. "
+        "`Standard_ND96isr_H100_v5` for an 8x H100 NDR server. Unset: describe it with the fields below.",
+    )
+    gpu_model: Optional[str] = Field(default=None, description="GPU model (`H100`), when `size` is unset.")
+    gpus_per_node: Optional[int] = Field(default=None, ge=1, le=16, description="GPUs per server.")
+    gpu_memory_gb: Optional[int] = Field(default=None, ge=1, description="Memory per GPU, GB.")
+    vcpus: Optional[int] = Field(default=None, ge=1, description="vCPUs (hardware threads) per server.")
+    memory_gib: Optional[int] = Field(default=None, ge=1, description="Memory per server, GiB.")
+    infiniband: Optional[bool] = Field(default=None, description="Servers joined by InfiniBand.")
+    labels: LabelMap = Field(default_factory=dict, description="Node labels the site sets on the pool's servers.")
+    taints: list[str] = Field(default_factory=list, description="Node taints the site sets, `key=value:Effect`.")
+
+
+class OnPremClusterConfig(Model):
+    """One on-premises cluster, connected to Azure Arc by the site's operators (docs/hybrid.md)."""
+
+    site: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+        description="The datacenter, as people name it."
+    )
+    region: RegionName = Field(
+        description="The Azure region it is attached to: its workspaces, its dispatcher, its route through the hub."
+    )
+    distribution: Distribution = Field(
+        description="The Kubernetes distribution (what Arc's extensions and workload identity support depends on)."
+    )
+    connected_cluster_id: ConnectedClusterId = Field(
+        description="The Arc connected cluster's resource ID, which `az connectedk8s connect` made: referenced, "
+        "never created by the platform."
+    )
+    api_server: OnPremApiServer = Field(description="The site's API server, as Azure reaches it.")
+    node_ranges: list[IPv4Network] = Field(
+        min_length=1, description="The servers' addresses, inside `platform:network.onPremisesRanges`."
+    )
+    pod_cidr: IPv4Network = Field(description="The site's pod range; must not overlap Azure's.")
+    service_cidr: IPv4Network = Field(description="The site's service range; must not overlap Azure's.")
+    cni: Literal["cilium", "calico", "flannel", "other"] = Field(
+        description="The site's CNI. Only `cilium` gets the platform's FQDN egress policies; elsewhere egress is "
+        "by address."
+    )
+    gpu_pools: dict[ShortName, OnPremGpuPoolConfig] = Field(
+        min_length=1, description="The site's GPU pools as they exist."
+    )
+    teams: list[ShortName] = Field(
+        default_factory=list, description="Teams whose jobs may run there (each a key of `platform:teams`)."
+    )
+    workload_identity: bool = Field(
+        default=False,
+        description="Workloads sign in with their managed identity through the site's Arc issuer (supported "
+        "distributions only, with the issuer enabled on the site). Off: they reach no Azure data from the site.",
+    )

@@ -1,0 +1,97 @@
+"""On-premises clusters (platform:onPremClusters): keys apart from AKS clusters', declared teams,
+ranges routed through the hub and apart from Azure's, GPU pools the platform can size, and what the
+distribution supports (facts/arc.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from ipaddress import IPv4Network
+
+from pydantic.alias_generators import to_camel
+
+from facts.arc import POLICY_UNSUPPORTED_DISTRIBUTIONS, WORKLOAD_IDENTITY_DISTRIBUTIONS
+from facts.gpu import GPU_VM_SIZES
+from stackconfig.keys import key
+from stackconfig.model import OnPremGpuPoolConfig, PlatformConfig
+from validation.checks.common import ConfigProblem
+
+# What describes a server when no Azure size does.
+DESCRIPTION_FIELDS = ("gpu_model", "gpus_per_node", "gpu_memory_gb", "vcpus", "memory_gib", "infiniband")
+
+
+def _azure_ranges(config: PlatformConfig) -> list[tuple[str, IPv4Network]]:
+    network = config.network
+    ranges = [
+        (key("network", "regions", region, "addressSpace", i), space)
+        for region, vnet in network.regions.items()
+        for i, space in enumerate(vnet.address_space)
+    ]
+    ranges += [(key("network", "podCidr"), network.pod_cidr), (key("network", "serviceCidr"), network.service_cidr)]
+    if network.hub is not None:
+        ranges += [(key("network", "hub", "addressSpace", i), s) for i, s in enumerate(network.hub.address_space)]
+    return ranges
+
+
+def pool_problem(pool: OnPremGpuPoolConfig) -> str | None:
+    """Why the platform cannot size this pool (its quotas, flavors and capacity), or None."""
+    if pool.size is not None:
+        if pool.size not in GPU_VM_SIZES:
+            return f"{pool.size} is not a GPU size the catalogue knows (facts/gpu.py); describe the servers instead"
+        return None
+    missing = [name for name in DESCRIPTION_FIELDS if getattr(pool, name) is None]
+    if missing:
+        names = ", ".join(to_camel(name) for name in missing)
+        return f"no `size` and no description of its servers: set {names}"
+    return None
+
+
+def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    azure = _azure_ranges(config)
+    routed = list(config.network.on_premises_ranges)
+    dispatch_regions = {config.clusters[k].region for k in config.jobs.dispatchers if k in config.clusters}
+    for name, site in config.on_prem_clusters.items():
+        where = key("onPremClusters", name)
+        if name in config.clusters:
+            yield ConfigProblem(
+                where, f"{name} is also an AKS cluster's key (platform:clusters); keys name one cluster"
+            )
+        if site.region not in config.network.regions:
+            yield ConfigProblem(f"{where}.region", f"{site.region} is none of platform:network.regions")
+        if site.teams and site.region not in dispatch_regions:
+            yield ConfigProblem(
+                f"{where}.teams",
+                f"no dispatcher (platform:jobs.dispatchers) in {site.region} sends work to the site",
+            )
+        for i, team in enumerate(site.teams):
+            if team not in config.teams:
+                yield ConfigProblem(
+                    key("onPremClusters", name, "teams", i), f"team {team} is not declared under platform:teams"
+                )
+        if site.distribution in POLICY_UNSUPPORTED_DISTRIBUTIONS:
+            yield ConfigProblem(
+                f"{where}.distribution",
+                f"{site.distribution}: Azure Policy's Arc extension does not support it, so the site would run "
+                "without the platform's admission policies",
+            )
+        if site.workload_identity and site.distribution not in WORKLOAD_IDENTITY_DISTRIBUTIONS:
+            yield ConfigProblem(
+                f"{where}.workloadIdentity",
+                f"Arc's workload identity does not support {site.distribution} "
+                f"({', '.join(sorted(WORKLOAD_IDENTITY_DISTRIBUTIONS))} only)",
+            )
+        # The servers and the API server are reached through the hub: inside its on-premises ranges.
+        reached = [(key("onPremClusters", name, "nodeRanges", i), r) for i, r in enumerate(site.node_ranges)]
+        reached.append((f"{where}.apiServer.address", IPv4Network(f"{site.api_server.address}/32")))
+        for at, network in reached:
+            if not any(network.subnet_of(r) for r in routed):
+                yield ConfigProblem(
+                    at, f"{network} is outside platform:network.onPremisesRanges: the hub does not route it"
+                )
+        for at, network in [*reached, (f"{where}.podCidr", site.pod_cidr), (f"{where}.serviceCidr", site.service_cidr)]:
+            for owner, other in azure:
+                if network.overlaps(other):
+                    yield ConfigProblem(at, f"{network} overlaps {owner} ({other})")
+        for pool_name, pool in site.gpu_pools.items():
+            problem = pool_problem(pool)
+            if problem:
+                yield ConfigProblem(f"{where}.gpuPools.{pool_name}", problem)
