@@ -157,12 +157,18 @@ def _firewall_allows(view: ClusterView, host: str, port: int) -> bool | None:
     groups = [r.inputs for r in view.plan.of_type(RULE_COLLECTION_GROUP) if r.name.startswith(f"net-{region}-")]
     if not groups:
         return None
+    # The cluster's nodes are what the firewall sees (pods are SNATed); rules for other sources
+    # (a Lustre subnet, an on-premises site) do not apply to them.
+    nodes = ipaddress.IPv4Network(view.config["platform:clusters"][view.key]["subnets"]["nodes"])
     for group in groups:
         for collection in group["ruleCollections"]:
             if collection.get("action", {}).get("type", "Allow") != "Allow":
                 continue
             for rule in collection["rules"]:
                 if rule.get("ruleType") != "ApplicationRule":
+                    continue
+                sources = rule.get("sourceAddresses") or ["*"]
+                if not any(s == "*" or ("/" in s and nodes.subnet_of(ipaddress.IPv4Network(s))) for s in sources):
                     continue
                 if not any(int(p["port"]) == port for p in rule.get("protocols") or []):
                     continue

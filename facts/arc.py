@@ -46,3 +46,20 @@ AGENT_FQDNS: tuple[str, ...] = (
     "*.his.arc.azure.com",
     "linuxgeneva-microsoft.azurecr.io",
 )
+
+# Microsoft Defender for Containers' Arc sensor: its supported distributions (extensions-release.md,
+# "Microsoft Defender for Containers"; public preview for Arc). K3s and RKE2 are not among them.
+DEFENDER_DISTRIBUTIONS = frozenset({"aks-arc", "openshift", "tanzu-tkgm"})
+
+# Cluster extensions the platform installs on a site (extension type, and the version it pins where
+# the docs publish one: extensions-release.md "Azure Policy Extension Release Notes" 1.19.0,
+# flux-gitops-release-notes.md "August 2026 - microsoft.flux version 1.24.1"). Azure Monitor's
+# extensions publish no version list in these sources: they follow the Stable train's minor
+# upgrades instead.
+POLICY_EXTENSION = ("Microsoft.PolicyInsights", "1.19.0")
+FLUX_EXTENSION = ("microsoft.flux", "1.24.1")
+CONTAINER_INSIGHTS_EXTENSION = ("Microsoft.AzureMonitor.Containers", None)
+METRICS_EXTENSION = ("Microsoft.AzureMonitor.Containers.Metrics", None)
+DEFENDER_EXTENSION = ("microsoft.azuredefender.kubernetes", None)
+# What Azure Policy's extension reaches besides Arc's own endpoints (policy-for-kubernetes.md).
+POLICY_FQDNS: tuple[str, ...] = ("data.policy.core.windows.net", "store.policy.core.windows.net")

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import get_args
 
+from contracts import reach
+from contracts.cluster import ClusterView
 from facts.arc import DISTRIBUTIONS, WORKLOAD_IDENTITY_DISTRIBUTIONS
+from planning import onprem as onprem_plan
 from stackconfig.model import OnPremGpuPoolConfig
 from stackconfig.model.onprem import Distribution
-from tests.conftest import ROOT, run_with
+from tests.conftest import ROOT, run_with, stack_values
 from validation.checks.onprem import pool_problem
 from validation.loader import parse_platform_config
 from validation.stackfile import read_stack_config
@@ -67,3 +70,46 @@ def test_a_bad_site_stops_the_preview_with_every_problem_by_key():
     for key, words in expected.items():
         lines = [line for line in plan.error.splitlines() if line.strip().startswith(f"- {key}:")]
         assert any(words in line for line in lines), f"{key}: {words!r} not in\n{plan.error}"
+
+
+def test_a_site_gets_governance_observability_and_flux_pinned_where_microsoft_publishes_versions():
+    config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
+    site = config.on_prem_clusters["phx1"]
+    extensions = {e.extension_type: e for e in onprem_plan.site_extensions(site)}
+    assert extensions["Microsoft.PolicyInsights"].version == "1.19.0"
+    assert extensions["microsoft.flux"].version == "1.24.1"
+    assert {"Microsoft.AzureMonitor.Containers", "Microsoft.AzureMonitor.Containers.Metrics"} <= set(extensions)
+    # Defender's Arc sensor does not list K3s; an OpenShift site gets it.
+    assert "microsoft.azuredefender.kubernetes" not in extensions
+    openshift = site.model_copy(update={"distribution": "openshift"})
+    assert "microsoft.azuredefender.kubernetes" in {e.extension_type for e in onprem_plan.site_extensions(openshift)}
+
+
+def test_the_sites_servers_reach_arcs_endpoints_through_their_regions_firewall_and_nothing_else(plans):
+    config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
+    site = config.on_prem_clusters["phx1"]
+    ranges = {str(r) for r in site.node_ranges}
+    found = {}
+    for group in plans["prod-scale"].of_type("azure-native:network:FirewallPolicyRuleCollectionGroup"):
+        for collection in group.inputs.get("ruleCollections") or []:
+            for rule in collection.get("rules") or []:
+                sources = set(rule.get("sourceAddresses") or [])
+                if sources & ranges:
+                    assert sources == ranges, rule["name"]
+                    found[(group.name, rule["name"])] = set(rule.get("targetFqdns") or [])
+    assert len(found) == 1, found
+    ((group, name), fqdns) = next(iter(found.items()))
+    assert group.startswith(f"net-{site.region}-") and name == "site-phx1"
+    assert {"management.azure.com", "eastus2.dp.kubernetesconfiguration.azure.com", "gbl.his.arc.azure.com"} <= fqdns
+    assert "data.policy.core.windows.net" in fqdns
+    # Cluster connect's relays are not opened: the platform does not use it.
+    assert not any("servicebus" in f or "guestnotificationservice" in f for f in fqdns)
+
+
+def test_the_reach_contract_does_not_lend_a_sites_or_lustres_firewall_rules_to_the_clusters_pods(plans):
+    """The Lustre subnet's rule allows `*.azure.com`, the site's `management.azure.com`: both are
+    sourced from their own ranges, so a cluster's pod is still refused there."""
+    view = ClusterView(plans["prod-scale"], "eus2", stack_values("prod-scale"))
+    assert reach._firewall_allows(view, "management.azure.com", 443) is False
+    assert reach._firewall_allows(view, "anything.azure.com", 443) is False
+    assert reach._firewall_allows(view, "login.microsoftonline.com", 443) is True
