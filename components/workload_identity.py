@@ -45,6 +45,8 @@ class WorkloadSpec:
     # cluster key -> the cluster's OIDC issuer URL
     issuers: dict[str, pulumi.Input[str]]
     grants: list[Grant]
+    # On-premises sites it runs on: site key -> (the connected cluster's name, its Arc issuer).
+    sites: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -123,11 +125,13 @@ class WorkloadAccess(pulumi.ComponentResource):
         for workload in args.workloads:
             prefix = f"{name}-{workload.name}"
             previous: pulumi.Resource | None = None
-            for cluster_key, issuer in workload.issuers.items():
+            trusted = [(key, naming.cluster(key), issuer) for key, issuer in workload.issuers.items()]
+            trusted += [(key, name, issuer) for key, (name, issuer) in workload.sites.items()]
+            for cluster_key, credential_name, issuer in trusted:
                 # One at a time: Azure rejects concurrent writes of credentials on one identity.
                 previous = managedidentity.FederatedIdentityCredential(
                     f"{prefix}-{cluster_key}",
-                    federated_identity_credential_resource_name=naming.cluster(cluster_key),
+                    federated_identity_credential_resource_name=credential_name,
                     resource_name_=args.identity_names[workload.name],
                     resource_group_name=args.identity_resource_group,
                     issuer=issuer,

@@ -244,6 +244,27 @@ def _clusters(resources: list[Any], view: permissions.PlanView) -> dict[str, Clu
     }
 
 
+def _sites(config: PlatformConfig) -> dict[str, Cluster]:
+    """On-premises clusters, by their connected cluster's name (what their workloads' federated
+    credentials are named): the namespaces of the workloads that run there, whose pods may run as
+    those workloads' service accounts. Their Pod Security is the site's: the model takes it as
+    baseline (docs/hybrid.md says who sets it), so only the site's nodes reach the accounts of
+    every workload there."""
+    sites = {}
+    for key, site in config.on_prem_clusters.items():
+        accounts: dict[str, list[str]] = {}
+        for spec in config.workloads.values():
+            if key in spec.sites:
+                accounts.setdefault(spec.namespace, []).append(spec.service_account)
+        name = site.connected_cluster_id.rsplit("/", 1)[-1]
+        sites[name] = Cluster(
+            site.connected_cluster_id,
+            dict.fromkeys(accounts, False),
+            {namespace: (*names, "default") for namespace, names in accounts.items()},
+        )
+    return sites
+
+
 def build(
     config: PlatformConfig,
     plans: Mapping[str, Any],
@@ -258,7 +279,7 @@ def build(
     stacks = sorted(deployed.values())
     union = type("Union", (), {"resources": resources, "calls": [], "stack": ""})()
     view = permissions.view(union, OFFLINE_SUBSCRIPTION_ID)
-    clusters = _clusters(resources, view)
+    clusters = {**_clusters(resources, view), **_sites(config)}
     by_id = {c.id: c for c in clusters.values()}
     roles = _roles(identities)
     principals, team_of = _principals(resources, config, identities)

@@ -113,3 +113,48 @@ def test_the_reach_contract_does_not_lend_a_sites_or_lustres_firewall_rules_to_t
     assert reach._firewall_allows(view, "management.azure.com", 443) is False
     assert reach._firewall_allows(view, "anything.azure.com", 443) is False
     assert reach._firewall_allows(view, "login.microsoftonline.com", 443) is True
+
+
+def test_the_trainer_trusts_the_sites_arc_issuer_with_one_more_federated_credential(plans):
+    config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
+    site = config.on_prem_clusters["phx1"]
+    credentials = [
+        r.inputs
+        for r in plans["prod-scale"].of_type("azure-native:managedidentity:FederatedIdentityCredential")
+        if r.inputs["issuer"] == site.oidc_issuer_url
+    ]
+    assert [(c["resourceName"].endswith("trainer"), c["subject"]) for c in credentials] == [
+        (True, "system:serviceaccount:research:trainer")
+    ]
+    assert credentials[0]["federatedIdentityCredentialResourceName"] == site.connected_cluster_id.rsplit("/", 1)[-1]
+
+
+def test_a_workload_on_a_site_is_checked_against_the_sites_identity_and_teams():
+    def misplace(values):
+        workloads = values["platform:workloads"]
+        workloads["trainer"]["sites"] = ["phx1", "dal1"]
+        values["platform:onPremClusters"]["phx1"]["workloadIdentity"] = False
+
+    plan = run_with("prod-scale", misplace)
+    assert plan.resources == [] and plan.error is not None
+    expected = {
+        "platform:workloads.trainer.sites[0]": "phx1 has no workload identity",
+        "platform:workloads.trainer.sites[1]": "dal1 is not a site of platform:onPremClusters",
+        "platform:onPremClusters.phx1.oidcIssuerUrl": "set without workloadIdentity",
+    }
+    for key, words in expected.items():
+        assert any(line.strip().startswith(f"- {key}:") and words in line for line in plan.error.splitlines()), (
+            f"{key}: {words!r} not in\n{plan.error}"
+        )
+
+    def other_team(values):
+        values["platform:workloads"]["server"] = {
+            "team": "inference",
+            "namespace": "inference",
+            "serviceAccount": "server",
+            "sites": ["phx1"],
+        }
+
+    plan = run_with("prod-scale", other_team)
+    assert plan.error is not None
+    assert "platform:workloads.server.sites[0]: team inference may not run on phx1" in plan.error, plan.error

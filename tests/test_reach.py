@@ -323,3 +323,20 @@ def test_a_teams_lustre_directory_is_reached_by_its_pods_and_the_nodes_not_by_an
         expected = {n for n in file_systems if n.endswith(f"-{region_code(region)}")}
         mounts = any(key.endswith(f"-{k}") for k in lustre_csi.lustre_clusters(config))
         assert mounted == (expected if mounts else set()), (key, mounted)
+
+
+def test_a_compromised_site_node_reaches_only_the_grants_of_the_workloads_that_run_there(models):
+    """prod-scale's phx1 runs the trainer (through the site's Arc issuer): its nodes reach the
+    trainer's identity and what it was granted, no other workload's identity, no cluster admin,
+    no state, no other node."""
+    model, config = models["prod-scale"], config_of("prod-scale")
+    site = config.on_prem_clusters["phx1"]
+    start = graph_model.node(graph_model.NODE, site.connected_cluster_id)
+    reached = model.graph.reach(start)
+    identities = {n for n in reached if graph_model.kind_of(n) == graph_model.IDENTITY}
+    running = {w for w, spec in config.workloads.items() if "phx1" in spec.sites}
+    assert running == {"trainer"}
+    assert any("trainer" in n for n in identities), identities
+    assert not [n for n in identities if "inference" in n], identities
+    assert not [n for n in reached if graph_model.kind_of(n) in (graph_model.CLUSTER_ADMIN, graph_model.STATE_SECRETS)]
+    assert not [n for n in reached if graph_model.kind_of(n) == graph_model.NODE and n != start]

@@ -72,6 +72,14 @@ def build_tenants(
             service_account=spec.service_account,
             issuers={c: clusters[c].oidc_issuer_url for c in config.identity_clusters(workload)},
             grants=workload_grants(config, workload, data, foundation.key_vault_ids),
+            # On-premises sites: their Arc issuer, from config (docs/hybrid.md).
+            sites={
+                s: (
+                    config.on_prem_clusters[s].connected_cluster_id.rsplit("/", 1)[-1],
+                    str(config.on_prem_clusters[s].oidc_issuer_url),
+                )
+                for s in spec.sites
+            },
         )
         for workload, spec in config.workloads.items()
     ]

@@ -90,3 +90,8 @@ class OnPremClusterConfig(Model):
         description="Workloads sign in with their managed identity through the site's Arc issuer (supported "
         "distributions only, with the issuer enabled on the site). Off: they reach no Azure data from the site.",
     )
+    oidc_issuer_url: Optional[Annotated[str, StringConstraints(pattern=r"^https://[^\s]+/$")]] = Field(
+        default=None,
+        description="The site's Arc OIDC issuer, as `az connectedk8s show --query oidcIssuerProfile.issuerUrl` "
+        "prints it (the pinned SDK's connected cluster cannot read it); required with `workloadIdentity`.",
+    )

@@ -42,6 +42,11 @@ class WorkloadConfig(Model):
         "its service account and Kafka user exist there, idle until it lands; counted in the 20 "
         "federated credentials; the connection info lists what to connect to there.",
     )
+    sites: list[ShortName] = Field(
+        default_factory=list,
+        description="On-premises clusters it runs on (`platform:onPremClusters` with `workloadIdentity`): its "
+        "identity trusts each site's Arc issuer, one more federated credential each (counted in the 20).",
+    )
     storage: dict[ShortName, dict[str, Access]] = Field(
         default_factory=dict,
         description="`{account: {container: read | write}}`: Storage Blob Data Reader (`read`) or Contributor"

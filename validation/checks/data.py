@@ -152,7 +152,19 @@ def check_workloads(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     where("failoverClusters", i),
                     f"{cluster} is already one it runs on (platform:workloads.{name}.clusters, unset: every cluster)",
                 )
-        trusted = set(clusters) | set(workload.failover_clusters)
+        for i, site_key in enumerate(workload.sites):
+            site = config.on_prem_clusters.get(site_key)
+            if site is None:
+                yield ConfigProblem(where("sites", i), f"{site_key} is not a site of platform:onPremClusters")
+            elif not site.workload_identity:
+                yield ConfigProblem(
+                    where("sites", i), f"{site_key} has no workload identity (platform:onPremClusters.{site_key})"
+                )
+            elif workload.team not in site.teams:
+                yield ConfigProblem(
+                    where("sites", i), f"team {workload.team} may not run on {site_key} (its teams: {site.teams})"
+                )
+        trusted = set(clusters) | set(workload.failover_clusters) | set(workload.sites)
         if len(trusted) > MAX_FEDERATED_CREDENTIALS:
             yield ConfigProblem(
                 where("clusters"),

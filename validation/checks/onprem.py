@@ -73,6 +73,14 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"{site.distribution}: Azure Policy's Arc extension does not support it, so the site would run "
                 "without the platform's admission policies",
             )
+        if site.workload_identity and site.oidc_issuer_url is None:
+            yield ConfigProblem(
+                f"{where}.oidcIssuerUrl",
+                "missing: workloadIdentity needs the site's Arc issuer (az connectedk8s show --query "
+                "oidcIssuerProfile.issuerUrl)",
+            )
+        if site.oidc_issuer_url is not None and not site.workload_identity:
+            yield ConfigProblem(f"{where}.oidcIssuerUrl", "set without workloadIdentity: nothing would trust it")
         if site.workload_identity and site.distribution not in WORKLOAD_IDENTITY_DISTRIBUTIONS:
             yield ConfigProblem(
                 f"{where}.workloadIdentity",
