@@ -5,6 +5,7 @@ cluster extensions it installs, and what the site's agents may reach through the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from facts import arc
 from planning.egress import monitoring_fqdns
@@ -50,3 +51,88 @@ def region_sites(config: PlatformConfig, region: str) -> dict[str, tuple[str, ..
         for key, site in config.on_prem_clusters.items()
         if site.region == region
     }
+
+
+# --- What fails with a site (docs/hybrid.md, "When a site fails") ---------------------------
+SiteScenario = Literal["site", "link"]
+SITE_SCENARIOS: tuple[SiteScenario, ...] = ("site", "link")
+
+
+@dataclass(frozen=True)
+class SiteCell:
+    status: str  # keeps | degrades | lost
+    what: str
+
+
+@dataclass(frozen=True)
+class SiteRow:
+    service: str
+    cells: dict[SiteScenario, SiteCell]
+
+
+# Facts: Kueue v0.19.2's MultiKueue keeps a workload admitted for `workerLostTimeout` after its
+# worker is lost, then requeues it (apis/config/v1beta2/configuration_types.go; the platform sets
+# 15m: planning/gpu_stack.py); Arc marks a connected cluster Offline after 15 minutes without a
+# heartbeat and its agents keep what they run, their managed identity certificate lasting 90 days
+# offline (conceptual-connectivity-modes.md); a workload identity token is an Entra ID token the
+# site's pods fetch over the link (workload-identity.md).
+SITE_FAILURES: tuple[SiteRow, ...] = (
+    SiteRow(
+        "Jobs at the site",
+        {
+            "site": SiteCell(
+                "lost",
+                "the site's running jobs stop; after MultiKueue's workerLostTimeout (15 minutes) the dispatcher "
+                "requeues them on a worker that remains, where they resume from their last checkpoint in Blob",
+            ),
+            "link": SiteCell(
+                "degrades",
+                "running jobs keep running, but the dispatcher cannot see them: after workerLostTimeout (15 "
+                "minutes) it requeues them elsewhere, so a job may run twice until the link returns and the "
+                "dispatcher deletes the site's copy; jobs that checkpoint to one path must tolerate it",
+            ),
+        },
+    ),
+    SiteRow(
+        "Workloads' Azure access from the site (storage, Key Vault, Kafka)",
+        {
+            "site": SiteCell("lost", "with the site"),
+            "link": SiteCell(
+                "lost",
+                "the private endpoints and Entra ID are reached over the link: tokens are not renewed and data "
+                "is not reached; jobs wait for it or fail",
+            ),
+        },
+    ),
+    SiteRow(
+        "Governance (Azure Policy's constraints, Defender)",
+        {
+            "site": SiteCell("lost", "with the site"),
+            "link": SiteCell(
+                "degrades",
+                "Gatekeeper keeps enforcing the constraints it holds; new assignments and compliance reports "
+                "wait for the link",
+            ),
+        },
+    ),
+    SiteRow(
+        "Observability (Container Insights, managed Prometheus)",
+        {
+            "site": SiteCell("lost", "with the site; its last data stays in the region's workspaces"),
+            "link": SiteCell(
+                "degrades",
+                "the agents buffer what they can and send it when the link returns; Arc shows the cluster "
+                "Offline after 15 minutes",
+            ),
+        },
+    ),
+    SiteRow(
+        "Azure clusters, data and queues",
+        {
+            "site": SiteCell(
+                "keeps", "nothing in Azure depends on the site; its jobs' quota returns to the dispatcher"
+            ),
+            "link": SiteCell("keeps", "as when the site is lost"),
+        },
+    ),
+)

@@ -512,6 +512,18 @@ def failure_cells() -> str:
     return "\n".join(out)
 
 
+def site_failures() -> str:
+    """docs/hybrid.md's table: what fails with an on-premises site (planning/onprem.py)."""
+    from planning import onprem
+
+    titles = {"site": "the site lost", "link": "the link to Azure lost"}
+    lines = ["| | " + " | ".join(titles[s] for s in onprem.SITE_SCENARIOS) + " |", "|---|---|---|"]
+    for entry in onprem.SITE_FAILURES:
+        cells = [f"**{entry.cells[s].status}**: {entry.cells[s].what}" for s in onprem.SITE_SCENARIOS]
+        lines.append(f"| {entry.service} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def prod_diagram() -> str:
     """The Mermaid diagram of prod, as the pull-request review draws it (offline/diagram.py)."""
     from google.protobuf import json_format
@@ -576,6 +588,7 @@ def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
     return {
         (ROOT / "README.md", "failure-table"): failure_table,
         (ROOT / "docs" / "resilience.md", "failure-cells"): failure_cells,
+        (ROOT / "docs" / "hybrid.md", "site-failures"): site_failures,
         (ROOT / "policies" / "README.md", "policies"): policies_table,
     }
 

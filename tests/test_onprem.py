@@ -158,3 +158,29 @@ def test_a_workload_on_a_site_is_checked_against_the_sites_identity_and_teams():
     plan = run_with("prod-scale", other_team)
     assert plan.error is not None
     assert "platform:workloads.server.sites[0]: team inference may not run on phx1" in plan.error, plan.error
+
+
+def test_the_site_failure_table_holds_to_the_plan(plans):
+    """The table's claims, against prod-scale's plan: the dispatchers requeue a lost worker's jobs
+    after the workerLostTimeout the table names, and the site reaches Azure's data only over its
+    link (every storage account, vault and database refuses public access)."""
+    config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
+    jobs = next(r for r in onprem_plan.SITE_FAILURES if r.service.startswith("Jobs at the site"))
+    for key in config.jobs.dispatchers:
+        view = ClusterView(plans["prod-scale"], key, stack_values("prod-scale"))
+        timeout = view.kueue_config["multiKueue"]["workerLostTimeout"]
+        assert timeout == "15m" and "workerLostTimeout (15 minutes)" in jobs.cells["link"].what
+    access = next(r for r in onprem_plan.SITE_FAILURES if r.service.startswith("Workloads' Azure access"))
+    assert access.cells["link"].status == "lost"
+    private = {
+        "azure-native:storage:StorageAccount": "publicNetworkAccess",
+        "azure-native:keyvault:Vault": "properties.publicNetworkAccess",
+        "azure-native:cosmosdb:DatabaseAccount": "publicNetworkAccess",
+        "azure-native:dbforpostgresql:Server": "network.publicNetworkAccess",
+    }
+    for token, path in private.items():
+        for resource in plans["prod-scale"].of_type(token):
+            value = resource.inputs
+            for part in path.split("."):
+                value = value.get(part, {}) if isinstance(value, dict) else {}
+            assert str(value).lower() == "disabled", (resource.name, value)
