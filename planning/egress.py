@@ -167,8 +167,6 @@ def application_rules(
     team_fqdns: dict[str, list[str]],
     driver_builds: bool = False,
     lustre_subnet: str | None = None,
-    sites: dict[str, tuple[str, ...]] | None = None,
-    site_fqdns: tuple[str, ...] = (),
 ) -> list[ApplicationRule]:
     """The firewall policy's allow rules in one region, in the order it lists them.
 
@@ -189,8 +187,4 @@ def application_rules(
             rules.append(ApplicationRule(f"team-{team}", fqdns=tuple(dict.fromkeys(fqdns))))
     if lustre_subnet is not None:
         rules.append(lustre_rules(lustre_subnet)[0])
-    # On-premises sites attached to the region (their egress comes through the hub): Arc's agents,
-    # Azure Policy and monitoring, from the site's servers only (planning/onprem.py).
-    for key, ranges in (sites or {}).items():
-        rules.append(ApplicationRule(f"site-{key}", fqdns=site_fqdns, sources=ranges))
     return rules

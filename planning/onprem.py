@@ -9,7 +9,7 @@ from typing import Literal
 
 from facts import arc
 from planning.egress import monitoring_fqdns
-from stackconfig.model import OnPremClusterConfig, PlatformConfig
+from stackconfig.model import OnPremClusterConfig
 
 
 @dataclass(frozen=True)
@@ -38,19 +38,12 @@ def site_extensions(site: OnPremClusterConfig) -> list[ExtensionSpec]:
 
 
 def site_egress_fqdns(region: str) -> tuple[str, ...]:
-    """What a site's servers reach in Azure over HTTPS: Arc's agents (without cluster connect or
-    custom locations), Azure Policy's extension and the monitoring endpoints (facts/arc.py)."""
+    """What a site's servers (and its API server's host) must reach in Azure over HTTPS, through
+    the site's own egress: Arc's agents (without cluster connect or custom locations), Azure
+    Policy's extension and the monitoring endpoints (facts/arc.py). The site's internet traffic does
+    not cross the environment's firewalls: it leaves at the site, or at the hub (its owner's)."""
     agents = tuple(fqdn.format(region=region) for fqdn in arc.AGENT_FQDNS)
     return tuple(dict.fromkeys((*agents, *arc.POLICY_FQDNS, *monitoring_fqdns(region))))
-
-
-def region_sites(config: PlatformConfig, region: str) -> dict[str, tuple[str, ...]]:
-    """The sites attached to `region`, by key, with their servers' ranges."""
-    return {
-        key: tuple(str(r) for r in site.node_ranges)
-        for key, site in config.on_prem_clusters.items()
-        if site.region == region
-    }
 
 
 # --- What fails with a site (docs/hybrid.md, "When a site fails") ---------------------------
@@ -88,8 +81,10 @@ SITE_FAILURES: tuple[SiteRow, ...] = (
             "link": SiteCell(
                 "degrades",
                 "running jobs keep running, but the dispatcher cannot see them: after workerLostTimeout (15 "
-                "minutes) it requeues them elsewhere, so a job may run twice until the link returns and the "
-                "dispatcher deletes the site's copy; jobs that checkpoint to one path must tolerate it",
+                "minutes) it requeues them elsewhere, so a job may run twice. When the link returns, Kueue "
+                "v0.19.2 does not reconcile two copies: the site's may count as the admitted one (its result "
+                "finishes the job, or it stays and the newer copy is deleted). Stop the site's copies before "
+                "the link returns; jobs that checkpoint to one path must tolerate a second writer",
             ),
         },
     ),
@@ -110,8 +105,9 @@ SITE_FAILURES: tuple[SiteRow, ...] = (
             "site": SiteCell("lost", "with the site"),
             "link": SiteCell(
                 "degrades",
-                "Gatekeeper keeps enforcing the constraints it holds; new assignments and compliance reports "
-                "wait for the link",
+                "Gatekeeper keeps the constraints it holds but fails open if its own webhook is down; new "
+                "assignments and compliance reports wait for the link; after 90 days without it the "
+                "connected cluster's identity certificate expires and the site must be onboarded again",
             ),
         },
     ),

@@ -49,7 +49,7 @@ def test_a_bad_site_stops_the_preview_with_every_problem_by_key():
         site["distribution"] = "kubeadm"  # no Azure Policy extension, no workload identity
         site["nodeRanges"] = ["10.40.16.0/20", "172.20.0.0/20"]  # Azure's, and not routed by the hub
         site["podCidr"] = "100.64.0.0/16"  # the platform's pod range
-        site["apiServer"]["address"] = "192.169.0.10"
+        site["apiServer"]["address"] = "192.169.0.10"  # not the URL's either
         site["teams"] = ["research", "vision"]
         site["gpuPools"]["b200"] = {"nodes": 8, "gpuModel": "B200"}
         values["platform:onPremClusters"]["eus2"] = dict(site, teams=[])
@@ -66,6 +66,7 @@ def test_a_bad_site_stops_the_preview_with_every_problem_by_key():
         "platform:onPremClusters.phx1.teams[1]": "team vision is not declared",
         "platform:onPremClusters.phx1.gpuPools.b200": "set gpusPerNode, gpuMemoryGb",
         "platform:onPremClusters.eus2": "also an AKS cluster's key",
+        "platform:onPremClusters.eus2.nodeRanges[0]": "overlaps platform:onPremClusters.phx1.nodeRanges[0]",
     }
     for key, words in expected.items():
         lines = [line for line in plan.error.splitlines() if line.strip().startswith(f"- {key}:")]
@@ -85,32 +86,28 @@ def test_a_site_gets_governance_observability_and_flux_pinned_where_microsoft_pu
     assert "microsoft.azuredefender.kubernetes" in {e.extension_type for e in onprem_plan.site_extensions(openshift)}
 
 
-def test_the_sites_servers_reach_arcs_endpoints_through_their_regions_firewall_and_nothing_else(plans):
+def test_the_sites_egress_list_opens_arcs_agents_and_not_cluster_connect():
+    """What the site's operators open at the site's own egress (docs/hybrid.md, step 2); no
+    firewall of the environment carries the site's internet traffic."""
+    fqdns = set(onprem_plan.site_egress_fqdns("eastus2"))
+    assert {"management.azure.com", "eastus2.dp.kubernetesconfiguration.azure.com", "gbl.his.arc.azure.com"} <= fqdns
+    assert "data.policy.core.windows.net" in fqdns
+    assert not any("servicebus" in f or "guestnotificationservice" in f or "obo.arc" in f for f in fqdns)
+
+
+def test_no_firewall_rule_of_the_environment_names_a_sites_ranges(plans):
     config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
-    site = config.on_prem_clusters["phx1"]
-    ranges = {str(r) for r in site.node_ranges}
-    found = {}
+    ranges = {str(r) for site in config.on_prem_clusters.values() for r in site.node_ranges}
     for group in plans["prod-scale"].of_type("azure-native:network:FirewallPolicyRuleCollectionGroup"):
         for collection in group.inputs.get("ruleCollections") or []:
             for rule in collection.get("rules") or []:
-                sources = set(rule.get("sourceAddresses") or [])
-                if sources & ranges:
-                    assert sources == ranges, rule["name"]
-                    found[(group.name, rule["name"])] = set(rule.get("targetFqdns") or [])
-    assert len(found) == 1, found
-    ((group, name), fqdns) = next(iter(found.items()))
-    assert group.startswith(f"net-{site.region}-") and name == "site-phx1"
-    assert {"management.azure.com", "eastus2.dp.kubernetesconfiguration.azure.com", "gbl.his.arc.azure.com"} <= fqdns
-    assert "data.policy.core.windows.net" in fqdns
-    # Cluster connect's relays are not opened: the platform does not use it.
-    assert not any("servicebus" in f or "guestnotificationservice" in f for f in fqdns)
+                assert not set(rule.get("sourceAddresses") or []) & ranges, rule["name"]
 
 
-def test_the_reach_contract_does_not_lend_a_sites_or_lustres_firewall_rules_to_the_clusters_pods(plans):
-    """The Lustre subnet's rule allows `*.azure.com`, the site's `management.azure.com`: both are
-    sourced from their own ranges, so a cluster's pod is still refused there."""
+def test_the_reach_contract_does_not_lend_a_lustre_subnets_firewall_rules_to_the_clusters_pods(plans):
+    """The Lustre subnet's rule allows `*.azure.com`, sourced from its own range: a cluster's pod is
+    still refused there."""
     view = ClusterView(plans["prod-scale"], "eus2", stack_values("prod-scale"))
-    assert reach._firewall_allows(view, "management.azure.com", 443) is False
     assert reach._firewall_allows(view, "anything.azure.com", 443) is False
     assert reach._firewall_allows(view, "login.microsoftonline.com", 443) is True
 

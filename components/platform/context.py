@@ -30,7 +30,6 @@ from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import lustre_csi
-from planning import onprem as onprem_plan
 from planning.cluster_traffic import (
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
@@ -113,8 +112,6 @@ def firewall_spec(
             driver_builds=any(egress_plan.builds_drivers(cluster) for cluster in clusters)
             or any(config.clusters[key].region == region for key in lustre_csi.lustre_clusters(config)),
             lustre_subnet=lustre_subnet,
-            sites=onprem_plan.region_sites(config, region),
-            site_fqdns=onprem_plan.site_egress_fqdns(region),
         ),
         network_rules=egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else [],
         source_ranges=sources,

@@ -47,6 +47,15 @@ def pool_problem(pool: OnPremGpuPoolConfig) -> str | None:
 
 def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
     azure = _azure_ranges(config)
+    # Two sites' servers in one range would be routed to one of them.
+    seen: list[tuple[str, IPv4Network]] = []
+    for name, site in config.on_prem_clusters.items():
+        for i, network in enumerate(site.node_ranges):
+            at = key("onPremClusters", name, "nodeRanges", i)
+            for other_at, other in seen:
+                if network.overlaps(other):
+                    yield ConfigProblem(at, f"{network} overlaps {other_at} ({other})")
+            seen.append((at, network))
     routed = list(config.network.on_premises_ranges)
     dispatch_regions = {config.clusters[k].region for k in config.jobs.dispatchers if k in config.clusters}
     for name, site in config.on_prem_clusters.items():
@@ -86,6 +95,11 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"{where}.workloadIdentity",
                 f"Arc's workload identity does not support {site.distribution} "
                 f"({', '.join(sorted(WORKLOAD_IDENTITY_DISTRIBUTIONS))} only)",
+            )
+        host = site.api_server.url.removeprefix("https://").rsplit(":", 1)[0]
+        if host.replace(".", "").isdigit() and host != str(site.api_server.address):
+            yield ConfigProblem(
+                f"{where}.apiServer.address", f"{site.api_server.address} is not the URL's address ({host})"
             )
         # The servers and the API server are reached through the hub: inside its on-premises ranges.
         reached = [(key("onPremClusters", name, "nodeRanges", i), r) for i, r in enumerate(site.node_ranges)]
