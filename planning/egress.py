@@ -35,8 +35,8 @@ AKS_FQDN_TAG = "AzureKubernetesService"
 
 # Required FQDNs of the add-ons every cluster runs, HTTPS only, as the union of AKS's
 # "Outbound network and FQDN rules" (Azure Monitor for containers, Azure Policy, Defender)
-# and Azure Monitor's "Kubernetes monitoring firewall" page. Defender for Containers needs
-# nothing beyond these. The FQDN tag already holds Entra ID sign-in and MCR.
+# and Azure Monitor's "Kubernetes monitoring firewall" page. The FQDN tag already holds Entra ID
+# sign-in and MCR.
 def monitoring_fqdns(region: str) -> tuple[str, ...]:
     return (
         "dc.services.visualstudio.com",
@@ -52,6 +52,12 @@ def monitoring_fqdns(region: str) -> tuple[str, ...]:
         "data.policy.core.windows.net",
         "store.policy.core.windows.net",
     )
+
+
+# Microsoft Defender for Containers' sensor sends its runtime data here (AKS's "Outbound network
+# and FQDN rules", Microsoft Defender for Containers: login.microsoftonline.com, the two
+# opinsights names above and this one), only where the environment runs Defender.
+DEFENDER_FQDNS = ("*.cloud.defender.microsoft.com",)
 
 
 # Registries (and their blob hosts) that images must never come from directly: the
@@ -167,6 +173,7 @@ def application_rules(
     team_fqdns: dict[str, list[str]],
     driver_builds: bool = False,
     lustre_subnet: str | None = None,
+    defender: bool = False,
 ) -> list[ApplicationRule]:
     """The firewall policy's allow rules in one region, in the order it lists them.
 
@@ -178,6 +185,8 @@ def application_rules(
         ApplicationRule("aks", fqdn_tags=(AKS_FQDN_TAG,), http=True),
         ApplicationRule("monitoring", fqdns=monitoring_fqdns(region)),
     ]
+    if defender:
+        rules.append(ApplicationRule("defender", fqdns=DEFENDER_FQDNS))
     if driver_builds:
         rules.append(ApplicationRule("gpu-driver-builds", fqdns=DRIVER_BUILD_FQDNS, http=True))
     if allowed_fqdns:

@@ -196,8 +196,15 @@ def test_prod_firewall_allows_aks_monitoring_and_the_configured_list_only(plans)
     tags, fqdns, rules = allowed(plan, "eastus2")
     assert tags == ["AzureKubernetesService"]
     team = config["platform:teams"]["research"]["egressFqdns"]
-    # prod's GPU operator builds the driver (gpu.driver: operator).
-    expected = [*egress_plan.monitoring_fqdns("eastus2"), *egress_plan.DRIVER_BUILD_FQDNS, *team]
+    # prod runs Defender's sensor, whose data goes to its own endpoint; prod's GPU operator
+    # builds the driver (gpu.driver: operator).
+    assert config["platform:operations"]["defender"] is True
+    expected = [
+        *egress_plan.monitoring_fqdns("eastus2"),
+        *egress_plan.DEFENDER_FQDNS,
+        *egress_plan.DRIVER_BUILD_FQDNS,
+        *team,
+    ]
     assert fqdns == expected
     assert not any(egress_plan.reaches_public_registry(fqdn) for fqdn in fqdns)
     # From the cluster subnets of the region only, on web ports only.

@@ -112,6 +112,7 @@ def firewall_spec(
             driver_builds=any(egress_plan.builds_drivers(cluster) for cluster in clusters)
             or any(config.clusters[key].region == region for key in lustre_csi.lustre_clusters(config)),
             lustre_subnet=lustre_subnet,
+            defender=config.operations.defender,
         ),
         network_rules=egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else [],
         source_ranges=sources,
