@@ -90,6 +90,11 @@ def node_entry(cluster: str) -> str:
     return node(ENTRY, f"a node of {cluster}")
 
 
+def site_admins(cluster: str) -> str:
+    """The administrators of an on-premises site's cluster (the site's people, not the platform's)."""
+    return node(ENTRY, f"the administrators of {cluster}")
+
+
 # Unit outputs (what each state holds beside its resources) and whether any is a credential.
 # Every output of every unit must be listed: a new one is placed here before it ships.
 OUTPUTS_WITHOUT_CREDENTIALS = {
@@ -279,7 +284,9 @@ def build(
     stacks = sorted(deployed.values())
     union = type("Union", (), {"resources": resources, "calls": [], "stack": ""})()
     view = permissions.view(union, OFFLINE_SUBSCRIPTION_ID)
-    clusters = {**_clusters(resources, view), **_sites(config)}
+    sites = _sites(config)
+    site_ids = {c.id for c in sites.values()}
+    clusters = {**_clusters(resources, view), **sites}
     by_id = {c.id: c for c in clusters.values()}
     roles = _roles(identities)
     principals, team_of = _principals(resources, config, identities)
@@ -409,6 +416,10 @@ def build(
             )
         model.entries.append(node_entry(key))
         graph.add(node_entry(key), node(NODE, cluster.id), "a compromised node")
+        if cluster.id in site_ids:
+            # The site's own administrators hold its Kubernetes, and so every workload there.
+            model.entries.append(site_admins(key))
+            graph.add(site_admins(key), node(CLUSTER_ADMIN, cluster.id), "they administer the site's cluster")
         # What Secrets hold: the Kafka CAs' keys (an mTLS client certificate for any user), and
         # on a dispatcher the MultiKueue identity's tokens.
         if key in {naming.cluster(k) for k in config.kafka_clusters()} and config.strimzi is not None:
@@ -747,7 +758,8 @@ def outside_approvers_violations(model: Model, config: PlatformConfig) -> list[s
     }
     found = []
     for entry in model.entries:
-        if entry in allowed or entry.startswith(node(ENTRY, "a node of")):
+        # A site's administrators act as every workload there, by design: site_violations.
+        if entry in allowed or entry.startswith((node(ENTRY, "a node of"), node(ENTRY, "the administrators of"))):
             continue
         team = model.team_of.get(entry) or next((t for t in config.teams if entry == team_entry(t)), None)
         own_namespaces = set(config.teams[team].namespaces) if team else set()
@@ -799,6 +811,25 @@ def node_violations(model: Model) -> list[str]:
             return kind in (CLUSTER_ADMIN, STATE_SECRETS, STATE_WRITE, GITHUB)
 
         found += violations(model.graph, node_entry(key), forbidden)
+    return found
+
+
+def site_violations(model: Model) -> list[str]:
+    """A site's administrators reach its cluster, the workloads that run there and their grants:
+    no state, no other cluster, no GitHub environment."""
+    found = []
+    for key, cluster in model.clusters.items():
+        entry = site_admins(key)
+        if entry not in model.entries:
+            continue
+
+        def forbidden(n: str, cluster=cluster) -> bool:
+            kind = kind_of(n)
+            if kind in (CLUSTER_ADMIN, NODE, PODS, SECRETS):
+                return not name_of(n).startswith(cluster.id)
+            return kind in (STATE_SECRETS, STATE_WRITE, GITHUB)
+
+        found += violations(model.graph, entry, forbidden)
     return found
 
 

@@ -340,3 +340,16 @@ def test_a_compromised_site_node_reaches_only_the_grants_of_the_workloads_that_r
     assert not [n for n in identities if "inference" in n], identities
     assert not [n for n in reached if graph_model.kind_of(n) in (graph_model.CLUSTER_ADMIN, graph_model.STATE_SECRETS)]
     assert not [n for n in reached if graph_model.kind_of(n) == graph_model.NODE and n != start]
+
+
+def test_a_sites_administrators_act_as_its_workloads_and_reach_nothing_else(models):
+    """Whoever administers phx1's Kubernetes can run pods as any workload there: they reach the
+    trainer's identity and grants (docs/hybrid.md says so), and no state, no Azure cluster, no
+    GitHub environment, no other workload's identity."""
+    model, config = models["prod-scale"], config_of("prod-scale")
+    assert not reach.site_violations(model), report(reach.site_violations(model))
+    site = config.on_prem_clusters["phx1"]
+    entry = reach.site_admins(site.connected_cluster_id.rsplit("/", 1)[-1])
+    assert entry in model.entries
+    identities = {n for n in model.graph.reach(entry) if graph_model.kind_of(n) == graph_model.IDENTITY}
+    assert any("trainer" in n for n in identities) and not [n for n in identities if "inference" in n]
