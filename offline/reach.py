@@ -261,7 +261,7 @@ def _sites(config: PlatformConfig) -> dict[str, Cluster]:
         for spec in config.workloads.values():
             if key in spec.sites:
                 accounts.setdefault(spec.namespace, []).append(spec.service_account)
-        name = site.connected_cluster_id.rsplit("/", 1)[-1]
+        name = site.connected_cluster_name
         sites[name] = Cluster(
             site.connected_cluster_id,
             dict.fromkeys(accounts, False),

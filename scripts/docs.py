@@ -524,6 +524,14 @@ def site_failures() -> str:
     return "\n".join(lines) + "\n"
 
 
+def site_egress() -> str:
+    """docs/hybrid.md's list of what a site opens at its own egress (planning/onprem.py), for a site
+    attached to eastus2."""
+    from planning import onprem
+
+    return "\n".join(f"- `{fqdn}`" for fqdn in onprem.site_egress_fqdns("eastus2")) + "\n"
+
+
 def prod_diagram() -> str:
     """The Mermaid diagram of prod, as the pull-request review draws it (offline/diagram.py)."""
     from google.protobuf import json_format
@@ -589,6 +597,7 @@ def blocks() -> dict[tuple[Path, str], Callable[[], str]]:
         (ROOT / "README.md", "failure-table"): failure_table,
         (ROOT / "docs" / "resilience.md", "failure-cells"): failure_cells,
         (ROOT / "docs" / "hybrid.md", "site-failures"): site_failures,
+        (ROOT / "docs" / "hybrid.md", "site-egress"): site_egress,
         (ROOT / "policies" / "README.md", "policies"): policies_table,
     }
 

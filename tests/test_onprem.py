@@ -123,7 +123,7 @@ def test_the_trainer_trusts_the_sites_arc_issuer_with_one_more_federated_credent
     assert [(c["resourceName"].endswith("trainer"), c["subject"]) for c in credentials] == [
         (True, "system:serviceaccount:research:trainer")
     ]
-    assert credentials[0]["federatedIdentityCredentialResourceName"] == site.connected_cluster_id.rsplit("/", 1)[-1]
+    assert credentials[0]["federatedIdentityCredentialResourceName"] == site.connected_cluster_name
 
 
 def test_a_workload_on_a_site_is_checked_against_the_sites_identity_and_teams():

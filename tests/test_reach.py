@@ -349,7 +349,7 @@ def test_a_sites_administrators_act_as_its_workloads_and_reach_nothing_else(mode
     model, config = models["prod-scale"], config_of("prod-scale")
     assert not reach.site_violations(model), report(reach.site_violations(model))
     site = config.on_prem_clusters["phx1"]
-    entry = reach.site_admins(site.connected_cluster_id.rsplit("/", 1)[-1])
+    entry = reach.site_admins(site.connected_cluster_name)
     assert entry in model.entries
     identities = {n for n in model.graph.reach(entry) if graph_model.kind_of(n) == graph_model.IDENTITY}
     assert any("trainer" in n for n in identities) and not [n for n in identities if "inference" in n]

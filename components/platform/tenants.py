@@ -75,7 +75,7 @@ def build_tenants(
             # On-premises sites: their Arc issuer, from config (docs/hybrid.md).
             sites={
                 s: (
-                    config.on_prem_clusters[s].connected_cluster_id.rsplit("/", 1)[-1],
+                    config.on_prem_clusters[s].connected_cluster_name,
                     str(config.on_prem_clusters[s].oidc_issuer_url),
                 )
                 for s in spec.sites

@@ -95,3 +95,8 @@ class OnPremClusterConfig(Model):
         description="The site's Arc OIDC issuer, as `az connectedk8s show --query oidcIssuerProfile.issuerUrl` "
         "prints it (the pinned SDK's connected cluster cannot read it); required with `workloadIdentity`.",
     )
+
+    @property
+    def connected_cluster_name(self) -> str:
+        """The connected cluster's name (the last segment of its ID)."""
+        return self.connected_cluster_id.rsplit("/", 1)[-1]

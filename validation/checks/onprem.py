@@ -5,7 +5,7 @@ distribution supports (facts/arc.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from ipaddress import IPv4Network
+from ipaddress import IPv4Network, ip_address
 
 from pydantic.alias_generators import to_camel
 
@@ -30,6 +30,14 @@ def _azure_ranges(config: PlatformConfig) -> list[tuple[str, IPv4Network]]:
     if network.hub is not None:
         ranges += [(key("network", "hub", "addressSpace", i), s) for i, s in enumerate(network.hub.address_space)]
     return ranges
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def pool_problem(pool: OnPremGpuPoolConfig) -> str | None:
@@ -97,7 +105,7 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"({', '.join(sorted(WORKLOAD_IDENTITY_DISTRIBUTIONS))} only)",
             )
         host = site.api_server.url.removeprefix("https://").rsplit(":", 1)[0]
-        if host.replace(".", "").isdigit() and host != str(site.api_server.address):
+        if _is_address(host) and host != str(site.api_server.address):
             yield ConfigProblem(
                 f"{where}.apiServer.address", f"{site.api_server.address} is not the URL's address ({host})"
             )
