@@ -26,7 +26,7 @@ from facts.azure_policy import AKS_SYSTEM_NAMESPACES, BASELINE_DEFINITIONS, CAPA
 from planning.admission import admission_rules, binding_manifest, policy_manifest
 from planning.pod_security import TRAINING_EXTRA_CAPABILITIES
 from planning.priorities import PRIORITIES
-from stackconfig.model import AdmissionConfig
+from stackconfig.model import AdmissionConfig, AzurePolicyConfig
 
 
 @dataclass(frozen=True)
@@ -94,44 +94,62 @@ class ClusterAdmission(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[policy]),
             )
 
-        azure_policy = args.settings.azure_policy
-        if azure_policy.initiative != "none":
+        assign_pod_security(
+            name,
+            cluster_key=args.cluster_key,
+            cluster_id=args.cluster_id,
+            settings=args.settings.azure_policy,
+            excluded=[*AKS_SYSTEM_NAMESPACES, *args.privileged_namespaces],
+            training_namespaces=args.training_namespaces,
+            parent=self,
+        )
+        self.register_outputs({})
+
+
+def assign_pod_security(
+    name: str,
+    *,
+    cluster_key: str,
+    cluster_id: pulumi.Input[str],
+    settings: AzurePolicyConfig,
+    excluded: list[str],
+    training_namespaces: list[str],
+    parent: pulumi.Resource,
+) -> None:
+    """Azure Policy's pod security initiative on one cluster (an AKS cluster or an Arc connected
+    cluster: its definitions' mode, Microsoft.Kubernetes.Data, covers both), with `excluded`
+    namespaces out of it; training namespaces get its baseline definitions one by one."""
+    if settings.initiative != "none":
+        authorization.PolicyAssignment(
+            f"{name}-pod-security",
+            policy_assignment_name=f"pod-security-{settings.initiative}-{cluster_key}",
+            display_name=f"Pod security ({settings.initiative}) on cluster {cluster_key}",
+            scope=cluster_id,
+            policy_definition_id=initiative_id(settings.initiative),
+            enforcement_mode=authorization.EnforcementMode.DEFAULT,
+            parameters={
+                "effect": authorization.ParameterValuesValueArgs(value=settings.effect),
+                "excludedNamespaces": authorization.ParameterValuesValueArgs(value=[*excluded, *training_namespaces]),
+            },
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        # The initiative hard-codes its capabilities; training namespaces get its baseline
+        # definitions one by one, only for them (`namespaces`), with IPC_LOCK allowed.
+        for definition in BASELINE_DEFINITIONS if training_namespaces else ():
+            parameters = training_definition_parameters(definition.reference_id, definition.parameters)
             authorization.PolicyAssignment(
-                f"{name}-pod-security",
-                policy_assignment_name=f"pod-security-{azure_policy.initiative}-{args.cluster_key}",
-                display_name=f"Pod security ({azure_policy.initiative}) on cluster {args.cluster_key}",
-                scope=args.cluster_id,
-                policy_definition_id=initiative_id(azure_policy.initiative),
+                f"{name}-training-{definition.reference_id.lower()}",
+                policy_assignment_name=f"training-{definition.reference_id.lower()}-{cluster_key}"[:64],
+                display_name=f"Pod security (baseline with IPC_LOCK) in training namespaces of cluster "
+                f"{cluster_key}: {definition.reference_id}",
+                scope=cluster_id,
+                policy_definition_id=definition.definition_id,
+                definition_version=definition.version,
                 enforcement_mode=authorization.EnforcementMode.DEFAULT,
                 parameters={
-                    "effect": authorization.ParameterValuesValueArgs(value=azure_policy.effect),
-                    "excludedNamespaces": authorization.ParameterValuesValueArgs(
-                        value=[*AKS_SYSTEM_NAMESPACES, *args.privileged_namespaces, *args.training_namespaces]
-                    ),
+                    "effect": authorization.ParameterValuesValueArgs(value=settings.effect),
+                    "namespaces": authorization.ParameterValuesValueArgs(value=list(training_namespaces)),
+                    **{key: authorization.ParameterValuesValueArgs(value=value) for key, value in parameters.items()},
                 },
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=parent),
             )
-            # The initiative hard-codes its capabilities; training namespaces get its baseline
-            # definitions one by one, only for them (`namespaces`), with IPC_LOCK allowed.
-            for definition in BASELINE_DEFINITIONS if args.training_namespaces else ():
-                parameters = training_definition_parameters(definition.reference_id, definition.parameters)
-                authorization.PolicyAssignment(
-                    f"{name}-training-{definition.reference_id.lower()}",
-                    policy_assignment_name=f"training-{definition.reference_id.lower()}-{args.cluster_key}"[:64],
-                    display_name=f"Pod security (baseline with IPC_LOCK) in training namespaces of cluster "
-                    f"{args.cluster_key}: {definition.reference_id}",
-                    scope=args.cluster_id,
-                    policy_definition_id=definition.definition_id,
-                    definition_version=definition.version,
-                    enforcement_mode=authorization.EnforcementMode.DEFAULT,
-                    parameters={
-                        "effect": authorization.ParameterValuesValueArgs(value=azure_policy.effect),
-                        "namespaces": authorization.ParameterValuesValueArgs(value=list(args.training_namespaces)),
-                        **{
-                            key: authorization.ParameterValuesValueArgs(value=value)
-                            for key, value in parameters.items()
-                        },
-                    },
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-        self.register_outputs({})

@@ -20,14 +20,20 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, get_args
+from typing import TypedDict
 
 import pulumi
 import pulumi_kubernetes as kubernetes
 import pulumiverse_time as time
 from pulumi_azure_native import containerservice as aks
-from pulumi_azure_native import managedidentity, monitor
+from pulumi_azure_native import managedidentity
 
+from components.collection_rules import (
+    ClusterMonitoring,
+    CollectionTarget,
+    container_insights_collection,
+    prometheus_collection,
+)
 from components.etcd_encryption import ETCD_KEY_ROLES, EtcdEncryption, EtcdEncryptionArgs
 from components.groups import Group, resource_group
 from components.observability import send_logs
@@ -41,8 +47,6 @@ from planning.kubeconfig import non_interactive_kubeconfig
 from planning.naming import Naming
 from stackconfig.model import (
     ClusterConfig,
-    ContainerInsightsTable,
-    ContainerLogsConfig,
     GpuHealthConfig,
     GpuPoolConfig,
     NetworkConfig,
@@ -60,7 +64,6 @@ DIAGNOSTIC_LOG_CATEGORIES = ("kube-audit-admin", "guard", "cluster-autoscaler")
 # The exact names AKS gives meaning to (planned maintenance docs).
 AUTO_UPGRADE_SCHEDULE = "aksManagedAutoUpgradeSchedule"
 NODE_OS_UPGRADE_SCHEDULE = "aksManagedNodeOSUpgradeSchedule"
-PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 # Immutable pool properties: changing one deletes and recreates the pool (and its nodes),
 # so the preview names the replacement explicitly.
 POOL_REPLACED_BY = ["vmSize", "gpuInstanceProfile", "scaleSetPriority", "workloadRuntime"]
@@ -87,17 +90,6 @@ class ClusterNetwork:
             "pods": self.pods_subnet_id,
         }
         return {role: subnet for role, subnet in named.items() if subnet is not None}
-
-
-@dataclass(frozen=True)
-class ClusterMonitoring:
-    log_analytics_workspace_id: pulumi.Input[str]
-    monitor_workspace_id: pulumi.Input[str]
-    monitor_workspace_region: str
-    # The region's collection endpoint (components/observability.py): Prometheus ingestion and
-    # the agents' configuration, private when the environment uses a private link scope.
-    data_collection_endpoint_id: pulumi.Input[str]
-    container_logs: ContainerLogsConfig = field(default_factory=ContainerLogsConfig)
 
 
 @dataclass(frozen=True)
@@ -683,108 +675,12 @@ class AksCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
-    def _container_insights(self, name: str, args: AksClusterArgs, group: Group, cluster: aks.ManagedCluster) -> None:
-        """Container Insights through the Azure Monitor agent (its managed identity, `useAADAuth`):
-        the collection rule, and the cluster's two associations, as Microsoft's template has them
-        (microsoft/Docker-Provider scripts/onboarding/aks/onboarding-using-msi-auth): the rule's
-        `ContainerInsightsExtension`, and `configurationAccessEndpoint` (a name AKS requires) to the
-        region's endpoint, private with a private link scope."""
-        naming, key, monitoring = args.naming, args.key, args.monitoring
-        logs = monitoring.container_logs
-        child = pulumi.ResourceOptions(parent=self)
-        streams = [f"Microsoft-{table}" for table in get_args(ContainerInsightsTable)]
-        settings: dict[str, Any] = {
-            "interval": logs.interval,
-            "namespaceFilteringMode": logs.namespace_filtering_mode,
-            "enableContainerLogV2": True,
-        }
-        if logs.namespaces:
-            settings["namespaces"] = list(logs.namespaces)
-        rule = monitor.DataCollectionRule(
-            f"{name}-logs-dcr",
-            data_collection_rule_name=naming.name("dcr", key, "logs"),
-            resource_group_name=group.name,
-            location=monitoring.monitor_workspace_region,
-            kind=monitor.KnownDataCollectionRuleResourceKind.LINUX,
-            data_sources=monitor.DataCollectionRuleDataSourcesArgs(
-                extensions=[
-                    monitor.ExtensionDataSourceArgs(
-                        name="ContainerInsightsExtension",
-                        extension_name="ContainerInsights",
-                        streams=streams,
-                        extension_settings={"dataCollectionSettings": settings},
-                    )
-                ]
-            ),
-            destinations=monitor.DataCollectionRuleDestinationsArgs(
-                log_analytics=[
-                    monitor.LogAnalyticsDestinationArgs(
-                        name="ciworkspace", workspace_resource_id=monitoring.log_analytics_workspace_id
-                    )
-                ]
-            ),
-            data_flows=[monitor.DataFlowArgs(streams=streams, destinations=["ciworkspace"])],
-            tags=args.tags,
-            opts=child,
-        )
-        monitor.DataCollectionRuleAssociation(
-            f"{name}-logs-dcra",
-            association_name="ContainerInsightsExtension",
-            resource_uri=cluster.id,
-            data_collection_rule_id=rule.id,
-            opts=child,
-        )
-        monitor.DataCollectionRuleAssociation(
-            f"{name}-config-dcea",
-            association_name="configurationAccessEndpoint",
-            resource_uri=cluster.id,
-            data_collection_endpoint_id=monitoring.data_collection_endpoint_id,
-            opts=child,
-        )
-
     def _monitoring(self, name: str, args: AksClusterArgs, group: Group, cluster: aks.ManagedCluster) -> None:
-        naming, key = args.naming, args.key
-        child = pulumi.ResourceOptions(parent=self)
         monitoring = args.monitoring
-        # Managed Prometheus: the rule lives in the Azure Monitor workspace's region (as in AKS's
-        # own template) and ingests through the region's endpoint; the association on the cluster.
-        rule = monitor.DataCollectionRule(
-            f"{name}-prometheus-dcr",
-            data_collection_rule_name=naming.name("dcr", key, "prometheus"),
-            resource_group_name=group.name,
-            location=monitoring.monitor_workspace_region,
-            kind=monitor.KnownDataCollectionRuleResourceKind.LINUX,
-            data_collection_endpoint_id=monitoring.data_collection_endpoint_id,
-            data_sources=monitor.DataCollectionRuleDataSourcesArgs(
-                prometheus_forwarder=[
-                    monitor.PrometheusForwarderDataSourceArgs(
-                        name="PrometheusDataSource",
-                        streams=[monitor.KnownPrometheusForwarderDataSourceStreams.MICROSOFT_PROMETHEUS_METRICS],
-                        label_include_filter={},
-                    )
-                ]
-            ),
-            destinations=monitor.DataCollectionRuleDestinationsArgs(
-                monitoring_accounts=[
-                    monitor.MonitoringAccountDestinationArgs(
-                        account_resource_id=monitoring.monitor_workspace_id, name="MonitoringAccount1"
-                    )
-                ]
-            ),
-            # The SDK's KnownDataFlowStreams enum does not list the Prometheus stream.
-            data_flows=[monitor.DataFlowArgs(streams=[PROMETHEUS_STREAM], destinations=["MonitoringAccount1"])],
-            tags=args.tags,
-            opts=child,
-        )
-        monitor.DataCollectionRuleAssociation(
-            f"{name}-prometheus-dcra",
-            association_name=naming.name("dcra", key, "prometheus"),
-            resource_uri=cluster.id,
-            data_collection_rule_id=rule.id,
-            opts=child,
-        )
+        collect = CollectionTarget(args.naming, args.key, group.name, cluster.id, args.tags, self)
+        prometheus_collection(name, monitoring, collect)
         if monitoring.container_logs.enabled:
-            self._container_insights(name, args, group, cluster)
+            container_insights_collection(name, monitoring, collect)
         send_logs(
             f"{name}-audit-logs",
             resource_uri=cluster.id,

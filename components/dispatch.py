@@ -11,6 +11,9 @@ Who the dispatchers are on a worker is the environment's `multikueue` managed id
 - The tenants' unit: the `any-region` LocalQueues on the workers, the identity's federated
   credentials (components/workload_identity.py), and on each dispatcher the workers' API servers
   and CAs for the refresher and the Kueue objects of planning/dispatch.py (`JobDispatch`).
+- An on-premises site is a worker too: its side comes with its baseline (planning/site_baseline.py:
+  the same roles, bound to the identity's object ID, which the site's API server takes from Entra
+  ID tokens of that identity alone); the dispatchers' side is the same as for an AKS worker.
 """
 
 from __future__ import annotations
@@ -172,6 +175,10 @@ class JobDispatchArgs:
     worker_pools: Mapping[str, list[PoolCapacity]]
     teams: Mapping[str, TeamConfig]
     team_namespaces: Mapping[str, Mapping[str, pulumi.Resource]] = field(default_factory=dict)
+    # On-premises sites as workers: their quotas (planning/site_baseline.py, site_quotas) and their
+    # API servers and CAs (from config: the site's own Kueue objects come with its baseline).
+    site_quotas: Mapping[str, dispatch.SiteQuotas] = field(default_factory=dict)
+    site_endpoints: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 class JobDispatch(pulumi.ComponentResource):
@@ -190,6 +197,7 @@ class JobDispatch(pulumi.ComponentResource):
                 pulumi.Output.all(*args.worker_kubeconfigs.values()).apply(
                     lambda configs: dispatch.workers_config_map_data(
                         {w: dispatch.server_and_ca(c) for w, c in zip(args.worker_kubeconfigs, configs, strict=True)}
+                        | dict(args.site_endpoints)
                     )
                 )
             )
@@ -203,7 +211,9 @@ class JobDispatch(pulumi.ComponentResource):
                     opts=opts_here,
                 )
             ]
-            for manifest in dispatch.dispatcher_manifests(dict(args.worker_pools), dict(args.teams)):
+            for manifest in dispatch.dispatcher_manifests(
+                dict(args.worker_pools), dict(args.teams), dict(args.site_quotas)
+            ):
                 self._apply(f"{name}-{key}", manifest, access, args.team_namespaces.get(key, {}), after=endpoint_maps)
         self.register_outputs({})
 

@@ -51,8 +51,11 @@ class EgressFirewallArgs:
     # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
-    # Rules by address and port (a Managed Lustre subnet's: planning/egress.py, lustre_rules).
+    # Rules by address and port (a Managed Lustre subnet's: planning/egress.py, lustre_rules; the
+    # dispatchers' to the sites' API servers: planning/onprem.py, site_api_rules).
     network_rules: Sequence[NetworkRule] = ()
+    # What it does not SNAT (planning/onprem.py, firewall_private_ranges); None: Azure's default.
+    private_ranges: Sequence[str] | None = None
 
 
 def _protocols(rule: ApplicationRule) -> list[network.FirewallPolicyRuleApplicationProtocolArgs]:
@@ -159,6 +162,9 @@ class EgressFirewall(pulumi.ComponentResource):
             sku=network.FirewallPolicySkuArgs(tier=network.FirewallPolicySkuTier(settings.sku)),
             threat_intel_mode=network.AzureFirewallThreatIntelMode(settings.threat_intel_mode),
             dns_settings=network.DnsSettingsArgs(enable_proxy=True),
+            snat=network.FirewallPolicySNATArgs(private_ranges=list(args.private_ranges))
+            if args.private_ranges is not None
+            else None,
             intrusion_detection=network.FirewallPolicyIntrusionDetectionArgs(
                 mode=network.FirewallPolicyIntrusionDetectionStateType(settings.intrusion_detection_mode)
             )

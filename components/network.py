@@ -63,6 +63,8 @@ class FirewallSpec:
     # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
     network_rules: list[NetworkRule] = field(default_factory=list)
+    # What it does not SNAT (None: Azure's default, IANA's private ranges).
+    private_ranges: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class RegionalNetwork(pulumi.ComponentResource):
                     alert_routes=args.firewall.alert_routes,
                     tags=args.tags,
                     network_rules=args.firewall.network_rules,
+                    private_ranges=args.firewall.private_ranges,
                 ),
                 opts=child,
             )

@@ -30,9 +30,7 @@ from components.rbac import assign_role
 from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning.naming import WORKLOAD_LABEL
 from planning.network_policy import NamespaceTraffic
-from planning.pod_security import BASELINE, pod_security_labels, training_namespace_labels
-from planning.queues import TEAM_LABEL
-from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL
+from planning.pod_security import team_namespace_labels
 from planning.workloads import STORAGE_CONFIG_MAP
 from stackconfig.model import TeamConfig
 
@@ -71,14 +69,6 @@ class ClusterTenancyArgs:
     # Where this cluster's jobs read and write blobs (planning/workloads.py, storage_locations):
     # the `platform-storage` ConfigMap of each team namespace.
     storage_locations: dict[str, str] = field(default_factory=dict)
-
-
-def namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
-    training = namespace in spec.training_namespaces
-    labels = {TEAM_LABEL: team, **(training_namespace_labels() if training else pod_security_labels(BASELINE))}
-    if namespace in spec.high_risk_namespaces:
-        labels[HIGH_RISK_NAMESPACE_LABEL] = "true"
-    return labels
 
 
 def group_grants(args: ClusterTenancyArgs) -> list[tuple[str, str, str]]:
@@ -184,7 +174,7 @@ class ClusterTenancy(pulumi.ComponentResource):
             namespace: kubernetes.core.v1.Namespace(
                 f"{name}-ns-{namespace}",
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                    name=namespace, labels=namespace_labels(team, spec, namespace)
+                    name=namespace, labels=team_namespace_labels(team, spec, namespace)
                 ),
                 opts=pulumi.ResourceOptions(
                     parent=self,

@@ -63,3 +63,34 @@ METRICS_EXTENSION = ("Microsoft.AzureMonitor.Containers.Metrics", None)
 DEFENDER_EXTENSION = ("microsoft.azuredefender.kubernetes", None)
 # What Azure Policy's extension reaches besides Arc's own endpoints (policy-for-kubernetes.md).
 POLICY_FQDNS: tuple[str, ...] = ("data.policy.core.windows.net", "store.policy.core.windows.net")
+
+# Namespaces of a site that Azure Policy's pod security initiative leaves out: Kubernetes' own,
+# Arc's agents, its extensions' (Azure Policy's Gatekeeper, Flux, Azure Monitor, Defender) and
+# Kueue's; the initiatives' own defaults name AKS's (facts/azure_policy.py).
+SITE_SYSTEM_NAMESPACES: tuple[str, ...] = (
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "azure-arc",
+    "azure-arc-release",
+    "gatekeeper-system",
+    "flux-system",
+    "azuremonitor-containers",
+    "mdc",
+    "kueue-system",
+)
+
+# Flux on a connected cluster signs in with workload identity from microsoft.flux 1.15.1
+# (tutorial-use-gitops-flux2.md, "Workload identity in Arc-enabled Kubernetes clusters and AKS
+# clusters"): the extension's settings name the identity, and each controller that reads a source
+# is a federated subject of it. The source-controller is the only one that reads the platform's.
+FLUX_NAMESPACE = "flux-system"
+FLUX_SOURCE_CONTROLLER = "source-controller"
+FLUX_WORKLOAD_IDENTITY_SETTINGS = (
+    "workloadIdentity.enable",
+    "workloadIdentity.azureClientId",
+    "workloadIdentity.azureTenantId",
+)
+# Container Insights on a connected cluster with its managed identity (kubernetes-monitoring-
+# enable-arc.md: `amalogs.useAADAuth=true`, the default from k8s-extension 1.43.0).
+CONTAINER_INSIGHTS_AAD_SETTING = "amalogs.useAADAuth"

@@ -88,6 +88,8 @@ ARM_TYPES: dict[str, ArmType] = {
     "azure-native:containerservice:ManagedCluster": _t(
         "Microsoft.ContainerService", ("managedClusters", "resourceName")
     ),
+    # An Arc connected cluster: read, never written (components/arc_site.py).
+    "azure-native:kubernetes:ConnectedCluster": _t("Microsoft.Kubernetes", ("connectedClusters", "clusterName")),
     "azure-native:containerservice:AgentPool": _t(
         "Microsoft.ContainerService", ("managedClusters", "resourceName"), ("agentPools", "agentPoolName")
     ),
@@ -223,6 +225,18 @@ SUBSCRIPTION_TYPES: dict[str, ArmType] = {
 }
 
 
+# Resources of a Kubernetes cluster's own provider path (an AKS or an Arc connected cluster):
+# `<cluster ID>/providers/Microsoft.KubernetesConfiguration/<type>/<name>`, the cluster named by
+# clusterRp, clusterResourceName and clusterName.
+CLUSTER_EXTENSION_TYPES: dict[str, tuple[str, str]] = {
+    "azure-native:kubernetesconfiguration:Extension": ("Microsoft.KubernetesConfiguration/extensions", "extensionName"),
+    "azure-native:kubernetesconfiguration:FluxConfiguration": (
+        "Microsoft.KubernetesConfiguration/fluxConfigurations",
+        "fluxConfigurationName",
+    ),
+}
+
+
 class UnknownArmType(LookupError):
     pass
 
@@ -237,6 +251,8 @@ def arm_type(token: str) -> str:
         return EXTENSION_TYPES[token].type
     if token in SUBSCRIPTION_TYPES:
         return SUBSCRIPTION_TYPES[token].type
+    if token in CLUSTER_EXTENSION_TYPES:
+        return CLUSTER_EXTENSION_TYPES[token][0]
     raise UnknownArmType(f"no ARM type is recorded for {token}; add it to facts/arm.py")
 
 
@@ -245,6 +261,13 @@ def resource_id(token: str, name: str, inputs: Mapping[str, Any], subscription: 
     if token in EXTENSION_TYPES:
         extension = EXTENSION_TYPES[token]
         return f"{inputs.get(extension.scope_input, '')}/providers/{extension.type}/{inputs.get(extension.name_input, name)}"
+    if token in CLUSTER_EXTENSION_TYPES:
+        kind_name, name_input = CLUSTER_EXTENSION_TYPES[token]
+        cluster = (
+            f"/subscriptions/{subscription}/resourceGroups/{inputs.get('resourceGroupName', '')}/providers/"
+            f"{inputs.get('clusterRp', '')}/{inputs.get('clusterResourceName', '')}/{inputs.get('clusterName', '')}"
+        )
+        return f"{cluster}/providers/{kind_name}/{inputs.get(name_input, name)}"
     if token in SUBSCRIPTION_TYPES:
         kind = SUBSCRIPTION_TYPES[token]
         levels = "".join(f"/{segment}/{inputs.get(name_input, name)}" for segment, name_input in kind.path)

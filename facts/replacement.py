@@ -191,6 +191,13 @@ FORCE_NEW: dict[str, dict[str, str]] = {
     "azure-native:monitor:DataCollectionEndpoint": _paths(PATH, "resourceGroupName", "dataCollectionEndpointName"),
     "azure-native:monitor:DataCollectionRule": _paths(PATH, "resourceGroupName", "dataCollectionRuleName"),
     "azure-native:monitor:DataCollectionRuleAssociation": _paths(PATH, "resourceUri", "associationName"),
+    # A site's extensions and Flux configuration, under its connected cluster's path.
+    "azure-native:kubernetesconfiguration:Extension": _paths(
+        PATH, "resourceGroupName", "clusterRp", "clusterResourceName", "clusterName", "extensionName"
+    ),
+    "azure-native:kubernetesconfiguration:FluxConfiguration": _paths(
+        PATH, "resourceGroupName", "clusterRp", "clusterResourceName", "clusterName", "fluxConfigurationName"
+    ),
     "azure-native:monitor:DiagnosticSetting": _paths(PATH, "resourceUri", "name"),
     "azure-native:monitor:MetricAlert": _paths(PATH, "resourceGroupName", "ruleName"),
     "azure-native:monitor:PrivateLinkScope": _paths(PATH, "resourceGroupName", "scopeName"),

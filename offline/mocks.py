@@ -155,6 +155,9 @@ class OfflineMocks(Mocks):
             self.provider_subscriptions[f"{args.name}-id"] = str(inputs["subscriptionId"])
         if not token.startswith("azure-native:"):
             return f"{args.name}-id", inputs
+        if args.resource_id:
+            # A read of an existing resource (a site's connected cluster): Azure answers with it.
+            return args.resource_id, {**inputs, "id": args.resource_id, "name": args.resource_id.rsplit("/", 1)[-1]}
         provider_id = (args.provider or "").rsplit("::", 1)[-1]
         subscription = self.provider_subscriptions.get(provider_id, self.subscription_id)
         resource_id = arm_id(token, args.name, inputs, subscription)

@@ -19,16 +19,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from facts import cosmosdb, lustre
+from facts import arc, cosmosdb, lustre
 from facts.azure_roles import built_in_roles
 from offline.identities import Identities, built_in
 from offline.mocks import OFFLINE_SUBSCRIPTION_ID, arm_id
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
-from planning import permissions
+from planning import permissions, site_baseline
 from planning.cluster_traffic import KUEUE_NAMESPACE
 from planning.layers import LAYERS, parse_stack
-from planning.naming import Naming
+from planning.naming import Naming, parse_resource_id
 from planning.pod_security import ENFORCE, NAMESPACE_CLASS_LABEL, PRIVILEGED, TRAINING_CLASS
 from planning.reach import (
     CLUSTER_ADMIN,
@@ -99,6 +99,9 @@ def site_admins(cluster: str) -> str:
 # Every output of every unit must be listed: a new one is placed here before it ships.
 OUTPUTS_WITHOUT_CREDENTIALS = {
     "contractVersion": "a number",
+    "site": "resource IDs, a client ID and a URL",
+    "baselineDocuments": "a site's baseline: Kubernetes objects, no credential (planning/site_baseline.py)",
+    "siteBaselines": "the sites' baselines: Kubernetes objects, no credential",
     "actionGroupIds": "resource IDs",
     "cluster": "a name",
     "clusterId": "a resource ID",
@@ -262,10 +265,16 @@ def _sites(config: PlatformConfig) -> dict[str, Cluster]:
             if key in spec.sites:
                 accounts.setdefault(spec.namespace, []).append(spec.service_account)
         name = site.connected_cluster_name
+        # The site's Flux reads its baseline with the identity of its source-controller.
+        accounts.setdefault(arc.FLUX_NAMESPACE, []).append(arc.FLUX_SOURCE_CONTROLLER)
+        where = parse_resource_id(site.connected_cluster_id)
+        account = Naming(config.prefix, config.environment).storage_account(f"{key}flux")
         sites[name] = Cluster(
             site.connected_cluster_id,
             dict.fromkeys(accounts, False),
             {namespace: (*names, "default") for namespace, names in accounts.items()},
+            baseline=f"/subscriptions/{where.subscription}/resourceGroups/{where.resource_group}/providers/Microsoft.Storage/"
+            f"storageAccounts/{account}/blobServices/default/containers/baseline",
         )
     return sites
 
@@ -420,6 +429,16 @@ def build(
             # The site's own administrators hold its Kubernetes, and so every workload there.
             model.entries.append(site_admins(key))
             graph.add(site_admins(key), node(CLUSTER_ADMIN, cluster.id), "they administer the site's cluster")
+            # The baseline binds MultiKueue's worker role to the dispatchers' identity in the
+            # site's job namespaces (planning/site_baseline.py, dispatcher_access): it makes jobs.
+            site_key = next(k for k, s in config.on_prem_clusters.items() if s.connected_cluster_id == cluster.id)
+            if site_key in config.dispatch_sites():
+                for namespace in site_baseline.site_job_namespaces(config, site_key):
+                    graph.add(
+                        principals_by_name(principals, dispatch_plan.DISPATCH_WORKLOAD, environment),
+                        node(PODS, f"{cluster.id}/namespaces/{namespace}"),
+                        "the site's baseline binds it multikueue-worker there: it creates jobs",
+                    )
         # What Secrets hold: the Kafka CAs' keys (an mTLS client certificate for any user), and
         # on a dispatcher the MultiKueue identity's tokens.
         if key in {naming.cluster(k) for k in config.kafka_clusters()} and config.strimzi is not None:

@@ -105,10 +105,12 @@ DELEGABLE: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
 # cluster's etcd key vault (components/etcd_encryption.py). Key Vault Contributor can switch a
 # vault to access policies and give itself its secrets; delegated on the subscription, the layer
 # could hand it to itself on the environment's own vaults.
+# A site's Flux reads its baseline's container (components/arc_site.py): the only account in a
+# cluster layer's groups, so the layer cannot hand itself another account's data.
 DELEGABLE_IN_OWN_GROUPS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
     "cluster": (
         (
-            (BUILT_IN_ROLES["Key Vault Crypto User"], BUILT_IN_ROLES["Key Vault Contributor"]),
+            (BUILT_IN_ROLES["Key Vault Crypto User"], BUILT_IN_ROLES["Key Vault Contributor"], BLOB_DATA_READER),
             ("ServicePrincipal",),
         ),
     ),
@@ -168,8 +170,12 @@ RESOURCE_PROVIDERS = (
     "Microsoft.Dashboard",
     "Microsoft.DocumentDB",
     "Microsoft.EventHub",
+    # A site's connected cluster and its extensions (Arc's onboarding needs all three registered).
+    "Microsoft.ExtendedLocation",
     "Microsoft.Insights",
     "Microsoft.KeyVault",
+    "Microsoft.Kubernetes",
+    "Microsoft.KubernetesConfiguration",
     "Microsoft.ManagedIdentity",
     "Microsoft.Monitor",
     "Microsoft.Network",
@@ -192,6 +198,8 @@ SHARED_ZONES = {
         "privatelink.postgres.database.azure.com",
     ),
 }
+
+SITE_ZONES = ("privatelink.blob.core.windows.net",)
 
 # GUIDs of the custom roles: fixed by their name and assignable scope, so a stack file can name
 # one (platform:jobs.workerRoleId) before it exists, and a re-run never makes another.
@@ -290,6 +298,15 @@ class EnvironmentAccess:
             self.group_id(name)
             for owner, name, _ in self.resource_groups
             if owner == "data" and name.endswith("-databases")
+        ]
+
+    def site_scopes(self) -> list[str]:
+        """The cluster layer's groups of on-premises sites (their connected clusters, the baselines'
+        accounts): planning/naming.py, `site_group`."""
+        return [
+            self.group_id(name)
+            for owner, name, _ in self.resource_groups
+            if owner == "cluster" and name.endswith("-site")
         ]
 
     def ops_scopes(self) -> list[str]:
@@ -710,8 +727,19 @@ def environment_delivery(delivery: Delivery, env: EnvironmentAccess) -> Environm
                     scope,
                     f"manages the in-cluster platform of {name}'s clusters{_in(scope, subscription)}",
                 )
+            # A site's baseline is uploaded after `up` (scripts/site_baseline.py): the site's group
+            # holds one account, its baseline's. Data actions: Contributor on the group has none.
+            for scope in env.site_scopes():
+                grant(
+                    deployer,
+                    BLOB_DATA_CONTRIBUTOR,
+                    scope,
+                    f"uploads the baseline of {name}'s site in {scope.rsplit('/', 1)[-1]} (scripts/site_baseline.py)",
+                )
         if env.peered:
-            for zone in SHARED_ZONES.get(layer, ()):
+            # A site's baseline account registers its blob endpoint (components/arc_site.py).
+            site_zones = SITE_ZONES if layer == "cluster" and env.site_scopes() else ()
+            for zone in (*SHARED_ZONES.get(layer, ()), *site_zones):
                 grant(
                     deployer,
                     hub["joiner"].name,

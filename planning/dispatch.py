@@ -210,25 +210,43 @@ def token_script() -> str:
     return Path(multikueue_token.__file__).read_text()
 
 
-def team_quotas(workers: dict[str, list[PoolCapacity]], team: str) -> list[dict[str, Any]]:
-    """A team's quota on a dispatcher: its quota on each worker's pools, added up per pool name."""
+# An on-premises site's quota, as a worker of the dispatchers: team -> pool -> amounts (the
+# site's ClusterQueues hold the same: planning/site_baseline.py, `site_quotas`).
+SiteQuotas = dict[str, dict[str, dict[str, int]]]
+
+
+def team_quotas(
+    workers: dict[str, list[PoolCapacity]], team: str, sites: dict[str, SiteQuotas] | None = None
+) -> list[dict[str, Any]]:
+    """A team's quota on a dispatcher: its quota on each worker's pools (an AKS cluster's or a
+    site's), added up per pool name."""
     summed: dict[str, Counter[str]] = {}
     for pools in workers.values():
         for p in pools:
             if team in p.gpu_pool.quotas:
                 amounts = quota_amounts(p.gpu_pool, p.gpu_units_per_node, p.gpu_pool.quotas[team])
                 summed.setdefault(p.name, Counter()).update(amounts)
+    for quotas in (sites or {}).values():
+        for pool, amounts in quotas.get(team, {}).items():
+            summed.setdefault(pool, Counter()).update(amounts)
     return [flavor_spec(pool, dict(amounts)) for pool, amounts in summed.items()]
 
 
-def dispatcher_manifests(workers: dict[str, list[PoolCapacity]], teams: dict[str, TeamConfig]) -> list[Manifest]:
+def dispatcher_manifests(
+    workers: dict[str, list[PoolCapacity]], teams: dict[str, TeamConfig], sites: dict[str, SiteQuotas] | None = None
+) -> list[Manifest]:
     """Everything Kueue needs on a dispatcher: a flavor per pool name, the admission check and its
-    workers, and per team a ClusterQueue and the `any-region` LocalQueues.
+    workers (the AKS workers, then the on-premises sites), and per team a ClusterQueue and the
+    `any-region` LocalQueues.
 
     The flavors carry the pools' node label, so a job that selects a pool is charged to that
     pool's quota here as on the workers; no node exists here, and MultiKueue never starts the
     dispatcher's own copy of a job, so the label only chooses the flavor."""
-    pools = sorted({p.name for capacity in workers.values() for p in capacity})
+    sites = sites or {}
+    pools = sorted(
+        {p.name for capacity in workers.values() for p in capacity}
+        | {pool for quotas in sites.values() for by_pool in quotas.values() for pool in by_pool}
+    )
     manifests = [Manifest("ResourceFlavor", flavor_name(pool), {"nodeLabels": {POOL_LABEL: pool}}) for pool in pools]
     manifests.append(
         Manifest(
@@ -240,8 +258,8 @@ def dispatcher_manifests(workers: dict[str, list[PoolCapacity]], teams: dict[str
             },
         )
     )
-    manifests.append(Manifest("MultiKueueConfig", MULTIKUEUE_CONFIG, {"clusters": list(workers)}))
-    for worker in workers:
+    manifests.append(Manifest("MultiKueueConfig", MULTIKUEUE_CONFIG, {"clusters": [*workers, *sites]}))
+    for worker in [*workers, *sites]:
         manifests.append(
             Manifest(
                 "MultiKueueCluster",
@@ -249,7 +267,9 @@ def dispatcher_manifests(workers: dict[str, list[PoolCapacity]], teams: dict[str
                 {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": kubeconfig_secret(worker)}}},
             )
         )
-    for team in sorted({t for capacity in workers.values() for p in capacity for t in p.gpu_pool.quotas}):
+    teams_with_quota = {t for capacity in workers.values() for p in capacity for t in p.gpu_pool.quotas}
+    teams_with_quota |= {t for quotas in sites.values() for t in quotas}
+    for team in sorted(teams_with_quota):
         manifests.append(
             Manifest(
                 "ClusterQueue",
@@ -259,7 +279,7 @@ def dispatcher_manifests(workers: dict[str, list[PoolCapacity]], teams: dict[str
                     "namespaceSelector": {"matchLabels": {TEAM_LABEL: team}},
                     "queueingStrategy": "BestEffortFIFO",
                     "resourceGroups": [
-                        {"coveredResources": list(COVERED_RESOURCES), "flavors": team_quotas(workers, team)}
+                        {"coveredResources": list(COVERED_RESOURCES), "flavors": team_quotas(workers, team, sites)}
                     ],
                     "admissionChecksStrategy": {"admissionChecks": [{"name": ADMISSION_CHECK}]},
                 },

@@ -148,6 +148,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:kafka:KafkaMirror": "tenants",
     "platform:streaming:Jobs": "tenants",
     "platform:fleet:Fleet": "fleet",
+    "platform:arc:Site": "cluster",
     # Resources the composition itself registers: the peerings between regions.
     "platform:index:Platform": "foundation",
 }
@@ -167,6 +168,7 @@ PER_CLUSTER_PREFIXES = (
     "alerts-",
     "logs-",
     "lustre-csi-",
+    "site-",
 )
 
 

@@ -66,6 +66,11 @@ class Naming:
     def storage_account(self, account_key: str) -> str:
         return f"st{self.prefix}{self.environment}{account_key}"
 
+    def site_group(self, site_key: str) -> str:
+        """The resource group of an on-premises site's connected cluster, and of what the platform
+        adds to it (extensions, collection rules, the baseline's account)."""
+        return self.name("rg", site_key, "site")
+
     def databases_group(self, region: str) -> str:
         """The data unit's group for Cosmos DB and PostgreSQL, in the primary region."""
         return self.regional("rg", region, "databases")

@@ -5,11 +5,13 @@ cluster extensions it installs, and what the site's agents may reach through the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ipaddress import IPv4Network
 from typing import Literal
+from urllib.parse import urlsplit
 
 from facts import arc
-from planning.egress import monitoring_fqdns
-from stackconfig.model import OnPremClusterConfig
+from planning.egress import NetworkRule, monitoring_fqdns
+from stackconfig.model import OnPremClusterConfig, PlatformConfig
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,51 @@ def site_egress_fqdns(region: str) -> tuple[str, ...]:
     not cross the environment's firewalls: it leaves at the site, or at the hub (its owner's)."""
     agents = tuple(fqdn.format(region=region) for fqdn in arc.AGENT_FQDNS)
     return tuple(dict.fromkeys((*agents, *arc.POLICY_FQDNS, *monitoring_fqdns(region))))
+
+
+# Azure Firewall's default for what it does not SNAT: IANA's private ranges (RFC 1918) and the
+# shared address space (RFC 6598): learn.microsoft.com/azure/firewall/snat-private-range.
+FIREWALL_PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
+
+
+def site_api_rules(config: PlatformConfig, region: str) -> list[NetworkRule]:
+    """What a region's firewall lets through to the sites: the region's dispatchers (their nodes:
+    Kueue's MultiKueue controller and the token refresher) to each site's API server, and nothing
+    else; sites reach Azure over the hub, never through a spoke's firewall."""
+    dispatchers = [config.clusters[k] for k in config.jobs.dispatchers if config.clusters[k].region == region]
+    sources = tuple(
+        str(subnet)
+        for cluster in dispatchers
+        for subnet in (cluster.subnets.system, cluster.subnets.nodes, cluster.subnets.pods)
+        if subnet is not None
+    )
+    if not sources:
+        return []
+    rules = []
+    for key in config.dispatch_sites():
+        server = config.on_prem_clusters[key].api_server
+        port = urlsplit(server.url).port or 443
+        rules.append(NetworkRule(f"site-{key}-api-server", ("TCP",), sources, (str(server.address),), (str(port),)))
+    return rules
+
+
+def firewall_private_ranges(config: PlatformConfig) -> tuple[str, ...] | None:
+    """The ranges a region's firewall does not SNAT, with sites: its default less the on-premises
+    ranges. Traffic to a site leaves with the firewall's address, so the site's answers come back
+    to the firewall that saw the request: the hub's gateway routes a spoke's own ranges straight to
+    the spoke (peering), which would bypass the stateful firewall on the way back and drop the
+    connection. None: the default (no sites)."""
+    if not config.dispatch_sites():
+        return None
+    ranges = [IPv4Network(r) for r in FIREWALL_PRIVATE_RANGES]
+    for on_premises in config.network.on_premises_ranges:
+        ranges = [
+            piece
+            for r in ranges
+            for piece in (r.address_exclude(on_premises) if on_premises.subnet_of(r) else (r,))
+            if not piece.subnet_of(on_premises)
+        ]
+    return tuple(str(r) for r in sorted(ranges))
 
 
 # --- What fails with a site (docs/hybrid.md, "When a site fails") ---------------------------

@@ -583,6 +583,10 @@ def _chart_pull(view_: PlanView, r: Any, needed_by: str) -> Iterator[Operation]:
 
 
 def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
+    if call.is_read and call.token.startswith("azure-native:"):
+        # A read of an existing Azure resource (a site's connected cluster): a GET of it.
+        yield Operation(f"{arm_type(call.token)}/read", str(call.resource_id), f"read of {call.token}")
+        return
     if call.is_read:
         cluster = view_.clusters_by_provider.get(_provider_ref_urn(call.provider))
         if cluster is None:

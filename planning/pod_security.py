@@ -13,6 +13,12 @@ ValidatingAdmissionPolicy `platform-pod-security-training` (planning/admission.p
 `baseline` minus exactly that capability, control by control from facts/pod_security.py.
 """
 
+from __future__ import annotations
+
+from planning.queues import TEAM_LABEL
+from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL
+from stackconfig.model import TeamConfig
+
 ENFORCE = "pod-security.kubernetes.io/enforce"
 WARN = "pod-security.kubernetes.io/warn"
 AUDIT = "pod-security.kubernetes.io/audit"
@@ -36,3 +42,13 @@ def pod_security_labels(level: str) -> dict[str, str]:
 def training_namespace_labels() -> dict[str, str]:
     """Pod Security out of the way, the class label in: admission enforces baseline + IPC_LOCK."""
     return {ENFORCE: PRIVILEGED, WARN: RESTRICTED, AUDIT: RESTRICTED, NAMESPACE_CLASS_LABEL: TRAINING_CLASS}
+
+
+def team_namespace_labels(team: str, spec: TeamConfig, namespace: str) -> dict[str, str]:
+    """A team namespace's labels (on AKS and at a site): its team, and its Pod Security level
+    (training namespaces: admission's baseline with IPC_LOCK), high risk where declared."""
+    training = namespace in spec.training_namespaces
+    labels = {TEAM_LABEL: team, **(training_namespace_labels() if training else pod_security_labels(BASELINE))}
+    if namespace in spec.high_risk_namespaces:
+        labels[HIGH_RISK_NAMESPACE_LABEL] = "true"
+    return labels

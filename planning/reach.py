@@ -223,6 +223,26 @@ class Cluster:
     kubelet: str | None = None
     # namespaces holding an operator's release (its service accounts act cluster-wide)
     operators: frozenset[str] = frozenset()
+    # An on-premises site: the container whose files its Flux applies as cluster admin
+    # (components/arc_site.py); writing a file there is administering the site.
+    baseline: str | None = None
+
+
+# What an Arc connected cluster runs as its cluster admin, written from Azure (extensions-release.md:
+# an extension installs its Helm chart with the Arc agents' rights; a Flux configuration's
+# kustomizations apply with cluster-admin in cluster scope: conceptual-gitops-flux2.md).
+CONNECTED_CLUSTERS = "microsoft.kubernetes/connectedclusters"
+ARC_CONFIGURATION_WRITES = (
+    "Microsoft.KubernetesConfiguration/extensions/write",
+    "Microsoft.KubernetesConfiguration/fluxConfigurations/write",
+)
+BLOB_WRITE = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write"
+
+
+def covers(scope: str, target: str) -> bool:
+    """Whether a grant at `scope` applies to `target` (the same resource or one below it)."""
+    scope, target = scope.lower().rstrip("/"), target.lower().rstrip("/")
+    return target == scope or target.startswith(scope + "/") or scope in ("", "/")
 
 
 def clusters_under(scope: str, clusters: Iterable[Cluster]) -> Iterator[tuple[Cluster, str | None]]:
@@ -241,6 +261,10 @@ def in_cluster(grant: Grant, clusters: Iterable[Cluster]) -> Iterator[tuple[str,
     role = grant.role
     named = grant.condition is not None and grant.condition.object_names is not None
     for cluster, namespace in clusters_under(grant.scope, clusters):
+        if CONNECTED_CLUSTERS in cluster.id.lower():
+            # A site's Kubernetes honours no Azure role (Arc's Azure RBAC is off: its own RBAC,
+            # from the baseline); AKS's data actions do not apply to a connected cluster.
+            continue
         spaces = [namespace] if namespace else sorted(cluster.namespaces)
         why = f"{role.name} at {grant.scope.rsplit('/providers/', 1)[-1]}"
         if namespace is None and role.allows(f"{AKS}/pods/write", data=True) and not named:
@@ -297,6 +321,8 @@ def grant_edges(
             yield node(WRITE, grant.scope), f"{grant.role.name} ({written[0]})"
         if any(matches(w, "Microsoft.ContainerService/managedClusters/write") for w in written):
             for cluster, _ in clusters_under(grant.scope, clusters):
+                if CONNECTED_CLUSTERS in cluster.id.lower():
+                    continue  # a site: what Azure writes there is below
                 yield (
                     node(CLUSTER_ADMIN, cluster.id),
                     f"{grant.role.name} writes the cluster: local accounts, admin groups",
@@ -327,5 +353,20 @@ def grant_edges(
                 node(DATA, f"PostgreSQL data of the servers at {grant.scope}"),
                 f"{grant.role.name} names the servers' Entra administrators",
             )
+        if any(matches(w, action) for w in written for action in ARC_CONFIGURATION_WRITES):
+            for cluster, _ in clusters_under(grant.scope, clusters):
+                if CONNECTED_CLUSTERS in cluster.id.lower():
+                    yield (
+                        node(CLUSTER_ADMIN, cluster.id),
+                        f"{grant.role.name} writes the site's extensions and Flux configurations, which run as "
+                        "its cluster admin",
+                    )
+        if grant.role.allows(BLOB_WRITE, data=True):
+            for cluster in clusters:
+                if cluster.baseline and covers(grant.scope, cluster.baseline):
+                    yield (
+                        node(CLUSTER_ADMIN, cluster.id),
+                        f"{grant.role.name} writes the site's baseline, which its Flux applies as cluster admin",
+                    )
         yield from in_cluster(grant, clusters)
         yield from data_nodes(grant)

@@ -436,7 +436,7 @@ def _migration_commands(stack: str) -> list[str]:
     plan = single_stack_plan(stack)  # a stack named after the environment: the single-stack layout
     if not plan.ok:
         raise RuntimeError(f"{stack} does not preview: {plan.error}")
-    clusters = list(parse_platform_config(read_stack_config(ROOT, stack).values).clusters)
+    clusters = list(parse_platform_config(read_stack_config(ROOT, stack).values).unit_cluster_keys())
     units = units_of(plan.resources, clusters)
     root = next(r for r in plan.resources if r.type == "platform:index:Platform")
     parents = {r.urn: r.parent for r in plan.resources}

@@ -61,7 +61,9 @@ TENANT_KINDS = {
 
 
 def _clusters(stack: str) -> list[str]:
-    return list(stack_values(stack)["platform:clusters"])
+    """The keys of the stack's cluster units: its AKS clusters and its sites."""
+    values = stack_values(stack)
+    return [*values["platform:clusters"], *values.get("platform:onPremClusters", {})]
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
@@ -174,7 +176,7 @@ def test_units_run_in_order_and_read_only_the_units_before_them(unit_plans, stac
     order = list(environment.plans)
     config = stack_values(stack)
     expected = environment_units(
-        list(config["platform:clusters"]),
+        _clusters(stack),
         config.get("platform:fleet", {}).get("canaryClusters", []),
         len(config["platform:clusters"]) > 1,
     )
@@ -186,9 +188,9 @@ def test_units_run_in_order_and_read_only_the_units_before_them(unit_plans, stac
         allowed = {s for s in order if parse_stack(s)[1].layer in UPSTREAM[unit.layer]}
         assert read <= allowed, (unit_stack, read - allowed)
         assert all(order.index(s) < order.index(unit_stack) for s in read)
-    # The tenants read every cluster; a fleet reads them too.
+    # The tenants read every AKS cluster (a site's unit exports nothing they need); a fleet reads them too.
     tenants = environment.plan(Unit("tenants"))
-    clusters = {s for s in order if ".cluster-" in s}
+    clusters = {Unit("cluster", key).stack(stack) for key in config["platform:clusters"]}
     assert clusters <= {c.resource_id for c in tenants.calls if c.token == "pulumi:pulumi:StackReference"}
 
 

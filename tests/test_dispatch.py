@@ -31,10 +31,27 @@ def _in(plan, token: str, cluster: str) -> list:
 
 
 def _config(stack: str):
+    """(values, dispatchers, the AKS workers); `_sites` lists the on-premises workers."""
     values = stack_values(stack)
     dispatchers = values["platform:jobs"]["dispatchers"]
     workers = [k for k, c in values["platform:clusters"].items() if c.get("gpuPools")]
     return values, dispatchers, workers
+
+
+def _sites(stack: str) -> list[str]:
+    return [k for k, site in stack_values(stack).get("platform:onPremClusters", {}).items() if site.get("teams")]
+
+
+def _site_endpoint(stack: str, site: str) -> tuple[str, str]:
+    """A site's API server and CA, as config declares them (no kubeconfig of a site is Pulumi's)."""
+    server = stack_values(stack)["platform:onPremClusters"][site]["apiServer"]
+    return server["url"], server["certificateAuthorityData"]
+
+
+def _site_objects(plan, site: str, kind: str) -> list[dict]:
+    """The objects of one kind in a site's baseline, as its Flux applies them (the plan's output)."""
+    documents = plan.outputs["siteBaselines"][site]
+    return [m for m in (yaml.safe_load(text) for text in documents.values()) if m["kind"] == kind]
 
 
 def kueue_refusals(kubeconfig: str) -> list[str]:
@@ -108,8 +125,11 @@ def test_each_dispatcher_reaches_every_worker_with_a_kubeconfig_kueue_accepts(pl
     kubeconfig) and an Entra ID token: what Kueue accepts, and nothing Pulumi holds."""
     plan = plans[stack]
     _, dispatchers, workers = _config(stack)
+    workers = [*workers, *_sites(stack)]
     endpoints = {
-        key: dispatch.server_and_ca(plan.outputs["kubeconfigs"][key])
+        key: _site_endpoint(stack, key)
+        if key in _sites(stack)
+        else dispatch.server_and_ca(plan.outputs["kubeconfigs"][key])
         for key in workers
         if "kubeconfigs" in plan.outputs
     }
@@ -186,6 +206,7 @@ def test_only_the_refresher_signs_in_as_the_dispatchers_identity(plans, stack):
     workers' kubeconfig Secrets by name, nothing else there."""
     plan = plans[stack]
     _, dispatchers, workers = _config(stack)
+    workers = [*workers, *_sites(stack)]
     credentials = [
         c
         for c in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
@@ -255,16 +276,21 @@ def test_a_dispatchers_quota_is_what_the_workers_grant_no_more(plans, stack):
 
     def quotas(cluster):
         found = {}
-        for queue in _in(plan, KUEUE + "ClusterQueue", cluster):
-            for flavor in queue.inputs["spec"]["resourceGroups"][0]["flavors"]:
+        queues = (
+            _site_objects(plan, cluster, "ClusterQueue")
+            if cluster in _sites(stack)
+            else [q.inputs for q in _in(plan, KUEUE + "ClusterQueue", cluster)]
+        )
+        for queue in queues:
+            for flavor in queue["spec"]["resourceGroups"][0]["flavors"]:
                 for resource in flavor["resources"]:
-                    found[(queue.inputs["metadata"]["name"], flavor["name"], resource["name"])] = int(
+                    found[(queue["metadata"]["name"], flavor["name"], resource["name"])] = int(
                         str(resource["nominalQuota"]).removesuffix("Gi")
                     )
         return found
 
     summed: dict = {}
-    for worker in workers:
+    for worker in [*workers, *_sites(stack)]:
         for k, v in quotas(worker).items():
             summed[k] = summed.get(k, 0) + v
     for key in dispatchers:

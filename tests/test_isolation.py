@@ -379,7 +379,9 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
         if metadata["name"] == dispatch.TOKEN_JOB:
             assert metadata["namespace"] == "kueue-system" and r.inputs["kind"] in ("Role", "RoleBinding")
             if r.inputs["kind"] == "Role":
-                assert r.inputs["rules"] == dispatch.token_role_rules(config.dispatch_workers())
+                assert r.inputs["rules"] == dispatch.token_role_rules(
+                    [*config.dispatch_workers(), *config.dispatch_sites()]
+                )
             else:
                 assert r.inputs["subjects"] == [
                     {"kind": "ServiceAccount", "name": dispatch.TOKEN_JOB, "namespace": "kueue-system"}

@@ -112,18 +112,28 @@ def test_the_reach_contract_does_not_lend_a_lustre_subnets_firewall_rules_to_the
     assert reach._firewall_allows(view, "login.microsoftonline.com", 443) is True
 
 
-def test_the_trainer_trusts_the_sites_arc_issuer_with_one_more_federated_credential(plans):
+def test_only_the_trainer_and_the_sites_flux_trust_the_sites_arc_issuer(plans):
+    """One more federated credential for the workload that runs there, and the site's Flux
+    source-controller's (it reads the baseline); no other identity trusts the site."""
     config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
     site = config.on_prem_clusters["phx1"]
-    credentials = [
-        r.inputs
-        for r in plans["prod-scale"].of_type("azure-native:managedidentity:FederatedIdentityCredential")
-        if r.inputs["issuer"] == site.oidc_issuer_url
+    credentials = {
+        c["subject"]: c
+        for c in (
+            r.inputs
+            for r in plans["prod-scale"].of_type("azure-native:managedidentity:FederatedIdentityCredential")
+            if r.inputs["issuer"] == site.oidc_issuer_url
+        )
+    }
+    assert sorted(credentials) == [
+        "system:serviceaccount:flux-system:source-controller",
+        "system:serviceaccount:research:trainer",
     ]
-    assert [(c["resourceName"].endswith("trainer"), c["subject"]) for c in credentials] == [
-        (True, "system:serviceaccount:research:trainer")
-    ]
-    assert credentials[0]["federatedIdentityCredentialResourceName"] == site.connected_cluster_name
+    trainer = credentials["system:serviceaccount:research:trainer"]
+    assert trainer["resourceName"].endswith("trainer")
+    assert trainer["federatedIdentityCredentialResourceName"] == site.connected_cluster_name
+    flux = credentials["system:serviceaccount:flux-system:source-controller"]
+    assert flux["resourceName"] == "ailabscale-prod-phx1-id-flux" or flux["resourceName"].endswith("flux")
 
 
 def test_a_workload_on_a_site_is_checked_against_the_sites_identity_and_teams():

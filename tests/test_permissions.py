@@ -722,6 +722,10 @@ def _needed_registrations(plans) -> tuple[set[str], set[str]]:
                 providers.add("Microsoft.Compute")  # node scale sets
                 if (r.inputs.get("addonProfiles") or {}).get("azurepolicy", {}).get("enabled"):
                     providers.add("Microsoft.PolicyInsights")  # learn.microsoft.com/azure/aks/use-azure-policy
+            if r.type.endswith(":FluxConfiguration"):
+                # A site: Arc's onboarding needs these registered where it connects the cluster
+                # (quickstart-connect-cluster.md, "Register providers for Azure Arc-enabled Kubernetes").
+                providers |= {"Microsoft.Kubernetes", "Microsoft.ExtendedLocation"}
             for pool in pools:
                 if pool.get("enableEncryptionAtHost"):
                     features.add("Microsoft.Compute/EncryptionAtHost")

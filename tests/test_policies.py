@@ -756,9 +756,58 @@ EVENT_HUBS_VIOLATIONS: list[tuple[str, str, Change]] = [
 ]
 
 
+# An on-premises site: prod-scale's phx1 (prod-scale deploys as prod).
+SITE = "site-phx1"
+SITE_VIOLATIONS: list[tuple[str, str, Change]] = [
+    (
+        "connected-clusters-governed",
+        "a site without Azure Policy's extension",
+        lambda p: without(p, f"{SITE}-ext-azurepolicy"),
+    ),
+    (
+        "connected-clusters-governed",
+        "a site without Container Insights",
+        lambda p: without(p, f"{SITE}-ext-azuremonitor-containers"),
+    ),
+    (
+        "connected-clusters-governed",
+        "Container Insights on the workspace's key",
+        lambda p: changed(
+            p,
+            f"{SITE}-ext-azuremonitor-containers",
+            path=("configurationSettings", "amalogs.useAADAuth"),
+            value="false",
+        ),
+    ),
+    (
+        "connected-clusters-governed",
+        "managed Prometheus collecting nowhere",
+        lambda p: without(p, f"{SITE}-prometheus-dcra"),
+    ),
+    (
+        "connected-clusters-governed",
+        "a site without its pod security initiative",
+        lambda p: without(p, f"{SITE}-pod-security"),
+    ),
+    (
+        "federated-credential-trusted-issuer",
+        "the site's Flux trusting an issuer no cluster has",
+        lambda p: changed(p, f"{SITE}-flux-source-controller", path="issuer", value="https://issuer.example.com/x/"),
+    ),
+]
+
+
 def test_every_policy_has_a_violating_case():
-    covered = {policy for policy, _, _ in VIOLATIONS + EVENT_HUBS_VIOLATIONS}
+    covered = {policy for policy, _, _ in VIOLATIONS + EVENT_HUBS_VIOLATIONS + SITE_VIOLATIONS}
     assert covered == set(ALL_POLICIES)
+
+
+@pytest.mark.parametrize("policy, change, mutate", SITE_VIOLATIONS, ids=[f"{p}: {c}" for p, c, _ in SITE_VIOLATIONS])
+def test_site_changes_fire_exactly_their_policy(plans, policy, change, mutate):
+    """prod-scale's site passes as built (test_every_stack_passes_its_mandatory_policies); each
+    change fires its policy alone."""
+    review = review_plan(mutate(plans["prod-scale"]), "prod")
+    assert review.fired() == {(policy, "mandatory")}, [(v.policy, v.message) for v in review.violations]
 
 
 @pytest.mark.parametrize(

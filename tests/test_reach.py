@@ -76,7 +76,9 @@ def test_nobody_outside_an_environments_approvers_writes_its_resources_or_admini
         admins = [
             n for n in model.graph.reach(reach.approvers("prod")) if graph_model.kind_of(n) == graph_model.CLUSTER_ADMIN
         ]
-        assert len(admins) == len(config_of(stack).clusters), "prod's approvers deploy every cluster"
+        # Every AKS cluster and every site: the cluster layer writes a site's extensions, Flux
+        # configuration and baseline, each of which runs as its cluster admin.
+        assert len(admins) == len(config_of(stack).unit_cluster_keys()), "prod's approvers deploy every cluster"
 
 
 @pytest.mark.parametrize("stack", ALL)
@@ -353,3 +355,29 @@ def test_a_sites_administrators_act_as_its_workloads_and_reach_nothing_else(mode
     assert entry in model.entries
     identities = {n for n in model.graph.reach(entry) if graph_model.kind_of(n) == graph_model.IDENTITY}
     assert any("trainer" in n for n in identities) and not [n for n in identities if "inference" in n]
+
+
+def test_from_azure_only_the_cluster_layers_deploys_administer_a_site(models):
+    """A site's extensions and Flux configuration run as its cluster admin, and so does its Flux
+    baseline: whoever writes any of them administers the site. In prod-scale that is prod's
+    approvers (through the cluster layer's deploy identity: Contributor on the site's group, blob
+    writes there to upload the baseline), the delivery's administrators (who set them) and the
+    site's own administrators; not a pull request,
+    not a team, not another layer's identity, not the site's Flux (it reads the baseline)."""
+    model, config = models["prod-scale"], config_of("prod-scale")
+    site = config.on_prem_clusters["phx1"]
+    admin = graph_model.node(graph_model.CLUSTER_ADMIN, site.connected_cluster_id)
+    holders = sorted(entry for entry in model.entries if admin in model.graph.reach(entry))
+    # The delivery's administrators set prod's approvers, so they reach whatever those reach.
+    expected = [reach.approvers("prod"), reach.site_admins(site.connected_cluster_name), reach.DELIVERY_ADMINS]
+    assert holders == sorted(expected), holders
+    found = model.graph.reach(reach.approvers("prod"))
+    route = graph_model.path(found, admin)
+    assert "Flux configurations" in route or "baseline" in route, route
+    identities = [n for n in model.graph.nodes(graph_model.IDENTITY) if "flux" in n]
+    assert identities, "the site's Flux identity is in the model"
+    for flux in identities:
+        reached = model.graph.reach(flux)
+        assert not [n for n in reached if graph_model.kind_of(n) in graph_model.WRITING], graph_model.path(
+            reached, next(n for n in reached if graph_model.kind_of(n) in graph_model.WRITING)
+        )

@@ -69,11 +69,26 @@ def _alternatives(plan, targets) -> list[set[str]]:
     return merged
 
 
+def _site_baselines(plan) -> set[str]:
+    """IDs of the accounts a site's Flux reads its baseline from: only that site reads them, in its
+    region (components/arc_site.py); the failure table's rows are the workloads' data."""
+    names = {
+        str(r.inputs["azureBlob"]["url"]).removeprefix("https://").split(".", 1)[0]
+        for r in plan.of_type("azure-native:kubernetesconfiguration:FluxConfiguration")
+    }
+    return {
+        resource_id(r) for r in plan.of_type("azure-native:storage:StorageAccount") if r.inputs["accountName"] in names
+    }
+
+
 def _targets(plan, group_ids: tuple[str, ...]) -> dict[str, list[str]]:
     """Each private-link target reached through these sub-resources -> its endpoints' regions."""
     targets: dict[str, list[str]] = {}
+    baselines = _site_baselines(plan)
     for endpoint in plan.of_type(ENDPOINT):
         connection = endpoint.inputs["privateLinkServiceConnections"][0]
+        if connection["privateLinkServiceId"] in baselines:
+            continue
         if connection["groupIds"][0] in group_ids:
             targets.setdefault(connection["privateLinkServiceId"], []).append(endpoint.inputs["location"])
     return targets

@@ -159,12 +159,12 @@ def _namespace_problems(raw: Mapping[str, Any]) -> list[ConfigProblem]:
 
 def unit_problems(config: PlatformConfig, unit: Unit, stack: str) -> list[ConfigProblem]:
     """A unit stack that names what the environment does not have."""
-    if unit.layer == "cluster" and unit.cluster not in config.clusters:
+    if unit.layer == "cluster" and unit.cluster not in config.unit_cluster_keys():
         return [
             ConfigProblem(
                 key("clusters"),
                 f"stack {stack} deploys cluster {unit.cluster}, which is not one of the environment's "
-                f"clusters ({', '.join(config.clusters)})",
+                f"clusters or sites ({', '.join(config.unit_cluster_keys())})",
             )
         ]
     if unit.layer == "fleet" and not config.has_fleet:

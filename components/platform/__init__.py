@@ -6,7 +6,8 @@
 3. `cluster`, one per cluster: AKS and its pools, admission policies and PriorityClasses, the
    GPU stack, plan access, the Strimzi operator and its Kafka, the Lustre CSI driver and volumes
    (reading the data unit's file system addresses); every platform namespace denies all traffic
-   but its allows;
+   but its allows; and one per on-premises site: its Arc extensions, collection rules, policy
+   and the baseline its Flux applies (`site.py`);
 4. `tenants`: the workloads' federated credentials and grants, team namespaces, service
    accounts and RBAC, Kueue queues, Kafka topics, users and CA copies, MirrorMaker;
 5. `fleet`, with two or more clusters: Fleet Manager, members, update runs.
@@ -47,6 +48,7 @@ from components.platform.context import (
 from components.platform.data import build_data
 from components.platform.fleet import build_fleet
 from components.platform.foundation import build_foundation
+from components.platform.site import build_site
 from components.platform.tenants import build_tenants
 from planning.charts import HELM_DRIVER
 from planning.layers import Unit
@@ -70,6 +72,8 @@ class Platform(pulumi.ComponentResource):
         self.foundation = build_foundation(ctx)
         data = build_data(ctx, self.foundation)
         self.clusters = {key: build_cluster(ctx, key, self.foundation, data) for key in args.config.clusters}
+        # Each site's Azure side, and its baseline's files (exported: the deploy job uploads them).
+        self.sites = {key: build_site(ctx, key, self.foundation) for key in args.config.on_prem_clusters}
         if args.config.has_fleet:
             build_fleet(ctx, self.clusters)
         self.kafka_connections = build_tenants(ctx, self.foundation, data, self.clusters)
@@ -130,6 +134,19 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         data = build_data(ctx, _foundation_reference(config, endpoint_regions(config)))
         for name, value in data.to_exports().items():
             pulumi.export(name, value)
+    elif unit.layer == "cluster" and unit.cluster in config.on_prem_clusters:
+        region = config.on_prem_clusters[unit.cluster].region
+        site, documents = build_site(ctx, unit.cluster, _foundation_reference(config, [region]))
+        pulumi.export(
+            "site",
+            {
+                "connectedClusterId": site.connected_cluster_id,
+                "fluxClientId": site.flux_client_id,
+                "baselineUrl": site.baseline_url,
+            },
+        )
+        # What the deploy job uploads to baselineUrl after `up` (scripts/site_baseline.py).
+        pulumi.export("baselineDocuments", documents)
     elif unit.layer == "cluster":
         region = config.clusters[unit.cluster].region
         # The data unit's outputs a cluster reads: its region's Lustre file system, if it mounts one.
@@ -189,6 +206,8 @@ def _deploy_single_stack(config: PlatformConfig) -> None:
     pulumi.export("workloadContext", workload_context(config))
     # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
     pulumi.export("kubeconfigs", {key: c.kubeconfig for key, c in platform.clusters.items()})
+    if platform.sites:
+        pulumi.export("siteBaselines", {key: documents for key, (_, documents) in platform.sites.items()})
     if platform.foundation.hub_requests is not None:
         pulumi.export("hubRequests", platform.foundation.hub_requests)
 

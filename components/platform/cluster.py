@@ -12,7 +12,8 @@ import pulumi
 
 from components.admission import ClusterAdmission, ClusterAdmissionArgs
 from components.alerting import ClusterAlerts, ClusterAlertsArgs
-from components.cluster import AksCluster, AksClusterArgs, ClusterMonitoring, ClusterNetwork
+from components.cluster import AksCluster, AksClusterArgs, ClusterNetwork
+from components.collection_rules import ClusterMonitoring
 from components.dispatch import (
     DispatchRefresher,
     DispatchRefresherArgs,
@@ -258,7 +259,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs, data: D
         DispatchRefresher(
             f"dispatch-refresher-{key}",
             DispatchRefresherArgs(
-                workers=config.dispatch_workers(),
+                workers=[*config.dispatch_workers(), *config.dispatch_sites()],
                 client_id=foundation.identity_client_ids[dispatch_plan.DISPATCH_WORKLOAD],
                 tenant_id=config.entra.tenant_id or ctx.deployer.tenant_id,
                 login_server=login_server,

@@ -30,6 +30,7 @@ from planning import dispatch as dispatch_plan
 from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import lustre_csi
+from planning import onprem as onprem_plan
 from planning.cluster_traffic import (
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
@@ -114,7 +115,11 @@ def firewall_spec(
             lustre_subnet=lustre_subnet,
             defender=config.operations.defender,
         ),
-        network_rules=egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else [],
+        network_rules=[
+            *(egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else []),
+            *onprem_plan.site_api_rules(config, region),
+        ],
+        private_ranges=onprem_plan.firewall_private_ranges(config),
         source_ranges=sources,
         zones=sorted({zone for cluster in clusters for zone in cluster.zones}) or ["1", "2", "3"],
         log_analytics_workspace_id=log_analytics_workspace_id,

@@ -56,6 +56,10 @@ def unit_groups(config: PlatformConfig) -> dict[Unit, list[Group]]:
     groups: dict[Unit, list[Group]] = {Unit("foundation"): foundation, Unit("data"): data}
     for key, cluster in config.clusters.items():
         groups[Unit("cluster", key)] = [Group(naming.name("rg", key, "cluster"), cluster.region)]
+    # A site's group is the one its operators connect the cluster into (the delivery makes it and
+    # the check of platform:onPremClusters holds the connected cluster's ID to its name).
+    for key, site in config.on_prem_clusters.items():
+        groups[Unit("cluster", key)] = [Group(naming.site_group(key), site.region)]
     groups[Unit("tenants")] = []
     if config.has_fleet:
         groups[Unit("fleet")] = [Group(naming.name("rg", "fleet"), primary)]

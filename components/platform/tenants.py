@@ -39,7 +39,7 @@ from components.workload_identity import (
     WorkloadAccessArgs,
     WorkloadSpec,
 )
-from planning import capacity
+from planning import capacity, site_baseline
 from planning import cosmosdb as cosmos_plan
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
@@ -225,6 +225,12 @@ def build_tenants(
                 worker_pools=dispatch_plan.worker_pools(config),
                 teams=dict(config.teams),
                 team_namespaces=namespaces,
+                site_quotas={key: site_baseline.site_quotas(config, key) for key in config.dispatch_sites()},
+                site_endpoints={
+                    key: (site.api_server.url, site.api_server.certificate_authority_data)
+                    for key, site in config.on_prem_clusters.items()
+                    if key in config.dispatch_sites()
+                },
             ),
             opts=ctx.opts,
         )

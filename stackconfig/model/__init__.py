@@ -299,6 +299,17 @@ class PlatformConfig(Model):
             workers = [k for k in self.workload_cluster_keys() if self.clusters[k].gpu_pools]
         return [w for w in workers if w in self.clusters]
 
+    def dispatch_sites(self) -> list[str]:
+        """The on-premises sites MultiKueue hands jobs to: those open to a team (none without
+        dispatchers)."""
+        if not self.jobs.dispatchers:
+            return []
+        return [key for key, site in self.on_prem_clusters.items() if site.teams]
+
+    def unit_cluster_keys(self) -> list[str]:
+        """Every cluster with a unit of the cluster layer: the AKS clusters, then the sites."""
+        return [*self.clusters, *self.on_prem_clusters]
+
     def job_clusters(self, job: str) -> list[str]:
         """The streaming clusters a Flink job runs on."""
         assert self.streaming is not None

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, StringConstraints
 
-from stackconfig.model.base import Model, RegionName, ShortName
+from stackconfig.model.base import Model, RegionName, ShortName, Taint
 
 # facts/arc.py's DISTRIBUTIONS (tests/test_onprem.py holds the two equal).
 Distribution = Literal["k3s", "aks-arc", "aks-edge", "openshift", "tanzu-tkgm", "rke2", "kubeadm"]
@@ -31,6 +31,10 @@ class OnPremApiServer(Model):
         description="The address that URL resolves to, inside `platform:network.onPremisesRanges` (the route and "
         "the firewall rule are made for it)."
     )
+    certificate_authority_data: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]+={0,2}$")] = Field(
+        description="The API server's CA certificate, base64 of its PEM as a kubeconfig's "
+        "`certificate-authority-data` carries it (public: the dispatchers verify the site with it)."
+    )
 
 
 class OnPremGpuPoolConfig(Model):
@@ -49,8 +53,15 @@ class OnPremGpuPoolConfig(Model):
     vcpus: Optional[int] = Field(default=None, ge=1, description="vCPUs (hardware threads) per server.")
     memory_gib: Optional[int] = Field(default=None, ge=1, description="Memory per server, GiB.")
     infiniband: Optional[bool] = Field(default=None, description="Servers joined by InfiniBand.")
-    labels: LabelMap = Field(default_factory=dict, description="Node labels the site sets on the pool's servers.")
-    taints: list[str] = Field(default_factory=list, description="Node taints the site sets, `key=value:Effect`.")
+    labels: LabelMap = Field(
+        default_factory=dict,
+        description="Node labels the site sets on the pool's servers, besides `platform.ai/gpu-pool: <pool>` "
+        "(which every server of the pool carries: the pool's Kueue flavor selects it).",
+    )
+    taints: list[Taint] = Field(
+        default_factory=list,
+        description="Node taints the site sets, `key=value:Effect`; the pool's Kueue flavor tolerates them.",
+    )
 
 
 class OnPremClusterConfig(Model):
@@ -81,6 +92,11 @@ class OnPremClusterConfig(Model):
     )
     gpu_pools: dict[ShortName, OnPremGpuPoolConfig] = Field(
         min_length=1, description="The site's GPU pools as they exist."
+    )
+    registry: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?$")] = Field(
+        description="The registry the site's nodes pull from: the site's mirror of the platform's registry (an ACR "
+        "connected registry, or its own). Servers outside Azure have no identity ACR accepts without a key, so the "
+        "site's admission rules admit this host instead of the platform's registry."
     )
     teams: list[ShortName] = Field(
         default_factory=list, description="Teams whose jobs may run there (each a key of `platform:teams`)."

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 
 from facts.arc import POLICY_UNSUPPORTED_DISTRIBUTIONS, WORKLOAD_IDENTITY_DISTRIBUTIONS
 from facts.gpu import GPU_VM_SIZES
+from planning.naming import Naming, parse_resource_id, storage_account_name_problem
 from stackconfig.keys import key
 from stackconfig.model import OnPremGpuPoolConfig, PlatformConfig
 from validation.checks.common import ConfigProblem
@@ -66,6 +67,14 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
             seen.append((at, network))
     routed = list(config.network.on_premises_ranges)
     dispatch_regions = {config.clusters[k].region for k in config.jobs.dispatchers if k in config.clusters}
+    naming = Naming(config.prefix, config.environment)
+    hub = config.network.hub
+    if config.on_prem_clusters and (hub is None or not hub.use_remote_gateways):
+        yield ConfigProblem(
+            key("network", "hub", "useRemoteGateways"),
+            "off, with on-premises sites: the spokes learn the sites' routes from the hub's gateway (gateway "
+            "transit), without which the dispatchers never reach a site and a site never reaches the endpoints",
+        )
     for name, site in config.on_prem_clusters.items():
         where = key("onPremClusters", name)
         if name in config.clusters:
@@ -98,6 +107,35 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
             )
         if site.oidc_issuer_url is not None and not site.workload_identity:
             yield ConfigProblem(f"{where}.oidcIssuerUrl", "set without workloadIdentity: nothing would trust it")
+        if not site.workload_identity:
+            yield ConfigProblem(
+                f"{where}.workloadIdentity",
+                "off: the site's Flux reads the platform's baseline with workload identity (microsoft.flux "
+                "1.15.1+); without it only a key or a SAS in Azure would do, which the platform does not hand out",
+            )
+        found = parse_resource_id(site.connected_cluster_id)
+        if found.subscription.lower() != config.subscription_id.lower():
+            yield ConfigProblem(
+                f"{where}.connectedClusterId",
+                f"in subscription {found.subscription}, not the environment's ({config.subscription_id}): the "
+                "site's unit writes beside it with the environment's identities",
+            )
+        group = naming.site_group(name)
+        if config.resource_groups != "delivery":
+            yield ConfigProblem(
+                where,
+                "a site needs platform:resourceGroups: delivery: the delivery makes its group and lets the "
+                "cluster layer upload its baseline there (planning/delivery.py)",
+            )
+        elif found.resource_group.lower() != group.lower():
+            yield ConfigProblem(
+                f"{where}.connectedClusterId",
+                f"in group {found.resource_group}: connect the site into {group}, the group the delivery makes "
+                "for it and grants the cluster layer on",
+            )
+        account_problem = storage_account_name_problem(naming.storage_account(f"{name}flux"))
+        if account_problem:
+            yield ConfigProblem(where, f"the site's baseline account: {account_problem}; shorten the key")
         if site.workload_identity and site.distribution not in WORKLOAD_IDENTITY_DISTRIBUTIONS:
             yield ConfigProblem(
                 f"{where}.workloadIdentity",

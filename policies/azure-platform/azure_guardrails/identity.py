@@ -97,8 +97,12 @@ ALLOWED_DEFINITIONS_SCHEMA = {
 
 
 def _is_cluster(scope: str) -> bool:
+    """An AKS cluster, or an on-premises site's Arc connected cluster."""
     parts = [p.lower() for p in scope.strip("/").split("/")]
-    return len(parts) == 8 and parts[4:7] == ["providers", "microsoft.containerservice", "managedclusters"]
+    return len(parts) == 8 and parts[4:7] in (
+        ["providers", "microsoft.containerservice", "managedclusters"],
+        ["providers", "microsoft.kubernetes", "connectedclusters"],
+    )
 
 
 def allowed_policy_assignments(args, report):

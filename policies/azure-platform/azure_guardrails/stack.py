@@ -116,6 +116,26 @@ def private_endpoints(args, report):
                 )
 
 
+FLUX_CONFIGURATION = "azure-native:kubernetesconfiguration:FluxConfiguration"
+
+
+def site_baseline_accounts(resources) -> set[str]:
+    """URNs of storage accounts an on-premises site's Flux reads its baseline from (a Flux
+    configuration's Azure Blob source in the same review): only that site reads them, in its own
+    region, and what they hold is rebuilt from code, so neither an endpoint per cluster region nor a
+    copy outside the region serves anyone (components/arc_site.py)."""
+    names = {
+        str(lookup(r.props, "azureBlob.url") or "").removeprefix("https://").split(".", 1)[0]
+        for r in resources
+        if r.resource_type == FLUX_CONFIGURATION
+    }
+    return {
+        r.urn
+        for r in resources
+        if r.resource_type == STORAGE_ACCOUNT and lookup(r.props, "accountName") in names - {""}
+    }
+
+
 def endpoints_in_cluster_regions(args, report):
     """Each region with clusters reaches every data-plane service through an endpoint of its own,
     so that losing another region does not cut it off (docs/decisions/0008-regional-failure.md).
@@ -130,10 +150,11 @@ def endpoints_in_cluster_regions(args, report):
         if resource.resource_type == PRIVATE_ENDPOINT:
             for target in resource.property_dependencies.get("privateLinkServiceConnections", []):
                 located.setdefault(target.urn, set()).add(lookup(resource.props, "location"))
+    baselines = site_baseline_accounts(args.resources)
     for resource in args.resources:
         kind = PRIVATE_LINK_SERVICES.get(resource.resource_type)
         # No endpoint at all is private-endpoint-with-dns's finding.
-        if kind is None or resource.urn not in located:
+        if kind is None or resource.urn not in located or resource.urn in baselines:
             continue
         missing = [r for r in regions if r not in located[resource.urn]]
         if missing:
@@ -164,6 +185,7 @@ def storage_survives_a_region(args, report):
         for key in ("sourceAccount", "destinationAccount")
         for dependency in policy.property_dependencies.get(key, [])
     }
+    replicated |= site_baseline_accounts(args.resources)
     for account in args.resources:
         if account.resource_type != STORAGE_ACCOUNT or account.urn in replicated:
             continue

@@ -1,0 +1,66 @@
+"""A site's unit (`cluster-<site>`, one per `platform:onPremClusters` key): what Azure holds for an
+Arc-connected on-premises cluster (components/arc_site.py), in the connected cluster's group.
+A site is a cluster of the cluster layer: its deploy identity's, in the same wave as the AKS
+clusters, read by the tenants unit through nothing (the site's config is all the others need).
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.arc_site import ArcSite, ArcSiteArgs
+from components.collection_rules import ClusterMonitoring
+from components.outputs import FoundationOutputs
+from components.platform.context import PRIVATE_ENDPOINT_SUBNET, Context, alert_routes, data_plane_zones
+from components.private_dns import PrivateEndpoints
+from planning import dispatch as dispatch_plan
+from planning import site_baseline
+from planning.naming import region_code
+
+
+def build_site(ctx: Context, key: str, foundation: FoundationOutputs) -> tuple[ArcSite, pulumi.Output[dict[str, str]]]:
+    """The site's Azure side, and its baseline's files (planning/site_baseline.py), which its
+    deploy job uploads (scripts/site_baseline.py)."""
+    config = ctx.config
+    site = config.on_prem_clusters[key]
+    region = site.region
+    log_analytics, monitor_workspace = foundation.workspaces(region)
+    zones = foundation.dns_zone_ids if region == config.primary_region else foundation.regional_dns_zone_ids[region]
+    training = sorted(
+        namespace
+        for namespace, team in site_baseline.site_job_namespaces(config, key).items()
+        if namespace in config.teams[team].training_namespaces
+    )
+    principal = pulumi.Output.from_input(foundation.identity_principal_ids[dispatch_plan.DISPATCH_WORKLOAD])
+    documents = principal.apply(lambda p: site_baseline.baseline_documents(config, key, p))
+    site_resource = ArcSite(
+        f"site-{key}",
+        ArcSiteArgs(
+            naming=ctx.naming,
+            key=key,
+            site=site,
+            tenant_id=ctx.deployer.tenant_id,
+            subscription_id=ctx.deployer.subscription_id,
+            monitoring=ClusterMonitoring(
+                log_analytics_workspace_id=log_analytics,
+                monitor_workspace_id=monitor_workspace,
+                monitor_workspace_region=region,
+                data_collection_endpoint_id=foundation.collection_endpoint(region),
+                container_logs=config.operations.container_logs,
+            ),
+            endpoints=PrivateEndpoints(
+                region=region,
+                subnet_id=foundation.subnet_ids[region][PRIVATE_ENDPOINT_SUBNET],
+                zone_ids={zone: zones[zone] for zone in data_plane_zones(config)},
+                suffix="" if region == config.primary_region else f"-{region_code(region)}",
+            ),
+            admission=config.admission,
+            training_namespaces=training,
+            recovery=config.storage,
+            protect=config.protect,
+            tags=ctx.tags,
+            alert_routes=alert_routes(config, foundation.action_group_ids),
+        ),
+        opts=ctx.opts,
+    )
+    return site_resource, documents

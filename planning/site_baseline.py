@@ -1,0 +1,321 @@
+"""What the platform puts on an on-premises site (docs/hybrid.md), as plain manifests that Flux
+applies there: Pulumi's Kubernetes provider cannot reach a site, so the site's cluster unit writes
+these into the site's baseline container and the site's Flux reads them (components/arc_site.py).
+
+Two Flux kustomizations, in order:
+- `platform`: the PriorityClasses, the teams' namespaces (labelled as on AKS) with default-deny
+  network policies and their allows, the platform's admission policies (images from the site's
+  registry), what the dispatchers may do there (MultiKueue's worker role, bound to the dispatchers'
+  identity), and Kueue itself (the platform's chart and version, from the site's registry);
+- `queues` (after `platform`, whose Kueue brings the CRDs): the site's ResourceFlavors (one per
+  GPU pool, selecting `platform.ai/gpu-pool`), each admitted team's ClusterQueue and the `gpu` and
+  `any-region` LocalQueues in its job namespaces.
+
+The site installs itself what needs its hardware and its network: the CNI, the NVIDIA drivers,
+device plugin and (for InfiniBand) the network operator, and its registry mirror.
+
+Imports facts, planning and the config model; nothing of Pulumi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL
+from planning import dispatch
+from planning.admission import admission_rules, binding_manifest, policy_manifest
+from planning.charts import KUEUE, mirrored_image_values
+from planning.cluster_traffic import KUEUE_NAMESPACE
+from planning.gpu import toleration
+from planning.gpu_stack import kueue_values
+from planning.network_policy import ENTRA_ID_FQDN, HTTPS, FqdnRule, NamespaceTraffic, Peer, Port, namespace_policies
+from planning.pod_security import team_namespace_labels
+from planning.priorities import PLATFORM_CRITICAL, PRIORITIES
+from planning.queues import COHORT, COVERED_RESOURCES, LOCAL_QUEUE, TEAM_LABEL, Manifest, flavor_name, flavor_spec
+from stackconfig.model import OnPremClusterConfig, OnPremGpuPoolConfig, PlatformConfig
+
+# The baseline container's folders, one per Flux kustomization, in the order they apply.
+PLATFORM_PATH = "platform"
+QUEUES_PATH = "queues"
+# What the dispatchers' identity is bound to on the site: the same names as on AKS workers.
+WORKER_ROLE = "multikueue-worker"
+# Flux's APIs (Flux v2.7, which microsoft.flux 1.24.1 ships: flux-gitops-release-notes.md).
+OCI_REPOSITORY_API = "source.toolkit.fluxcd.io/v1"
+HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
+# A Helm chart pushed by `helm push` is one layer of this type (helm/helm pkg/registry).
+HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+
+
+@dataclass(frozen=True)
+class SitePool:
+    """A site's GPU pool as the platform counts it."""
+
+    name: str
+    nodes: int
+    gpus_per_node: int
+    vcpus: int
+    memory_gib: int
+    infiniband: bool
+    gpu_model: str
+    labels: dict[str, str]
+    taints: tuple[str, ...]
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+def site_pool(name: str, pool: OnPremGpuPoolConfig) -> SitePool:
+    """The pool's shape: its Azure size's (facts/gpu.py, facts/vm_sizes.py), or its description
+    (validation/checks/onprem.py refuses a pool with neither)."""
+    if pool.size is not None:
+        size = GPU_VM_SIZES[pool.size]
+        shape = (size.gpus, size.facts.vcpus, size.memory_gib, size.infiniband, size.gpu_model)
+    else:
+        shape = (pool.gpus_per_node, pool.vcpus, pool.memory_gib, pool.infiniband, pool.gpu_model)  # type: ignore[assignment]
+    gpus, vcpus, memory, infiniband, model = shape
+    return SitePool(
+        name, pool.nodes, int(gpus), int(vcpus), int(memory), bool(infiniband), str(model), dict(pool.labels),
+        tuple(pool.taints),
+    )  # fmt: skip
+
+
+def site_pools(site: OnPremClusterConfig) -> list[SitePool]:
+    return [site_pool(name, pool) for name, pool in site.gpu_pools.items()]
+
+
+def team_share(pool: SitePool, teams: int) -> dict[str, int]:
+    """Each admitted team's nominal quota on a pool: an equal share of its GPUs, with the CPU and
+    memory that come with them; what one team leaves idle the others borrow (one cohort)."""
+    gpus = pool.gpus // max(teams, 1)
+    nodes = gpus / pool.gpus_per_node
+    return {"cpu": int(pool.vcpus * nodes), "memory": int(pool.memory_gib * nodes), GPU_RESOURCE: gpus}
+
+
+def site_quotas(config: PlatformConfig, key: str) -> dict[str, dict[str, dict[str, int]]]:
+    """Each admitted team's quota at the site: team -> pool -> amounts (its ClusterQueue's, and
+    what the dispatchers count for the site)."""
+    site = config.on_prem_clusters[key]
+    pools = site_pools(site)
+    return {team: {pool.name: team_share(pool, len(site.teams)) for pool in pools} for team in site.teams}
+
+
+def site_job_namespaces(config: PlatformConfig, key: str) -> dict[str, str]:
+    """The namespaces jobs run in at the site (its teams' own, not streaming ones) -> their team."""
+    site = config.on_prem_clusters[key]
+    return {
+        namespace: team
+        for team in site.teams
+        for namespace in config.teams[team].namespaces
+        if namespace not in config.teams[team].streaming_namespaces
+    }
+
+
+def site_flavor(pool: SitePool) -> Manifest:
+    return Manifest(
+        "ResourceFlavor",
+        flavor_name(pool.name),
+        {"nodeLabels": {POOL_LABEL: pool.name, **pool.labels}, "tolerations": [toleration(t) for t in pool.taints]},
+    )
+
+
+def queue_manifests(config: PlatformConfig, key: str) -> list[Manifest]:
+    """The site's Kueue objects: flavors, a ClusterQueue per admitted team, and its LocalQueues
+    (`gpu` for jobs sent to the site, `any-region` for the copies MultiKueue makes)."""
+    site = config.on_prem_clusters[key]
+    manifests = [site_flavor(pool) for pool in site_pools(site)]
+    for team, by_pool in site_quotas(config, key).items():
+        flavors = [flavor_spec(pool, amounts) for pool, amounts in by_pool.items()]
+        manifests.append(
+            Manifest(
+                "ClusterQueue",
+                f"team-{team}",
+                {
+                    "cohortName": COHORT,
+                    "namespaceSelector": {"matchLabels": {TEAM_LABEL: team}},
+                    "queueingStrategy": "BestEffortFIFO",
+                    "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                    "resourceGroups": [{"coveredResources": list(COVERED_RESOURCES), "flavors": flavors}],
+                },
+            )
+        )
+    for namespace, team in site_job_namespaces(config, key).items():
+        for queue in (LOCAL_QUEUE, dispatch.ANY_REGION_QUEUE):
+            manifests.append(Manifest("LocalQueue", queue, {"clusterQueue": f"team-{team}"}, namespace=namespace))
+    return manifests
+
+
+def site_team_traffic(config: PlatformConfig, key: str, namespace: str) -> NamespaceTraffic:
+    """A team namespace at the site: its own pods, the region's private endpoints for the data its
+    workloads were granted (reached over the link), and Entra ID for their tokens. Kafka's brokers
+    in Azure clusters are not reachable from a site; Event Hubs is, through its endpoint."""
+    site = config.on_prem_clusters[key]
+    endpoints = (str(config.network.regions[site.region].subnets.private_endpoints),)
+    workloads = [s for s in config.workloads.values() if s.namespace == namespace and key in s.sites]
+    egress: list[Peer] = []
+    if any(s.storage or s.key_vault_secrets or s.cosmos_db for s in workloads):
+        egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=endpoints))
+    fqdns: tuple[FqdnRule, ...] = ()
+    if workloads:
+        if site.cni == "cilium":
+            fqdns = (FqdnRule((ENTRA_ID_FQDN,)),)
+        else:
+            # No FQDN policies without Cilium: Entra ID by address is any public address on 443.
+            egress.append(Peer("entra-id", (Port(HTTPS),), cidrs=("0.0.0.0/0",)))
+    return NamespaceTraffic(namespace, egress=tuple(egress), fqdns=fqdns)
+
+
+def _object(manifest: Manifest) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": manifest.name}
+    if manifest.namespace:
+        metadata["namespace"] = manifest.namespace
+    return {"apiVersion": manifest.api_version, "kind": manifest.kind, "metadata": metadata, "spec": manifest.spec}
+
+
+def dispatcher_access(principal_id: str, namespaces: list[str]) -> list[dict[str, Any]]:
+    """What the dispatchers' identity may do at the site, as on an AKS worker: read the job kinds
+    cluster-wide, write them only in the teams' job namespaces. The site's API server names it by
+    its object ID (`authentication_config`)."""
+    rbac = "rbac.authorization.k8s.io/v1"
+    subject = [{"kind": "User", "name": principal_id, "apiGroup": "rbac.authorization.k8s.io"}]
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": dispatch.WATCH_ROLE},
+         "rules": dispatch.watch_rules()},
+        {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": dispatch.WATCH_ROLE},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": dispatch.WATCH_ROLE},
+         "subjects": subject},
+        {"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": WORKER_ROLE}, "rules": dispatch.WORKER_RULES},
+    ]  # fmt: skip
+    for namespace in namespaces:
+        objects.append(
+            {
+                "apiVersion": rbac,
+                "kind": "RoleBinding",
+                "metadata": {"name": WORKER_ROLE, "namespace": namespace},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": WORKER_ROLE},
+                "subjects": subject,
+            }
+        )
+    return objects
+
+
+def kueue_release(site: OnPremClusterConfig) -> list[dict[str, Any]]:
+    """Kueue at the site: the platform's chart and version, pulled from the site's registry (which
+    mirrors the platform's under the same paths), as a worker (no MultiKueue of its own)."""
+    values = kueue_values(PLATFORM_CRITICAL.name)
+    values["controllerManager"]["manager"]["image"] |= mirrored_image_values(KUEUE, site.registry)["controllerManager"][
+        "manager"
+    ]["image"]
+    values["controllerManager"].pop("tolerations", None)  # AKS's system pool taint: not at a site
+    reference: dict[str, str] = {"tag": KUEUE.version}
+    if KUEUE.mirrored_digest:
+        reference["digest"] = KUEUE.mirrored_digest
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}},
+        {
+            "apiVersion": OCI_REPOSITORY_API,
+            "kind": "OCIRepository",
+            "metadata": {"name": KUEUE.name, "namespace": KUEUE_NAMESPACE},
+            "spec": {
+                "interval": "1h",
+                "url": f"oci://{site.registry}/charts/{KUEUE.name}",
+                "ref": reference,
+                "layerSelector": {"mediaType": HELM_CHART_LAYER, "operation": "copy"},
+            },
+        },
+        {
+            "apiVersion": HELM_RELEASE_API,
+            "kind": "HelmRelease",
+            "metadata": {"name": KUEUE.name, "namespace": KUEUE_NAMESPACE},
+            "spec": {
+                "interval": "1h",
+                "chartRef": {"kind": "OCIRepository", "name": KUEUE.name},
+                "install": {"crds": "CreateReplace"},
+                "upgrade": {"crds": "CreateReplace"},
+                "values": values,
+            },
+        },
+    ]
+
+
+def platform_manifests(config: PlatformConfig, key: str, dispatcher_principal_id: str) -> list[dict[str, Any]]:
+    """The `platform` kustomization: everything but the Kueue objects."""
+    site = config.on_prem_clusters[key]
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": p.name},
+         "value": p.value, "globalDefault": False, "preemptionPolicy": p.preemption_policy,
+         "description": p.description}
+        for p in PRIORITIES
+    ]  # fmt: skip
+    namespaces = site_job_namespaces(config, key)
+    for namespace, team in namespaces.items():
+        labels = team_namespace_labels(team, config.teams[team], namespace)
+        objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}})
+        traffic = site_team_traffic(config, key, namespace)
+        objects += [
+            p for p in namespace_policies(traffic) if site.cni == "cilium" or not p["kind"].startswith("Cilium")
+        ]
+    for rule in admission_rules(site.registry):
+        objects += [policy_manifest(rule), binding_manifest(rule, config.admission.action)]
+    objects += dispatcher_access(dispatcher_principal_id, sorted(namespaces))
+    objects += kueue_release(site)
+    return objects
+
+
+def document_name(manifest: dict[str, Any]) -> str:
+    """The file one object is written to: `<kind>-[<namespace>-]<name>.yaml`, lower case."""
+    metadata = manifest["metadata"]
+    parts = [manifest["kind"], metadata.get("namespace", ""), metadata["name"]]
+    return "-".join(p for p in parts if p).lower() + ".yaml"
+
+
+def baseline_documents(config: PlatformConfig, key: str, dispatcher_principal_id: str) -> dict[str, str]:
+    """The site's baseline as the files Flux reads: `<kustomization path>/<object>.yaml`."""
+    documents: dict[str, str] = {}
+    for path, objects in (
+        (PLATFORM_PATH, platform_manifests(config, key, dispatcher_principal_id)),
+        (QUEUES_PATH, [_object(m) for m in queue_manifests(config, key)]),
+    ):
+        for manifest in objects:
+            name = f"{path}/{document_name(manifest)}"
+            if name in documents:
+                raise ValueError(f"two objects of the site's baseline would be written to {name}")
+            documents[name] = yaml.safe_dump(manifest, sort_keys=False)
+    return documents
+
+
+# --- The site's API server: whom it trusts for the dispatchers ------------------------------
+# The dispatchers' refresher asks Entra ID for a token for AKS's server application (planning/
+# multikueue_token.py, AKS_SERVER_SCOPE), a v1 token issued by sts.windows.net; the site accepts
+# that token from the dispatchers' identity alone.
+AKS_SERVER_APPLICATION = "6dae42f8-4368-4678-94ff-3960e28e3630"
+
+
+def authentication_config(tenant_id: str, dispatcher_principal_id: str) -> dict[str, Any]:
+    """The site's `AuthenticationConfiguration` (kube-apiserver `--authentication-config`,
+    Kubernetes 1.30+: structured authentication, beta and on by default in 1.30, GA in 1.34): a
+    JWT authenticator for Entra ID tokens of the dispatchers' identity and no other principal
+    (`tid` and `oid` checked), its username the object ID as on AKS, no groups."""
+    return {
+        "apiVersion": "apiserver.config.k8s.io/v1beta1",
+        "kind": "AuthenticationConfiguration",
+        "jwt": [
+            {
+                "issuer": {
+                    "url": f"https://sts.windows.net/{tenant_id}/",
+                    "audiences": [AKS_SERVER_APPLICATION],
+                },
+                "claimValidationRules": [
+                    {"expression": f"claims.tid == '{tenant_id}'", "message": "another tenant's token"},
+                    {
+                        "expression": f"claims.oid == '{dispatcher_principal_id}'",
+                        "message": "only the platform's MultiKueue dispatchers sign in with Entra ID here",
+                    },
+                ],
+                "claimMappings": {"username": {"claim": "oid", "prefix": ""}},
+            }
+        ],
+    }
