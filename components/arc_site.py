@@ -185,7 +185,7 @@ class ArcSite(pulumi.ComponentResource):
             scope=k8sconfig.ScopeType.CLUSTER,
             source_kind=k8sconfig.SourceKindType.AZURE_BLOB,
             azure_blob=k8sconfig.AzureBlobDefinitionArgs(
-                url=blob_endpoint(self.account_name).rstrip("/"),
+                url=blob_endpoint(self.account_name),
                 container_name=BASELINE_CONTAINER,
                 managed_identity=k8sconfig.ManagedIdentityDefinitionArgs(client_id=flux_identity.client_id),
                 sync_interval_in_seconds=SOURCE_INTERVAL_SECONDS,
@@ -208,7 +208,7 @@ class ArcSite(pulumi.ComponentResource):
             suspend=False,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[extensions["flux"], credential, grant, *reader]),
         )
-        self.baseline_url = f"{blob_endpoint(self.account_name)}{BASELINE_CONTAINER}"
+        self.baseline_url = f"{blob_endpoint(self.account_name)}/{BASELINE_CONTAINER}"
         self.register_outputs({"connectedClusterId": connected.id, "fluxClientId": flux_identity.client_id})
 
     def _baseline_source(

@@ -99,7 +99,8 @@ def site_admins(cluster: str) -> str:
 # Every output of every unit must be listed: a new one is placed here before it ships.
 OUTPUTS_WITHOUT_CREDENTIALS = {
     "contractVersion": "a number",
-    "site": "resource IDs, a client ID and a URL",
+    "site": "resource IDs, a client ID, a URL and the site's API server authentication (issuer, object IDs)",
+    "siteAuthentication": "the sites' API server authentication: an issuer and object IDs",
     "baselineDocuments": "a site's baseline: Kubernetes objects, no credential (planning/site_baseline.py)",
     "siteBaselines": "the sites' baselines: Kubernetes objects, no credential",
     "actionGroupIds": "resource IDs",

@@ -32,7 +32,7 @@ from planning.cluster_traffic import KUEUE_NAMESPACE
 from planning.gpu import toleration
 from planning.gpu_stack import kueue_values
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS, FqdnRule, NamespaceTraffic, Peer, Port, namespace_policies
-from planning.pod_security import team_namespace_labels
+from planning.pod_security import RESTRICTED, pod_security_labels, team_namespace_labels
 from planning.priorities import PLATFORM_CRITICAL, PRIORITIES
 from planning.queues import COHORT, COVERED_RESOURCES, LOCAL_QUEUE, TEAM_LABEL, Manifest, flavor_name, flavor_spec
 from stackconfig.model import OnPremClusterConfig, OnPremGpuPoolConfig, PlatformConfig
@@ -214,7 +214,12 @@ def kueue_release(site: OnPremClusterConfig) -> list[dict[str, Any]]:
     if KUEUE.mirrored_digest:
         reference["digest"] = KUEUE.mirrored_digest
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}},
+        # Restricted, as on AKS (components/gpu_stack.py).
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": KUEUE_NAMESPACE, "labels": pod_security_labels(RESTRICTED)},
+        },
         {
             "apiVersion": OCI_REPOSITORY_API,
             "kind": "OCIRepository",

@@ -136,13 +136,15 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             pulumi.export(name, value)
     elif unit.layer == "cluster" and unit.cluster in config.on_prem_clusters:
         region = config.on_prem_clusters[unit.cluster].region
-        site, documents = build_site(ctx, unit.cluster, _foundation_reference(config, [region]))
+        site, documents, authentication = build_site(ctx, unit.cluster, _foundation_reference(config, [region]))
         pulumi.export(
             "site",
             {
                 "connectedClusterId": site.connected_cluster_id,
                 "fluxClientId": site.flux_client_id,
                 "baselineUrl": site.baseline_url,
+                # The API server's --authentication-config (docs/hybrid.md, the site's steps).
+                "authenticationConfiguration": authentication,
             },
         )
         # What the deploy job uploads to baselineUrl after `up` (scripts/site_baseline.py).
@@ -207,7 +209,10 @@ def _deploy_single_stack(config: PlatformConfig) -> None:
     # Kubeconfigs log in through kubelogin (Entra ID); they hold no credentials, but stay secret.
     pulumi.export("kubeconfigs", {key: c.kubeconfig for key, c in platform.clusters.items()})
     if platform.sites:
-        pulumi.export("siteBaselines", {key: documents for key, (_, documents) in platform.sites.items()})
+        pulumi.export("siteBaselines", {key: documents for key, (_, documents, _) in platform.sites.items()})
+        pulumi.export(
+            "siteAuthentication", {key: authentication for key, (_, _, authentication) in platform.sites.items()}
+        )
     if platform.foundation.hub_requests is not None:
         pulumi.export("hubRequests", platform.foundation.hub_requests)
 

@@ -7,6 +7,7 @@ clusters, read by the tenants unit through nothing (the site's config is all the
 from __future__ import annotations
 
 import pulumi
+import yaml
 
 from components.arc_site import ArcSite, ArcSiteArgs
 from components.collection_rules import ClusterMonitoring
@@ -18,9 +19,12 @@ from planning import site_baseline
 from planning.naming import region_code
 
 
-def build_site(ctx: Context, key: str, foundation: FoundationOutputs) -> tuple[ArcSite, pulumi.Output[dict[str, str]]]:
-    """The site's Azure side, and its baseline's files (planning/site_baseline.py), which its
-    deploy job uploads (scripts/site_baseline.py)."""
+def build_site(
+    ctx: Context, key: str, foundation: FoundationOutputs
+) -> tuple[ArcSite, pulumi.Output[dict[str, str]], pulumi.Output[str]]:
+    """The site's Azure side; its baseline's files (planning/site_baseline.py), which its deploy
+    job uploads (scripts/site_baseline.py); and the authentication configuration its API server
+    takes to trust the dispatchers, which the site's operators install."""
     config = ctx.config
     site = config.on_prem_clusters[key]
     region = site.region
@@ -33,6 +37,11 @@ def build_site(ctx: Context, key: str, foundation: FoundationOutputs) -> tuple[A
     )
     principal = pulumi.Output.from_input(foundation.identity_principal_ids[dispatch_plan.DISPATCH_WORKLOAD])
     documents = principal.apply(lambda p: site_baseline.baseline_documents(config, key, p))
+    tenant = config.entra.tenant_id or ctx.deployer.tenant_id
+    # What the site's API server takes to trust the dispatchers (the operators install it).
+    authentication = pulumi.Output.all(tenant, principal).apply(
+        lambda values: yaml.safe_dump(site_baseline.authentication_config(values[0], values[1]), sort_keys=False)
+    )
     site_resource = ArcSite(
         f"site-{key}",
         ArcSiteArgs(
@@ -63,4 +72,4 @@ def build_site(ctx: Context, key: str, foundation: FoundationOutputs) -> tuple[A
         ),
         opts=ctx.opts,
     )
-    return site_resource, documents
+    return site_resource, documents, authentication
