@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import kubernetes as arc
 from pulumi_azure_native import kubernetesconfiguration as k8sconfig
-from pulumi_azure_native import managedidentity, storage
+from pulumi_azure_native import managedidentity, operationalinsights, storage
 
 from components.admission import assign_pod_security
 from components.alerting import metric_alerts
@@ -44,7 +44,7 @@ from components.storage import ACCOUNT_REPLACED_BY, BLOB_LOG_CATEGORIES, private
 from components.workload_identity import TOKEN_EXCHANGE_AUDIENCE, service_account_subject
 from facts import arc as arc_facts
 from planning import site_baseline
-from planning.naming import Naming, parse_resource_id
+from planning.naming import Naming, ResourceId, parse_resource_id
 from planning.onprem import ExtensionSpec, site_extensions
 from planning.workloads import blob_endpoint
 from stackconfig.model import AdmissionConfig, OnPremClusterConfig, StorageConfig
@@ -152,8 +152,22 @@ class ArcSite(pulumi.ComponentResource):
             | {"image-automation-controller.enabled": "false", "image-reflector-controller.enabled": "false"},
             "microsoft-defender": {"logAnalyticsWorkspaceResourceID": args.monitoring.log_analytics_workspace_id},
         }
+        # Container Insights' agent finds its workspace by its customer ID, which az CLI and
+        # Microsoft's managed-identity template always pass (`amalogs.secret.wsid`), with the key
+        # unused under managed identity (azure-cli-extensions k8s-extension ContainerInsights.py:
+        # "workspace key not used in case of AAD MSI auth").
+        # A plain invoke once the workspace's ID is known (the foundation's output): the output
+        # form of the invoke waits on the stack reference and stays unknown in a preview.
+        customer_id = pulumi.Output.from_input(args.monitoring.log_analytics_workspace_id).apply(
+            lambda workspace_id: _customer_id(parse_resource_id(workspace_id), self)
+        )
+        protected: dict[str, dict[str, pulumi.Input[str]]] = {
+            "azuremonitor-containers": {"amalogs.secret.wsid": customer_id, "amalogs.secret.key": "<not_used>"},
+        }
         extensions = {
-            spec.name: self._extension(name, spec, on_cluster, settings[spec.name], connected)
+            spec.name: self._extension(
+                name, spec, on_cluster, settings[spec.name], connected, protected.get(spec.name, {})
+            )
             for spec in site_extensions(site)
         }
 
@@ -187,7 +201,11 @@ class ArcSite(pulumi.ComponentResource):
             azure_blob=k8sconfig.AzureBlobDefinitionArgs(
                 url=blob_endpoint(self.account_name),
                 container_name=BASELINE_CONTAINER,
-                managed_identity=k8sconfig.ManagedIdentityDefinitionArgs(client_id=flux_identity.client_id),
+                # No credential here: the source-controller signs in with the extension's workload
+                # identity (its AZURE_* environment). A managed identity's client ID here becomes a
+                # Secret Flux reads as IMDS managed identity, which no server outside Azure has
+                # (fluxcd/source-controller internal/bucket/azure; gitops-flux2-parameters.md: "not
+                # yet available for Azure Arc-enabled Kubernetes").
                 sync_interval_in_seconds=SOURCE_INTERVAL_SECONDS,
             ),
             kustomizations={
@@ -303,6 +321,7 @@ class ArcSite(pulumi.ComponentResource):
         on_cluster: OnCluster,
         settings: Mapping[str, pulumi.Input[str]],
         connected: arc.ConnectedCluster,
+        protected: Mapping[str, pulumi.Input[str]],
     ) -> k8sconfig.Extension:
         return k8sconfig.Extension(
             f"{name}-ext-{spec.name}",
@@ -319,6 +338,7 @@ class ArcSite(pulumi.ComponentResource):
             identity=k8sconfig.IdentityArgs(type=k8sconfig.ResourceIdentityType.SYSTEM_ASSIGNED),
             scope=k8sconfig.ScopeArgs(cluster=k8sconfig.ScopeClusterArgs(release_namespace=spec.release_namespace)),
             configuration_settings=dict(settings) or None,
+            configuration_protected_settings=dict(protected) or None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[connected]),
         )
 
@@ -326,3 +346,12 @@ class ArcSite(pulumi.ComponentResource):
 def baseline_account_name(naming: Naming, key: str) -> str:
     """The site's baseline account (validation/checks/onprem.py checks that the name is valid)."""
     return naming.storage_account(f"{key}flux")
+
+
+def _customer_id(workspace: ResourceId, parent: pulumi.Resource) -> str:
+    found = operationalinsights.get_workspace(
+        resource_group_name=workspace.resource_group,
+        workspace_name=workspace.name,
+        opts=pulumi.InvokeOptions(parent=parent),
+    )
+    return str(found.customer_id)

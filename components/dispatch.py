@@ -179,6 +179,8 @@ class JobDispatchArgs:
     # API servers and CAs (from config: the site's own Kueue objects come with its baseline).
     site_quotas: Mapping[str, dispatch.SiteQuotas] = field(default_factory=dict)
     site_endpoints: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # site -> the token scope its API server takes (its own application's, never AKS's).
+    site_scopes: Mapping[str, str] = field(default_factory=dict)
 
 
 class JobDispatch(pulumi.ComponentResource):
@@ -197,7 +199,8 @@ class JobDispatch(pulumi.ComponentResource):
                 pulumi.Output.all(*args.worker_kubeconfigs.values()).apply(
                     lambda configs: dispatch.workers_config_map_data(
                         {w: dispatch.server_and_ca(c) for w, c in zip(args.worker_kubeconfigs, configs, strict=True)}
-                        | dict(args.site_endpoints)
+                        | dict(args.site_endpoints),
+                        dict(args.site_scopes),
                     )
                 )
             )

@@ -133,7 +133,7 @@ def _values(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def azure_policy_refusals(view: ClusterView, namespace: str, pod: dict[str, Any]) -> list[str]:
-    cluster_id_suffix = f"/managedClusters/{view.managed_cluster.inputs['resourceName']}"
+    cluster_id_suffix = view.policy_scope_suffix
     by_guid = {d.guid: d for d in azure_policy.BASELINE_DEFINITIONS}
     refusals = []
     for resource in view.plan.of_type(POLICY_ASSIGNMENT):

@@ -54,6 +54,8 @@ class Pool:
     taints: tuple[str, ...]
     max_pods: int
     mode: str
+    # (vCPUs, memory GiB) of a node whose size is not in the catalogue (a site's described servers).
+    shape: tuple[int, int] | None = None
 
 
 @dataclass
@@ -61,6 +63,31 @@ class ClusterView:
     plan: Plan
     key: str
     config: dict[str, Any]  # the stack's config values (platform:... keys)
+
+    @property
+    def region(self) -> str:
+        return str(self.config["platform:clusters"][self.key]["region"])
+
+    @property
+    def oidc_issuer_url(self) -> str:
+        """The issuer its service accounts' tokens carry, which federated credentials trust."""
+        return str(self.plan.outputs["clusters"][self.key]["oidcIssuerUrl"])
+
+    @property
+    def nearest_accounts(self) -> dict[str, Any]:
+        """Per storage account, the copy the cluster's jobs read (planning/workloads.py)."""
+        return dict(self.plan.outputs["workloadContext"]["clusters"][self.key]["storageAccounts"])
+
+    @property
+    def firewall_nodes(self) -> str | None:
+        """The nodes' subnet, as the region's firewall sees them (pods are SNATed); None where no
+        firewall of the environment is in the way (a site's egress is its own)."""
+        return str(self.config["platform:clusters"][self.key]["subnets"]["nodes"])
+
+    @property
+    def policy_scope_suffix(self) -> str:
+        """How Azure Policy assignments on this cluster end (their scope is the cluster)."""
+        return f"/managedClusters/{self.managed_cluster.inputs['resourceName']}"
 
     def in_cluster(self, token: str) -> list[CapturedResource]:
         return [r for r in self.plan.of_type(token) if r.provider and cluster_of(r) == self.key]

@@ -123,7 +123,8 @@ class Rendered:
 def rendered(golden: Golden, outputs: dict[str, Any], cluster: str, **overrides: str) -> Rendered | None:
     """The golden workload for one cluster of a stack, or None where it does not apply (a
     dispatcher runs no workloads: the workload context lists none)."""
-    if cluster not in outputs["workloadContext"]["clusters"]:
+    context = outputs["workloadContext"]
+    if cluster not in context["clusters"] and cluster not in context.get("sites", {}):
         return None
     topic = golden.topic[0] if golden.topic else None
     variables = {**template_variables(outputs, cluster, golden.workload, topic), **overrides}
@@ -182,8 +183,8 @@ def configured_location(view: ClusterView, item: Rendered) -> tuple[str, str] | 
 
 def read_accounts(view: ClusterView, item: Rendered) -> list[str]:
     """The accounts of the workload's `reads`, as its cluster reaches them (its region's copy)."""
-    clusters = view.plan.outputs["workloadContext"]["clusters"][view.key]["storageAccounts"]
-    return [clusters[account]["name"] for account, _ in item.golden.reads]
+    nearest = view.nearest_accounts
+    return [nearest[account]["name"] for account, _ in item.golden.reads]
 
 
 def storage_target(view: ClusterView, item: Rendered) -> tuple[str, str, str] | None:
@@ -205,14 +206,14 @@ def account_name(view: ClusterView, golden: Golden) -> str:
     account, _, access = golden.storage
     context = view.plan.outputs["workloadContext"]
     if access == "read":
-        return context["clusters"][view.key]["storageAccounts"][account]["name"]
+        return str(view.nearest_accounts[account]["name"])
     return context["storageAccounts"][account]["name"]
 
 
 def endpoint_subnet(view: ClusterView, target: str) -> str:
     """The address range of the subnet holding the private endpoint of `target` (part of its ID)
     in the view's cluster's region, which its pods reach the data plane through."""
-    region = view.config["platform:clusters"][view.key]["region"]
+    region = view.region
     for endpoint in view.plan.of_type(PRIVATE_ENDPOINT):
         connection = endpoint.inputs["privateLinkServiceConnections"][0]["privateLinkServiceId"]
         if target.lower() in connection.lower() and endpoint.inputs["location"] == region:

@@ -173,7 +173,7 @@ def refusals(
     client_id = (accounts[0]["metadata"].get("annotations") or {}).get(CLIENT_ID)
     if client_id != view.plan.outputs["workloadIdentities"].get(workload):
         found.append(f"service account {namespace}/{account_name} names client ID {client_id}, not {workload}'s")
-    issuer = view.plan.outputs["clusters"][view.key]["oidcIssuerUrl"]
+    issuer = view.oidc_issuer_url
     subject = f"system:serviceaccount:{namespace}:{account_name}"
     identities = [r for r in view.plan.of_type(IDENTITY) if r.name == f"workloads-{workload}"]
     if len(identities) != 1:

@@ -153,13 +153,14 @@ def _cilium_resolves(view: ClusterView, namespace: str, pod_labels: dict[str, st
 
 def _firewall_allows(view: ClusterView, host: str, port: int) -> bool | None:
     """None where the region has no firewall (NAT gateway egress)."""
-    region = view.config["platform:clusters"][view.key]["region"]
-    groups = [r.inputs for r in view.plan.of_type(RULE_COLLECTION_GROUP) if r.name.startswith(f"net-{region}-")]
+    if view.firewall_nodes is None:
+        return None
+    groups = [r.inputs for r in view.plan.of_type(RULE_COLLECTION_GROUP) if r.name.startswith(f"net-{view.region}-")]
     if not groups:
         return None
     # The cluster's nodes are what the firewall sees (pods are SNATed); rules for other sources
     # (a Lustre subnet, an on-premises site) do not apply to them.
-    nodes = ipaddress.IPv4Network(view.config["platform:clusters"][view.key]["subnets"]["nodes"])
+    nodes = ipaddress.IPv4Network(view.firewall_nodes)
     for group in groups:
         for collection in group["ruleCollections"]:
             if collection.get("action", {}).get("type", "Allow") != "Allow":

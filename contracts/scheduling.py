@@ -89,10 +89,14 @@ def pod_requests(pod_spec: dict[str, Any]) -> dict[str, float]:
 
 
 def capacity(view: ClusterView, pool: Pool) -> dict[str, float]:
-    size = VM_SIZES[pool.vm_size]
+    vcpus, memory_gib = (
+        (VM_SIZES[pool.vm_size].vcpus, VM_SIZES[pool.vm_size].memory_gib)
+        if pool.vm_size in VM_SIZES
+        else pool.shape or (0, 0)
+    )
     return {
-        "cpu": (aks_node.allocatable_cpu_millicores(size.vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES) / 1000,
-        "memory": aks_node.allocatable_memory_bytes(size.memory_gib, pool.max_pods)
+        "cpu": (aks_node.allocatable_cpu_millicores(vcpus) - aks_node.NODE_AGENT_HEADROOM_MILLICORES) / 1000,
+        "memory": aks_node.allocatable_memory_bytes(memory_gib, pool.max_pods)
         - aks_node.NODE_AGENT_HEADROOM_MIB * aks_node.MIB,
         GPU_RESOURCE: int(pool.labels.get(f"{LABEL_PREFIX}/gpu-count", 0)),
         RDMA_RESOURCE: view.rdma_per_node if pool.labels.get(f"{LABEL_PREFIX}/infiniband") == "true" else 0,
@@ -130,6 +134,10 @@ def volume_refusals(view: ClusterView, namespace: str, pod_spec: dict[str, Any],
             found.append(f"claim {name!r} is not in namespace {namespace}")
             continue
         if persistent is None:
+            if claim["spec"].get("storageClassName") and not claim["spec"].get("volumeName"):
+                # Provisioned by its StorageClass when a pod needs it (a site's own file system:
+                # docs/hybrid.md); the platform's Lustre claims name their volume ("" class).
+                continue
             found.append(f"claim {name!r} names no volume of the cluster ({claim['spec'].get('volumeName')!r})")
             continue
         claim_ref = persistent["spec"].get("claimRef") or {}

@@ -260,6 +260,10 @@ class OfflineMocks(Mocks):
             server = f"https://{cluster}.offline.azmk8s.io:443"
             value = base64.b64encode(fake_user_kubeconfig(cluster, server, self.tenant_id).encode()).decode()
             return {"kubeconfigs": [{"name": "clusterUser", "value": value}]}
+        if args.token == "azure-native:operationalinsights:getWorkspace":
+            # A workspace's customer ID (what agents name it by): a GUID fixed by its name.
+            name = f"{args.args.get('resourceGroupName')}/{args.args.get('workspaceName')}"
+            return {"customerId": self._uuid("workspace", name), "name": args.args.get("workspaceName")}
         if args.token == "github:index/getTeam:getTeam":
             # GitHub's numeric team ID (reviewers name teams by it).
             slug = args.args.get("slug", "team")

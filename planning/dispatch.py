@@ -136,11 +136,16 @@ def server_and_ca(cluster_kubeconfig: str) -> tuple[str, str]:
     return cluster["server"], cluster["certificate-authority-data"]
 
 
-def workers_config_map_data(endpoints: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """The ConfigMap the refresher mounts: `<worker>.server` and `<worker>.ca` per worker."""
+def workers_config_map_data(
+    endpoints: dict[str, tuple[str, str]], scopes: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The ConfigMap the refresher mounts: `<worker>.server` and `<worker>.ca` per worker, and
+    `<worker>.scope` where its API server takes another audience than AKS's (a site's)."""
     data = {}
     for worker, (server, ca) in endpoints.items():
         data[f"{worker}.server"], data[f"{worker}.ca"] = server, ca
+    for worker, scope in (scopes or {}).items():
+        data[f"{worker}.scope"] = scope
     return data
 
 

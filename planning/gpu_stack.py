@@ -25,6 +25,8 @@ DCGM_PORT = "gpu-metrics"
 # Extended resource the RDMA shared device plugin advertises on InfiniBand nodes; pods ask
 # for `rdma/shared_ib: 1` (and IPC_LOCK) to use all of the node's IB links.
 RDMA_RESOURCE_NAME = "shared_ib"
+# Pods that share one node's InfiniBand adapters through the RDMA shared device plugin.
+RDMA_HCA_MAX = 63
 # The DOCA (MOFED) driver NVIDIA pairs with Network Operator 26.4.
 DOCA_DRIVER_VERSION = "doca3.4.0-26.04-0.8.6.0-0"
 KUEUE_VERSION = "v0.19.2"
@@ -106,7 +108,7 @@ def nic_cluster_policy_spec(cluster: ClusterConfig, login_server: str) -> dict[s
                     "configList": [
                         {
                             "resourceName": RDMA_RESOURCE_NAME,
-                            "rdmaHcaMax": 63,
+                            "rdmaHcaMax": RDMA_HCA_MAX,
                             "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]},
                         }
                     ]

@@ -2,7 +2,8 @@
 
 A CronJob on each dispatcher (planning/dispatch.py, `token_cronjob`) runs this file with the
 platform's Python image. It signs in as the dispatchers' managed identity with the pod's
-workload identity token, asks Entra ID for a token for the AKS server application, and writes
+workload identity token, asks Entra ID for a token for the AKS server application (and, for an
+on-premises site, for the site's own application, which no AKS cluster accepts), and writes
 each worker's kubeconfig Secret in Kueue's namespace: the worker's API server and CA (from the
 mounted ConfigMap the tenants' unit writes) and the token, inline, which is the one credential
 Kueue v0.19 accepts (it refuses exec plugins and token files: multikueuecluster.go,
@@ -73,9 +74,22 @@ def expires_at(token: str) -> int:
         return 0
 
 
-def needs_renewal(current: str | None, server: str, certificate_authority_data: str, now: float) -> bool:
-    """Whether a worker's kubeconfig must be rewritten: missing, for another server or CA, or
-    its token expiring within RENEW_BEFORE_SECONDS."""
+def audience_of(token: str) -> str | None:
+    """The token's `aud` claim, None where it has none or is unreadable."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        return None
+    audience = claims.get("aud") if isinstance(claims, dict) else None
+    return str(audience) if audience is not None else None
+
+
+def needs_renewal(
+    current: str | None, server: str, certificate_authority_data: str, now: float, scope: str = AKS_SERVER_SCOPE
+) -> bool:
+    """Whether a worker's kubeconfig must be rewritten: missing, for another server or CA, its
+    token for another audience than the worker's scope, or expiring within RENEW_BEFORE_SECONDS."""
     if not current:
         return True
     try:
@@ -85,6 +99,9 @@ def needs_renewal(current: str | None, server: str, certificate_authority_data: 
     except (ValueError, KeyError, IndexError, TypeError):
         return True
     if cluster.get("server") != server or cluster.get("certificate-authority-data") != certificate_authority_data:
+        return True
+    audience = audience_of(token)
+    if audience is not None and audience != scope.removesuffix("/.default"):
         return True
     return expires_at(token) - now < RENEW_BEFORE_SECONDS
 
@@ -148,6 +165,12 @@ class Cluster:
             self.request("PUT", self.secret_path(secret), {**current, "data": data})
 
 
+def scopes(directory: Path) -> dict[str, str]:
+    """worker -> the token scope its API server takes, where it is not AKS's (`<worker>.scope`:
+    an on-premises site's own audience, docs/hybrid.md)."""
+    return {path.name.removesuffix(".scope"): path.read_text().strip() for path in sorted(directory.glob("*.scope"))}
+
+
 def workers(directory: Path) -> dict[str, tuple[str, str]]:
     """worker -> (server, CA) from the mounted ConfigMap: keys `<worker>.server`, `<worker>.ca`."""
     found = {}
@@ -158,26 +181,34 @@ def workers(directory: Path) -> dict[str, tuple[str, str]]:
 
 
 def refresh(
-    cluster: Cluster, endpoints: dict[str, tuple[str, str]], secret_name: Any, fetch_token: Any, now: float
+    cluster: Cluster,
+    endpoints: dict[str, tuple[str, str]],
+    secret_name: Any,
+    fetch_token: Any,
+    now: float,
+    worker_scopes: dict[str, str] | None = None,
 ) -> list[str]:
-    """Rewrites every worker's kubeconfig that needs it; returns the workers rewritten."""
-    token: str | None = None
+    """Rewrites every worker's kubeconfig that needs it; returns the workers rewritten. One token
+    per scope: AKS's for the AKS workers, each site's own for a site (`fetch_token(scope)`)."""
+    tokens: dict[str, str] = {}
     written = []
     for worker, (server, ca) in endpoints.items():
         name = secret_name(worker)
+        scope = (worker_scopes or {}).get(worker, AKS_SERVER_SCOPE)
         current = cluster.request("GET", cluster.secret_path(name))
         existing = base64.b64decode((current or {}).get("data", {}).get(KUBECONFIG_KEY, "")).decode() or None
-        if not needs_renewal(existing, server, ca, now):
+        if not needs_renewal(existing, server, ca, now, scope):
             continue
-        token = token or fetch_token()
-        cluster.write_kubeconfig(name, current, kubeconfig(worker, server, ca, str(token)))
+        if scope not in tokens:
+            tokens[scope] = fetch_token(scope)
+        cluster.write_kubeconfig(name, current, kubeconfig(worker, server, ca, str(tokens[scope])))
         written.append(worker)
     return written
 
 
-def fetch_entra_token() -> str:
+def fetch_entra_token(scope: str = AKS_SERVER_SCOPE) -> str:
     assertion = Path(os.environ["AZURE_FEDERATED_TOKEN_FILE"]).read_text()
-    url, body = token_request(os.environ["AZURE_TENANT_ID"], os.environ["AZURE_CLIENT_ID"], assertion)
+    url, body = token_request(os.environ["AZURE_TENANT_ID"], os.environ["AZURE_CLIENT_ID"], assertion, scope)
     with urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"), timeout=30) as response:
         return str(json.load(response)["access_token"])
 
@@ -185,7 +216,12 @@ def fetch_entra_token() -> str:
 def main() -> int:
     directory = Path(sys.argv[1] if len(sys.argv) > 1 else "/etc/multikueue/workers")
     written = refresh(
-        Cluster.in_cluster(), workers(directory), lambda w: SECRET_PREFIX + w, fetch_entra_token, time.time()
+        Cluster.in_cluster(),
+        workers(directory),
+        lambda w: SECRET_PREFIX + w,
+        fetch_entra_token,
+        time.time(),
+        scopes(directory),
     )
     print(json.dumps({"rewritten": written}))
     return 0

@@ -10,8 +10,9 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from facts import arc
-from planning.egress import NetworkRule, monitoring_fqdns
-from stackconfig.model import OnPremClusterConfig, PlatformConfig
+from facts.gpu import ACCELERATOR_LABEL, GPU_VM_SIZES, LABEL_PREFIX, POOL_LABEL, PURPOSE_LABEL
+from planning.egress import InboundRule, NetworkRule, monitoring_fqdns
+from stackconfig.model import OnPremClusterConfig, OnPremGpuPoolConfig, PlatformConfig
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,60 @@ class ExtensionSpec:
     # Pinned (no automatic minor upgrade), or None: the Stable train's minor upgrades.
     version: str | None
     release_namespace: str
+
+
+@dataclass(frozen=True)
+class SitePool:
+    """A site's GPU pool as the platform counts it."""
+
+    name: str
+    nodes: int
+    gpus_per_node: int
+    vcpus: int
+    memory_gib: int
+    infiniband: bool
+    gpu_model: str
+    gpu_memory_gb: int
+    labels: dict[str, str]
+    taints: tuple[str, ...]
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """What every server of the pool carries: the labels AKS's GPU pools carry (planning/gpu.py,
+        which the platform's jobs and flavors select), and the pool's own. The site sets them."""
+        return {
+            ACCELERATOR_LABEL: "nvidia",
+            POOL_LABEL: self.name,
+            f"{LABEL_PREFIX}/gpu-model": self.gpu_model,
+            f"{LABEL_PREFIX}/gpu-memory-gb": str(self.gpu_memory_gb),
+            f"{LABEL_PREFIX}/gpu-count": str(self.gpus_per_node),
+            PURPOSE_LABEL: "training",
+            f"{LABEL_PREFIX}/infiniband": str(self.infiniband).lower(),
+            **self.labels,
+        }
+
+
+def site_pool(name: str, pool: OnPremGpuPoolConfig) -> SitePool:
+    """The pool's shape: its Azure size's (facts/gpu.py, facts/vm_sizes.py), or its description
+    (validation/checks/onprem.py refuses a pool with neither)."""
+    if pool.size is not None:
+        size = GPU_VM_SIZES[pool.size]
+        shape = (size.gpus, size.facts.vcpus, size.memory_gib, size.infiniband, size.gpu_model, size.gpu_memory_gb)
+    else:
+        shape = (pool.gpus_per_node, pool.vcpus, pool.memory_gib, pool.infiniband, pool.gpu_model, pool.gpu_memory_gb)  # type: ignore[assignment]
+    gpus, vcpus, memory, infiniband, model, gpu_memory = shape
+    return SitePool(
+        name, pool.nodes, int(gpus), int(vcpus), int(memory), bool(infiniband), str(model), int(gpu_memory),
+        dict(pool.labels), tuple(pool.taints),
+    )  # fmt: skip
+
+
+def site_pools(site: OnPremClusterConfig) -> list[SitePool]:
+    return [site_pool(name, pool) for name, pool in site.gpu_pools.items()]
 
 
 def site_extensions(site: OnPremClusterConfig) -> list[ExtensionSpec]:
@@ -91,6 +146,31 @@ def firewall_private_ranges(config: PlatformConfig) -> tuple[str, ...] | None:
             if not piece.subnet_of(on_premises)
         ]
     return tuple(str(r) for r in sorted(ranges))
+
+
+# What a site's workloads reach in Azure's private endpoints (HTTPS: blob, Key Vault, Cosmos DB;
+# Event Hubs' Kafka port; PostgreSQL).
+SITE_ENDPOINT_PORTS = ("443", "9093", "5432")
+
+
+def on_premises_inbound(config: PlatformConfig, role: str) -> tuple[InboundRule, ...]:
+    """What the on-premises ranges may reach in a region's subnets, with sites: the servers of the
+    sites whose workloads sign in (their pods leave from the servers' addresses) reach the private
+    endpoints on the data ports, and nothing else of the VNet; a cluster's subnets take nothing
+    from on-premises (gateway transit advertises the whole VNet to the sites, and an NSG's default
+    rule admits every VirtualNetwork range, the on-premises routes included)."""
+    if not config.on_prem_clusters or not config.network.on_premises_ranges:
+        return ()
+    ranges = tuple(str(r) for r in config.network.on_premises_ranges)
+    rules: list[InboundRule] = []
+    if role == "privateEndpoints":
+        servers = tuple(
+            str(r) for site in config.on_prem_clusters.values() if site.workload_identity for r in site.node_ranges
+        )
+        if servers:
+            rules.append(InboundRule("sites-to-endpoints", 3800, "Allow", "Tcp", servers, SITE_ENDPOINT_PORTS))
+    rules.append(InboundRule("deny-on-premises", 3900, "Deny", "*", ranges, ("*",)))
+    return tuple(rules)
 
 
 # --- What fails with a site (docs/hybrid.md, "When a site fails") ---------------------------

@@ -47,6 +47,8 @@ INVOKE_ACTIONS: dict[str, str | None] = {
     "azure-native:authorization:getClientConfig": None,
     "azure-native:authorization:getClientToken": None,
     "azure-native:containerservice:listManagedClusterUserCredentials": USER_CREDENTIALS,
+    # A site's Container Insights names its workspace by customer ID (components/arc_site.py).
+    "azure-native:operationalinsights:getWorkspace": "Microsoft.OperationalInsights/workspaces/read",
 }
 
 # Linked access checks: a reference to a resource of the key type needs this action on it.
@@ -610,6 +612,12 @@ def call_operations(view_: PlanView, call: Any) -> Iterator[Operation]:
         at = (
             f"/subscriptions/{view_.subscription}/resourceGroups/{call.args.get('resourceGroupName')}"
             f"/providers/{AKS}/{call.args.get('resourceName')}"
+        )
+        yield Operation(action, at, f"invoke {call.token}")
+    if call.token == "azure-native:operationalinsights:getWorkspace":
+        at = (
+            f"/subscriptions/{view_.subscription}/resourceGroups/{call.args.get('resourceGroupName')}"
+            f"/providers/Microsoft.OperationalInsights/workspaces/{call.args.get('workspaceName')}"
         )
         yield Operation(action, at, f"invoke {call.token}")
 

@@ -237,6 +237,14 @@ ARC_CONFIGURATION_WRITES = (
     "Microsoft.KubernetesConfiguration/fluxConfigurations/write",
 )
 BLOB_WRITE = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/write"
+# What rewrites an account's blobs through the control plane: shared keys back on (then its keys),
+# a point-in-time restore, an object replication into it.
+LIST_KEYS = "Microsoft.Storage/storageAccounts/listKeys/action"
+BASELINE_ACCOUNT_WRITES = (
+    "Microsoft.Storage/storageAccounts/write",
+    "Microsoft.Storage/storageAccounts/restoreBlobRanges/action",
+    "Microsoft.Storage/storageAccounts/objectReplicationPolicies/write",
+)
 
 
 def covers(scope: str, target: str) -> bool:
@@ -360,6 +368,16 @@ def grant_edges(
                         node(CLUSTER_ADMIN, cluster.id),
                         f"{grant.role.name} writes the site's extensions and Flux configurations, which run as "
                         "its cluster admin",
+                    )
+        account_writes = [w for w in written if any(matches(w, a) for a in BASELINE_ACCOUNT_WRITES)]
+        if account_writes or grant.role.allows(LIST_KEYS, data=False):
+            for cluster in clusters:
+                account = cluster.baseline.split("/blobServices/", 1)[0] if cluster.baseline else None
+                if account and covers(grant.scope, account):
+                    yield (
+                        node(CLUSTER_ADMIN, cluster.id),
+                        f"{grant.role.name} rewrites the site's baseline without a data role (its account's shared "
+                        "key back on and its keys, an old version restored, a replication into it)",
                     )
         if grant.role.allows(BLOB_WRITE, data=True):
             for cluster in clusters:

@@ -4,38 +4,50 @@ these into the site's baseline container and the site's Flux reads them (compone
 
 Two Flux kustomizations, in order:
 - `platform`: the PriorityClasses, the teams' namespaces (labelled as on AKS) with default-deny
-  network policies and their allows, the platform's admission policies (images from the site's
-  registry), what the dispatchers may do there (MultiKueue's worker role, bound to the dispatchers'
-  identity), and Kueue itself (the platform's chart and version, from the site's registry);
+  network policies and their allows and where their jobs read and write blobs, the service
+  accounts of the workloads that run there, the platform's admission policies (images named by
+  the platform's registry, as on AKS: a job MultiKueue copies here is the manifest a team wrote
+  for any region), what the dispatchers may do there (MultiKueue's worker role, bound to the
+  dispatchers' identity), and Kueue itself (the platform's chart and version: the chart from the
+  site's registry, its image by the platform's registry's name);
 - `queues` (after `platform`, whose Kueue brings the CRDs): the site's ResourceFlavors (one per
   GPU pool, selecting `platform.ai/gpu-pool`), each admitted team's ClusterQueue and the `gpu` and
   `any-region` LocalQueues in its job namespaces.
 
 The site installs itself what needs its hardware and its network: the CNI, the NVIDIA drivers,
-device plugin and (for InfiniBand) the network operator, and its registry mirror.
+device plugin and (for InfiniBand) the network operator, and its registry mirror: its container
+runtime pulls `<platform registry>/...` through it (K3s `registries.yaml` mirrors; containerd's
+hosts.toml elsewhere), so pods name the same images on AKS and at the site.
 
 Imports facts, planning and the config model; nothing of Pulumi.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from facts.gpu import GPU_RESOURCE, GPU_VM_SIZES, POOL_LABEL
+from facts.arc import FLUX_NAMESPACE
+from facts.gpu import GPU_RESOURCE, POOL_LABEL
+from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import dispatch
 from planning.admission import admission_rules, binding_manifest, policy_manifest
 from planning.charts import KUEUE, mirrored_image_values
 from planning.cluster_traffic import KUEUE_NAMESPACE
 from planning.gpu import toleration
 from planning.gpu_stack import kueue_values
+from planning.lustre_csi import CLAIM as TRAINING_DATA_CLAIM
+from planning.naming import WORKLOAD_LABEL, Naming
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS, FqdnRule, NamespaceTraffic, Peer, Port, namespace_policies
+from planning.onprem import SitePool, site_pools
 from planning.pod_security import RESTRICTED, pod_security_labels, team_namespace_labels
 from planning.priorities import PLATFORM_CRITICAL, PRIORITIES
 from planning.queues import COHORT, COVERED_RESOURCES, LOCAL_QUEUE, TEAM_LABEL, Manifest, flavor_name, flavor_spec
-from stackconfig.model import OnPremClusterConfig, OnPremGpuPoolConfig, PlatformConfig
+from planning.workloads import STORAGE_CONFIG_MAP, region_storage_locations
+from stackconfig.model import OnPremClusterConfig, PlatformConfig
 
 # The baseline container's folders, one per Flux kustomization, in the order they apply.
 PLATFORM_PATH = "platform"
@@ -47,44 +59,6 @@ OCI_REPOSITORY_API = "source.toolkit.fluxcd.io/v1"
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 # A Helm chart pushed by `helm push` is one layer of this type (helm/helm pkg/registry).
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
-
-
-@dataclass(frozen=True)
-class SitePool:
-    """A site's GPU pool as the platform counts it."""
-
-    name: str
-    nodes: int
-    gpus_per_node: int
-    vcpus: int
-    memory_gib: int
-    infiniband: bool
-    gpu_model: str
-    labels: dict[str, str]
-    taints: tuple[str, ...]
-
-    @property
-    def gpus(self) -> int:
-        return self.nodes * self.gpus_per_node
-
-
-def site_pool(name: str, pool: OnPremGpuPoolConfig) -> SitePool:
-    """The pool's shape: its Azure size's (facts/gpu.py, facts/vm_sizes.py), or its description
-    (validation/checks/onprem.py refuses a pool with neither)."""
-    if pool.size is not None:
-        size = GPU_VM_SIZES[pool.size]
-        shape = (size.gpus, size.facts.vcpus, size.memory_gib, size.infiniband, size.gpu_model)
-    else:
-        shape = (pool.gpus_per_node, pool.vcpus, pool.memory_gib, pool.infiniband, pool.gpu_model)  # type: ignore[assignment]
-    gpus, vcpus, memory, infiniband, model = shape
-    return SitePool(
-        name, pool.nodes, int(gpus), int(vcpus), int(memory), bool(infiniband), str(model), dict(pool.labels),
-        tuple(pool.taints),
-    )  # fmt: skip
-
-
-def site_pools(site: OnPremClusterConfig) -> list[SitePool]:
-    return [site_pool(name, pool) for name, pool in site.gpu_pools.items()]
 
 
 def team_share(pool: SitePool, teams: int) -> dict[str, int]:
@@ -202,11 +176,15 @@ def dispatcher_access(principal_id: str, namespaces: list[str]) -> list[dict[str
     return objects
 
 
-def kueue_release(site: OnPremClusterConfig) -> list[dict[str, Any]]:
-    """Kueue at the site: the platform's chart and version, pulled from the site's registry (which
-    mirrors the platform's under the same paths), as a worker (no MultiKueue of its own)."""
+def kueue_release(site: OnPremClusterConfig, login_server: str) -> list[dict[str, Any]]:
+    """Kueue at the site, as a worker (no MultiKueue of its own): the platform's chart and version,
+    which Flux fetches from the site's registry (it mirrors the platform's under the same paths),
+    and its image by the platform's registry's name, which the site's runtime pulls through the
+    mirror, as every image there. The source and the release live in Flux's own namespace and
+    install into Kueue's: microsoft.flux enforces multi-tenancy, under which a release elsewhere
+    than its configuration's namespace is refused (conceptual-gitops-flux2.md, "Multi-tenancy")."""
     values = kueue_values(PLATFORM_CRITICAL.name)
-    values["controllerManager"]["manager"]["image"] |= mirrored_image_values(KUEUE, site.registry)["controllerManager"][
+    values["controllerManager"]["manager"]["image"] |= mirrored_image_values(KUEUE, login_server)["controllerManager"][
         "manager"
     ]["image"]
     values["controllerManager"].pop("tolerations", None)  # AKS's system pool taint: not at a site
@@ -223,7 +201,7 @@ def kueue_release(site: OnPremClusterConfig) -> list[dict[str, Any]]:
         {
             "apiVersion": OCI_REPOSITORY_API,
             "kind": "OCIRepository",
-            "metadata": {"name": KUEUE.name, "namespace": KUEUE_NAMESPACE},
+            "metadata": {"name": KUEUE.name, "namespace": FLUX_NAMESPACE},
             "spec": {
                 "interval": "1h",
                 "url": f"oci://{site.registry}/charts/{KUEUE.name}",
@@ -234,10 +212,12 @@ def kueue_release(site: OnPremClusterConfig) -> list[dict[str, Any]]:
         {
             "apiVersion": HELM_RELEASE_API,
             "kind": "HelmRelease",
-            "metadata": {"name": KUEUE.name, "namespace": KUEUE_NAMESPACE},
+            "metadata": {"name": KUEUE.name, "namespace": FLUX_NAMESPACE},
             "spec": {
                 "interval": "1h",
                 "chartRef": {"kind": "OCIRepository", "name": KUEUE.name},
+                "targetNamespace": KUEUE_NAMESPACE,
+                "releaseName": KUEUE.name,
                 "install": {"crds": "CreateReplace"},
                 "upgrade": {"crds": "CreateReplace"},
                 "values": values,
@@ -246,9 +226,43 @@ def kueue_release(site: OnPremClusterConfig) -> list[dict[str, Any]]:
     ]
 
 
-def platform_manifests(config: PlatformConfig, key: str, dispatcher_principal_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SiteIdentities:
+    """What the baseline names of Azure's: the dispatchers' identity's object ID, the tenant, and
+    the client ID of each workload that runs at the site (outputs of the foundation)."""
+
+    dispatcher_principal_id: str
+    tenant_id: str = ""
+    client_ids: Mapping[str, str] = field(default_factory=dict)
+
+
+def workload_accounts(config: PlatformConfig, key: str, ids: SiteIdentities) -> list[dict[str, Any]]:
+    """The service accounts of the workloads that run at the site, annotated for workload identity
+    as on AKS (Arc's workload identity runs the same webhook: workload-identity.md); their
+    federated credentials trust the site's issuer (components/workload_identity.py)."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {
+                "name": spec.service_account,
+                "namespace": spec.namespace,
+                "labels": {WORKLOAD_LABEL: name},
+                "annotations": {
+                    CLIENT_ID_ANNOTATION: ids.client_ids.get(name, ""),
+                    TENANT_ID_ANNOTATION: ids.tenant_id,
+                },
+            },
+        }
+        for name, spec in config.workloads.items()
+        if key in spec.sites
+    ]
+
+
+def platform_manifests(config: PlatformConfig, key: str, ids: SiteIdentities) -> list[dict[str, Any]]:
     """The `platform` kustomization: everything but the Kueue objects."""
     site = config.on_prem_clusters[key]
+    locations = region_storage_locations(config, site.region)
     objects: list[dict[str, Any]] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": p.name},
          "value": p.value, "globalDefault": False, "preemptionPolicy": p.preemption_policy,
@@ -259,14 +273,39 @@ def platform_manifests(config: PlatformConfig, key: str, dispatcher_principal_id
     for namespace, team in namespaces.items():
         labels = team_namespace_labels(team, config.teams[team], namespace)
         objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}})
+        # Where jobs read and write blobs, as in every team namespace (planning/workloads.py).
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": STORAGE_CONFIG_MAP, "namespace": namespace},
+                "data": locations,
+            }
+        )
+        if site.training_data is not None and namespace in config.teams[team].training_namespaces:
+            # The site's file system, where Azure's regions have Managed Lustre: the same claim.
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": TRAINING_DATA_CLAIM, "namespace": namespace},
+                    "spec": {
+                        "accessModes": ["ReadWriteMany"],
+                        "storageClassName": site.training_data.storage_class_name,
+                        "resources": {"requests": {"storage": site.training_data.size}},
+                    },
+                }
+            )
         traffic = site_team_traffic(config, key, namespace)
         objects += [
             p for p in namespace_policies(traffic) if site.cni == "cilium" or not p["kind"].startswith("Cilium")
         ]
-    for rule in admission_rules(site.registry):
+    login_server = Naming(config.prefix, config.environment).registry_login_server()
+    for rule in admission_rules(login_server):
         objects += [policy_manifest(rule), binding_manifest(rule, config.admission.action)]
-    objects += dispatcher_access(dispatcher_principal_id, sorted(namespaces))
-    objects += kueue_release(site)
+    objects += workload_accounts(config, key, ids)
+    objects += dispatcher_access(ids.dispatcher_principal_id, sorted(namespaces))
+    objects += kueue_release(site, login_server)
     return objects
 
 
@@ -277,11 +316,11 @@ def document_name(manifest: dict[str, Any]) -> str:
     return "-".join(p for p in parts if p).lower() + ".yaml"
 
 
-def baseline_documents(config: PlatformConfig, key: str, dispatcher_principal_id: str) -> dict[str, str]:
+def baseline_documents(config: PlatformConfig, key: str, ids: SiteIdentities) -> dict[str, str]:
     """The site's baseline as the files Flux reads: `<kustomization path>/<object>.yaml`."""
     documents: dict[str, str] = {}
     for path, objects in (
-        (PLATFORM_PATH, platform_manifests(config, key, dispatcher_principal_id)),
+        (PLATFORM_PATH, platform_manifests(config, key, ids)),
         (QUEUES_PATH, [_object(m) for m in queue_manifests(config, key)]),
     ):
         for manifest in objects:
@@ -293,17 +332,17 @@ def baseline_documents(config: PlatformConfig, key: str, dispatcher_principal_id
 
 
 # --- The site's API server: whom it trusts for the dispatchers ------------------------------
-# The dispatchers' refresher asks Entra ID for a token for AKS's server application (planning/
-# multikueue_token.py, AKS_SERVER_SCOPE), a v1 token issued by sts.windows.net; the site accepts
-# that token from the dispatchers' identity alone.
-AKS_SERVER_APPLICATION = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 
-def authentication_config(tenant_id: str, dispatcher_principal_id: str) -> dict[str, Any]:
+def authentication_config(tenant_id: str, dispatcher_principal_id: str, audience: str) -> dict[str, Any]:
     """The site's `AuthenticationConfiguration` (kube-apiserver `--authentication-config`,
     Kubernetes 1.30+: structured authentication, beta and on by default in 1.30, GA in 1.34): a
     JWT authenticator for Entra ID tokens of the dispatchers' identity and no other principal
-    (`tid` and `oid` checked), its username the object ID as on AKS, no groups."""
+    (`tid` and `oid` checked), for the site's own application (`audience`, which the refresher asks
+    for: planning/multikueue_token.py), so a token the site receives works nowhere else; its
+    username the object ID as on AKS, no groups. The v1 token's issuer is sts.windows.net; its
+    discovery document is read from login.microsoftonline.com, which the site reaches already
+    (the same issuer: Azure/ARO-RP#1611)."""
     return {
         "apiVersion": "apiserver.config.k8s.io/v1beta1",
         "kind": "AuthenticationConfiguration",
@@ -311,7 +350,8 @@ def authentication_config(tenant_id: str, dispatcher_principal_id: str) -> dict[
             {
                 "issuer": {
                     "url": f"https://sts.windows.net/{tenant_id}/",
-                    "audiences": [AKS_SERVER_APPLICATION],
+                    "discoveryURL": f"https://login.microsoftonline.com/{tenant_id}/.well-known/openid-configuration",
+                    "audiences": [audience],
                 },
                 "claimValidationRules": [
                     {"expression": f"claims.tid == '{tenant_id}'", "message": "another tenant's token"},

@@ -28,6 +28,7 @@ from planning.naming import (
     replica_region,
     storage_account_name,
 )
+from planning.onprem import site_pools
 from planning.queues import LOCAL_QUEUE
 from stackconfig.model import PlatformConfig
 
@@ -74,9 +75,42 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
         for key, cluster in config.clusters.items()
         if cluster.role == "workloads"
     }
+    # On-premises sites (docs/hybrid.md): their GPU pools as the site has them, the region they
+    # attach to (the copies they read, over the link).
+    sites = {
+        key: {
+            "gpuPools": {
+                pool.name: {
+                    "purpose": "training",
+                    "vmSize": config.on_prem_clusters[key].gpu_pools[pool.name].size,
+                    "gpusPerNode": pool.gpus_per_node,
+                    "infiniband": pool.infiniband,
+                    "ncclTopology": GPU_VM_SIZES[size].nccl_topology
+                    if (size := config.on_prem_clusters[key].gpu_pools[pool.name].size)
+                    else "",
+                    "migProfile": None,
+                    "spot": False,
+                    # The servers' own CPU and memory, less the same room for node agents as on AKS.
+                    "cpuPerGpu": (pool.vcpus * 1000 - aks_node.NODE_AGENT_HEADROOM_MILLICORES)
+                    // 1000
+                    // pool.gpus_per_node,
+                    "memoryGiPerGpu": (pool.memory_gib * 1024 - aks_node.NODE_AGENT_HEADROOM_MIB)
+                    // 1024
+                    // pool.gpus_per_node,
+                }
+                for pool in site_pools(site)
+            },
+            "region": site.region,
+            "sandbox": False,
+            "storageAccounts": _nearest_copies(config, site.region),
+            "keyVaultUri": f"https://{Naming(config.prefix, config.environment).key_vault(site.region)}.vault.azure.net/",
+        }
+        for key, site in config.on_prem_clusters.items()
+    }
     return {
         "queue": LOCAL_QUEUE,
         "clusters": clusters,
+        "sites": sites,
         # The declared order (a map's order does not survive `pulumi stack output`): the first is
         # the default cluster of scripts/workloads.py.
         "clusterOrder": list(clusters),
@@ -93,6 +127,7 @@ def workload_context(config: PlatformConfig) -> dict[str, Any]:
                 "namespace": spec.namespace,
                 "serviceAccount": spec.service_account,
                 "clusters": config.workload_clusters(name),
+                "sites": list(spec.sites),
                 "cosmosDb": dict(spec.cosmos_db),
                 "postgresql": dict(spec.postgresql),
             }
@@ -148,7 +183,12 @@ def storage_locations(config: PlatformConfig, cluster_key: str) -> dict[str, str
     a job on this cluster finds earlier ones (space-separated): there, the twin and the replica's
     copy of the primary's container; elsewhere, the account's container and the twin (reached
     through the replica's endpoint in this region)."""
-    region = config.clusters[cluster_key].region
+    return region_storage_locations(config, config.clusters[cluster_key].region)
+
+
+def region_storage_locations(config: PlatformConfig, region: str) -> dict[str, str]:
+    """`storage_locations` for any cluster in `region`: an AKS cluster's, or a site's (which
+    reaches the same endpoints over the link)."""
     found = {}
     for key, copy in _nearest_copies(config, region).items():
         account = config.storage.accounts[key]
@@ -206,7 +246,11 @@ def template_variables(
     (no InfiniBand pool, no sandbox, a workload that does not run in the cluster), and rendering
     says which."""
     context = outputs["workloadContext"]
-    pools = context["clusters"][cluster]["gpuPools"]
+    site = context.get("sites", {}).get(cluster)
+    where = site if site is not None else context["clusters"][cluster]
+    pools = where["gpuPools"]
+    # A site's runtime pulls the platform registry's images through its mirror (docs/hybrid.md):
+    # one manifest runs on AKS and at a site.
     found: dict[str, Any] = {"REGISTRY": outputs["registryLoginServer"], "QUEUE": context["queue"], "NODES": "2"}
     for prefix, wanted in (
         ("TRAINING", lambda p: p["purpose"] == "training" and p["infiniband"]),
@@ -226,7 +270,7 @@ def template_variables(
             }
             if spec.get("ncclTopology"):
                 found[f"{prefix}_NCCL_TOPOLOGY"] = spec["ncclTopology"]
-    nearest = context["clusters"][cluster].get("storageAccounts", {})
+    nearest = where.get("storageAccounts", {})
     if "weights" in nearest:
         # Read from the copy in the cluster's region.
         found["WEIGHTS_URL"] = nearest["weights"]["blobEndpoint"]
@@ -234,11 +278,11 @@ def template_variables(
         # Write to the account itself.
         found["WEIGHTS_WRITE_URL"] = context["storageAccounts"]["weights"]["blobEndpoint"]
     spec = context["workloads"].get(workload or "")
-    if spec and cluster in spec["clusters"]:
+    if spec and cluster in [*spec["clusters"], *spec.get("sites", [])]:
         found |= {"WORKLOAD_NAMESPACE": spec["namespace"], "WORKLOAD_SERVICE_ACCOUNT": spec["serviceAccount"]}
         cosmos = context.get("cosmosDb")
         if cosmos and spec.get("cosmosDb"):
-            region = context["clusters"][cluster].get("region")
+            region = where.get("region")
             found |= {
                 "COSMOS_ENDPOINT": cosmos["endpoint"],
                 "COSMOS_TOKEN_SCOPE": cosmos["tokenScope"],
@@ -266,7 +310,7 @@ def template_variables(
             }
             if topic is not None and workload is not None and topic in workload_topics(outputs, workload):
                 found["TOPIC"] = topic
-    if context["clusters"][cluster]["sandbox"] and context["highRiskNamespaces"]:
+    if where["sandbox"] and context["highRiskNamespaces"]:
         found["SANDBOX_NAMESPACE"] = context["highRiskNamespaces"][0]
     downloads = sorted(
         ns

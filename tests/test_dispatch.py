@@ -48,6 +48,10 @@ def _site_endpoint(stack: str, site: str) -> tuple[str, str]:
     return server["url"], server["certificateAuthorityData"]
 
 
+def _site_audience(stack: str, site: str) -> str:
+    return str(stack_values(stack)["platform:onPremClusters"][site]["apiServer"]["tokenAudience"])
+
+
 def _site_objects(plan, site: str, kind: str) -> list[dict]:
     """The objects of one kind in a site's baseline, as its Flux applies them (the plan's output)."""
     documents = plan.outputs["siteBaselines"][site]
@@ -150,10 +154,12 @@ def test_each_dispatcher_reaches_every_worker_with_a_kubeconfig_kueue_accepts(pl
         mounted = {
             f"{w}.{part}": v for w, (server, ca) in endpoints.items() for part, v in (("server", server), ("ca", ca))
         }
+        # A site's API server takes its own audience (docs/hybrid.md), an AKS worker's AKS's (the default).
+        mounted |= {f"{s}.scope": f"{_site_audience(stack, s)}/.default" for s in _sites(stack)}
         assert workers_map.inputs["data"] == mounted
         # The refresher's first run on this dispatcher, from what it mounts.
         cluster = FakeDispatcher()
-        written = multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, lambda: jwt(4e9), 1e9)
+        written = multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, lambda scope: jwt(4e9), 1e9)
         assert written == workers
         for worker, spec in clusters.items():
             location = spec["clusterSource"]["kubeConfig"]
@@ -176,7 +182,7 @@ def test_the_refresher_renews_the_token_before_it_expires_and_when_a_worker_move
     lifetime = 75 * 60  # within Entra ID's 60-90 minute default
 
     def token_at(now):
-        def fetch():
+        def fetch(scope):
             issued.append(now)
             return jwt(now + lifetime)
 

@@ -309,7 +309,7 @@ class DispatcherTimeline:
                     self.invalid.append(f"minute {minute}: {worker}")
 
     def _refresher(self, minute: int) -> None:
-        def fetch() -> str:
+        def fetch(scope: str) -> str:
             if minute in self.down:
                 raise OSError("Entra ID does not answer")
             return _jwt(minute * MINUTE + self.lifetime * MINUTE)

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import yaml
 
 from components.arc_site import BASELINE_CONTAINER
 from facts import arc
 from planning import dispatch, multikueue_token, onprem, site_baseline
-from planning.admission import admission_rules
+from planning.admission import admission_rules, policy_manifest
 from planning.layers import Unit
+from planning.naming import Naming
 from planning.network_policy import DEFAULT_DENY
 from planning.pod_security import ENFORCE, NAMESPACE_CLASS_LABEL
 from tests.conftest import ROOT, run_with
@@ -60,7 +64,9 @@ def test_the_sites_extensions_sign_in_with_managed_identities_and_send_to_the_re
         assert extension["autoUpgradeMinorVersion"] is ("version" not in extension)
     insights = extensions["Microsoft.AzureMonitor.Containers"]["configurationSettings"]
     assert insights[arc.CONTAINER_INSIGHTS_AAD_SETTING] == "true"
-    assert "configurationProtectedSettings" not in extensions["Microsoft.AzureMonitor.Containers"]
+    # Its workspace by customer ID, as az CLI passes it; the key unused under managed identity.
+    protected = extensions["Microsoft.AzureMonitor.Containers"]["configurationProtectedSettings"]
+    assert protected["amalogs.secret.key"] == "<not_used>" and len(protected["amalogs.secret.wsid"]) == 36
     flux = extensions["microsoft.flux"]["configurationSettings"]
     assert flux["workloadIdentity.enable"] == "true" and flux["workloadIdentity.azureClientId"]
     associations = {
@@ -95,9 +101,19 @@ def test_the_baseline_is_exported_for_the_deploy_job_and_holds_no_credential(uni
     Secret and no token, and the dispatchers' identity as the only principal bound."""
     plan = _site_plan(unit_plans)
     documents = plan.outputs["baselineDocuments"]
-    assert set(documents) == set(site_baseline.baseline_documents(_config(), SITE, "x"))
+    assert set(documents) == set(site_baseline.baseline_documents(_config(), SITE, site_baseline.SiteIdentities("x")))
     kinds = {yaml.safe_load(text)["kind"] for text in documents.values()}
-    assert "Secret" not in kinds and "ServiceAccount" not in kinds
+    assert "Secret" not in kinds
+    # The service accounts of the workloads that run there, each naming its identity's client ID.
+    accounts = {(a["metadata"]["namespace"], a["metadata"]["name"]): a for a in _objects(documents, "ServiceAccount")}
+    assert set(accounts) == {("research", "trainer")}
+    client_ids = unit_plans["prod-scale"].plan(Unit("foundation")).outputs["workloadIdentities"]
+    annotations = accounts[("research", "trainer")]["metadata"]["annotations"]
+    assert annotations["azure.workload.identity/client-id"] == client_ids["trainer"]
+    assert annotations["azure.workload.identity/tenant-id"]
+    # Where its jobs read and write, as on AKS in the site's region.
+    (storage,) = [m for m in _objects(documents, "ConfigMap") if m["metadata"]["namespace"] == "research"]
+    assert storage["data"]["WEIGHTS_URL"].startswith("https://")
     bindings = _objects(documents, "RoleBinding") + _objects(documents, "ClusterRoleBinding")
     principals = {s["name"] for b in bindings for s in b["subjects"]}
     (identity,) = [
@@ -113,7 +129,9 @@ def test_the_baseline_is_exported_for_the_deploy_job_and_holds_no_credential(uni
 
 def test_the_site_applies_the_platforms_namespaces_admission_and_isolation():
     config = _config()
-    documents = site_baseline.baseline_documents(config, SITE, "00000000-0000-0000-0000-00000000d15a")
+    documents = site_baseline.baseline_documents(
+        config, SITE, site_baseline.SiteIdentities("00000000-0000-0000-0000-00000000d15a")
+    )
     namespaces = {n["metadata"]["name"]: n["metadata"]["labels"] for n in _objects(documents, "Namespace")}
     research = config.teams["research"]
     for namespace in research.namespaces:
@@ -125,26 +143,27 @@ def test_the_site_applies_the_platforms_namespaces_admission_and_isolation():
         if p["metadata"]["name"] == DEFAULT_DENY
     }
     assert denies == set(research.namespaces)
-    # The admission policies admit images of the site's registry, not the platform's (the site's
-    # nodes have no identity to pull from it).
+    # The admission policies are AKS's: images named by the platform's registry, which the site's
+    # runtime pulls through its mirror (a job MultiKueue copies there is the manifest written for
+    # any region).
     site = config.on_prem_clusters[SITE]
+    login_server = Naming(config.prefix, config.environment).registry_login_server()
     policies = {p["metadata"]["name"]: p for p in _objects(documents, "ValidatingAdmissionPolicy")}
-    assert set(policies) == {r.policy_name for r in admission_rules(site.registry)}
-    registry = yaml.safe_dump(policies["platform-platform-registry"])
-    assert site.registry in registry and "azurecr.io" not in registry
-    # Kueue is the platform's chart and version, from the site's registry.
+    assert policies == {r.policy_name: policy_manifest(r) for r in admission_rules(login_server)}
+    # Kueue is the platform's chart and version: the chart from the site's registry (Flux fetches
+    # it), its image by the platform's name.
     (release,) = _objects(documents, "HelmRelease")
     (source,) = _objects(documents, "OCIRepository")
     assert source["spec"]["url"].startswith(f"oci://{site.registry}/") and source["spec"]["ref"]["tag"] == "0.19.2"
     image = release["spec"]["values"]["controllerManager"]["manager"]["image"]
-    assert image["repository"].startswith(site.registry) and image["tag"] == "v0.19.2"
+    assert image["repository"].startswith(login_server) and image["tag"] == "v0.19.2"
 
 
 def test_a_site_without_cilium_gets_no_cilium_policies_and_reaches_entra_by_address():
     config = _config()
     site = config.on_prem_clusters[SITE].model_copy(update={"cni": "calico"})
     other = config.model_copy(update={"on_prem_clusters": {SITE: site}})
-    documents = site_baseline.baseline_documents(other, SITE, "x")
+    documents = site_baseline.baseline_documents(other, SITE, site_baseline.SiteIdentities("x"))
     assert not [d for d in documents if "cilium" in d]
     traffic = site_baseline.site_team_traffic(other, SITE, "research")
     assert not traffic.fqdns and any(p.name == "entra-id" for p in traffic.egress)
@@ -156,13 +175,17 @@ def test_the_sites_quota_is_its_pools_and_the_dispatchers_count_it(plans):
     """phx1 opens its 256 servers of 8 H100 to research alone: research's ClusterQueue there holds
     2,048 GPUs, and each dispatcher's research queue holds that more than the AKS workers give."""
     config = _config()
-    (queue,) = _objects(site_baseline.baseline_documents(config, SITE, "x"), "ClusterQueue")
+    (queue,) = _objects(
+        site_baseline.baseline_documents(config, SITE, site_baseline.SiteIdentities("x")), "ClusterQueue"
+    )
     (flavor,) = queue["spec"]["resourceGroups"][0]["flavors"]
     gpus = {r["name"]: r["nominalQuota"] for r in flavor["resources"]}["nvidia.com/gpu"]
     assert gpus == 256 * 8
     local = {
         (q["metadata"]["namespace"], q["metadata"]["name"])
-        for q in _objects(site_baseline.baseline_documents(config, SITE, "x"), "LocalQueue")
+        for q in _objects(
+            site_baseline.baseline_documents(config, SITE, site_baseline.SiteIdentities("x")), "LocalQueue"
+        )
     }
     assert ("research", dispatch.ANY_REGION_QUEUE) in local
     without = dispatch.dispatcher_manifests(dispatch.worker_pools(config), dict(config.teams))
@@ -185,14 +208,19 @@ def test_the_sites_quota_is_its_pools_and_the_dispatchers_count_it(plans):
 
 
 def test_the_site_trusts_the_dispatchers_identity_alone_with_the_token_the_refresher_asks_for(plans):
-    """The API server's JWT authenticator takes Entra ID tokens for AKS's server application (the
-    refresher's one scope), from this tenant, of the dispatchers' identity only, named by its
-    object ID as the baseline's bindings name it."""
+    """The API server's JWT authenticator takes Entra ID tokens for the site's own application (no
+    AKS cluster takes them: a token the site receives works nowhere else), from this tenant, of
+    the dispatchers' identity only, named by its object ID as the baseline's bindings name it."""
     config = _config()
+    site = config.on_prem_clusters[SITE]
     authentication = yaml.safe_load(plans["prod-scale"].outputs["siteAuthentication"][SITE])
     (jwt,) = authentication["jwt"]
-    assert f"{jwt['issuer']['audiences'][0]}/.default" == multikueue_token.AKS_SERVER_SCOPE
+    assert jwt["issuer"]["audiences"] == [str(site.api_server.token_audience)]
+    assert f"{jwt['issuer']['audiences'][0]}/.default" != multikueue_token.AKS_SERVER_SCOPE
     tenant = jwt["issuer"]["url"].removeprefix("https://sts.windows.net/").rstrip("/")
+    assert (
+        jwt["issuer"]["discoveryURL"] == f"https://login.microsoftonline.com/{tenant}/.well-known/openid-configuration"
+    )
     assert jwt["claimMappings"]["username"] == {"claim": "oid", "prefix": ""}
     rules = [r["expression"] for r in jwt["claimValidationRules"]]
     assert rules[0] == f"claims.tid == '{tenant}'"
@@ -205,7 +233,47 @@ def test_the_site_trusts_the_dispatchers_identity_alone_with_the_token_the_refre
     }
     assert bound == {oid}
     assert "groups" not in jwt["claimMappings"]
-    assert config.on_prem_clusters[SITE].api_server.certificate_authority_data
+
+
+def test_the_refresher_asks_the_sites_audience_for_the_site_and_aks_for_the_aks_workers(plans):
+    """Each dispatcher's workers ConfigMap names the site's scope; the refresher signs the site's
+    kubeconfig with a token for it, the AKS workers' with AKS's, and renews a token of another
+    audience (a site whose application changed) at once."""
+    from tests.test_dispatch import FakeDispatcher, secret_kubeconfig
+
+    config = _config()
+    scope = f"{config.on_prem_clusters[SITE].api_server.token_audience}/.default"
+    maps = [
+        c.inputs["data"]
+        for c in plans["prod-scale"].of_type("kubernetes:core/v1:ConfigMap")
+        if c.inputs["metadata"]["name"] == dispatch.WORKERS_CONFIG_MAP
+    ]
+    assert len(maps) == len(config.jobs.dispatchers) and all(m[f"{SITE}.scope"] == scope for m in maps)
+    assert not [k for m in maps for k in m if k.endswith(".scope") and not k.startswith(SITE)]
+
+    def token(audience: str, expires: float = 4e9) -> str:
+        claims = {"aud": audience.removesuffix("/.default"), "exp": int(expires)}
+        return "e30." + base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=") + ".sig"
+
+    asked: list[str] = []
+
+    def fetch(requested: str) -> str:
+        asked.append(requested)
+        return token(requested)
+
+    endpoints = {"eus2": ("https://eus2", "Q0E="), SITE: ("https://192.168.0.10:6443", "Q0E=")}
+    cluster = FakeDispatcher()
+    written = multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, fetch, 1e9, {SITE: scope})
+    assert written == ["eus2", SITE] and sorted(asked) == sorted([multikueue_token.AKS_SERVER_SCOPE, scope])
+    signed = json.loads(secret_kubeconfig(cluster, SITE))["users"][0]["user"]["token"]
+    assert multikueue_token.audience_of(signed) == scope.removesuffix("/.default")
+    # Nothing to renew an hour later; a site token of another audience is renewed at once.
+    later = 1e9 + 3600
+    assert multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, fetch, later, {SITE: scope}) == []
+    other = "11111111-2222-3333-4444-555555555555/.default"
+    assert multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, fetch, later, {SITE: other}) == [
+        SITE
+    ]
 
 
 def test_the_dispatchers_reach_the_sites_api_server_through_their_firewall_and_come_back(plans):
@@ -224,9 +292,37 @@ def test_the_dispatchers_reach_the_sites_api_server_through_their_firewall_and_c
         assert "snat" not in policy.inputs  # no site: Azure's default
 
 
+def test_the_spokes_take_from_on_premises_only_the_sites_servers_on_the_endpoints_data_ports(plans):
+    """Gateway transit advertises the whole VNet to the sites, and an NSG's default rule admits
+    every VirtualNetwork range (the on-premises routes included): the clusters' subnets deny the
+    on-premises ranges, and the endpoints' subnet admits the sites' servers on the data ports only."""
+    config = _config()
+    site = config.on_prem_clusters[SITE]
+    groups = {
+        g.inputs["networkSecurityGroupName"]: g.inputs
+        for g in plans["prod-scale"].of_type("azure-native:network:NetworkSecurityGroup")
+    }
+    for name, group in groups.items():
+        rules = {r["name"]: r for r in group.get("securityRules") or []}
+        if name.endswith("-lustre"):
+            continue  # it denies the whole VirtualNetwork already
+        assert rules["deny-on-premises"]["sourceAddressPrefixes"] == ["192.168.0.0/16"], name
+        assert rules["deny-on-premises"]["access"] == "Deny"
+        if name.endswith("-privateEndpoints") or "private" in name.lower():
+            allow = rules["sites-to-endpoints"]
+            assert allow["sourceAddressPrefixes"] == [str(r) for r in site.node_ranges]
+            assert allow["destinationPortRanges"] == list(onprem.SITE_ENDPOINT_PORTS)
+            assert allow["priority"] < rules["deny-on-premises"]["priority"]
+        else:
+            assert "sites-to-endpoints" not in rules, name
+    for group in plans["prod"].of_type("azure-native:network:NetworkSecurityGroup"):
+        assert not [r for r in group.inputs.get("securityRules") or [] if "on-premises" in r["name"]]
+
+
 def test_a_site_the_platform_cannot_feed_or_govern_is_refused_by_key():
     def break_the_site(values):
         site = values["platform:onPremClusters"]["phx1"]
+        site["apiServer"]["tokenAudience"] = "6dae42f8-4368-4678-94ff-3960e28e3630"
         site["workloadIdentity"] = False
         site.pop("oidcIssuerUrl")
         site["connectedClusterId"] = site["connectedClusterId"].replace("rg-ailabscale-prod-phx1-site", "rg-phx1")
@@ -239,7 +335,40 @@ def test_a_site_the_platform_cannot_feed_or_govern_is_refused_by_key():
         "platform:onPremClusters.phx1.workloadIdentity": "reads the platform's baseline with workload identity",
         "platform:onPremClusters.phx1.connectedClusterId": "connect the site into rg-ailabscale-prod-phx1-site",
         "platform:network.hub.useRemoteGateways": "gateway",
+        "platform:onPremClusters.phx1.apiServer.tokenAudience": "replay the dispatchers' token",
     }
     for key, words in expected.items():
         lines = [line for line in plan.error.splitlines() if line.strip().startswith(f"- {key}:")]
         assert any(words in line for line in lines), f"{key}: {words!r} not in\n{plan.error}"
+
+
+def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_except_its_kafka_metrics(plans):
+    """The manifest a team submits for any region (rendered as for eus2, queue `any-region`), as
+    MultiKueue copies it to phx1: the site's baseline admits it (admission), its pool and claim
+    take it (scheduling: the pool is named as the AKS pool it selects, the claim is the site's own
+    file system), its quota holds it (queueing), and its identity signs in there and reaches its
+    blobs over the link (identity, reach). What it cannot do at a site yet is write its metrics to
+    Kafka: no site reaches the Strimzi brokers (docs/hybrid.md, status); the same job without them
+    passes every layer."""
+    import dataclasses
+
+    from contracts.golden import BY_NAME, evaluate, rendered
+    from contracts.site import SiteView
+    from tests.test_contracts import config_of
+
+    plan = plans["prod-scale"]
+    view = SiteView(plan, SITE, config_of("prod-scale"), plan.outputs["siteBaselines"][SITE])
+    item = rendered(BY_NAME["training-infiniband"], plan.outputs, "eus2", QUEUE=dispatch.ANY_REGION_QUEUE)
+    assert item is not None
+    found = evaluate(view, item)
+    assert {layer: reasons for layer, reasons in found.items() if reasons} == {
+        "reach": ["pods of kafka {'strimzi.io/kind': 'Kafka'}:9093: no network policy in 'research' allows it"],
+        "identity": ["no KafkaUser in cluster phx1 is named by trainer's identity"],
+    }
+    without_kafka = dataclasses.replace(item, golden=dataclasses.replace(item.golden, kafka=False, topic=None))
+    assert not any(evaluate(view, without_kafka).values()), evaluate(view, without_kafka)
+    # A job that names another pool, or a queue the site lacks, is refused where it would wait.
+    elsewhere = item.changed(
+        lambda job: job["spec"]["template"]["spec"]["nodeSelector"].update({"platform.ai/gpu-pool": "h100b"})
+    )
+    assert evaluate(view, elsewhere)["scheduling"]

@@ -133,7 +133,14 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
     specs = []
     if config.network.egress.outbound_type == "userDefinedRouting" and vnet.subnets.firewall is not None:
         specs.append(SubnetSpec(FIREWALL_SUBNET, "firewall", vnet.subnets.firewall, firewall=True))
-    specs.append(SubnetSpec(PRIVATE_ENDPOINT_SUBNET, "privateEndpoints", vnet.subnets.private_endpoints))
+    specs.append(
+        SubnetSpec(
+            PRIVATE_ENDPOINT_SUBNET,
+            "privateEndpoints",
+            vnet.subnets.private_endpoints,
+            inbound=onprem_plan.on_premises_inbound(config, "privateEndpoints"),
+        )
+    )
     if vnet.subnets.lustre is not None:
         # Managed Lustre's own subnet: its outbound (Azure services, NTP) leaves like the nodes';
         # inbound, only the region's node subnets on Lustre's ports.
@@ -155,13 +162,20 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
         if cluster.region != region:
             continue
         subnets = cluster.subnets
-        specs.append(SubnetSpec(f"{key}-system", "system", subnets.system, egress=True))
-        specs.append(SubnetSpec(f"{key}-nodes", "nodes", subnets.nodes, egress=True))
+        closed = onprem_plan.on_premises_inbound(config, "cluster")
+        specs.append(SubnetSpec(f"{key}-system", "system", subnets.system, egress=True, inbound=closed))
+        specs.append(SubnetSpec(f"{key}-nodes", "nodes", subnets.nodes, egress=True, inbound=closed))
         if subnets.pods is not None:
-            specs.append(SubnetSpec(f"{key}-pods", "pods", subnets.pods, egress=True))
+            specs.append(SubnetSpec(f"{key}-pods", "pods", subnets.pods, egress=True, inbound=closed))
         if subnets.api_server is not None:
             specs.append(
-                SubnetSpec(f"{key}-apiserver", "apiServer", subnets.api_server, delegation=API_SERVER_DELEGATION)
+                SubnetSpec(
+                    f"{key}-apiserver",
+                    "apiServer",
+                    subnets.api_server,
+                    delegation=API_SERVER_DELEGATION,
+                    inbound=closed,
+                )
             )
     return specs
 

@@ -36,11 +36,21 @@ def build_site(
         if namespace in config.teams[team].training_namespaces
     )
     principal = pulumi.Output.from_input(foundation.identity_principal_ids[dispatch_plan.DISPATCH_WORKLOAD])
-    documents = principal.apply(lambda p: site_baseline.baseline_documents(config, key, p))
     tenant = config.entra.tenant_id or ctx.deployer.tenant_id
+    workloads = [name for name, spec in config.workloads.items() if key in spec.sites]
+    documents = pulumi.Output.all(principal, tenant, *(foundation.identity_client_ids[w] for w in workloads)).apply(
+        lambda values: site_baseline.baseline_documents(
+            config,
+            key,
+            site_baseline.SiteIdentities(str(values[0]), str(values[1]), dict(zip(workloads, values[2:], strict=True))),
+        )
+    )
     # What the site's API server takes to trust the dispatchers (the operators install it).
     authentication = pulumi.Output.all(tenant, principal).apply(
-        lambda values: yaml.safe_dump(site_baseline.authentication_config(values[0], values[1]), sort_keys=False)
+        lambda values: yaml.safe_dump(
+            site_baseline.authentication_config(values[0], values[1], str(site.api_server.token_audience)),
+            sort_keys=False,
+        )
     )
     site_resource = ArcSite(
         f"site-{key}",

@@ -231,6 +231,11 @@ def build_tenants(
                     for key, site in config.on_prem_clusters.items()
                     if key in config.dispatch_sites()
                 },
+                site_scopes={
+                    key: f"{site.api_server.token_audience}/.default"
+                    for key, site in config.on_prem_clusters.items()
+                    if key in config.dispatch_sites()
+                },
             ),
             opts=ctx.opts,
         )

@@ -102,7 +102,12 @@ from stackconfig.model.network import (
     RegionSubnets,
     ResourceGroupId,
 )
-from stackconfig.model.onprem import OnPremApiServer, OnPremClusterConfig, OnPremGpuPoolConfig
+from stackconfig.model.onprem import (
+    OnPremApiServer,
+    OnPremClusterConfig,
+    OnPremGpuPoolConfig,
+    OnPremTrainingDataConfig,
+)
 from stackconfig.model.operations import (
     ALERT_SEVERITIES,
     BASIC_PLAN_TABLES,
@@ -412,6 +417,7 @@ __all__ = [
     "OnPremApiServer",
     "OnPremClusterConfig",
     "OnPremGpuPoolConfig",
+    "OnPremTrainingDataConfig",
     "OperationsConfig",
     "OsSku",
     "PlanIdentityConfig",

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import Field, StringConstraints
 
-from stackconfig.model.base import Model, RegionName, ShortName, Taint
+from stackconfig.model.base import Model, RegionName, ShortName, Taint, Uuid
 
 # facts/arc.py's DISTRIBUTIONS (tests/test_onprem.py holds the two equal).
 Distribution = Literal["k3s", "aks-arc", "aks-edge", "openshift", "tanzu-tkgm", "rke2", "kubeadm"]
@@ -30,6 +30,12 @@ class OnPremApiServer(Model):
     address: IPv4Address = Field(
         description="The address that URL resolves to, inside `platform:network.onPremisesRanges` (the route and "
         "the firewall rule are made for it)."
+    )
+    token_audience: Uuid = Field(
+        description="The application (client) ID of the Entra ID app registration whose tokens this API server "
+        "alone accepts from the dispatchers (no permissions, no credentials, v1 tokens: the default). Not AKS's "
+        "server application: a token for that works on every AKS cluster, so whoever holds the site's API server "
+        "could replay the dispatchers' token there."
     )
     certificate_authority_data: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]+={0,2}$")] = Field(
         description="The API server's CA certificate, base64 of its PEM as a kubeconfig's "
@@ -64,6 +70,18 @@ class OnPremGpuPoolConfig(Model):
     )
 
 
+class OnPremTrainingDataConfig(Model):
+    """The site's own shared file system for training data: what its training namespaces' claim
+    `training-data` binds to, as Managed Lustre's volume does in Azure (docs/lustre.md)."""
+
+    storage_class_name: Annotated[
+        str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+    ] = Field(description="The site's StorageClass for it (its parallel file system's CSI driver, ReadWriteMany).")
+    size: Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]*(Gi|Ti|Pi)$")] = Field(
+        description="What each training namespace's claim asks, e.g. `100Ti`."
+    )
+
+
 class OnPremClusterConfig(Model):
     """One on-premises cluster, connected to Azure Arc by the site's operators (docs/hybrid.md)."""
 
@@ -94,9 +112,16 @@ class OnPremClusterConfig(Model):
         min_length=1, description="The site's GPU pools as they exist."
     )
     registry: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?$")] = Field(
-        description="The registry the site's nodes pull from: the site's mirror of the platform's registry (an ACR "
-        "connected registry, or its own). Servers outside Azure have no identity ACR accepts without a key, so the "
-        "site's admission rules admit this host instead of the platform's registry."
+        description="The site's mirror of the platform's registry (an ACR connected registry, or its own), under "
+        "the same paths: servers outside Azure have no identity ACR accepts without a key. The site's container "
+        "runtime pulls the platform registry's images through it (K3s `registries.yaml` mirrors), so pods name the "
+        "same images as on AKS; the site's Flux fetches the platform's charts from it."
+    )
+    training_data: Optional[OnPremTrainingDataConfig] = Field(
+        default=None,
+        description="The site's own file system for training data, claimed as `training-data` in each training "
+        "namespace there (required where the environment has Lustre: a job MultiKueue sends here mounts that "
+        "claim).",
     )
     teams: list[ShortName] = Field(
         default_factory=list, description="Teams whose jobs may run there (each a key of `platform:teams`)."

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 
 from facts.arc import POLICY_UNSUPPORTED_DISTRIBUTIONS, WORKLOAD_IDENTITY_DISTRIBUTIONS
 from facts.gpu import GPU_VM_SIZES
+from planning.kubeconfig import AKS_SERVER_ID
 from planning.naming import Naming, parse_resource_id, storage_account_name_problem
 from stackconfig.keys import key
 from stackconfig.model import OnPremGpuPoolConfig, PlatformConfig
@@ -68,6 +69,7 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
     routed = list(config.network.on_premises_ranges)
     dispatch_regions = {config.clusters[k].region for k in config.jobs.dispatchers if k in config.clusters}
     naming = Naming(config.prefix, config.environment)
+    audiences: dict[str, str] = {}
     hub = config.network.hub
     if config.on_prem_clusters and (hub is None or not hub.use_remote_gateways):
         yield ConfigProblem(
@@ -142,6 +144,19 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"Arc's workload identity does not support {site.distribution} "
                 f"({', '.join(sorted(WORKLOAD_IDENTITY_DISTRIBUTIONS))} only)",
             )
+        audience = str(site.api_server.token_audience).lower()
+        if audience == AKS_SERVER_ID:
+            yield ConfigProblem(
+                f"{where}.apiServer.tokenAudience",
+                "AKS's server application: a token for it works on every AKS cluster, so whoever holds the site's "
+                "API server could replay the dispatchers' token there; register an application for the site",
+            )
+        elif audience in audiences:
+            yield ConfigProblem(
+                f"{where}.apiServer.tokenAudience",
+                f"also {audiences[audience]}'s: a token one site receives would work at the other",
+            )
+        audiences.setdefault(audience, name)
         host = site.api_server.url.removeprefix("https://").rsplit(":", 1)[0]
         if _is_address(host) and host != str(site.api_server.address):
             yield ConfigProblem(
@@ -159,6 +174,13 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
             for owner, other in azure:
                 if network.overlaps(other):
                     yield ConfigProblem(at, f"{network} overlaps {owner} ({other})")
+        training = [ns for team in site.teams if team in config.teams for ns in config.teams[team].training_namespaces]
+        if config.lustre is not None and training and site.training_data is None:
+            yield ConfigProblem(
+                f"{where}.trainingData",
+                f"missing: {', '.join(training)} mount the claim training-data in every region (Managed Lustre), "
+                "and a job MultiKueue sends to the site would wait for it forever",
+            )
         for pool_name, pool in site.gpu_pools.items():
             problem = pool_problem(pool)
             if problem:
