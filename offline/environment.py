@@ -56,7 +56,9 @@ def parsed_environment(environment: str, project_dir: Path = PROJECT_ROOT) -> Pl
 
 
 def waves(config: PlatformConfig) -> list[list[Unit]]:
-    return environment_units(config.unit_cluster_keys(), config.fleet_settings.canary_clusters, config.has_fleet)
+    return environment_units(
+        list(config.clusters), config.fleet_settings.canary_clusters, config.has_fleet, list(config.on_prem_clusters)
+    )
 
 
 def needed(units: Iterable[Unit], every: Sequence[Unit]) -> set[Unit]:

@@ -70,16 +70,22 @@ def parse_stack(stack: str) -> tuple[str, Unit | None]:
     return environment, Unit(layer, cluster)
 
 
-def environment_units(clusters: Sequence[str], canaries: Sequence[str], fleet: bool) -> list[list[Unit]]:
+def environment_units(
+    clusters: Sequence[str], canaries: Sequence[str], fleet: bool, sites: Sequence[str] = ()
+) -> list[list[Unit]]:
     """The environment's units as deploy waves: each wave needs only the ones before it.
 
-    foundation; data; the canary clusters; the other clusters; tenants; fleet (with two or more
-    clusters). Clusters of one wave deploy side by side; a failed canary stops the rest."""
+    foundation; data; the canary clusters; the other clusters; tenants; the on-premises sites
+    (cluster units nothing reads: a site whose agents do not answer fails its own stack, after
+    everything else has deployed); fleet (with two or more clusters). Clusters of one wave deploy
+    side by side; a failed canary stops the rest."""
     canary = [key for key in clusters if key in canaries]
     rest = [key for key in clusters if key not in canaries]
     waves = [[Unit("foundation")], [Unit("data")]]
     waves += [[Unit("cluster", key) for key in wave] for wave in (canary, rest) if wave]
     waves.append([Unit("tenants")])
+    if sites:
+        waves.append([Unit("cluster", key) for key in sites])
     if fleet:
         waves.append([Unit("fleet")])
     return waves

@@ -10,7 +10,8 @@ Stacks are named as stackconfig/stacks.py says (`prod`, `prod-<variant>`).
 GitHub outputs: `units` (every unit of the given stacks, for a matrix: environment, platform
 stack, layer, cluster, unit stack), and with one stack `environment` (its environment),
 `canary` and `rest` (the cluster keys of the
-fleet's canary wave and of the wave after it) and `fleet` (true with two or more clusters).
+fleet's canary wave and of the wave after it), `sites` (the on-premises sites' keys, deployed after
+the tenants) and `fleet` (true with two or more clusters).
 `--init` prints, instead, the commands that create the environment's unit stacks once (its state
 container, each stack's secrets key, its provider pinned to platform:subscriptionId), with the
 names the delivery project gives them (the delivery stack that grants the environment;
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             print("canary=" + json.dumps([key for key in config.clusters if key in canary]))
             print("rest=" + json.dumps([key for key in config.clusters if key not in canary]))
             print("fleet=" + json.dumps(config.has_fleet))
+            print("sites=" + json.dumps(list(config.on_prem_clusters)))
     if args.github:
         print("units=" + json.dumps(units))
     return 0

@@ -436,7 +436,7 @@ def _unit_jobs(workflow: dict[str, Any]) -> dict[tuple[str, str], str]:
     for name, job in calls_of(workflow).items():
         wave = name.split("-", 1)[1]
         jobs[(job["with"]["command"], wave)] = name
-        assert job["with"]["layer"] == ("cluster" if wave in ("canary", "clusters") else wave)
+        assert job["with"]["layer"] == ("cluster" if wave in ("canary", "clusters", "sites") else wave)
     return jobs
 
 
@@ -446,7 +446,8 @@ def test_an_environment_deploys_its_units_in_order_canary_clusters_first():
     workflow = load("environment.yml")
     jobs = _unit_jobs(workflow)
     order = ["foundation", "data", "canary", "clusters", "tenants", "fleet"]
-    assert set(jobs) == {(command, wave) for command in ("preview", "up") for wave in order}
+    # The sites deploy after the tenants too, beside the fleet (tests/test_sites.py).
+    assert set(jobs) == {(command, wave) for command in ("preview", "up") for wave in [*order, "sites"]}
     for wave in order:
         assert jobs[("preview", wave)] in ancestors(workflow, jobs[("up", wave)])
     for earlier, later in itertools.pairwise(order):
@@ -465,16 +466,35 @@ def test_an_environment_deploys_its_units_in_order_canary_clusters_first():
     [
         # prod: a canary wave, the rest, a fleet.
         (
-            {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"},
+            {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true", "sites": "[]"},
             set(),
             {"foundation", "data", "canary", "clusters", "tenants", "fleet"},
         ),
         # dev: no canary wave (skipped, which must not skip what follows), no fleet.
-        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false"}, set(), {"foundation", "data", "clusters", "tenants"}),
+        (
+            {"canary": "[]", "rest": '["eus2"]', "fleet": "false", "sites": "[]"},
+            set(),
+            {"foundation", "data", "clusters", "tenants"},
+        ),
         # A failed canary: nothing after it.
-        ({"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true"}, {"up-canary"}, {"foundation", "data"}),
+        (
+            {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true", "sites": '["phx1"]'},
+            {"up-canary"},
+            {"foundation", "data"},
+        ),
         # A failed data unit in dev: no cluster, no tenants.
-        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false"}, {"up-data"}, {"foundation"}),
+        ({"canary": "[]", "rest": '["eus2"]', "fleet": "false", "sites": "[]"}, {"up-data"}, {"foundation"}),
+        # prod-scale: a site deploys after the tenants; when it fails (its agents Offline), the fleet still does.
+        (
+            {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true", "sites": '["phx1"]'},
+            set(),
+            {"foundation", "data", "canary", "clusters", "tenants", "sites", "fleet"},
+        ),
+        (
+            {"canary": '["eus2"]', "rest": '["scus"]', "fleet": "true", "sites": '["phx1"]'},
+            {"up-sites"},
+            {"foundation", "data", "canary", "clusters", "tenants", "fleet"},
+        ),
     ],
 )
 def test_which_units_deploy_as_github_schedules_the_jobs(outputs, failing, deployed):

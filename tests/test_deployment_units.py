@@ -176,9 +176,10 @@ def test_units_run_in_order_and_read_only_the_units_before_them(unit_plans, stac
     order = list(environment.plans)
     config = stack_values(stack)
     expected = environment_units(
-        _clusters(stack),
+        list(config["platform:clusters"]),
         config.get("platform:fleet", {}).get("canaryClusters", []),
         len(config["platform:clusters"]) > 1,
+        list(config.get("platform:onPremClusters", {})),
     )
     assert order == [unit.stack(stack) for wave in expected for unit in wave]
     for unit_stack, plan in environment.plans.items():

@@ -372,3 +372,23 @@ def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_except_i
         lambda job: job["spec"]["template"]["spec"]["nodeSelector"].update({"platform.ai/gpu-pool": "h100b"})
     )
     assert evaluate(view, elsewhere)["scheduling"]
+
+
+def test_the_deploy_pipeline_deploys_each_site_after_the_tenants_and_nothing_waits_on_it(capsys):
+    """The environment workflow's site wave (a matrix of scripts/units.py's `sites`): after the
+    tenants, which read nothing of a site, and needed by no job, so an Offline site (its extensions
+    wait on its agents) fails its own job alone."""
+    from scripts import units
+
+    workflow = yaml.safe_load((ROOT / ".github/workflows/environment.yml").read_text())
+    jobs = workflow["jobs"]
+    assert jobs["preview-sites"]["needs"] == ["units", "up-tenants"]
+    assert jobs["up-sites"]["needs"] == ["units", "preview-sites"]
+    for name in ("preview-sites", "up-sites"):
+        assert jobs[name]["strategy"]["matrix"]["cluster"] == "${{ fromJSON(needs.units.outputs.sites) }}"
+        assert jobs[name]["with"]["layer"] == "cluster"
+    waiting = [name for name, job in jobs.items() if {"up-sites", "preview-sites"} & set(job.get("needs") or [])]
+    assert waiting == ["up-sites"]
+    assert units.main(["--stack", "prod-scale", "--github"]) == 0
+    printed = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+    assert json.loads(printed["sites"]) == [SITE] and SITE not in json.loads(printed["rest"])
