@@ -101,7 +101,7 @@ def needs_renewal(
     if cluster.get("server") != server or cluster.get("certificate-authority-data") != certificate_authority_data:
         return True
     audience = audience_of(token)
-    if audience is not None and audience != scope.removesuffix("/.default"):
+    if audience is not None and audience.lower() != scope.lower().removesuffix("/.default"):
         return True
     return expires_at(token) - now < RENEW_BEFORE_SECONDS
 
@@ -189,21 +189,39 @@ def refresh(
     worker_scopes: dict[str, str] | None = None,
 ) -> list[str]:
     """Rewrites every worker's kubeconfig that needs it; returns the workers rewritten. One token
-    per scope: AKS's for the AKS workers, each site's own for a site (`fetch_token(scope)`)."""
+    per scope: AKS's for the AKS workers, each site's own for a site (`fetch_token(scope)`). A
+    scope Entra ID refuses (or does not answer for) leaves its workers as they are and the others
+    are still written; then `RefreshFailed` says which (the job fails and runs again)."""
     tokens: dict[str, str] = {}
+    failed: dict[str, OSError] = {}
     written = []
     for worker, (server, ca) in endpoints.items():
         name = secret_name(worker)
         scope = (worker_scopes or {}).get(worker, AKS_SERVER_SCOPE)
         current = cluster.request("GET", cluster.secret_path(name))
         existing = base64.b64decode((current or {}).get("data", {}).get(KUBECONFIG_KEY, "")).decode() or None
-        if not needs_renewal(existing, server, ca, now, scope):
+        if scope in failed or not needs_renewal(existing, server, ca, now, scope):
             continue
         if scope not in tokens:
-            tokens[scope] = fetch_token(scope)
+            try:
+                tokens[scope] = fetch_token(scope)
+            except OSError as error:  # urllib's errors are OSErrors
+                failed[scope] = error
+                continue
         cluster.write_kubeconfig(name, current, kubeconfig(worker, server, ca, str(tokens[scope])))
         written.append(worker)
+    if failed:
+        raise RefreshFailed(written, failed)
     return written
+
+
+class RefreshFailed(OSError):
+    """Some scopes' tokens could not be had; `written` are the workers rewritten anyway."""
+
+    def __init__(self, written: list[str], failed: dict[str, OSError]):
+        super().__init__(f"no token for {', '.join(sorted(failed))}: {next(iter(failed.values()))}")
+        self.written = written
+        self.failed = failed
 
 
 def fetch_entra_token(scope: str = AKS_SERVER_SCOPE) -> str:
@@ -215,14 +233,18 @@ def fetch_entra_token(scope: str = AKS_SERVER_SCOPE) -> str:
 
 def main() -> int:
     directory = Path(sys.argv[1] if len(sys.argv) > 1 else "/etc/multikueue/workers")
-    written = refresh(
-        Cluster.in_cluster(),
-        workers(directory),
-        lambda w: SECRET_PREFIX + w,
-        fetch_entra_token,
-        time.time(),
-        scopes(directory),
-    )
+    try:
+        written = refresh(
+            Cluster.in_cluster(),
+            workers(directory),
+            lambda w: SECRET_PREFIX + w,
+            fetch_entra_token,
+            time.time(),
+            scopes(directory),
+        )
+    except RefreshFailed as error:
+        print(json.dumps({"rewritten": error.written, "failed": sorted(error.failed)}))
+        return 1
     print(json.dumps({"rewritten": written}))
     return 0
 

@@ -161,7 +161,15 @@ def on_premises_inbound(config: PlatformConfig, role: str) -> tuple[InboundRule,
     rule admits every VirtualNetwork range, the on-premises routes included)."""
     if not config.on_prem_clusters or not config.network.on_premises_ranges:
         return ()
-    ranges = tuple(str(r) for r in config.network.on_premises_ranges)
+    routed = list(config.network.on_premises_ranges)
+    # A site's pods leave from its servers' addresses where its CNI masquerades; where it does not,
+    # from its pod range, which need not be inside the on-premises ranges.
+    pods = [
+        site.pod_cidr
+        for site in config.on_prem_clusters.values()
+        if not any(site.pod_cidr.subnet_of(r) for r in routed)
+    ]
+    ranges = tuple(str(r) for r in dict.fromkeys([*routed, *pods]))
     rules: list[InboundRule] = []
     if role == "privateEndpoints":
         servers = tuple(

@@ -270,6 +270,18 @@ def test_the_refresher_asks_the_sites_audience_for_the_site_and_aks_for_the_aks_
     # Nothing to renew an hour later; a site token of another audience is renewed at once.
     later = 1e9 + 3600
     assert multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, fetch, later, {SITE: scope}) == []
+    # The same audience in capitals is the same audience (Entra's GUIDs are case-insensitive).
+    assert (
+        multikueue_token.refresh(
+            cluster,
+            endpoints,
+            dispatch.kubeconfig_secret,
+            fetch,
+            later,
+            {SITE: scope.removesuffix("/.default").upper() + "/.default"},
+        )
+        == []
+    )
     other = "11111111-2222-3333-4444-555555555555/.default"
     assert multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, fetch, later, {SITE: other}) == [
         SITE
@@ -306,7 +318,8 @@ def test_the_spokes_take_from_on_premises_only_the_sites_servers_on_the_endpoint
         rules = {r["name"]: r for r in group.get("securityRules") or []}
         if name.endswith("-lustre"):
             continue  # it denies the whole VirtualNetwork already
-        assert rules["deny-on-premises"]["sourceAddressPrefixes"] == ["192.168.0.0/16"], name
+        # The on-premises ranges, and the site's pod range (outside them: reached unmasqueraded).
+        assert rules["deny-on-premises"]["sourceAddressPrefixes"] == ["192.168.0.0/16", str(site.pod_cidr)], name
         assert rules["deny-on-premises"]["access"] == "Deny"
         if name.endswith("-privateEndpoints") or "private" in name.lower():
             allow = rules["sites-to-endpoints"]
@@ -392,3 +405,33 @@ def test_the_deploy_pipeline_deploys_each_site_after_the_tenants_and_nothing_wai
     assert units.main(["--stack", "prod-scale", "--github"]) == 0
     printed = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
     assert json.loads(printed["sites"]) == [SITE] and SITE not in json.loads(printed["rest"])
+
+
+def test_a_site_whose_token_entra_refuses_does_not_stop_the_aks_workers_renewals():
+    """The site's application gone (or assignment required on it): Entra ID refuses its scope.
+    The AKS workers' kubeconfigs are written all the same; the run fails, naming the site's scope,
+    and the next one tries again."""
+    from tests.test_dispatch import FakeDispatcher
+
+    site_scope = "3f2c9d4e-7a1b-4c5d-9e8f-0a1b2c3d4e5f/.default"
+
+    def fetch(scope: str) -> str:
+        if scope == site_scope:
+            raise OSError("AADSTS500011: the resource principal was not found")
+        claims = {"aud": scope.removesuffix("/.default"), "exp": 4_000_000_000}
+        return "e30." + base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=") + ".sig"
+
+    endpoints = {
+        "eus2": ("https://eus2", "Q0E="),
+        SITE: ("https://192.168.0.10:6443", "Q0E="),
+        "scus": ("https://scus", "Q0E="),
+    }
+    cluster = FakeDispatcher()
+    try:
+        multikueue_token.refresh(cluster, endpoints, dispatch.kubeconfig_secret, fetch, 1e9, {SITE: site_scope})
+    except multikueue_token.RefreshFailed as error:
+        assert error.written == ["eus2", "scus"] and list(error.failed) == [site_scope]
+    else:
+        raise AssertionError("a refused scope must fail the run")
+    assert dispatch.kubeconfig_secret("scus") in cluster.secrets
+    assert dispatch.kubeconfig_secret(SITE) not in cluster.secrets

@@ -1,7 +1,7 @@
 """A site's unit (`cluster-<site>`, one per `platform:onPremClusters` key): what Azure holds for an
 Arc-connected on-premises cluster (components/arc_site.py), in the connected cluster's group.
-A site is a cluster of the cluster layer: its deploy identity's, in the same wave as the AKS
-clusters, read by the tenants unit through nothing (the site's config is all the others need).
+A site is a cluster of the cluster layer: its deploy identity's, deployed after the tenants in a
+wave of its own (planning/layers.py), read by no other unit (the site's config is all they need).
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ def build_site(
     # What the site's API server takes to trust the dispatchers (the operators install it).
     authentication = pulumi.Output.all(tenant, principal).apply(
         lambda values: yaml.safe_dump(
-            site_baseline.authentication_config(values[0], values[1], str(site.api_server.token_audience)),
+            site_baseline.authentication_config(
+                str(values[0]).lower(), str(values[1]).lower(), str(site.api_server.token_audience).lower()
+            ),
             sort_keys=False,
         )
     )

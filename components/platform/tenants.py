@@ -232,7 +232,7 @@ def build_tenants(
                     if key in config.dispatch_sites()
                 },
                 site_scopes={
-                    key: f"{site.api_server.token_audience}/.default"
+                    key: f"{str(site.api_server.token_audience).lower()}/.default"
                     for key, site in config.on_prem_clusters.items()
                     if key in config.dispatch_sites()
                 },
