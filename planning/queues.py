@@ -109,6 +109,12 @@ def cluster_queue(team: str, pools: list[PoolCapacity]) -> Manifest:
         for p in pools
         if team in p.gpu_pool.quotas
     ]
+    return team_cluster_queue(team, flavors)
+
+
+def team_cluster_queue(team: str, flavors: list[dict[str, Any]]) -> Manifest:
+    """A team's ClusterQueue on a cluster that runs its jobs (an AKS cluster or a site), over
+    these flavors' quotas, in the GPU cohort."""
     return Manifest(
         "ClusterQueue",
         f"team-{team}",

@@ -45,7 +45,7 @@ from planning.network_policy import ENTRA_ID_FQDN, HTTPS, FqdnRule, NamespaceTra
 from planning.onprem import SitePool, site_pools
 from planning.pod_security import RESTRICTED, pod_security_labels, team_namespace_labels
 from planning.priorities import PLATFORM_CRITICAL, PRIORITIES
-from planning.queues import COHORT, COVERED_RESOURCES, LOCAL_QUEUE, TEAM_LABEL, Manifest, flavor_name, flavor_spec
+from planning.queues import LOCAL_QUEUE, Manifest, flavor_name, flavor_spec, team_cluster_queue
 from planning.workloads import STORAGE_CONFIG_MAP, region_storage_locations
 from stackconfig.model import OnPremClusterConfig, PlatformConfig
 
@@ -102,20 +102,7 @@ def queue_manifests(config: PlatformConfig, key: str) -> list[Manifest]:
     site = config.on_prem_clusters[key]
     manifests = [site_flavor(pool) for pool in site_pools(site)]
     for team, by_pool in site_quotas(config, key).items():
-        flavors = [flavor_spec(pool, amounts) for pool, amounts in by_pool.items()]
-        manifests.append(
-            Manifest(
-                "ClusterQueue",
-                f"team-{team}",
-                {
-                    "cohortName": COHORT,
-                    "namespaceSelector": {"matchLabels": {TEAM_LABEL: team}},
-                    "queueingStrategy": "BestEffortFIFO",
-                    "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
-                    "resourceGroups": [{"coveredResources": list(COVERED_RESOURCES), "flavors": flavors}],
-                },
-            )
-        )
+        manifests.append(team_cluster_queue(team, [flavor_spec(pool, amounts) for pool, amounts in by_pool.items()]))
     for namespace, team in site_job_namespaces(config, key).items():
         for queue in (LOCAL_QUEUE, dispatch.ANY_REGION_QUEUE):
             manifests.append(Manifest("LocalQueue", queue, {"clusterQueue": f"team-{team}"}, namespace=namespace))

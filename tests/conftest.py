@@ -139,6 +139,16 @@ def run_with(stack: str, change: Callable[[dict[str, Any]], None]) -> Plan:
     return run_program(StackConfig(base.project, stack, encoded, []), ROOT)
 
 
+def assert_problems(stack: str, change: Callable[[dict[str, Any]], None], expected: dict[str, str]) -> None:
+    """`change` stops the preview of `stack` with one message naming each key of `expected` with
+    words of its reason, nothing registered, no traceback."""
+    plan = run_with(stack, change)
+    assert plan.resources == [] and plan.error is not None and "Traceback" not in plan.error
+    for key, words in expected.items():
+        lines = [line for line in plan.error.splitlines() if line.strip().startswith(f"- {key}:")]
+        assert any(words in line for line in lines), f"{key}: {words!r} not in\n{plan.error}"
+
+
 def copy_project(destination: Path) -> Path:
     """The repository's files (no venv, git or build output), for tests that run the CLI on an
     edited stack file without touching the real one."""
