@@ -129,6 +129,24 @@ def site_api_rules(config: PlatformConfig, region: str) -> list[NetworkRule]:
     return rules
 
 
+def firewall_routed_subnets(config: PlatformConfig, region: str) -> tuple[str, ...]:
+    """The subnets of a region whose traffic leaves through its firewall (the clusters' system,
+    nodes and pods subnets), with sites: what the hub's gateway must route to that firewall, so a
+    site's traffic to them crosses the firewall that their answers cross (no route: the gateway
+    sends it straight to the spoke, past the firewall, which denies the answers it never saw the
+    start of; the firewall's default deny then applies to anything a site starts). The
+    private-endpoint subnet has no route through the firewall: a site reaches it directly."""
+    if not config.on_prem_clusters or config.network.egress.outbound_type != "userDefinedRouting":
+        return ()
+    return tuple(
+        str(subnet)
+        for cluster in config.clusters.values()
+        if cluster.region == region
+        for subnet in (cluster.subnets.system, cluster.subnets.nodes, cluster.subnets.pods)
+        if subnet is not None
+    )
+
+
 def firewall_private_ranges(config: PlatformConfig) -> tuple[str, ...] | None:
     """The ranges a region's firewall does not SNAT, with sites: its default less the on-premises
     ranges. Traffic to a site leaves with the firewall's address, so the site's answers come back

@@ -434,3 +434,29 @@ def test_a_site_whose_token_entra_refuses_does_not_stop_the_aks_workers_renewals
         raise AssertionError("a refused scope must fail the run")
     assert dispatch.kubeconfig_secret("scus") in cluster.secrets
     assert dispatch.kubeconfig_secret(SITE) not in cluster.secrets
+
+
+def test_the_hubs_gateway_routes_the_clusters_subnets_through_their_regions_firewall(unit_plans, plans):
+    """With a site, the foundation asks the hub's owner for routes on the gateway: each region's
+    cluster subnets (whose answers leave through the region's firewall) to that firewall, so what a
+    site starts toward them crosses the firewall both ways (and meets its default deny); the
+    endpoints' subnet, which answers straight, gets none. Without a site, nothing is asked."""
+    config = _config()
+    foundation = unit_plans["prod-scale"].plan(Unit("foundation"))
+    routes = foundation.outputs["hubRequests"]["gatewayRoutes"]
+    # Each region's firewall, as its spokes' route tables send their traffic to it.
+    firewalls = {
+        t.inputs["location"]: t.inputs["routes"][0]["nextHopIpAddress"]
+        for t in foundation.of_type("azure-native:network:RouteTable")
+    }
+    expected = {
+        (str(subnet), firewalls[cluster.region])
+        for cluster in config.clusters.values()
+        for subnet in (cluster.subnets.system, cluster.subnets.nodes, cluster.subnets.pods)
+        if subnet is not None
+    }
+    assert {(r["addressPrefix"], r["nextHopIpAddress"]) for r in routes} == expected
+    assert {r["nextHopType"] for r in routes} == {"VirtualAppliance"}
+    endpoints = {str(v.subnets.private_endpoints) for v in config.network.regions.values()}
+    assert not endpoints & {r["addressPrefix"] for r in routes}
+    assert "gatewayRoutes" not in (plans["prod"].outputs.get("hubRequests") or {})

@@ -47,6 +47,7 @@ from components.workload_identity import (
     WorkloadIdentities,
     WorkloadIdentitiesArgs,
 )
+from planning import onprem as onprem_plan
 from planning.naming import (
     parse_resource_id,
     region_code,
@@ -220,7 +221,8 @@ def _hub_requests(
     """What the hub's owner makes for this environment, which it may not write itself: the hub's
     side of each peering, the links of the hub's shared zones to its VNets, its API server
     subzones (made in the hub's zones and linked to the hub's VNet, where runners resolve them)
-    and its members of the hub's Azure Monitor scope (docs/deploying.md, "The hub")."""
+    and its members of the hub's Azure Monitor scope; with on-premises sites, the gateway's routes
+    to the environment's firewalls (docs/deploying.md, "The hub")."""
     config, naming = ctx.config, ctx.naming
     hub = config.network.hub
     if hub is None:
@@ -244,6 +246,21 @@ def _hub_requests(
         requests["apiServerZones"] = own_hub_zones(config)
     if monitoring_link is not None and config.operations.private_link_scope.scope_id:
         requests["monitorScopeMembers"] = dict(monitoring_link.members)
+    routes = [
+        {
+            "name": f"{naming.environment}-{region}-{str(prefix).replace('/', '-')}",
+            "addressPrefix": prefix,
+            "nextHopType": "VirtualAppliance",
+            "nextHopIpAddress": network.firewall.private_ip,
+        }
+        for region, network in networks.items()
+        if network.firewall is not None
+        for prefix in onprem_plan.firewall_routed_subnets(config, region)
+    ]
+    if routes:
+        # On the hub's GatewaySubnet: on-premises sites reach the clusters' subnets through their
+        # region's firewall (planning/onprem.py, firewall_routed_subnets).
+        requests["gatewayRoutes"] = routes
     return requests
 
 
