@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         outputs = environment.plan(Unit("tenants")).outputs
     context = outputs["workloadContext"]
-    clusters = list(context["clusters"])
+    # An on-premises site too (docs/hybrid.md): a job for its `gpu` queue, filled as the site has it.
+    clusters = [*context["clusters"], *context.get("sites", {})]
     cluster = args.cluster or default_cluster(outputs, workload)
     if cluster not in clusters:
         print(f"no cluster {cluster!r}; the stack has {', '.join(clusters)}", file=sys.stderr)

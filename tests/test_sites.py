@@ -460,3 +460,28 @@ def test_the_hubs_gateway_routes_the_clusters_subnets_through_their_regions_fire
     endpoints = {str(v.subnets.private_endpoints) for v in config.network.regions.values()}
     assert not endpoints & {r["addressPrefix"] for r in routes}
     assert "gatewayRoutes" not in (plans["prod"].outputs.get("hubRequests") or {})
+
+
+def test_a_team_renders_a_job_for_the_site_and_is_told_what_it_lacks_there(plans, tmp_path, capsys):
+    """scripts/workloads.py takes a site as a cluster: a job for its own `gpu` queue, filled as the
+    site has it. The golden training job does not apply there, and says why (its Kafka client has
+    no address at a site); one without Kafka fills."""
+    from scripts import workloads
+
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(plans["prod-scale"].outputs))
+    training = str(ROOT / "examples" / "training-infiniband.yaml")
+    assert workloads.main([training, "--outputs", str(outputs), "--cluster", SITE]) != 0
+    assert "WORKLOAD_KAFKA_BOOTSTRAP" in capsys.readouterr().err
+    batch = tmp_path / "batch.yaml"
+    batch.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: probe, namespace: ${WORKLOAD_NAMESPACE}}\n"
+        "spec: {template: {spec: {serviceAccountName: ${WORKLOAD_SERVICE_ACCOUNT}, containers: "
+        "[{name: c, image: '${REGISTRY}/x:1'}], nodeSelector: {platform.ai/gpu-pool: '${TRAINING_POOL}'}}}}\n"
+    )
+    assert workloads.main([str(batch), "--outputs", str(outputs), "--cluster", SITE, "--workload", "trainer"]) == 0
+    rendered = yaml.safe_load(capsys.readouterr().out)
+    assert rendered["spec"]["template"]["spec"]["nodeSelector"]["platform.ai/gpu-pool"] == "h100a"
+    assert rendered["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
+        plans["prod-scale"].outputs["registryLoginServer"]
+    )
