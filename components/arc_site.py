@@ -46,10 +46,10 @@ from facts import arc as arc_facts
 from planning import site_baseline
 from planning.naming import Naming, ResourceId, parse_resource_id
 from planning.onprem import ExtensionSpec, site_extensions
+from planning.site_baseline import BASELINE_CONTAINER
 from planning.workloads import blob_endpoint
 from stackconfig.model import AdmissionConfig, OnPremClusterConfig, StorageConfig
 
-BASELINE_CONTAINER = "baseline"
 FLUX_CONFIGURATION = "platform-baseline"
 # How often the site's Flux looks for a new baseline, and applies it again (drift).
 SOURCE_INTERVAL_SECONDS = 300
@@ -236,7 +236,7 @@ class ArcSite(pulumi.ComponentResource):
         reached through the region's private endpoint, versioned so a bad baseline is undone."""
         child = pulumi.ResourceOptions(parent=self)
         recovery = args.recovery
-        self.account_name = baseline_account_name(args.naming, args.key)
+        self.account_name = args.naming.site_baseline_account(args.key)
         account = storage.StorageAccount(
             f"{name}-baseline",
             account_name=self.account_name,
@@ -341,11 +341,6 @@ class ArcSite(pulumi.ComponentResource):
             configuration_protected_settings=dict(protected) or None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[connected]),
         )
-
-
-def baseline_account_name(naming: Naming, key: str) -> str:
-    """The site's baseline account (validation/checks/onprem.py checks that the name is valid)."""
-    return naming.storage_account(f"{key}flux")
 
 
 def _customer_id(workspace: ResourceId, parent: pulumi.Resource) -> str:

@@ -269,13 +269,13 @@ def _sites(config: PlatformConfig) -> dict[str, Cluster]:
         # The site's Flux reads its baseline with the identity of its source-controller.
         accounts.setdefault(arc.FLUX_NAMESPACE, []).append(arc.FLUX_SOURCE_CONTROLLER)
         where = parse_resource_id(site.connected_cluster_id)
-        account = Naming(config.prefix, config.environment).storage_account(f"{key}flux")
+        account = Naming(config.prefix, config.environment).site_baseline_account(key)
         sites[name] = Cluster(
             site.connected_cluster_id,
             dict.fromkeys(accounts, False),
             {namespace: (*names, "default") for namespace, names in accounts.items()},
             baseline=f"/subscriptions/{where.subscription}/resourceGroups/{where.resource_group}/providers/Microsoft.Storage/"
-            f"storageAccounts/{account}/blobServices/default/containers/baseline",
+            f"storageAccounts/{account}/blobServices/default/containers/{site_baseline.BASELINE_CONTAINER}",
         )
     return sites
 

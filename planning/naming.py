@@ -71,6 +71,10 @@ class Naming:
         adds to it (extensions, collection rules, the baseline's account)."""
         return self.name("rg", site_key, "site")
 
+    def site_baseline_account(self, site_key: str) -> str:
+        """The private account a site's Flux reads its baseline from (components/arc_site.py)."""
+        return self.storage_account(f"{site_key}flux")
+
     def databases_group(self, region: str) -> str:
         """The data unit's group for Cosmos DB and PostgreSQL, in the primary region."""
         return self.regional("rg", region, "databases")

@@ -49,6 +49,8 @@ from planning.queues import LOCAL_QUEUE, Manifest, flavor_name, flavor_spec, tea
 from planning.workloads import STORAGE_CONFIG_MAP, region_storage_locations
 from stackconfig.model import OnPremClusterConfig, PlatformConfig
 
+# The container of the site's baseline account that Flux reads (components/arc_site.py).
+BASELINE_CONTAINER = "baseline"
 # The baseline container's folders, one per Flux kustomization, in the order they apply.
 PLATFORM_PATH = "platform"
 QUEUES_PATH = "queues"

@@ -9,6 +9,7 @@ from contracts import reach
 from contracts.cluster import ClusterView
 from facts.arc import DISTRIBUTIONS, WORKLOAD_IDENTITY_DISTRIBUTIONS
 from planning import onprem as onprem_plan
+from planning.naming import Naming
 from stackconfig.model import OnPremGpuPoolConfig
 from stackconfig.model.onprem import Distribution
 from tests.conftest import ROOT, assert_problems, run_with, stack_values
@@ -132,7 +133,7 @@ def test_only_the_trainer_and_the_sites_flux_trust_the_sites_arc_issuer(plans):
     assert trainer["resourceName"].endswith("trainer")
     assert trainer["federatedIdentityCredentialResourceName"] == site.connected_cluster_name
     flux = credentials["system:serviceaccount:flux-system:source-controller"]
-    assert flux["resourceName"] == "ailabscale-prod-phx1-id-flux" or flux["resourceName"].endswith("flux")
+    assert flux["resourceName"] == Naming(config.prefix, config.environment).name("id", "phx1", "flux")
 
 
 def test_a_workload_on_a_site_is_checked_against_the_sites_identity_and_teams():

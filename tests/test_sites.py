@@ -8,7 +8,6 @@ import json
 
 import yaml
 
-from components.arc_site import BASELINE_CONTAINER
 from facts import arc
 from planning import dispatch, multikueue_token, onprem, site_baseline
 from planning.admission import admission_rules, policy_manifest
@@ -16,6 +15,7 @@ from planning.layers import Unit
 from planning.naming import Naming
 from planning.network_policy import DEFAULT_DENY
 from planning.pod_security import ENFORCE, NAMESPACE_CLASS_LABEL
+from planning.site_baseline import BASELINE_CONTAINER
 from tests.conftest import ROOT, assert_problems
 from validation.loader import parse_platform_config
 from validation.stackfile import read_stack_config

@@ -135,7 +135,7 @@ def check_on_prem_clusters(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 f"in group {found.resource_group}: connect the site into {group}, the group the delivery makes "
                 "for it and grants the cluster layer on",
             )
-        account_problem = storage_account_name_problem(naming.storage_account(f"{name}flux"))
+        account_problem = storage_account_name_problem(naming.site_baseline_account(name))
         if account_problem:
             yield ConfigProblem(where, f"the site's baseline account: {account_problem}; shorten the key")
         if site.workload_identity and site.distribution not in WORKLOAD_IDENTITY_DISTRIBUTIONS:
