@@ -92,11 +92,13 @@ class MirrorIdentity:
 
 @dataclass(frozen=True)
 class ReplicationEndpoint:
-    """The internal load balancer listener other clusters mirror from."""
+    """The internal load balancer listener other networks reach: the other clusters' MirrorMakers
+    and the workloads of the sites this Kafka serves (named `mirror`, as it was first)."""
 
     bootstrap_address: str
     subnet_name: str
-    # Node (and pod, with classic CNI) subnets of the other clusters: where MirrorMaker connects from.
+    # Where they connect from: the other clusters' node (and pod, with classic CNI) subnets, the
+    # served sites' servers.
     peer_ranges: list[str]
 
 
@@ -652,31 +654,55 @@ class KafkaAccess(pulumi.ComponentResource):
             )
         # Clients trust the brokers through Strimzi's cluster CA: its certificate (public) is
         # copied into each client namespace once the cluster is Ready (unknown before that).
-        ca = kubernetes.core.v1.Secret.get(
-            f"{prefix}-cluster-ca-cert",
-            pulumi.Output.from_input(args.kafka_id).apply(
-                partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{kafka_plan.cluster_ca_secret(cluster)}")
-            ),
-            opts=pulumi.ResourceOptions(parent=self, provider=provider),
-        )
-        certificate = pulumi.Output.unsecret(
-            ca.data.apply(lambda data: base64.b64decode((data or {}).get("ca.crt", "")).decode())
+        certificate = cluster_ca_certificate(
+            f"{prefix}-cluster-ca-cert", cluster, args.kafka_id, pulumi.ResourceOptions(parent=self, provider=provider)
         )
         for namespace_name in dict.fromkeys(client.namespace for client in args.clients):
+            in_namespace = pulumi.ResourceOptions(
+                parent=self,
+                provider=provider,
+                depends_on=[args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else [],
+                aliases=moved,
+            )
             kubernetes.core.v1.ConfigMap(
                 f"{prefix}-ca-{namespace_name}",
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(
                     name=kafka_plan.CA_CONFIG_MAP, namespace=namespace_name, labels=of_cluster
                 ),
                 data={"ca.crt": certificate},
+                opts=in_namespace,
+            )
+        for namespace_name in dict.fromkeys(c.namespace for c in args.clients if c.authentication == "oauth"):
+            # Where this cluster's Kafka is, for jobs that run wherever MultiKueue sends them.
+            kubernetes.core.v1.ConfigMap(
+                f"{prefix}-bootstrap-{namespace_name}",
+                metadata=kubernetes.meta.v1.ObjectMetaArgs(
+                    name=kafka_plan.BOOTSTRAP_CONFIG_MAP, namespace=namespace_name, labels=of_cluster
+                ),
+                data={kafka_plan.BOOTSTRAP_KEY: kafka_plan.strimzi_bootstrap(cluster, kafka_plan.OAUTH_PORT)},
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
                     depends_on=[args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else [],
-                    aliases=moved,
                 ),
             )
         self.register_outputs({})
+
+
+def cluster_ca_certificate(
+    name: str, cluster: str, kafka_id: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> pulumi.Output[str]:
+    """The Kafka cluster CA's certificate (public, PEM), read from Strimzi's Secret once the Kafka
+    is Ready (`kafka_id` known), with `opts`' provider for its cluster: by the tenants (into client
+    namespaces) and by a site's unit (into its baseline)."""
+    ca = kubernetes.core.v1.Secret.get(
+        name,
+        pulumi.Output.from_input(kafka_id).apply(
+            partial(_after, f"{kafka_plan.KAFKA_NAMESPACE}/{kafka_plan.cluster_ca_secret(cluster)}")
+        ),
+        opts=opts,
+    )
+    return pulumi.Output.unsecret(ca.data.apply(lambda data: base64.b64decode((data or {}).get("ca.crt", "")).decode()))
 
 
 @dataclass(frozen=True)

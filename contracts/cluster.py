@@ -85,6 +85,11 @@ class ClusterView:
         return str(self.config["platform:clusters"][self.key]["subnets"]["nodes"])
 
     @property
+    def node_ranges(self) -> list[str]:
+        """The addresses its pods' traffic leaves from toward another network: its node subnet."""
+        return [str(self.config["platform:clusters"][self.key]["subnets"]["nodes"])]
+
+    @property
     def policy_scope_suffix(self) -> str:
         """How Azure Policy assignments on this cluster end (their scope is the cluster)."""
         return f"/managedClusters/{self.managed_cluster.inputs['resourceName']}"

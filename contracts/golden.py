@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network, ip_address, ip_network
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LAYERS = ("admission", "scheduling", "queueing", "reach", "identity")
 # The training example's rendezvous (torchrun's c10d store), between the pods of one job.
 RENDEZVOUS_PORT = 29500
+# Where the Kafka examples take their bootstrap address.
+KAFKA_BOOTSTRAP_VARIABLE = "KAFKA_BOOTSTRAP_SERVERS"
 # Hugging Face's download hosts at every depth below hf.co that it uses today (hub-docs
 # "Downloading behind a proxy or firewall", huggingface.co/.well-known/meta.json).
 HUGGING_FACE_HOSTS = (
@@ -147,11 +150,7 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
         found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
     elif golden.kafka:
-        found.append(
-            Destination(
-                kafka_plan.OAUTH_PORT, namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=(("strimzi.io/kind", "Kafka"),)
-            )
-        )
+        found.append(kafka_destination(view, kafka_bootstrap(view, item)))
     if golden.cosmos:
         # The SDKs' gateway mode, HTTPS to the account's endpoint in the cluster's region.
         found.append(Destination(HTTPS, cidr=endpoint_subnet(view, "/Microsoft.DocumentDB/")))
@@ -159,6 +158,14 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
         found.append(Destination(POSTGRES_PORT, cidr=endpoint_subnet(view, "/Microsoft.DBforPostgreSQL/")))
     found += [Destination(HTTPS, host=host) for host in golden.hosts]
     return found
+
+
+def config_map_value(view: ClusterView, namespace: str, name: str, key: str) -> str:
+    """A ConfigMap's value on this cluster, as the kubelet resolves a `configMapKeyRef`."""
+    found = [m for m in view.objects(CONFIG_MAP, namespace) if m["metadata"]["name"] == name]
+    if not found or key not in found[0].get("data", {}):
+        raise LookupError(f"no ConfigMap {name} with {key} in {namespace} on {view.key}")
+    return str(found[0]["data"][key])
 
 
 def configured_location(view: ClusterView, item: Rendered) -> tuple[str, str] | None:
@@ -170,15 +177,46 @@ def configured_location(view: ClusterView, item: Rendered) -> tuple[str, str] | 
             reference = (variable.get("valueFrom") or {}).get("configMapKeyRef")
             if not reference or reference["name"] != STORAGE_CONFIG_MAP:
                 continue
-            (config_map,) = [
-                m for m in view.objects(CONFIG_MAP, item.namespace) if m["metadata"]["name"] == STORAGE_CONFIG_MAP
-            ]
-            if reference["key"] not in config_map["data"]:
-                raise LookupError(f"{STORAGE_CONFIG_MAP} in {item.namespace} has no {reference['key']}")
-            url = config_map["data"][reference["key"]]
+            url = config_map_value(view, item.namespace, STORAGE_CONFIG_MAP, reference["key"])
             host, _, path = url.removeprefix("https://").partition("/")
             return host.split(".", 1)[0], path.split("/", 1)[0]
     return None
+
+
+def kafka_bootstrap(view: ClusterView, item: Rendered) -> str:
+    """The bootstrap address the workload's pods connect to on this cluster: the value it carries,
+    or its namespace's `platform-kafka` ConfigMap's here (planning/kafka.py, BOOTSTRAP_CONFIG_MAP)."""
+    for container in item.pod["spec"]["containers"]:
+        for variable in container.get("env") or []:
+            if variable["name"] != KAFKA_BOOTSTRAP_VARIABLE:
+                continue
+            if "value" in variable:
+                return str(variable["value"])
+            reference = variable["valueFrom"]["configMapKeyRef"]
+            return config_map_value(view, item.namespace, reference["name"], reference["key"])
+    raise LookupError(f"{item.golden.name} sets no {KAFKA_BOOTSTRAP_VARIABLE}")
+
+
+def kafka_host(view: ClusterView, bootstrap: str) -> str:
+    """The cluster whose Kafka a bootstrap address names: `<cluster>-kafka-bootstrap.kafka.svc`
+    in a cluster, or an address of a cluster's node subnet (its listener for other networks)."""
+    host = bootstrap.rsplit(":", 1)[0]
+    suffix = f"-kafka-bootstrap.{kafka_plan.KAFKA_NAMESPACE}.svc"
+    if host.endswith(suffix):
+        return host.removesuffix(suffix)
+    for key, cluster in view.config["platform:clusters"].items():
+        if ip_address(host) in ip_network(cluster["subnets"]["nodes"]):
+            return str(key)
+    raise LookupError(f"{bootstrap} is no cluster's Kafka")
+
+
+def kafka_destination(view: ClusterView, bootstrap: str) -> Destination:
+    """Where the pods' connections go: in the cluster, the brokers' pods; across a network, the
+    host's node subnet, where the listener's bootstrap and brokers' load balancers take addresses."""
+    host, port = kafka_host(view, bootstrap), int(bootstrap.rsplit(":", 1)[1])
+    if bootstrap.rsplit(":", 1)[0].endswith(".svc"):
+        return Destination(port, namespace=kafka_plan.KAFKA_NAMESPACE, pod_labels=(("strimzi.io/kind", "Kafka"),))
+    return Destination(port, cidr=str(view.config["platform:clusters"][host]["subnets"]["nodes"]))
 
 
 def read_accounts(view: ClusterView, item: Rendered) -> list[str]:
@@ -223,20 +261,41 @@ def endpoint_subnet(view: ClusterView, target: str) -> str:
     raise LookupError(f"no private endpoint for {target}")
 
 
-def kafka_listener_refusals(view: ClusterView, namespace: str) -> list[str]:
-    """Strimzi's own policy for the OAuth listener must let the client's namespace in."""
-    for kafka in view.objects(KAFKA):
-        for listener in kafka["spec"]["kafka"]["listeners"]:
-            if listener["port"] != kafka_plan.OAUTH_PORT:
-                continue
-            peers = listener.get("networkPolicyPeers") or []
-            if not any(
-                (p.get("namespaceSelector") or {}).get("matchLabels", {}).get("kubernetes.io/metadata.name")
-                == namespace
-                for p in peers
-            ):
-                return [f"Kafka's {listener['name']} listener does not let namespace {namespace!r} in"]
+def kafka_listener_refusals(view: ClusterView, namespace: str, bootstrap: str) -> list[str]:
+    """The Kafka the bootstrap names must be this cluster's (another cluster's Service name does
+    not resolve here) or, from a site, reachable across the networks; and Strimzi's own policy for
+    the listener on that port must let the client in: its namespace, or the site's servers."""
+    host, port = kafka_host(view, bootstrap), int(bootstrap.rsplit(":", 1)[1])
+    across = not bootstrap.rsplit(":", 1)[0].endswith(".svc")
+    if not across and host != view.key:
+        return [f"{bootstrap} is cluster {host}'s Kafka, whose Service name does not resolve in {view.key}"]
+    servers = [IPv4Network(r) for r in view.node_ranges] if across else []
+    listeners = [
+        listener
+        for kafka in kafka_view(view, bootstrap).objects(KAFKA)
+        for listener in kafka["spec"]["kafka"]["listeners"]
+        if listener["port"] == port
+    ]
+    if not listeners:
+        return [f"cluster {host}'s Kafka has no listener on {port}"]
+    for listener in listeners:
+        peers = listener.get("networkPolicyPeers") or []
+        if across:
+            blocks = [IPv4Network(p["ipBlock"]["cidr"]) for p in peers if "ipBlock" in p]
+            if not servers or not all(any(r.subnet_of(b) for b in blocks) for r in servers):
+                return [f"Kafka's {listener['name']} listener does not let {view.key}'s servers in"]
+        elif not any(
+            (p.get("namespaceSelector") or {}).get("matchLabels", {}).get("kubernetes.io/metadata.name") == namespace
+            for p in peers
+        ):
+            return [f"Kafka's {listener['name']} listener does not let namespace {namespace!r} in"]
     return []
+
+
+def kafka_view(view: ClusterView, bootstrap: str) -> ClusterView:
+    """The cluster whose Kafka objects (listeners, users) the workload meets."""
+    host = kafka_host(view, bootstrap)
+    return view if host == view.key else ClusterView(view.plan, host, view.config)
 
 
 def mounts_lustre(view: ClusterView, item: Rendered) -> bool:
@@ -255,8 +314,11 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
     golden, pod = item.golden, item.pod
     target = golden.pool if not golden.pool.startswith("${") else item.variables[golden.pool[2:-1]]
     reach_refusals = reach.refusals(view, item.namespace, pod["metadata"].get("labels") or {}, needs(view, item))
+    brokers = view
     if golden.kafka and view.config["platform:kafka"]["engine"] == "strimzi":
-        reach_refusals += kafka_listener_refusals(view, item.namespace)
+        bootstrap = kafka_bootstrap(view, item)
+        reach_refusals += kafka_listener_refusals(view, item.namespace, bootstrap)
+        brokers = kafka_view(view, bootstrap)
     if mounts_lustre(view, item):
         reach_refusals += reach.lustre_refusals(view)
     storage = storage_target(view, item)
@@ -276,6 +338,7 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
             golden.cosmos,
             golden.postgres,
             reads=tuple(zip(read_accounts(view, item), (c for _, c in golden.reads), strict=True)),
+            kafka=brokers,
         )
         if golden.workload
         else [],

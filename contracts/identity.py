@@ -159,9 +159,11 @@ def refusals(
     cosmos: tuple[str, str] | None = None,
     postgres: tuple[str, str] | None = None,
     reads: tuple[tuple[str, str], ...] = (),
+    kafka: ClusterView | None = None,
 ) -> list[str]:
     """`storage`: (account name, container, access) the workload uses; `reads`: (account name,
-    container) it also reads."""
+    container) it also reads; `kafka`: the cluster whose Kafka it reaches (a site's is its
+    region's host), this one unless given."""
     found = []
     spec = pod["spec"]
     account_name = spec.get("serviceAccountName", "default")
@@ -209,7 +211,7 @@ def refusals(
         if broad:
             found.append(f"{workload}'s identity holds storage roles wider than a container: {broad}")
     if topic is not None:
-        found += kafka_refusals(view, workload, identity, *topic)
+        found += kafka_refusals(kafka or view, workload, identity, *topic)
     if cosmos is not None:
         found += cosmos_refusals(view, workload, identity, *cosmos)
     if postgres is not None:

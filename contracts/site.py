@@ -67,6 +67,11 @@ class SiteView(ClusterView):
         return None  # the site's egress is its own: no firewall of the environment is in the way
 
     @property
+    def node_ranges(self) -> list[str]:
+        """Its servers: its CNI masquerades pods' traffic leaving the site (docs/hybrid.md, step 1)."""
+        return [str(r) for r in self._site["nodeRanges"]]
+
+    @property
     def policy_scope_suffix(self) -> str:
         return "/connectedClusters/" + str(self._site["connectedClusterId"]).rsplit("/", 1)[-1]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from contracts import admission, identity, reach, scheduling
 from contracts.cluster import CILIUM_POLICY, ClusterView, selector_matches
-from contracts.golden import endpoint_subnet, kafka_listener_refusals
+from contracts.golden import config_map_value, endpoint_subnet, kafka_listener_refusals
 from contracts.reach import Destination
 from contracts.scheduling import quantity
 from planning import kafka as kafka_plan
@@ -193,7 +193,12 @@ def evaluate(view: ClusterView, job: str) -> dict[str, list[str]]:
         for topic in topics[1:]:
             result["identity"] += identity.refusals(view, namespace, pod, job, None, topic)
     if topics and view.config["platform:kafka"]["engine"] == "strimzi":
-        result["reach"] += kafka_listener_refusals(view, namespace)
+        # Where the job's Kafka client connects: its properties file's bootstrap on this cluster.
+        properties = config_map_value(
+            view, namespace, streaming_plan.kafka_properties_config_map(job), streaming_plan.KAFKA_PROPERTIES_FILE
+        )
+        bootstrap = dict(line.split("=", 1) for line in properties.splitlines() if "=" in line)["bootstrap.servers"]
+        result["reach"] += kafka_listener_refusals(view, namespace, bootstrap)
     result["queueing"] += _quota_refusals(view, namespace, all_pods)
     result["reach"] += _operator_reaches_rest(view, namespace, job)
     return {layer: sorted(set(reasons)) for layer, reasons in result.items()}

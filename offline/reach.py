@@ -200,6 +200,9 @@ def _principals(
     if plan is not None and plan.tenants_principal_object_id is not None:
         # The object ID the stack file gives the delivery's tenants plan identity.
         names[str(plan.tenants_principal_object_id)] = _identity(identities.planner("tenants"))
+    if plan is not None and plan.cluster_principal_object_id is not None:
+        # ... and its cluster plan identity (it reads the CA certificate of a site's Kafka).
+        names[str(plan.cluster_principal_object_id)] = _identity(identities.planner("cluster"))
     if config.postgresql is not None:
         # The object ID the stack file gives the delivery's tenants deploy identity.
         names[str(config.postgresql.role_manager_object_id)] = _identity(identities.deployer("tenants"))

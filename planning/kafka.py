@@ -258,7 +258,10 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
         assert event_hubs_namespace is not None
         host = event_hubs_namespace_host(event_hubs_namespace)
         info.update(
-            bootstrapServers=dict.fromkeys(clusters, f"{host}:{EVENT_HUBS_KAFKA_PORT}"),
+            # The sites' workloads too: the namespace's private endpoint, over the link.
+            bootstrapServers=dict.fromkeys(
+                [*clusters, *config.workloads[client].sites], f"{host}:{EVENT_HUBS_KAFKA_PORT}"
+            ),
             securityProtocol="SASL_SSL",
             saslMechanism="OAUTHBEARER",
             tokenScope=event_hubs_scope(host),
@@ -302,6 +305,13 @@ def connection_info(config: PlatformConfig, client: str, event_hubs_namespace: s
             for topic, access in spec.topics.items()
         },
     )
+    for site in [site for site in config.workloads[client].sites if client in site_clients(config, site)]:
+        # At a site: its host's listener for other networks, and what that host holds.
+        served_by = site_host(config, site)
+        info["bootstrapServers"][site] = site_bootstrap(config, site)
+        for topic in info["topics"].values():
+            if "copies" in topic and served_by in topic["copies"]:
+                topic["copies"][site] = topic["copies"][served_by]
     if oauth:
         info.update(saslMechanism="OAUTHBEARER", tokenScope=oauth_scope(kafka.strimzi.oauth.audience))
     else:
@@ -342,10 +352,65 @@ def mirror_clusters(config: PlatformConfig) -> list[str]:
 
 
 def replication_bootstrap_address(config: PlatformConfig, cluster: str) -> str:
-    """The internal load balancer address other clusters mirror from: the last usable address
-    of the cluster's node subnet (Azure hands out node addresses from the bottom)."""
+    """The address of the internal load balancer listener other networks reach (MirrorMaker from
+    the other clusters, workloads at a site): the last usable address of the cluster's node subnet
+    (Azure hands out node addresses from the bottom). The brokers' own load balancers take free
+    addresses of that subnet, which are what clients connect to after the bootstrap."""
     subnet = config.clusters[cluster].subnets.nodes
     return str(subnet.broadcast_address - 1)
+
+
+# Per client namespace on every cluster (and site) where a client runs: the address of the Kafka
+# its jobs reach from there (key BOOTSTRAP_SERVERS), so a job MultiKueue copies unchanged to
+# another region or a site connects to the Kafka of where it runs, as `platform-storage` answers
+# for blobs (planning/workloads.py).
+BOOTSTRAP_CONFIG_MAP = "platform-kafka"
+BOOTSTRAP_KEY = "BOOTSTRAP_SERVERS"
+
+
+def site_host(config: PlatformConfig, site: str) -> str | None:
+    """The cluster whose Kafka a site's workloads use: the first Strimzi host in the site's region
+    (reached over the link through its listener for other networks); None without one there
+    (config checks refuse a site's Kafka client then)."""
+    region = config.on_prem_clusters[site].region
+    return next((key for key in config.kafka_clusters() if config.clusters[key].region == region), None)
+
+
+def site_clients(config: PlatformConfig, site: str) -> list[str]:
+    """The Kafka clients (OAuth: the only way in from a site) that run at a site."""
+    kafka = config.kafka
+    if kafka is None or kafka.engine != "strimzi":
+        return []
+    return [
+        client
+        for client, spec in kafka.clients.items()
+        if spec.authentication == "oauth" and site in config.workloads[client].sites
+    ]
+
+
+def served_sites(config: PlatformConfig, cluster: str) -> list[str]:
+    """The sites whose Kafka clients this cluster's Kafka serves."""
+    return [
+        site for site in config.on_prem_clusters if site_clients(config, site) and site_host(config, site) == cluster
+    ]
+
+
+def site_bootstrap(config: PlatformConfig, site: str) -> str:
+    """Where a site's clients bootstrap: its host's listener for other networks."""
+    host = site_host(config, site)
+    assert host is not None  # validation.checks.onprem refuses a site client without a host
+    return f"{replication_bootstrap_address(config, host)}:{REPLICATION_PORT}"
+
+
+def remote_listener(config: PlatformConfig, cluster: str) -> bool:
+    """Whether a cluster's Kafka has the listener other networks reach: it mirrors, or serves sites."""
+    return cluster in mirror_clusters(config) or bool(served_sites(config, cluster))
+
+
+def site_peer_ranges(config: PlatformConfig, cluster: str) -> list[str]:
+    """Where the served sites' clients connect from: their servers (a site's CNI masquerades its
+    pods' traffic leaving the cluster to the server's address: docs/hybrid.md, step 1)."""
+    return [str(r) for site in served_sites(config, cluster) for r in config.on_prem_clusters[site].node_ranges]
 
 
 def mirror_peer_ranges(config: PlatformConfig, cluster: str) -> list[str]:

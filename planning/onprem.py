@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from facts import arc
 from facts.gpu import ACCELERATOR_LABEL, GPU_VM_SIZES, LABEL_PREFIX, POOL_LABEL, PURPOSE_LABEL
+from planning import kafka as kafka_plan
 from planning.egress import InboundRule, NetworkRule, monitoring_fqdns
 from stackconfig.model import OnPremClusterConfig, OnPremGpuPoolConfig, PlatformConfig
 
@@ -129,6 +130,22 @@ def site_api_rules(config: PlatformConfig, region: str) -> list[NetworkRule]:
     return rules
 
 
+def site_kafka_rules(config: PlatformConfig, region: str) -> list[NetworkRule]:
+    """What a region's firewall lets in from the sites: their servers to the listener for other
+    networks of the region's Kafka that serves them (its bootstrap and brokers' load balancers
+    take addresses of the host's node subnet), on that listener's port. The hub's gateway routes
+    the node subnet through this firewall (firewall_routed_subnets), whose default deny holds the
+    rest."""
+    rules = []
+    for host in config.kafka_clusters():
+        clients = tuple(kafka_plan.site_peer_ranges(config, host))
+        if config.clusters[host].region == region and clients:
+            nodes = str(config.clusters[host].subnets.nodes)
+            port = str(kafka_plan.REPLICATION_PORT)
+            rules.append(NetworkRule(f"sites-to-kafka-{host}", ("TCP",), clients, (nodes,), (port,)))
+    return rules
+
+
 def firewall_routed_subnets(config: PlatformConfig, region: str) -> tuple[str, ...]:
     """The subnets of a region whose traffic leaves through its firewall (the clusters' system,
     nodes and pods subnets), with sites: what the hub's gateway must route to that firewall, so a
@@ -171,12 +188,14 @@ def firewall_private_ranges(config: PlatformConfig) -> tuple[str, ...] | None:
 SITE_ENDPOINT_PORTS = ("443", "9093", "5432")
 
 
-def on_premises_inbound(config: PlatformConfig, role: str) -> tuple[InboundRule, ...]:
+def on_premises_inbound(config: PlatformConfig, role: str, kafka_host: str | None = None) -> tuple[InboundRule, ...]:
     """What the on-premises ranges may reach in a region's subnets, with sites: the servers of the
     sites whose workloads sign in (their pods leave from the servers' addresses) reach the private
-    endpoints on the data ports, and nothing else of the VNet; a cluster's subnets take nothing
-    from on-premises (gateway transit advertises the whole VNet to the sites, and an NSG's default
-    rule admits every VirtualNetwork range, the on-premises routes included)."""
+    endpoints on the data ports, and the node subnet of the cluster whose Kafka serves them
+    (`kafka_host`: the listener's load balancers take their addresses there) on that listener's
+    port; nothing else of the VNet: a cluster's subnets take nothing else from on-premises
+    (gateway transit advertises the whole VNet to the sites, and an NSG's default rule admits
+    every VirtualNetwork range, the on-premises routes included)."""
     if not config.on_prem_clusters or not config.network.on_premises_ranges:
         return ()
     routed = list(config.network.on_premises_ranges)
@@ -195,6 +214,8 @@ def on_premises_inbound(config: PlatformConfig, role: str) -> tuple[InboundRule,
         )
         if servers:
             rules.append(InboundRule("sites-to-endpoints", 3800, "Allow", "Tcp", servers, SITE_ENDPOINT_PORTS))
+    if kafka_host is not None and (clients := tuple(kafka_plan.site_peer_ranges(config, kafka_host))):
+        rules.append(InboundRule("sites-to-kafka", 3800, "Allow", "Tcp", clients, (str(kafka_plan.REPLICATION_PORT),)))
     rules.append(InboundRule("deny-on-premises", 3900, "Deny", "*", ranges, ("*",)))
     return tuple(rules)
 

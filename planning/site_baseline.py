@@ -34,6 +34,7 @@ from facts.arc import FLUX_NAMESPACE
 from facts.gpu import GPU_RESOURCE, POOL_LABEL
 from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning import dispatch
+from planning import kafka as kafka_plan
 from planning.admission import admission_rules, binding_manifest, policy_manifest
 from planning.charts import KUEUE, mirrored_image_values
 from planning.cluster_traffic import KUEUE_NAMESPACE
@@ -111,16 +112,30 @@ def queue_manifests(config: PlatformConfig, key: str) -> list[Manifest]:
     return manifests
 
 
+def site_kafka_clients(config: PlatformConfig, key: str, namespace: str) -> list[str]:
+    """The Kafka clients that run at the site in one namespace."""
+    return [c for c in kafka_plan.site_clients(config, key) if config.workloads[c].namespace == namespace]
+
+
 def site_team_traffic(config: PlatformConfig, key: str, namespace: str) -> NamespaceTraffic:
     """A team namespace at the site: its own pods, the region's private endpoints for the data its
-    workloads were granted (reached over the link), and Entra ID for their tokens. Kafka's brokers
-    in Azure clusters are not reachable from a site; Event Hubs is, through its endpoint."""
+    workloads were granted (reached over the link), Kafka for its clients (Strimzi: the listener
+    for other networks of the region's host, whose load balancers take addresses of the host's
+    node subnet; Event Hubs: its endpoint), and Entra ID for their tokens."""
     site = config.on_prem_clusters[key]
     endpoints = (str(config.network.regions[site.region].subnets.private_endpoints),)
-    workloads = [s for s in config.workloads.values() if s.namespace == namespace and key in s.sites]
+    names = [n for n, s in config.workloads.items() if s.namespace == namespace and key in s.sites]
+    workloads = [config.workloads[n] for n in names]
+    kafka = config.kafka
     egress: list[Peer] = []
     if any(s.storage or s.key_vault_secrets or s.cosmos_db for s in workloads):
         egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=endpoints))
+    if kafka is not None and kafka.engine == "eventhubs" and any(n in kafka.clients for n in names):
+        egress.append(Peer("event-hubs", (Port(kafka_plan.EVENT_HUBS_KAFKA_PORT),), cidrs=endpoints))
+    host = kafka_plan.site_host(config, key)
+    if host is not None and site_kafka_clients(config, key, namespace):
+        nodes = (str(config.clusters[host].subnets.nodes),)
+        egress.append(Peer("kafka", (Port(kafka_plan.REPLICATION_PORT),), cidrs=nodes))
     fqdns: tuple[FqdnRule, ...] = ()
     if workloads:
         if site.cni == "cilium":
@@ -217,12 +232,16 @@ def kueue_release(site: OnPremClusterConfig, login_server: str) -> list[dict[str
 
 @dataclass(frozen=True)
 class SiteIdentities:
-    """What the baseline names of Azure's: the dispatchers' identity's object ID, the tenant, and
-    the client ID of each workload that runs at the site (outputs of the foundation)."""
+    """What the baseline names of Azure's: the dispatchers' identity's object ID, the tenant, the
+    client ID of each workload that runs at the site (outputs of the foundation), and the CA of the
+    Kafka its clients reach."""
 
     dispatcher_principal_id: str
     tenant_id: str = ""
     client_ids: Mapping[str, str] = field(default_factory=dict)
+    # The CA certificate (PEM) of the Kafka the site's clients reach (its region's host), read
+    # from that cluster by the site's unit: "" where no client runs at the site.
+    kafka_ca: str = ""
 
 
 def workload_accounts(config: PlatformConfig, key: str, ids: SiteIdentities) -> list[dict[str, Any]]:
@@ -245,6 +264,26 @@ def workload_accounts(config: PlatformConfig, key: str, ids: SiteIdentities) -> 
         }
         for name, spec in config.workloads.items()
         if key in spec.sites
+    ]
+
+
+def kafka_config_maps(config: PlatformConfig, key: str, namespace: str, certificate: str) -> list[dict[str, Any]]:
+    """What a Kafka client at the site connects with, under the names every AKS client namespace
+    has them (components/kafka.py, KafkaAccess): where its Kafka is (the region's host, over the
+    link) and that Kafka's CA certificate, which its brokers' certificates chain to."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": kafka_plan.BOOTSTRAP_CONFIG_MAP, "namespace": namespace},
+            "data": {kafka_plan.BOOTSTRAP_KEY: kafka_plan.site_bootstrap(config, key)},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": kafka_plan.CA_CONFIG_MAP, "namespace": namespace},
+            "data": {"ca.crt": certificate},
+        },
     ]
 
 
@@ -271,6 +310,8 @@ def platform_manifests(config: PlatformConfig, key: str, ids: SiteIdentities) ->
                 "data": locations,
             }
         )
+        if site_kafka_clients(config, key, namespace):
+            objects += kafka_config_maps(config, key, namespace, ids.kafka_ca)
         if site.training_data is not None and namespace in config.teams[team].training_namespaces:
             # The site's file system, where Azure's regions have Managed Lustre: the same claim.
             objects.append(

@@ -187,6 +187,10 @@ def test_units_run_in_order_and_read_only_the_units_before_them(unit_plans, stac
         assert unit is not None
         read = {call.resource_id for call in plan.calls if call.token == "pulumi:pulumi:StackReference"}
         allowed = {s for s in order if parse_stack(s)[1].layer in UPSTREAM[unit.layer]}
+        if unit.cluster in config.get("platform:onPremClusters", {}):
+            # A site reads the AKS cluster whose Kafka serves it (its CA): a state of its own
+            # layer, which the layer's identities read already (planning/delivery.py, read_state).
+            allowed |= {Unit("cluster", key).stack(stack) for key in config["platform:clusters"]}
         assert read <= allowed, (unit_stack, read - allowed)
         assert all(order.index(s) < order.index(unit_stack) for s in read)
     # The tenants read every AKS cluster (a site's unit exports nothing they need); a fleet reads them too.

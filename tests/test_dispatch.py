@@ -337,6 +337,29 @@ def test_a_worker_admits_the_8_gpu_infiniband_gang_job_that_arrives_from_a_dispa
 
 
 @pytest.mark.parametrize("stack", MULTI_REGION)
+def test_the_job_rendered_once_reaches_the_kafka_of_whichever_worker_runs_it(plans, stack):
+    """MultiKueue copies the Job unchanged, so a team renders it once (here for the first worker)
+    and every worker must connect it to its own Kafka: its namespace's `platform-kafka` names that
+    worker's brokers. The address the example used to carry (the first worker's in-cluster Service
+    name) is refused on every other worker, where that name does not resolve."""
+    found = applicable(plans, stack, "training-infiniband", QUEUE=dispatch.ANY_REGION_QUEUE)
+    (home, first) = found[0]
+
+    def carry_the_address(job):
+        (variable,) = [
+            e for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "KAFKA_BOOTSTRAP_SERVERS"
+        ]
+        variable.pop("valueFrom")
+        variable["value"] = f"{home.key}-kafka-bootstrap.kafka.svc:9093"
+
+    literal = first.changed(carry_the_address)
+    for view, _ in found:
+        assert not any(evaluate(view, first).values()), (view.key, report(evaluate(view, first)))
+        refused = [r for r in evaluate(view, literal)["reach"] if "does not resolve" in r]
+        assert bool(refused) == (view.key != home.key), (view.key, refused)
+
+
+@pytest.mark.parametrize("stack", MULTI_REGION)
 def test_dispatchers_reach_the_workers_private_api_servers(plans, stack):
     """Kueue on a dispatcher reaches each worker's VNet-integrated API server: its namespace's
     egress policy allows the workers' API-server subnets on 443, the regions' VNets are peered,

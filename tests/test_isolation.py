@@ -361,8 +361,20 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     # needs in native mode, nothing cluster-wide), bound to each job's own service account there;
     # on a MultiKueue worker, the dispatchers' identity's read-only watch role (its writes are an
     # Azure role on team namespaces); on a dispatcher, the token refresher's Role on its own
-    # Secrets; in `kafka`, the CA certificates by name for the tenants' plan identity.
-    kafka_readers = [str(config.entra.plan_identity.tenants_principal_object_id)] if config.entra.plan_identity else []
+    # Secrets; in `kafka`, the CA certificates by name for the tenants' plan identity, and for the
+    # cluster layer's where the Kafka serves a site (the site's previews copy it).
+    from contracts.cluster import cluster_of
+
+    identities = config.entra.plan_identity
+
+    def kafka_readers(cluster: str) -> list[str]:
+        if identities is None:
+            return []
+        served = kafka_plan.served_sites(config, cluster)
+        return [str(identities.tenants_principal_object_id)] + (
+            [str(identities.cluster_principal_object_id)] if served else []
+        )
+
     for r in plan.resources:
         if not r.type.startswith("kubernetes:rbac.authorization.k8s.io/"):
             continue
@@ -394,7 +406,7 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
                 assert rule["verbs"] == ["get"] and rule["resources"] == ["secrets"]
                 assert all(n.endswith("-cluster-ca-cert") for n in rule["resourceNames"])
             else:
-                assert [s["name"] for s in r.inputs["subjects"]] == kafka_readers
+                assert [s["name"] for s in r.inputs["subjects"]] == kafka_readers(cluster_of(r))
             continue
         # GPU remediation (kured): the drain's rights and a lock on its own DaemonSet, bound to its
         # service account only; admission keeps it to its own node (tests/test_gpu_health.py).

@@ -95,13 +95,28 @@ def test_the_sites_egress_list_opens_arcs_agents_and_not_cluster_connect():
     assert not any("servicebus" in f or "guestnotificationservice" in f or "obo.arc" in f for f in fqdns)
 
 
-def test_no_firewall_rule_of_the_environment_names_a_sites_ranges(plans):
+def test_the_only_firewall_rule_from_a_site_is_to_its_regions_kafka_listener(plans):
+    """A site's internet traffic leaves at the site (or the hub): no application rule of the
+    environment names its ranges. The one network rule that does lets its servers reach, through
+    eastus2's firewall (which the hub's gateway routes the cluster subnets to), the node subnet of
+    eus2, whose Kafka serves the site, on that Kafka's listener for other networks."""
     config = parse_platform_config(read_stack_config(ROOT, "prod-scale").values)
     ranges = {str(r) for site in config.on_prem_clusters.values() for r in site.node_ranges}
-    for group in plans["prod-scale"].of_type("azure-native:network:FirewallPolicyRuleCollectionGroup"):
-        for collection in group.inputs.get("ruleCollections") or []:
-            for rule in collection.get("rules") or []:
-                assert not set(rule.get("sourceAddresses") or []) & ranges, rule["name"]
+    sourced = [
+        (policy.name, rule)
+        for policy in plans["prod-scale"].of_type("azure-native:network:FirewallPolicyRuleCollectionGroup")
+        for collection in policy.inputs.get("ruleCollections") or []
+        for rule in collection.get("rules") or []
+        if set(rule.get("sourceAddresses") or []) & ranges
+    ]
+    assert len(sourced) == 1, [r["name"] for _, r in sourced]
+    ((policy, rule),) = sourced
+    assert "eastus2" in policy
+    assert rule["ruleType"] == "NetworkRule" and rule["name"] == "sites-to-kafka-eus2"
+    assert rule["sourceAddresses"] == sorted(ranges)
+    assert rule["destinationAddresses"] == [str(config.clusters["eus2"].subnets.nodes)]
+    assert rule["destinationPorts"] == ["9095"] and rule["ipProtocols"] == ["TCP"]
+    assert str(config.clusters["eus2"].subnets.nodes) in onprem_plan.firewall_routed_subnets(config, "eastus2")
 
 
 def test_the_reach_contract_does_not_lend_a_lustre_subnets_firewall_rules_to_the_clusters_pods(plans):

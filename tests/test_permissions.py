@@ -111,8 +111,9 @@ def database_grants(stack: str, environment: EnvironmentPlan, layer: str) -> lis
     )
 
 
-# The plan identity the program grants reads to (Kafka's CA certificates, components/kafka.py).
-PROGRAM_GRANTED = {"tenants": "tenantsPrincipalObjectId"}
+# The plan identities the program grants reads to (Kafka's CA certificates, components/kafka.py):
+# the tenants' (its clients' copies), the cluster layer's (a site's copy, where a site has clients).
+PROGRAM_GRANTED = {"tenants": "tenantsPrincipalObjectId", "cluster": "clusterPrincipalObjectId"}
 
 
 def program_grants(environment: EnvironmentPlan, principal: str, ids: bootstrap.Identities):
@@ -127,7 +128,7 @@ def program_grants(environment: EnvironmentPlan, principal: str, ids: bootstrap.
 
 def planner_grants(stack: str, environment: EnvironmentPlan, layer: str, ids: bootstrap.Identities):
     grants = list(ids.grants[ids.planner(layer)])
-    if layer in PROGRAM_GRANTED:
+    if layer in PROGRAM_GRANTED and PROGRAM_GRANTED[layer] in plan_identity(stack):
         grants += program_grants(environment, plan_identity(stack)[PROGRAM_GRANTED[layer]], ids)
     return grants
 
@@ -660,36 +661,49 @@ def test_the_plan_identities_read_no_secret_but_the_kafka_ca_certificates_their_
                     f"{grant.role.name} reads every Secret at {grant.scope}"
                 )
     config = parse_platform_config(read_stack_config(ROOT, stack).values)
-    granted = program_grants(environment, plan_identity(stack)["tenantsPrincipalObjectId"], ids)
-    reads = {
-        (op.scope, op.attribute(permissions.OBJECT_NAME))
-        for unit, plan in units(environment)
-        for op in refresh_ops(environment, plan, ids)
-        if op.action == secrets
-    }
-    assert {
+    layers = {
         unit.layer
         for unit, plan in units(environment)
         for op in refresh_ops(environment, plan, ids)
         if op.action == secrets
-    } <= {"tenants"}
-    readable = {
-        (g.scope, name)
-        for g in granted
-        if g.role.allows(secrets, data=True)
-        for name in (g.condition.object_names if g.condition and g.condition.object_names else {None})
     }
-    assert readable == reads, readable ^ reads
-    if config.strimzi is not None:
+    # The tenants' previews copy the CAs to clients; a site's (the cluster layer's) into its baseline.
+    assert layers <= ({"tenants", "cluster"} if config.on_prem_clusters else {"tenants"})
+    for layer in layers:
+        granted = program_grants(environment, plan_identity(stack)[PROGRAM_GRANTED[layer]], ids)
+        reads = {
+            (op.scope, op.attribute(permissions.OBJECT_NAME))
+            for unit, plan in units(environment)
+            if unit.layer == layer
+            for op in refresh_ops(environment, plan, ids)
+            if op.action == secrets
+        }
+        readable = {
+            (g.scope, name)
+            for g in granted
+            if g.role.allows(secrets, data=True)
+            for name in (g.condition.object_names if g.condition and g.condition.object_names else {None})
+        }
+        # Each reads what its previews read, and the cluster layer's only where a site is served.
+        assert {(scope, name) for scope, name in readable if (scope, name) in reads} == reads, (layer, reads)
+        if layer == "cluster":
+            # Only in the served host's `kafka` namespace (its Role names every cluster's CA
+            # certificate, public: MirrorMaker's copies carry the other clusters' names).
+            assert {scope for scope, _ in readable} == {scope for scope, _ in reads}, readable
+            assert all(name.endswith("-cluster-ca-cert") for _, name in readable)
+        else:
+            assert readable == reads, readable ^ reads
         assert reads and all(name and name.endswith("-cluster-ca-cert") for _, name in reads)
         for scope, _ in reads:
             for key_secret in (f"{c}-cluster-ca" for c in config.kafka_clusters()):
                 probe = Operation(
                     secrets, scope, "a CA's private key", data=True, attributes=((permissions.OBJECT_NAME, key_secret),)
                 )
-                assert check("tenants plan", granted, [probe]), (scope, key_secret)
+                assert check(f"{layer} plan", granted, [probe]), (scope, key_secret)
             listing = Operation(secrets, scope, "a list of every Secret", data=True)
-            assert check("tenants plan", granted, [listing]), scope
+            assert check(f"{layer} plan", granted, [listing]), scope
+    if config.strimzi is not None:
+        assert "tenants" in layers
 
 
 def test_the_plan_identitys_in_cluster_role_is_exactly_what_the_units_read(unit_plans, identities):

@@ -9,6 +9,7 @@ import json
 import yaml
 
 from facts import arc
+from offline.mocks import OFFLINE_CA_CERTIFICATE
 from planning import dispatch, multikueue_token, onprem, site_baseline
 from planning.admission import admission_rules, policy_manifest
 from planning.layers import Unit
@@ -112,8 +113,17 @@ def test_the_baseline_is_exported_for_the_deploy_job_and_holds_no_credential(uni
     assert annotations["azure.workload.identity/client-id"] == client_ids["trainer"]
     assert annotations["azure.workload.identity/tenant-id"]
     # Where its jobs read and write, as on AKS in the site's region.
-    (storage,) = [m for m in _objects(documents, "ConfigMap") if m["metadata"]["namespace"] == "research"]
-    assert storage["data"]["WEIGHTS_URL"].startswith("https://")
+    maps = {
+        m["metadata"]["name"]: m for m in _objects(documents, "ConfigMap") if m["metadata"]["namespace"] == "research"
+    }
+    assert maps["platform-storage"]["data"]["WEIGHTS_URL"].startswith("https://")
+    # Where its Kafka is (eastus2's host, eus2, over the link) and the certificate its brokers'
+    # chain to, read from that cluster by the site's unit (the Secret the offline engine answers).
+    # (10.40.31.254: the last usable address of eus2's node subnet, 10.40.16.0/20.)
+    assert maps["platform-kafka"]["data"] == {"BOOTSTRAP_SERVERS": "10.40.31.254:9095"}
+    assert maps["kafka-cluster-ca"]["data"] == {"ca.crt": OFFLINE_CA_CERTIFICATE}
+    reads = [c for c in plan.calls if c.is_read and c.token == "kubernetes:core/v1:Secret"]
+    assert [c.resource_id for c in reads] == ["kafka/eus2-cluster-ca-cert"] and "::aks-eus2-k8s::" in reads[0].provider
     bindings = _objects(documents, "RoleBinding") + _objects(documents, "ClusterRoleBinding")
     principals = {s["name"] for b in bindings for s in b["subjects"]}
     (identity,) = [
@@ -307,7 +317,8 @@ def test_the_dispatchers_reach_the_sites_api_server_through_their_firewall_and_c
 def test_the_spokes_take_from_on_premises_only_the_sites_servers_on_the_endpoints_data_ports(plans):
     """Gateway transit advertises the whole VNet to the sites, and an NSG's default rule admits
     every VirtualNetwork range (the on-premises routes included): the clusters' subnets deny the
-    on-premises ranges, and the endpoints' subnet admits the sites' servers on the data ports only."""
+    on-premises ranges, the endpoints' subnet admits the sites' servers on the data ports only,
+    and the node subnet of the site's Kafka host admits them on its listener for other networks."""
     config = _config()
     site = config.on_prem_clusters[SITE]
     groups = {
@@ -328,6 +339,16 @@ def test_the_spokes_take_from_on_premises_only_the_sites_servers_on_the_endpoint
             assert allow["priority"] < rules["deny-on-premises"]["priority"]
         else:
             assert "sites-to-endpoints" not in rules, name
+        allows = sorted(r for r, rule in rules.items() if rule["access"] == "Allow" and "site" in r)
+        if name.endswith("-eus2-nodes"):
+            # The node subnet of the site's Kafka host: its listener for other networks, and no more.
+            kafka = rules["sites-to-kafka"]
+            assert kafka["sourceAddressPrefixes"] == [str(r) for r in site.node_ranges]
+            assert kafka["destinationPortRanges"] == ["9095"] and kafka["protocol"] == "Tcp"
+            assert kafka["priority"] < rules["deny-on-premises"]["priority"]
+            assert allows == ["sites-to-kafka"]
+        else:
+            assert "sites-to-kafka" not in rules, name
     for group in plans["prod"].of_type("azure-native:network:NetworkSecurityGroup"):
         assert not [r for r in group.inputs.get("securityRules") or [] if "on-premises" in r["name"]]
 
@@ -354,15 +375,16 @@ def test_a_site_the_platform_cannot_feed_or_govern_is_refused_by_key():
     )
 
 
-def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_except_its_kafka_metrics(plans):
+def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_with_its_regions_kafka(plans):
     """The manifest a team submits for any region (rendered as for eus2, queue `any-region`), as
     MultiKueue copies it to phx1: the site's baseline admits it (admission), its pool and claim
     take it (scheduling: the pool is named as the AKS pool it selects, the claim is the site's own
     file system), its quota holds it (queueing), and its identity signs in there and reaches its
-    blobs over the link (identity, reach). What it cannot do at a site yet is write its metrics to
-    Kafka: no site reaches the Strimzi brokers (docs/hybrid.md, status); the same job without them
-    passes every layer."""
-    import dataclasses
+    blobs over the link and its metrics topic on eastus2's Kafka (identity: eus2's KafkaUser named
+    by its identity; reach: its namespace's ConfigMap names eus2's listener for other networks,
+    the site's policy lets it out to eus2's node subnet on that port, the listener lets the site's
+    servers in)."""
+    import copy
 
     from contracts.golden import BY_NAME, evaluate, rendered
     from contracts.site import SiteView
@@ -372,13 +394,24 @@ def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_except_i
     view = SiteView(plan, SITE, config_of("prod-scale"), plan.outputs["siteBaselines"][SITE])
     item = rendered(BY_NAME["training-infiniband"], plan.outputs, "eus2", QUEUE=dispatch.ANY_REGION_QUEUE)
     assert item is not None
-    found = evaluate(view, item)
-    assert {layer: reasons for layer, reasons in found.items() if reasons} == {
-        "reach": ["pods of kafka {'strimzi.io/kind': 'Kafka'}:9093: no network policy in 'research' allows it"],
-        "identity": ["no KafkaUser in cluster phx1 is named by trainer's identity"],
-    }
-    without_kafka = dataclasses.replace(item, golden=dataclasses.replace(item.golden, kafka=False, topic=None))
-    assert not any(evaluate(view, without_kafka).values()), evaluate(view, without_kafka)
+    assert not any(evaluate(view, item).values()), evaluate(view, item)
+    # The address as the job carried it before the ConfigMap: eus2's in-cluster Service name,
+    # which does not resolve at the site (nor in scus).
+    literal = item.changed(
+        lambda job: job["spec"]["template"]["spec"]["containers"][0]["env"].append(
+            {"name": "KAFKA_BOOTSTRAP_SERVERS", "value": "eus2-kafka-bootstrap.kafka.svc:9093"}
+        )
+    )
+    for container in literal.workload["spec"]["template"]["spec"]["containers"]:
+        container["env"] = [
+            e for e in container["env"] if "valueFrom" not in e or e["name"] != "KAFKA_BOOTSTRAP_SERVERS"
+        ]
+    assert any("does not resolve in phx1" in r for r in evaluate(view, literal)["reach"])
+    # Servers the listener does not know (a site that moved its ranges without a deploy) are refused.
+    moved = copy.deepcopy(view.config)
+    moved["platform:onPremClusters"][SITE]["nodeRanges"] = ["192.168.64.0/20"]
+    elsewhere_view = SiteView(plan, SITE, moved, view.documents)
+    assert evaluate(elsewhere_view, item)["reach"] == ["Kafka's mirror listener does not let phx1's servers in"]
     # A job that names another pool, or a queue the site lacks, is refused where it would wait.
     elsewhere = item.changed(
         lambda job: job["spec"]["template"]["spec"]["nodeSelector"].update({"platform.ai/gpu-pool": "h100b"})
@@ -463,25 +496,68 @@ def test_the_hubs_gateway_routes_the_clusters_subnets_through_their_regions_fire
 
 
 def test_a_team_renders_a_job_for_the_site_and_is_told_what_it_lacks_there(plans, tmp_path, capsys):
-    """scripts/workloads.py takes a site as a cluster: a job for its own `gpu` queue, filled as the
-    site has it. The golden training job does not apply there, and says why (its Kafka client has
-    no address at a site); one without Kafka fills."""
+    """scripts/workloads.py takes a site as a cluster: the golden training job for its own `gpu`
+    queue, filled as the site has it (its pool, the platform's image names, its Kafka from the
+    namespace's ConfigMap there); a template the site cannot fill says why (no sandbox there)."""
     from scripts import workloads
 
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(plans["prod-scale"].outputs))
     training = str(ROOT / "examples" / "training-infiniband.yaml")
-    assert workloads.main([training, "--outputs", str(outputs), "--cluster", SITE]) != 0
-    assert "WORKLOAD_KAFKA_BOOTSTRAP" in capsys.readouterr().err
-    batch = tmp_path / "batch.yaml"
-    batch.write_text(
-        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: probe, namespace: ${WORKLOAD_NAMESPACE}}\n"
-        "spec: {template: {spec: {serviceAccountName: ${WORKLOAD_SERVICE_ACCOUNT}, containers: "
-        "[{name: c, image: '${REGISTRY}/x:1'}], nodeSelector: {platform.ai/gpu-pool: '${TRAINING_POOL}'}}}}\n"
+    assert workloads.main([training, "--outputs", str(outputs), "--cluster", SITE]) == 0
+    (_, job) = yaml.safe_load_all(capsys.readouterr().out)
+    spec = job["spec"]["template"]["spec"]
+    assert spec["nodeSelector"]["platform.ai/gpu-pool"] == "h100a"
+    assert spec["containers"][0]["image"].startswith(plans["prod-scale"].outputs["registryLoginServer"])
+    (kafka,) = [e for e in spec["containers"][0]["env"] if e["name"] == "KAFKA_BOOTSTRAP_SERVERS"]
+    assert kafka["valueFrom"]["configMapKeyRef"] == {"name": "platform-kafka", "key": "BOOTSTRAP_SERVERS"}
+    sandboxed = str(ROOT / "examples" / "sandboxed-eval.yaml")
+    assert workloads.main([sandboxed, "--outputs", str(outputs), "--cluster", SITE]) != 0
+    assert "SANDBOX_NAMESPACE" in capsys.readouterr().err
+
+
+def test_a_site_whose_kafka_clients_cannot_reach_kafka_is_refused_by_key():
+    """A site's clients use their region's Kafka, over OAuth only; a site's previews read that
+    Kafka's CA as the cluster layer's plan identity, whose object ID the stack must give."""
+
+    def no_host_in_the_region(values):
+        values["platform:kafka"]["strimzi"]["clusters"] = ["scus"]
+        values["platform:workloads"]["trainer"]["clusters"] = ["scus"]
+        del values["platform:entra"]["planIdentity"]["clusterPrincipalObjectId"]
+
+    assert_problems(
+        "prod-scale",
+        no_host_in_the_region,
+        {
+            "platform:kafka.clients.trainer": "no cluster of its region eastus2 hosts Kafka",
+            "platform:entra.planIdentity.clusterPrincipalObjectId": "previews of a site's unit read the CA",
+        },
     )
-    assert workloads.main([str(batch), "--outputs", str(outputs), "--cluster", SITE, "--workload", "trainer"]) == 0
-    rendered = yaml.safe_load(capsys.readouterr().out)
-    assert rendered["spec"]["template"]["spec"]["nodeSelector"]["platform.ai/gpu-pool"] == "h100a"
-    assert rendered["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
-        plans["prod-scale"].outputs["registryLoginServer"]
+
+    def certificates(values):
+        values["platform:kafka"]["clients"]["trainer"]["authentication"] = "tls"
+
+    assert_problems(
+        "prod-scale",
+        certificates,
+        {"platform:kafka.clients.trainer.authentication": "only oauth reaches Kafka"},
     )
+
+
+def test_only_the_kafka_of_the_sites_region_lets_the_sites_servers_in(plans):
+    """eus2's listener for other networks (OAuth, TLS, an internal load balancer in its node
+    subnet) admits the site's servers beside the other region's MirrorMaker; scus's admits only
+    MirrorMaker; no listener in a cluster admits the site's pod range."""
+    from contracts.cluster import cluster_of
+
+    config = _config()
+    site = config.on_prem_clusters[SITE]
+    servers = {"ipBlock": {"cidr": str(site.node_ranges[0])}}
+    for kafka in plans["prod-scale"].of_type("kubernetes:kafka.strimzi.io/v1:Kafka"):
+        listeners = {item["name"]: item for item in kafka.inputs["spec"]["kafka"]["listeners"]}
+        mirror = listeners["mirror"]
+        assert mirror["type"] == "loadbalancer" and mirror["tls"] and mirror["authentication"]["sasl"]
+        peers = [p for item in listeners.values() for p in item["networkPolicyPeers"]]
+        assert {"ipBlock": {"cidr": str(site.pod_cidr)}} not in peers
+        assert (servers in mirror["networkPolicyPeers"]) == (cluster_of(kafka) == "eus2"), cluster_of(kafka)
+        assert [p for p in peers if p == servers] == ([servers] if cluster_of(kafka) == "eus2" else [])

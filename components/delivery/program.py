@@ -150,6 +150,9 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
                 "platform:entra.planIdentity.tenantsPrincipalObjectId": access.principal_ids[
                     names.planner(name, "tenants")
                 ],
+                "platform:entra.planIdentity.clusterPrincipalObjectId": access.principal_ids[
+                    names.planner(name, "cluster")
+                ],
                 "platform:jobs.workerRoleId": worker_roles[name],
             },
         )

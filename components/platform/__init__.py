@@ -50,6 +50,7 @@ from components.platform.fleet import build_fleet
 from components.platform.foundation import build_foundation
 from components.platform.site import build_site
 from components.platform.tenants import build_tenants
+from planning import kafka as kafka_plan
 from planning.charts import HELM_DRIVER
 from planning.layers import Unit
 from planning.lustre_csi import lustre_clusters
@@ -73,7 +74,10 @@ class Platform(pulumi.ComponentResource):
         data = build_data(ctx, self.foundation)
         self.clusters = {key: build_cluster(ctx, key, self.foundation, data) for key in args.config.clusters}
         # Each site's Azure side, and its baseline's files (exported: the deploy job uploads them).
-        self.sites = {key: build_site(ctx, key, self.foundation) for key in args.config.on_prem_clusters}
+        self.sites = {
+            key: build_site(ctx, key, self.foundation, self.clusters.get(kafka_plan.site_host(args.config, key) or ""))
+            for key in args.config.on_prem_clusters
+        }
         if args.config.has_fleet:
             build_fleet(ctx, self.clusters)
         self.kafka_connections = build_tenants(ctx, self.foundation, data, self.clusters)
@@ -136,7 +140,14 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
             pulumi.export(name, value)
     elif unit.layer == "cluster" and unit.cluster in config.on_prem_clusters:
         region = config.on_prem_clusters[unit.cluster].region
-        site, documents, authentication = build_site(ctx, unit.cluster, _foundation_reference(config, [region]))
+        # The cluster whose Kafka the site's clients reach: its CA goes into the site's baseline.
+        host = kafka_plan.site_host(config, unit.cluster) if kafka_plan.site_clients(config, unit.cluster) else None
+        site, documents, authentication = build_site(
+            ctx,
+            unit.cluster,
+            _foundation_reference(config, [region]),
+            _cluster_reference(config, host) if host is not None else None,
+        )
         pulumi.export(
             "site",
             {

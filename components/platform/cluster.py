@@ -295,9 +295,24 @@ def _kafka_clients(config: PlatformConfig, key: str, principal_ids: Mapping[str,
     return [
         KafkaClientSpec(client, config.workloads[client].namespace, spec.authentication, principal_ids[client])
         for client, spec in kafka.clients.items()
-        # Where it runs and where it fails over to: a client that moves finds its user there.
+        # Where it runs and where it fails over to: a client that moves finds its user there;
+        # and the Kafka of the sites it runs at.
         if key in config.identity_clusters(client)
+        or any(kafka_plan.site_host(config, site) == key for site in config.workloads[client].sites)
     ]
+
+
+def _ca_readers(config: PlatformConfig, key: str) -> list[str]:
+    """The plan identities whose previews read this Kafka's CA certificate: the tenants' (its
+    clients' copies), and the cluster layer's where sites' clients reach this Kafka (their
+    baselines' copies)."""
+    plan = config.entra.plan_identity
+    if plan is None:
+        return []
+    readers = [plan.tenants_principal_object_id]
+    if kafka_plan.served_sites(config, key):
+        readers.append(plan.cluster_principal_object_id)
+    return [str(reader) for reader in readers if reader is not None]
 
 
 def _mirror_identity(config: PlatformConfig, foundation: FoundationOutputs) -> MirrorIdentity | None:
@@ -334,18 +349,16 @@ def _strimzi(
             replication=ReplicationEndpoint(
                 bootstrap_address=kafka_plan.replication_bootstrap_address(config, key),
                 subnet_name=ctx.naming.regional("snet", region, f"{key}-nodes"),
-                peer_ranges=kafka_plan.mirror_peer_ranges(config, key),
+                peer_ranges=kafka_plan.mirror_peer_ranges(config, key) + kafka_plan.site_peer_ranges(config, key),
             )
-            if key in mirrors
+            if kafka_plan.remote_listener(config, key)
             else None,
             login_server=ctx.naming.registry_login_server(),
             pull_ready=pull_ready,
             protect=config.protect,
             traffic=traffic[kafka_plan.KAFKA_NAMESPACE],
             ready=admission.ready,
-            ca_readers=[str(plan.tenants_principal_object_id)]
-            if (plan := config.entra.plan_identity) is not None and plan.tenants_principal_object_id is not None
-            else [],
+            ca_readers=_ca_readers(config, key),
             ca_certificates=[kafka_plan.cluster_ca_secret(c) for c in config.kafka_clusters()],
         ),
         provider=provider,

@@ -118,6 +118,7 @@ def firewall_spec(
         network_rules=[
             *(egress_plan.lustre_rules(lustre_subnet)[1] if lustre_subnet else []),
             *onprem_plan.site_api_rules(config, region),
+            *onprem_plan.site_kafka_rules(config, region),
         ],
         private_ranges=onprem_plan.firewall_private_ranges(config),
         source_ranges=sources,
@@ -164,7 +165,9 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
         subnets = cluster.subnets
         closed = onprem_plan.on_premises_inbound(config, "cluster")
         specs.append(SubnetSpec(f"{key}-system", "system", subnets.system, egress=True, inbound=closed))
-        specs.append(SubnetSpec(f"{key}-nodes", "nodes", subnets.nodes, egress=True, inbound=closed))
+        # The node subnet holds the load balancers of its Kafka's listener for other networks.
+        nodes_inbound = onprem_plan.on_premises_inbound(config, "cluster", kafka_host=key)
+        specs.append(SubnetSpec(f"{key}-nodes", "nodes", subnets.nodes, egress=True, inbound=nodes_inbound))
         if subnets.pods is not None:
             specs.append(SubnetSpec(f"{key}-pods", "pods", subnets.pods, egress=True, inbound=closed))
         if subnets.api_server is not None:

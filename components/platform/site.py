@@ -2,6 +2,8 @@
 Arc-connected on-premises cluster (components/arc_site.py), in the connected cluster's group.
 A site is a cluster of the cluster layer: its deploy identity's, deployed after the tenants in a
 wave of its own (planning/layers.py), read by no other unit (the site's config is all they need).
+It reads the cluster unit whose Kafka its clients reach, for that Kafka's CA certificate (a state
+of its own layer).
 """
 
 from __future__ import annotations
@@ -11,21 +13,34 @@ import yaml
 
 from components.arc_site import ArcSite, ArcSiteArgs
 from components.collection_rules import ClusterMonitoring
-from components.outputs import FoundationOutputs
+from components.kafka import cluster_ca_certificate
+from components.outputs import ClusterOutputs, FoundationOutputs
 from components.platform.context import PRIVATE_ENDPOINT_SUBNET, Context, alert_routes, data_plane_zones
 from components.private_dns import PrivateEndpoints
 from planning import dispatch as dispatch_plan
+from planning import kafka as kafka_plan
 from planning import site_baseline
 from planning.naming import region_code
 
 
 def build_site(
-    ctx: Context, key: str, foundation: FoundationOutputs
+    ctx: Context, key: str, foundation: FoundationOutputs, kafka_host: ClusterOutputs | None = None
 ) -> tuple[ArcSite, pulumi.Output[dict[str, str]], pulumi.Output[str]]:
     """The site's Azure side; its baseline's files (planning/site_baseline.py), which its deploy
     job uploads (scripts/site_baseline.py); and the authentication configuration its API server
-    takes to trust the dispatchers, which the site's operators install."""
+    takes to trust the dispatchers, which the site's operators install. `kafka_host`: the cluster
+    whose Kafka the site's clients reach (kafka_plan.site_host), whose CA the baseline carries."""
     config = ctx.config
+    kafka_ca: pulumi.Input[str] = ""
+    host = kafka_plan.site_host(config, key)
+    if kafka_plan.site_clients(config, key):
+        assert kafka_host is not None and kafka_host.kafka_id is not None and host is not None
+        kafka_ca = cluster_ca_certificate(
+            f"site-{key}-kafka-ca",
+            host,
+            kafka_host.kafka_id,
+            pulumi.ResourceOptions.merge(ctx.opts, pulumi.ResourceOptions(provider=kafka_host.provider)),
+        )
     site = config.on_prem_clusters[key]
     region = site.region
     log_analytics, monitor_workspace = foundation.workspaces(region)
@@ -38,11 +53,15 @@ def build_site(
     principal = pulumi.Output.from_input(foundation.identity_principal_ids[dispatch_plan.DISPATCH_WORKLOAD])
     tenant = config.entra.tenant_id or ctx.deployer.tenant_id
     workloads = [name for name, spec in config.workloads.items() if key in spec.sites]
-    documents = pulumi.Output.all(principal, tenant, *(foundation.identity_client_ids[w] for w in workloads)).apply(
+    documents = pulumi.Output.all(
+        principal, tenant, kafka_ca, *(foundation.identity_client_ids[w] for w in workloads)
+    ).apply(
         lambda values: site_baseline.baseline_documents(
             config,
             key,
-            site_baseline.SiteIdentities(str(values[0]), str(values[1]), dict(zip(workloads, values[2:], strict=True))),
+            site_baseline.SiteIdentities(
+                str(values[0]), str(values[1]), dict(zip(workloads, values[3:], strict=True)), str(values[2])
+            ),
         )
     )
     # What the site's API server takes to trust the dispatchers (the operators install it).

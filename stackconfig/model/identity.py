@@ -19,8 +19,9 @@ class PlanIdentityConfig(Model):
     Each layer has one; those of the cluster and tenants layers read every kind the program
     manages through a custom role on the subscription, but no Secrets (Helm keeps its release
     records in ConfigMaps: planning/charts.py, HELM_DRIVER). The one Secret a preview reads is
-    Kafka's CA certificate, which the tenants' previews copy to clients; the program lets that
-    identity read those Secrets by name and nothing beside them.
+    Kafka's CA certificate, which the tenants' previews copy to clients (and a site's previews
+    into its baseline); the program lets those identities read those Secrets by name and nothing
+    beside them.
     """
 
     tenants_principal_object_id: Uuid | None = Field(
@@ -29,6 +30,13 @@ class PlanIdentityConfig(Model):
         "project's `<env>StackSettings` output); with Strimzi, previews of the tenants' stack read Kafka's CA certificates in the "
         "`kafka` namespace, and the program lets it read those Secrets by name, never the CAs' keys beside them "
         "(required with `kafka.engine: strimzi`).",
+    )
+    cluster_principal_object_id: Uuid | None = Field(
+        default=None,
+        description="Object ID of the cluster layer's plan identity `id-<prefix>-plan-<env>-cluster` (the delivery "
+        "project's `<env>StackSettings` output); previews of a site's unit read the CA certificate of the Kafka its "
+        "workloads reach, which the program lets this identity read by name as the tenants' (required with a site's "
+        "Kafka clients on Strimzi).",
     )
 
 

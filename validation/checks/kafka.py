@@ -72,6 +72,21 @@ def check_kafka(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     key("kafka", "clients", client),
                     f"runs on {', '.join(elsewhere)}, which host no Kafka (platform:kafka.strimzi.clusters)",
                 )
+            sites = [s for s in config.workloads[client].sites if s in config.on_prem_clusters]
+            if sites and spec.authentication != "oauth":
+                yield ConfigProblem(
+                    key("kafka", "clients", client, "authentication"),
+                    f"runs at {', '.join(sites)}, where only oauth reaches Kafka: its client certificate lives in "
+                    "the kafka namespace of an Azure cluster, which nothing copies to a site",
+                )
+            for site in sites:
+                if kafka_plan.site_host(config, site) is None:
+                    region = config.on_prem_clusters[site].region
+                    yield ConfigProblem(
+                        key("kafka", "clients", client),
+                        f"runs at {site}, but no cluster of its region {region} hosts Kafka "
+                        "(platform:kafka.strimzi.clusters): the site reaches its own region's brokers",
+                    )
         for topic_name in spec.topics:
             if kafka.topic(topic_name) is None:
                 names = [t.name for t in kafka.topics]
