@@ -20,6 +20,7 @@ from pulumi_azure_native import eventhub
 
 from components.data_service import watch_and_keep
 from components.groups import resource_group
+from components.kafka import bootstrap_config_map
 from components.private_dns import DataPlaneSettings
 from components.rbac import assign_role
 from planning import kafka as kafka_plan
@@ -157,3 +158,37 @@ class EventHubsBackbone(pulumi.ComponentResource):
                 )
         self.namespace_host = kafka_plan.event_hubs_namespace_host(namespace_name)
         self.register_outputs({"namespaceHost": self.namespace_host})
+
+
+@dataclass(frozen=True)
+class EventHubsClientsArgs:
+    # `<namespace>.servicebus.windows.net:9093`, from the data unit's namespace.
+    bootstrap: pulumi.Input[str]
+    # cluster -> the namespaces of the clients that run (or fail over) there
+    namespaces: Mapping[str, list[str]]
+    # cluster -> its Kubernetes provider, and its team namespaces to wait for (within one stack)
+    providers: Mapping[str, pulumi.ProviderResource]
+    team_namespaces: Mapping[str, Mapping[str, pulumi.Resource]] = field(default_factory=dict)
+
+
+class EventHubsClients(pulumi.ComponentResource):
+    """What Event Hubs' clients find in their namespaces on each cluster: `platform-kafka`, where
+    the endpoint is (as Strimzi's clients find their brokers: components/kafka.py), so a job
+    written once connects wherever MultiKueue runs it. The tenants' layer."""
+
+    def __init__(self, name: str, args: EventHubsClientsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:kafka:EventHubsClients", name, None, opts)
+        for cluster, namespaces in args.namespaces.items():
+            waits = args.team_namespaces.get(cluster, {})
+            for namespace in namespaces:
+                bootstrap_config_map(
+                    f"{name}-{cluster}-{namespace}",
+                    namespace,
+                    args.bootstrap,
+                    pulumi.ResourceOptions(
+                        parent=self,
+                        provider=args.providers[cluster],
+                        depends_on=[waits[namespace]] if namespace in waits else [],
+                    ),
+                )
+        self.register_outputs({})

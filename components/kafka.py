@@ -673,20 +673,30 @@ class KafkaAccess(pulumi.ComponentResource):
                 opts=in_namespace,
             )
         for namespace_name in dict.fromkeys(c.namespace for c in args.clients if c.authentication == "oauth"):
-            # Where this cluster's Kafka is, for jobs that run wherever MultiKueue sends them.
-            kubernetes.core.v1.ConfigMap(
+            bootstrap_config_map(
                 f"{prefix}-bootstrap-{namespace_name}",
-                metadata=kubernetes.meta.v1.ObjectMetaArgs(
-                    name=kafka_plan.BOOTSTRAP_CONFIG_MAP, namespace=namespace_name, labels=of_cluster
-                ),
-                data={kafka_plan.BOOTSTRAP_KEY: kafka_plan.strimzi_bootstrap(cluster, kafka_plan.OAUTH_PORT)},
-                opts=pulumi.ResourceOptions(
+                namespace_name,
+                kafka_plan.strimzi_bootstrap(cluster, kafka_plan.OAUTH_PORT),
+                pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
                     depends_on=[args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else [],
                 ),
             )
         self.register_outputs({})
+
+
+def bootstrap_config_map(
+    name: str, namespace: str, bootstrap: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> kubernetes.core.v1.ConfigMap:
+    """Where the Kafka of this cluster is, for its OAuth clients' jobs that run wherever MultiKueue
+    sends them (planning/kafka.py, BOOTSTRAP_CONFIG_MAP): Strimzi's brokers here, or Event Hubs."""
+    return kubernetes.core.v1.ConfigMap(
+        name,
+        metadata=kubernetes.meta.v1.ObjectMetaArgs(name=kafka_plan.BOOTSTRAP_CONFIG_MAP, namespace=namespace),
+        data={kafka_plan.BOOTSTRAP_KEY: bootstrap},
+        opts=opts,
+    )
 
 
 def cluster_ca_certificate(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from facts.gpu import LABEL_PREFIX
+from planning.naming import Naming
 from stackconfig.model import KafkaAccess, KafkaConfig, KafkaTopicConfig, NodePoolConfig, PlatformConfig
 
 # A Kafka version Strimzi 1.2.0 supports (kafka-versions.yaml: 4.3.x since Strimzi 1.1.0).
@@ -377,28 +378,41 @@ def site_host(config: PlatformConfig, site: str) -> str | None:
 
 
 def site_clients(config: PlatformConfig, site: str) -> list[str]:
-    """The Kafka clients (OAuth: the only way in from a site) that run at a site."""
+    """The Kafka clients (OAuth: the only way in from a site) that run at a site, either engine."""
     kafka = config.kafka
-    if kafka is None or kafka.engine != "strimzi":
+    if kafka is None:
         return []
     return [
         client
         for client, spec in kafka.clients.items()
-        if spec.authentication == "oauth" and site in config.workloads[client].sites
+        if spec.authentication == "oauth" and client in config.workloads and site in config.workloads[client].sites
     ]
 
 
 def served_sites(config: PlatformConfig, cluster: str) -> list[str]:
-    """The sites whose Kafka clients this cluster's Kafka serves."""
+    """The sites whose Kafka clients this cluster's (Strimzi) Kafka serves."""
+    if config.strimzi is None:
+        return []
     return [
         site for site in config.on_prem_clusters if site_clients(config, site) and site_host(config, site) == cluster
     ]
 
 
+def event_hubs_bootstrap(config: PlatformConfig) -> str:
+    """The Event Hubs namespace's Kafka endpoint (components/event_hubs.py names it in the primary
+    region), which a cluster or a site reaches through its region's private endpoint."""
+    name = Naming(config.prefix, config.environment).regional("evhns", config.primary_region)
+    return f"{event_hubs_namespace_host(name)}:{EVENT_HUBS_KAFKA_PORT}"
+
+
 def site_bootstrap(config: PlatformConfig, site: str) -> str:
-    """Where a site's clients bootstrap: its host's listener for other networks."""
+    """Where a site's clients bootstrap: Event Hubs' endpoint, or their Strimzi host's listener for
+    other networks."""
+    kafka = config.kafka
+    if kafka is not None and kafka.engine == "eventhubs":
+        return event_hubs_bootstrap(config)
     host = site_host(config, site)
-    assert host is not None  # validation.checks.onprem refuses a site client without a host
+    assert host is not None  # validation.checks.kafka refuses a site client without a host
     return f"{replication_bootstrap_address(config, host)}:{REPLICATION_PORT}"
 
 

@@ -152,6 +152,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:gpu:JobDispatch": "tenants",
     "platform:kafka:KafkaAccess": "tenants",
     "platform:kafka:KafkaMirror": "tenants",
+    "platform:kafka:EventHubsClients": "tenants",
     "platform:streaming:Jobs": "tenants",
     "platform:fleet:Fleet": "fleet",
     "platform:arc:Site": "cluster",

@@ -130,7 +130,7 @@ def site_team_traffic(config: PlatformConfig, key: str, namespace: str) -> Names
     egress: list[Peer] = []
     if any(s.storage or s.key_vault_secrets or s.cosmos_db for s in workloads):
         egress.append(Peer("private-endpoints", (Port(HTTPS),), cidrs=endpoints))
-    if kafka is not None and kafka.engine == "eventhubs" and any(n in kafka.clients for n in names):
+    if kafka is not None and kafka.engine == "eventhubs" and site_kafka_clients(config, key, namespace):
         egress.append(Peer("event-hubs", (Port(kafka_plan.EVENT_HUBS_KAFKA_PORT),), cidrs=endpoints))
     host = kafka_plan.site_host(config, key)
     if host is not None and site_kafka_clients(config, key, namespace):
@@ -269,22 +269,27 @@ def workload_accounts(config: PlatformConfig, key: str, ids: SiteIdentities) -> 
 
 def kafka_config_maps(config: PlatformConfig, key: str, namespace: str, certificate: str) -> list[dict[str, Any]]:
     """What a Kafka client at the site connects with, under the names every AKS client namespace
-    has them (components/kafka.py, KafkaAccess): where its Kafka is (the region's host, over the
-    link) and that Kafka's CA certificate, which its brokers' certificates chain to."""
-    return [
+    has them (components/kafka.py): where its Kafka is (Strimzi: the region's host, over the link;
+    Event Hubs: the namespace, through the region's endpoint) and, with Strimzi, that Kafka's CA
+    certificate, which its brokers' certificates chain to."""
+    objects: list[dict[str, Any]] = [
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": kafka_plan.BOOTSTRAP_CONFIG_MAP, "namespace": namespace},
             "data": {kafka_plan.BOOTSTRAP_KEY: kafka_plan.site_bootstrap(config, key)},
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": kafka_plan.CA_CONFIG_MAP, "namespace": namespace},
-            "data": {"ca.crt": certificate},
-        },
+        }
     ]
+    if config.strimzi is not None:  # Event Hubs' certificate chains to a public root
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": kafka_plan.CA_CONFIG_MAP, "namespace": namespace},
+                "data": {"ca.crt": certificate},
+            }
+        )
+    return objects
 
 
 def platform_manifests(config: PlatformConfig, key: str, ids: SiteIdentities) -> list[dict[str, Any]]:

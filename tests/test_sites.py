@@ -11,6 +11,7 @@ import yaml
 from facts import arc
 from offline.mocks import OFFLINE_CA_CERTIFICATE
 from planning import dispatch, multikueue_token, onprem, site_baseline
+from planning import kafka as kafka_plan
 from planning.admission import admission_rules, policy_manifest
 from planning.layers import Unit
 from planning.naming import Naming
@@ -561,3 +562,37 @@ def test_only_the_kafka_of_the_sites_region_lets_the_sites_servers_in(plans):
         assert {"ipBlock": {"cidr": str(site.pod_cidr)}} not in peers
         assert (servers in mirror["networkPolicyPeers"]) == (cluster_of(kafka) == "eus2"), cluster_of(kafka)
         assert [p for p in peers if p == servers] == ([servers] if cluster_of(kafka) == "eus2" else [])
+
+
+def test_a_sites_clients_on_event_hubs_reach_its_endpoint_over_the_link(plans):
+    """With Event Hubs (dev's engine) instead: the site's client namespace names the namespace's
+    Kafka endpoint (as the data unit names it) in `platform-kafka`, carries no CA (Event Hubs'
+    chains to a public root), and its policy lets it out to the region's endpoints on 9093, where
+    the endpoints' NSG admits the site's servers; no Strimzi listener or host is involved."""
+    config = _config()
+    dev = parse_platform_config(read_stack_config(ROOT, "dev").values)
+    assert dev.kafka is not None and config.kafka is not None
+    kafka = dev.kafka.model_copy(update={"clients": {"trainer": dev.kafka.clients["trainer"]}})
+    other = config.model_copy(update={"kafka": kafka})
+    documents = site_baseline.baseline_documents(other, SITE, site_baseline.SiteIdentities("x"))
+    maps = {
+        m["metadata"]["name"]: m for m in _objects(documents, "ConfigMap") if m["metadata"]["namespace"] == "research"
+    }
+    assert set(maps) == {"platform-storage", "platform-kafka"}
+    assert maps["platform-kafka"]["data"] == {"BOOTSTRAP_SERVERS": kafka_plan.event_hubs_bootstrap(other)}
+    # The name the data unit gives the namespace (dev's plan), and what dev's clusters hold.
+    (namespace,) = plans["dev"].of_type("azure-native:eventhub:Namespace")
+    expected = f"{namespace.inputs['namespaceName']}.servicebus.windows.net:9093"
+    assert kafka_plan.event_hubs_bootstrap(dev) == expected
+    held = {
+        m.inputs["data"]["BOOTSTRAP_SERVERS"]
+        for m in plans["dev"].of_type("kubernetes:core/v1:ConfigMap")
+        if m.inputs["metadata"]["name"] == "platform-kafka"
+    }
+    assert held == {expected}
+    egress = {p.name: p for p in site_baseline.site_team_traffic(other, SITE, "research").egress}
+    assert "kafka" not in egress
+    assert [port.port for port in egress["event-hubs"].ports] == [9093]
+    assert egress["event-hubs"].cidrs == (str(config.network.regions["eastus2"].subnets.private_endpoints),)
+    assert "9093" in onprem.SITE_ENDPOINT_PORTS
+    assert onprem.site_kafka_rules(other, "eastus2") == []

@@ -141,12 +141,12 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
     elif unit.layer == "cluster" and unit.cluster in config.on_prem_clusters:
         region = config.on_prem_clusters[unit.cluster].region
         # The cluster whose Kafka the site's clients reach: its CA goes into the site's baseline.
-        host = kafka_plan.site_host(config, unit.cluster) if kafka_plan.site_clients(config, unit.cluster) else None
+        host = kafka_plan.site_host(config, unit.cluster)
         site, documents, authentication = build_site(
             ctx,
             unit.cluster,
             _foundation_reference(config, [region]),
-            _cluster_reference(config, host) if host is not None else None,
+            _cluster_reference(config, host) if unit.cluster in kafka_plan.served_sites(config, host or "") else None,
         )
         pulumi.export(
             "site",

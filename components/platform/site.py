@@ -33,7 +33,7 @@ def build_site(
     config = ctx.config
     kafka_ca: pulumi.Input[str] = ""
     host = kafka_plan.site_host(config, key)
-    if kafka_plan.site_clients(config, key):
+    if key in kafka_plan.served_sites(config, host or ""):
         assert kafka_host is not None and kafka_host.kafka_id is not None and host is not None
         kafka_ca = cluster_ca_certificate(
             f"site-{key}-kafka-ca",

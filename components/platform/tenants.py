@@ -16,6 +16,7 @@ from components.dispatch import (
     JobDispatch,
     JobDispatchArgs,
 )
+from components.event_hubs import EventHubsClients, EventHubsClientsArgs
 from components.gpu_stack import TeamQueues, TeamQueuesArgs
 from components.kafka import (
     KafkaAccess,
@@ -284,6 +285,25 @@ def _kafka_tenants(
         return {}
     if kafka.engine == "eventhubs":
         assert data.event_hubs_namespace is not None
+        EventHubsClients(
+            "event-hubs-clients",
+            EventHubsClientsArgs(
+                bootstrap=pulumi.Output.from_input(data.event_hubs_namespace).apply(
+                    lambda name: f"{kafka_plan.event_hubs_namespace_host(name)}:{kafka_plan.EVENT_HUBS_KAFKA_PORT}"
+                ),
+                namespaces={
+                    key: list(
+                        dict.fromkeys(
+                            config.workloads[c].namespace for c in kafka.clients if key in config.identity_clusters(c)
+                        )
+                    )
+                    for key in clusters
+                },
+                providers={key: cluster.provider for key, cluster in clusters.items()},
+                team_namespaces=namespaces,
+            ),
+            opts=ctx.opts,
+        )
         return {
             client: pulumi.Output.from_input(data.event_hubs_namespace).apply(
                 partial(kafka_plan.connection_info, config, client)

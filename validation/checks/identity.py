@@ -28,7 +28,7 @@ def check_identity(config: PlatformConfig) -> Iterator[ConfigProblem]:
             "is required with kafka.engine strimzi: previews of the tenants' stack read Kafka's CA "
             "certificates, which its plan identity may read only where the program grants it",
         )
-    site_clients = [site for site in config.on_prem_clusters if kafka_plan.site_clients(config, site)]
+    site_clients = [site for site in config.on_prem_clusters if strimzi and kafka_plan.site_clients(config, site)]
     if plan is not None and site_clients and plan.cluster_principal_object_id is None:
         yield ConfigProblem(
             key("entra", "planIdentity", "clusterPrincipalObjectId"),
