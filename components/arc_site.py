@@ -46,7 +46,7 @@ from facts import arc as arc_facts
 from planning import site_baseline
 from planning.naming import Naming, ResourceId, parse_resource_id
 from planning.onprem import ExtensionSpec, site_extensions
-from planning.site_baseline import BASELINE_CONTAINER
+from planning.site_baseline import BASELINE_CONTAINER, DIGEST_METADATA
 from planning.workloads import blob_endpoint
 from stackconfig.model import AdmissionConfig, OnPremClusterConfig, StorageConfig
 
@@ -86,6 +86,8 @@ class ArcSiteArgs:
     tags: dict[str, str]
     # severity -> the action groups its Azure Monitor alerts reach (components/alerting.py)
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
+    # The digest of the baseline this deploy uploads (planning/site_baseline.py, baseline_digest).
+    baseline_digest: pulumi.Input[str] = ""
 
 
 class ArcSite(pulumi.ComponentResource):
@@ -284,6 +286,10 @@ class ArcSite(pulumi.ComponentResource):
             account_name=account.name,
             resource_group_name=group,
             public_access=storage.PublicAccess.NONE,
+            # What the last deploy uploaded: a baseline that changes without a change here (the
+            # Kafka host's CA renewed) shows as this container's update in the nightly drift
+            # check, which ignores reads and outputs (pulumi/pulumi#5087).
+            metadata={DIGEST_METADATA: args.baseline_digest},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[service]),
         )
         # Who read, wrote or deleted which file, and the account's availability, as every account.

@@ -185,6 +185,7 @@ class EventHubsClients(pulumi.ComponentResource):
                     f"{name}-{cluster}-{namespace}",
                     namespace,
                     args.bootstrap,
+                    kafka_plan.ACROSS_NETWORKS_IDLE_MS,
                     pulumi.ResourceOptions(
                         parent=self,
                         provider=args.providers[cluster],

@@ -24,7 +24,6 @@ the peered VNets; MirrorMaker signs in with its own workload identity.
 
 from __future__ import annotations
 
-import base64
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -37,6 +36,7 @@ from components.aliases import moved_from
 from components.charts import helm_release
 from components.isolation import isolate
 from components.rbac import bound_role
+from facts.aks_load_balancer import INTERNAL_LB, INTERNAL_LB_SUBNET, LB_IPV4
 from facts.workload_identity import CLIENT_ID_ANNOTATION, FEDERATED_TOKEN_FILE, TENANT_ID_ANNOTATION, USE_LABEL
 from planning import kafka as kafka_plan
 from planning.charts import STRIMZI, SYSTEM_POOL_TOLERATION
@@ -53,9 +53,6 @@ STORAGE_CLASS = "kafka-premium-retain"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 CLUSTER_LABEL = "strimzi.io/cluster"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
-INTERNAL_LB_SUBNET = "service.beta.kubernetes.io/azure-load-balancer-internal-subnet"
-LB_IPV4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
 # What the brokers' metrics reporter exposes to managed Prometheus.
 METRICS_ALLOW_LIST = [
     "kafka_server_.*",
@@ -677,6 +674,7 @@ class KafkaAccess(pulumi.ComponentResource):
                 f"{prefix}-bootstrap-{namespace_name}",
                 namespace_name,
                 kafka_plan.strimzi_bootstrap(cluster, kafka_plan.OAUTH_PORT),
+                kafka_plan.IN_CLUSTER_IDLE_MS,
                 pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
@@ -687,14 +685,15 @@ class KafkaAccess(pulumi.ComponentResource):
 
 
 def bootstrap_config_map(
-    name: str, namespace: str, bootstrap: pulumi.Input[str], opts: pulumi.ResourceOptions
+    name: str, namespace: str, bootstrap: pulumi.Input[str], idle_ms: int, opts: pulumi.ResourceOptions
 ) -> kubernetes.core.v1.ConfigMap:
     """Where the Kafka of this cluster is, for its OAuth clients' jobs that run wherever MultiKueue
-    sends them (planning/kafka.py, BOOTSTRAP_CONFIG_MAP): Strimzi's brokers here, or Event Hubs."""
+    sends them (planning/kafka.py, BOOTSTRAP_CONFIG_MAP): Strimzi's brokers here, or Event Hubs;
+    and how long a connection to it may idle."""
     return kubernetes.core.v1.ConfigMap(
         name,
         metadata=kubernetes.meta.v1.ObjectMetaArgs(name=kafka_plan.BOOTSTRAP_CONFIG_MAP, namespace=namespace),
-        data={kafka_plan.BOOTSTRAP_KEY: bootstrap},
+        data={kafka_plan.BOOTSTRAP_KEY: bootstrap, kafka_plan.IDLE_KEY: str(idle_ms)},
         opts=opts,
     )
 
@@ -712,7 +711,7 @@ def cluster_ca_certificate(
         ),
         opts=opts,
     )
-    return pulumi.Output.unsecret(ca.data.apply(lambda data: base64.b64decode((data or {}).get("ca.crt", "")).decode()))
+    return pulumi.Output.unsecret(ca.data.apply(lambda data: kafka_plan.ca_bundle(data or {})))
 
 
 @dataclass(frozen=True)

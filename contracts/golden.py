@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from contracts import admission, identity, queueing, reach, scheduling
 from contracts.cluster import CONFIG_MAP, KAFKA, PRIVATE_ENDPOINT, SUBNET, ClusterView
 from contracts.reach import Destination
 from facts import lustre
+from facts.aks_load_balancer import INTERNAL_LB, INTERNAL_LB_SUBNET, LB_IPV4
 from planning import kafka as kafka_plan
 from planning.admission import KUEUE_ADMISSION_GATE, KUEUE_PODSET_LABEL
 from planning.network_policy import ENTRA_ID_FQDN, HTTPS
@@ -150,7 +152,10 @@ def needs(view: ClusterView, item: Rendered) -> list[Destination]:
     if golden.kafka and config["platform:kafka"]["engine"] == "eventhubs":
         found.append(Destination(kafka_plan.EVENT_HUBS_KAFKA_PORT, cidr=endpoint_subnet(view, "/Microsoft.EventHub/")))
     elif golden.kafka:
-        found.append(kafka_destination(view, kafka_bootstrap(view, item)))
+        bootstrap = kafka_bootstrap(view, item)
+        with contextlib.suppress(LookupError):  # evaluate refuses an address that is no Kafka
+            if bootstrap is not None:
+                found.append(kafka_destination(view, bootstrap))
     if golden.cosmos:
         # The SDKs' gateway mode, HTTPS to the account's endpoint in the cluster's region.
         found.append(Destination(HTTPS, cidr=endpoint_subnet(view, "/Microsoft.DocumentDB/")))
@@ -183,9 +188,25 @@ def configured_location(view: ClusterView, item: Rendered) -> tuple[str, str] | 
     return None
 
 
-def kafka_bootstrap(view: ClusterView, item: Rendered) -> str:
+def config_map_refusals(view: ClusterView, item: Rendered) -> list[str]:
+    """Every `configMapKeyRef` of the pod's containers resolves here: the kubelet does not start a
+    container whose variable names a missing ConfigMap or key (CreateContainerConfigError)."""
+    found = []
+    for container in [*item.pod["spec"].get("initContainers", []), *item.pod["spec"]["containers"]]:
+        for variable in container.get("env") or []:
+            reference = (variable.get("valueFrom") or {}).get("configMapKeyRef")
+            if reference and not reference.get("optional"):
+                try:
+                    config_map_value(view, item.namespace, reference["name"], reference["key"])
+                except LookupError as missing:
+                    found.append(f"{container['name']}'s {variable['name']}: {missing}")
+    return found
+
+
+def kafka_bootstrap(view: ClusterView, item: Rendered) -> str | None:
     """The bootstrap address the workload's pods connect to on this cluster: the value it carries,
-    or its namespace's `platform-kafka` ConfigMap's here (planning/kafka.py, BOOTSTRAP_CONFIG_MAP)."""
+    or its namespace's `platform-kafka` ConfigMap's here (planning/kafka.py, BOOTSTRAP_CONFIG_MAP);
+    None where that does not resolve (config_map_refusals says why)."""
     for container in item.pod["spec"]["containers"]:
         for variable in container.get("env") or []:
             if variable["name"] != KAFKA_BOOTSTRAP_VARIABLE:
@@ -193,7 +214,10 @@ def kafka_bootstrap(view: ClusterView, item: Rendered) -> str:
             if "value" in variable:
                 return str(variable["value"])
             reference = variable["valueFrom"]["configMapKeyRef"]
-            return config_map_value(view, item.namespace, reference["name"], reference["key"])
+            try:
+                return config_map_value(view, item.namespace, reference["name"], reference["key"])
+            except LookupError:
+                return None
     raise LookupError(f"{item.golden.name} sets no {KAFKA_BOOTSTRAP_VARIABLE}")
 
 
@@ -204,8 +228,12 @@ def kafka_host(view: ClusterView, bootstrap: str) -> str:
     suffix = f"-kafka-bootstrap.{kafka_plan.KAFKA_NAMESPACE}.svc"
     if host.endswith(suffix):
         return host.removesuffix(suffix)
+    try:
+        address = ip_address(host)
+    except ValueError:
+        raise LookupError(f"{bootstrap} is no cluster's Kafka") from None
     for key, cluster in view.config["platform:clusters"].items():
-        if ip_address(host) in ip_network(cluster["subnets"]["nodes"]):
+        if address in ip_network(cluster["subnets"]["nodes"]):
             return str(key)
     raise LookupError(f"{bootstrap} is no cluster's Kafka")
 
@@ -281,6 +309,9 @@ def kafka_listener_refusals(view: ClusterView, namespace: str, bootstrap: str) -
     for listener in listeners:
         peers = listener.get("networkPolicyPeers") or []
         if across:
+            found = across_networks_refusals(kafka_view(view, bootstrap), listener, bootstrap)
+            if found:
+                return found
             blocks = [IPv4Network(p["ipBlock"]["cidr"]) for p in peers if "ipBlock" in p]
             if not servers or not all(any(r.subnet_of(b) for b in blocks) for r in servers):
                 return [f"Kafka's {listener['name']} listener does not let {view.key}'s servers in"]
@@ -290,6 +321,31 @@ def kafka_listener_refusals(view: ClusterView, namespace: str, bootstrap: str) -
         ):
             return [f"Kafka's {listener['name']} listener does not let namespace {namespace!r} in"]
     return []
+
+
+def across_networks_refusals(host: ClusterView, listener: dict[str, Any], bootstrap: str) -> list[str]:
+    """What a listener reached from another network needs, as Azure and Strimzi behave: internal
+    load balancers in the host's node subnet (where the firewall rule and the NSG allow point), the
+    bootstrap at the pinned address the clients are given, and the clients' own addresses kept
+    (`externalTrafficPolicy: Local`), without which its policy sees a node's address instead."""
+    name, configuration = listener["name"], listener.get("configuration") or {}
+    found = []
+    if listener.get("type") != "loadbalancer":
+        found.append(f"Kafka's {name} listener is no load balancer listener")
+    if configuration.get("externalTrafficPolicy") != "Local":
+        found.append(f"Kafka's {name} listener does not keep its clients' addresses (externalTrafficPolicy)")
+    address = bootstrap.rsplit(":", 1)[0]
+    if (configuration.get("bootstrap") or {}).get("annotations", {}).get(LB_IPV4) != address:
+        found.append(f"Kafka's {name} listener's bootstrap is not pinned at {address}")
+    for kafka in host.objects(KAFKA):
+        template = kafka["spec"]["kafka"].get("template") or {}
+        for service in ("externalBootstrapService", "perPodService"):
+            annotations = (template.get(service) or {}).get("metadata", {}).get("annotations", {})
+            if annotations.get(INTERNAL_LB) != "true" or not str(annotations.get(INTERNAL_LB_SUBNET, "")).endswith(
+                f"-{host.key}-nodes"
+            ):
+                found.append(f"Kafka's {service} is not an internal load balancer in {host.key}'s node subnet")
+    return found
 
 
 def kafka_view(view: ClusterView, bootstrap: str) -> ClusterView:
@@ -317,15 +373,20 @@ def evaluate(view: ClusterView, item: Rendered) -> dict[str, list[str]]:
     brokers = view
     if golden.kafka and view.config["platform:kafka"]["engine"] == "strimzi":
         bootstrap = kafka_bootstrap(view, item)
-        reach_refusals += kafka_listener_refusals(view, item.namespace, bootstrap)
-        brokers = kafka_view(view, bootstrap)
+        try:
+            if bootstrap is not None:
+                reach_refusals += kafka_listener_refusals(view, item.namespace, bootstrap)
+                brokers = kafka_view(view, bootstrap)
+        except LookupError as unknown:
+            reach_refusals.append(str(unknown))
     if mounts_lustre(view, item):
         reach_refusals += reach.lustre_refusals(view)
     storage = storage_target(view, item)
     return {
         "admission": admission.refusals(view, item.namespace, pod, item.workload),
         "scheduling": scheduling.refusals(view, queueing.admitted_pod_spec(view, item.workload, pod["spec"]), target)
-        + scheduling.volume_refusals(view, item.namespace, pod["spec"], target),
+        + scheduling.volume_refusals(view, item.namespace, pod["spec"], target)
+        + config_map_refusals(view, item),
         "queueing": queueing.refusals(view, item.workload, pod["spec"], target),
         "reach": reach_refusals,
         "identity": identity.refusals(

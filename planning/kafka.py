@@ -9,7 +9,9 @@ what a client needs to connect. `validation.checks` reports spec problems with t
 
 from __future__ import annotations
 
+import base64
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,6 +198,15 @@ def cluster_ca_secret(cluster: str) -> str:
     return f"{cluster}-cluster-ca-cert"
 
 
+def ca_bundle(data: Mapping[str, str]) -> str:
+    """The certificates clients must trust, from the `-cluster-ca-cert` Secret's data (base64):
+    `ca.crt` and, while Strimzi replaces the CA's key, the old certificate it keeps beside it as
+    `ca-<date>.crt` (Strimzi: clients add every `*.crt` of it), so a copy made during the
+    replacement verifies the brokers before and after they roll."""
+    names = sorted((name for name in data if name.endswith(".crt")), key=lambda name: (name != "ca.crt", name))
+    return "".join(base64.b64decode(data[name]).decode() for name in names)
+
+
 # The Role that lets the tenants' previews read the CA certificates above, by name only.
 CA_READER_ROLE = "platform-ca-certificate-reader"
 # The KafkaMirrorMaker2 of each hosting cluster, and the service account Strimzi gives it.
@@ -367,6 +378,15 @@ def replication_bootstrap_address(config: PlatformConfig, cluster: str) -> str:
 # for blobs (planning/workloads.py).
 BOOTSTRAP_CONFIG_MAP = "platform-kafka"
 BOOTSTRAP_KEY = "BOOTSTRAP_SERVERS"
+# ... and how long its connections may idle before the client closes them (`connections.max.idle.ms`).
+IDLE_KEY = "CONNECTIONS_MAX_IDLE_MS"
+# Kafka's client default, in a cluster (no middlebox between client and broker).
+IN_CLUSTER_IDLE_MS = 540_000
+# Below the 4 minutes after which Azure's load balancers (a listener for other networks) and Event
+# Hubs close an idle connection (learn.microsoft.com/azure/load-balancer/load-balancer-tcp-reset;
+# Event Hubs for Kafka's recommended configuration: 180000), and Azure Firewall's east-west idle
+# timeout (tcp-session-behavior.md): the client closes first, instead of writing into a dead flow.
+ACROSS_NETWORKS_IDLE_MS = 180_000
 
 
 def site_host(config: PlatformConfig, site: str) -> str | None:

@@ -24,6 +24,7 @@ Imports facts, planning and the config model; nothing of Pulumi.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,7 +278,10 @@ def kafka_config_maps(config: PlatformConfig, key: str, namespace: str, certific
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": kafka_plan.BOOTSTRAP_CONFIG_MAP, "namespace": namespace},
-            "data": {kafka_plan.BOOTSTRAP_KEY: kafka_plan.site_bootstrap(config, key)},
+            "data": {
+                kafka_plan.BOOTSTRAP_KEY: kafka_plan.site_bootstrap(config, key),
+                kafka_plan.IDLE_KEY: str(kafka_plan.ACROSS_NETWORKS_IDLE_MS),
+            },
         }
     ]
     if config.strimzi is not None:  # Event Hubs' certificate chains to a public root
@@ -349,6 +353,18 @@ def document_name(manifest: dict[str, Any]) -> str:
     metadata = manifest["metadata"]
     parts = [manifest["kind"], metadata.get("namespace", ""), metadata["name"]]
     return "-".join(p for p in parts if p).lower() + ".yaml"
+
+
+# The baseline container's metadata key holding the digest of what the deploy uploaded.
+DIGEST_METADATA = "platformbaselinesha256"
+
+
+def baseline_digest(documents: Mapping[str, str]) -> str:
+    """A digest of the whole baseline (each file's path and text, in order)."""
+    digest = hashlib.sha256()
+    for path in sorted(documents):
+        digest.update(path.encode() + b"\0" + documents[path].encode() + b"\0")
+    return digest.hexdigest()
 
 
 def baseline_documents(config: PlatformConfig, key: str, ids: SiteIdentities) -> dict[str, str]:

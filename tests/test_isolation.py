@@ -362,7 +362,7 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     # on a MultiKueue worker, the dispatchers' identity's read-only watch role (its writes are an
     # Azure role on team namespaces); on a dispatcher, the token refresher's Role on its own
     # Secrets; in `kafka`, the CA certificates by name for the tenants' plan identity, and for the
-    # cluster layer's where the Kafka serves a site (the site's previews copy it).
+    # cluster layer's in an environment with sites (a site's previews copy its host's).
     from contracts.cluster import cluster_of
 
     identities = config.entra.plan_identity
@@ -370,9 +370,8 @@ def test_no_cluster_admin_binding_and_no_token_unless_asked(plans, stack):
     def kafka_readers(cluster: str) -> list[str]:
         if identities is None:
             return []
-        served = kafka_plan.served_sites(config, cluster)
         return [str(identities.tenants_principal_object_id)] + (
-            [str(identities.cluster_principal_object_id)] if served else []
+            [str(identities.cluster_principal_object_id)] if config.on_prem_clusters else []
         )
 
     for r in plan.resources:

@@ -739,3 +739,24 @@ def test_too_many_readers_for_the_tiers_consumer_groups():
             clients[f"reader{i}"] = {"topics": {"inference-logs": "read"}}
 
     expect_problem("dev", crowd, "platform:kafka.topics[2]", "21 reading clients", "allows 20 per event hub")
+
+
+def test_a_ca_copy_made_while_strimzi_replaces_the_key_trusts_the_old_and_the_new_certificate():
+    """During a key replacement Strimzi keeps the old certificate beside the new one in the
+    `-cluster-ca-cert` Secret (`ca-<date>.crt`) and rolls the brokers onto the new key; a copy of
+    `ca.crt` alone would refuse the brokers not yet rolled. The copy holds every `*.crt`, the
+    current first, and nothing else of the Secret (its truststore and password)."""
+    import base64
+
+    def encoded(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    new, old = "-----BEGIN CERTIFICATE-----\nbmV3\n", "-----BEGIN CERTIFICATE-----\nb2xk\n"
+    data = {
+        "ca-2026-11-29T03-00-00Z.crt": encoded(old),
+        "ca.crt": encoded(new),
+        "ca.p12": encoded("x"),
+        "ca.password": encoded("y"),
+    }
+    assert kafka_plan.ca_bundle(data) == new + old
+    assert kafka_plan.ca_bundle({"ca.crt": encoded(new)}) == new

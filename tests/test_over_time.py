@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 import yaml
 
 from contracts.autoscaler import Autoscaler, Node, Template, candidate, fits, taint_text
@@ -38,7 +39,7 @@ from facts import strimzi
 from facts.gpu import CORDON_ANNOTATION, PREFLIGHT_LABEL, PREFLIGHT_PASSED, UNHEALTHY_TAINT_KEY
 from offline.engine import Plan
 from offline.environment import parsed_environment, waves
-from planning import cold_start, dispatch, gpu_gate, gpu_health, multikueue_token
+from planning import cold_start, dispatch, gpu_gate, gpu_health, multikueue_token, site_baseline
 from planning import kafka as kafka_plan
 from stackconfig.model import duration_seconds
 from tests.conftest import ROOT, stack_values
@@ -431,6 +432,7 @@ def test_an_environment_without_protection_is_told_what_a_rename_would_break(uni
 
 KAFKA = "kubernetes:kafka.strimzi.io/v1:Kafka"
 SECRET = "kubernetes:core/v1:Secret"
+BLOB_CONTAINER = "azure-native:storage:BlobContainer"
 
 
 def _drift_days() -> int:
@@ -456,8 +458,11 @@ def ca_copies_over_a_renewal(environment, renewal_days: int | None = None) -> tu
         for r in plan.resources
         if (r.type == CONFIG_MAP and r.inputs["metadata"]["name"] == kafka_plan.CA_CONFIG_MAP)
         or (r.type == SECRET and "platform.ai/copied-from" in (r.inputs["metadata"].get("labels") or {}))
+        # A site's copy is a file of its baseline, which its container's digest covers.
+        or (r.type == BLOB_CONTAINER and site_baseline.DIGEST_METADATA in (r.inputs.get("metadata") or {}))
     ]
-    assert copies and {c.split("/")[0] for c in copies} == {"tenants"}
+    sites = {f"cluster-{site}" for site in units_sites(units)}
+    assert copies and {c.split("/")[0] for c in copies} == {"tenants", *sites}
     dead = []
     for unit, kafka in kafkas.items():
         authority = kafka.inputs["spec"].get("clusterCa") or {}
@@ -470,13 +475,25 @@ def ca_copies_over_a_renewal(environment, renewal_days: int | None = None) -> tu
     return copies, dead
 
 
-def test_prods_copies_of_strimzis_renewed_cas_are_replaced_before_the_old_ones_expire(unit_plans):
+def units_sites(units) -> list[str]:
+    return [
+        unit.cluster
+        for unit, plan in units.items()
+        if plan.of_type("azure-native:kubernetesconfiguration:FluxConfiguration")
+    ]
+
+
+@pytest.mark.parametrize("stack", ["prod", "prod-scale"])
+def test_prods_copies_of_strimzis_renewed_cas_are_replaced_before_the_old_ones_expire(unit_plans, stack):
     """Every copy the tenants unit makes of a cluster's Strimzi CA (client namespaces' ConfigMaps,
-    MirrorMaker's Secrets in the other cluster) verifies the brokers on every day of a renewal:
-    the nightly drift check shows the change, and the tenants deploy the runbook asks for lands
-    well inside Strimzi's renewal period."""
-    copies, dead = ca_copies_over_a_renewal(unit_plans["prod"])
+    MirrorMaker's Secrets in the other cluster), and a site's (its baseline, whose digest its
+    container carries), verifies the brokers on every day of a renewal: the nightly drift check
+    shows the change, and the deploys the runbook asks for land well inside Strimzi's renewal
+    period."""
+    copies, dead = ca_copies_over_a_renewal(unit_plans[stack])
     assert len(copies) >= 4 and dead == []
+    if stack == "prod-scale":
+        assert [c for c in copies if c.startswith("cluster-phx1/")]
     # With a renewal period shorter than detection plus the runbook's deadline, they would not.
     _, short = ca_copies_over_a_renewal(unit_plans["prod"], renewal_days=5)
     assert short and short[0].startswith("day 5:")

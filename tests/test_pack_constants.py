@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from components.cluster import SYSTEM_POOL_TAINT
-from components.kafka import INTERNAL_LB
 from facts import azure_policy, cosmosdb, flink
+from facts.aks_load_balancer import INTERNAL_LB
 from facts.azure_roles import role_id
 from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, PURPOSE_LABEL
 from facts.vm_sizes import VM_SIZES

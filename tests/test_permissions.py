@@ -687,9 +687,10 @@ def test_the_plan_identities_read_no_secret_but_the_kafka_ca_certificates_their_
         # Each reads what its previews read, and the cluster layer's only where a site is served.
         assert {(scope, name) for scope, name in readable if (scope, name) in reads} == reads, (layer, reads)
         if layer == "cluster":
-            # Only in the served host's `kafka` namespace (its Role names every cluster's CA
-            # certificate, public: MirrorMaker's copies carry the other clusters' names).
-            assert {scope for scope, _ in readable} == {scope for scope, _ in reads}, readable
+            # Only the Strimzi hosts' CA certificates (public; bound on every host of an
+            # environment with sites, before a site has a client), and never anything else.
+            assert {scope.rsplit("/namespaces/", 1)[1] for scope, _ in readable} == {"kafka"}, readable
+            assert {scope for scope, _ in reads} <= {scope for scope, _ in readable}
             assert all(name.endswith("-cluster-ca-cert") for _, name in readable)
         else:
             assert readable == reads, readable ^ reads

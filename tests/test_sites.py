@@ -121,7 +121,10 @@ def test_the_baseline_is_exported_for_the_deploy_job_and_holds_no_credential(uni
     # Where its Kafka is (eastus2's host, eus2, over the link) and the certificate its brokers'
     # chain to, read from that cluster by the site's unit (the Secret the offline engine answers).
     # (10.40.31.254: the last usable address of eus2's node subnet, 10.40.16.0/20.)
-    assert maps["platform-kafka"]["data"] == {"BOOTSTRAP_SERVERS": "10.40.31.254:9095"}
+    assert maps["platform-kafka"]["data"] == {
+        "BOOTSTRAP_SERVERS": "10.40.31.254:9095",
+        "CONNECTIONS_MAX_IDLE_MS": "180000",
+    }
     assert maps["kafka-cluster-ca"]["data"] == {"ca.crt": OFFLINE_CA_CERTIFICATE}
     reads = [c for c in plan.calls if c.is_read and c.token == "kubernetes:core/v1:Secret"]
     assert [c.resource_id for c in reads] == ["kafka/eus2-cluster-ca-cert"] and "::aks-eus2-k8s::" in reads[0].provider
@@ -408,6 +411,12 @@ def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_with_its
             e for e in container["env"] if "valueFrom" not in e or e["name"] != "KAFKA_BOOTSTRAP_SERVERS"
         ]
     assert any("does not resolve in phx1" in r for r in evaluate(view, literal)["reach"])
+    # A baseline without the namespace's platform-kafka: the kubelet would not start the trainer.
+    without = SiteView(plan, SITE, view.config, {k: v for k, v in view.documents.items() if "platform-kafka" not in k})
+    assert [r for r in evaluate(without, item)["scheduling"] if "platform-kafka" in r] == [
+        "trainer's KAFKA_BOOTSTRAP_SERVERS: no ConfigMap platform-kafka with BOOTSTRAP_SERVERS in research on phx1",
+        "trainer's KAFKA_CONNECTIONS_MAX_IDLE_MS: no ConfigMap platform-kafka with CONNECTIONS_MAX_IDLE_MS in research on phx1",
+    ]
     # Servers the listener does not know (a site that moved its ranges without a deploy) are refused.
     moved = copy.deepcopy(view.config)
     moved["platform:onPremClusters"][SITE]["nodeRanges"] = ["192.168.64.0/20"]
@@ -579,20 +588,43 @@ def test_a_sites_clients_on_event_hubs_reach_its_endpoint_over_the_link(plans):
         m["metadata"]["name"]: m for m in _objects(documents, "ConfigMap") if m["metadata"]["namespace"] == "research"
     }
     assert set(maps) == {"platform-storage", "platform-kafka"}
-    assert maps["platform-kafka"]["data"] == {"BOOTSTRAP_SERVERS": kafka_plan.event_hubs_bootstrap(other)}
+    assert maps["platform-kafka"]["data"] == {
+        "BOOTSTRAP_SERVERS": kafka_plan.event_hubs_bootstrap(other),
+        "CONNECTIONS_MAX_IDLE_MS": "180000",
+    }
     # The name the data unit gives the namespace (dev's plan), and what dev's clusters hold.
     (namespace,) = plans["dev"].of_type("azure-native:eventhub:Namespace")
     expected = f"{namespace.inputs['namespaceName']}.servicebus.windows.net:9093"
     assert kafka_plan.event_hubs_bootstrap(dev) == expected
     held = {
-        m.inputs["data"]["BOOTSTRAP_SERVERS"]
+        (m.inputs["data"]["BOOTSTRAP_SERVERS"], m.inputs["data"]["CONNECTIONS_MAX_IDLE_MS"])
         for m in plans["dev"].of_type("kubernetes:core/v1:ConfigMap")
         if m.inputs["metadata"]["name"] == "platform-kafka"
     }
-    assert held == {expected}
+    assert held == {(expected, "180000")}
     egress = {p.name: p for p in site_baseline.site_team_traffic(other, SITE, "research").egress}
     assert "kafka" not in egress
     assert [port.port for port in egress["event-hubs"].ports] == [9093]
     assert egress["event-hubs"].cidrs == (str(config.network.regions["eastus2"].subnets.private_endpoints),)
     assert "9093" in onprem.SITE_ENDPOINT_PORTS
     assert onprem.site_kafka_rules(other, "eastus2") == []
+
+
+def test_a_baseline_that_changes_without_a_change_to_the_site_shows_in_the_drift_check(unit_plans):
+    """The baseline is a stack output and its CA a read, both of which `--expect-no-changes`
+    ignores (pulumi/pulumi#5087): the site's baseline container carries the digest of the
+    baseline its deploy uploaded, so a renewed Kafka CA (or any change of what the site gets)
+    is an update of that container in the next preview."""
+    plan = _site_plan(unit_plans)
+    documents = plan.outputs["baselineDocuments"]
+    (container,) = plan.of_type("azure-native:storage:BlobContainer")
+    digest = container.inputs["metadata"][site_baseline.DIGEST_METADATA]
+    assert digest == site_baseline.baseline_digest(documents)
+    config = _config()
+    renewed = site_baseline.baseline_documents(
+        config, SITE, site_baseline.SiteIdentities("x", kafka_ca="-----BEGIN CERTIFICATE-----\nbmV3\n")
+    )
+    before = site_baseline.baseline_documents(
+        config, SITE, site_baseline.SiteIdentities("x", kafka_ca=OFFLINE_CA_CERTIFICATE)
+    )
+    assert site_baseline.baseline_digest(renewed) != site_baseline.baseline_digest(before)

@@ -142,11 +142,12 @@ def deploy(config: PlatformConfig, unit: Unit | None) -> None:
         region = config.on_prem_clusters[unit.cluster].region
         # The cluster whose Kafka the site's clients reach: its CA goes into the site's baseline.
         host = kafka_plan.site_host(config, unit.cluster)
+        served = host is not None and unit.cluster in kafka_plan.served_sites(config, host)
         site, documents, authentication = build_site(
             ctx,
             unit.cluster,
             _foundation_reference(config, [region]),
-            _cluster_reference(config, host) if unit.cluster in kafka_plan.served_sites(config, host or "") else None,
+            _cluster_reference(config, host) if served and host is not None else None,
         )
         pulumi.export(
             "site",

@@ -304,13 +304,14 @@ def _kafka_clients(config: PlatformConfig, key: str, principal_ids: Mapping[str,
 
 def _ca_readers(config: PlatformConfig, key: str) -> list[str]:
     """The plan identities whose previews read this Kafka's CA certificate: the tenants' (its
-    clients' copies), and the cluster layer's where sites' clients reach this Kafka (their
-    baselines' copies)."""
+    clients' copies), and, in an environment with sites, the cluster layer's (a site's baseline
+    copies its host's). Bound before any site has a client, so the change that gives a site its
+    first client previews with the read it needs (the host's unit deploys after that change)."""
     plan = config.entra.plan_identity
     if plan is None:
         return []
     readers = [plan.tenants_principal_object_id]
-    if kafka_plan.served_sites(config, key):
+    if config.on_prem_clusters:
         readers.append(plan.cluster_principal_object_id)
     return [str(reader) for reader in readers if reader is not None]
 

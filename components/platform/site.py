@@ -100,6 +100,7 @@ def build_site(
             protect=config.protect,
             tags=ctx.tags,
             alert_routes=alert_routes(config, foundation.action_group_ids),
+            baseline_digest=documents.apply(site_baseline.baseline_digest),
         ),
         opts=ctx.opts,
     )

@@ -35,8 +35,8 @@ class PlanIdentityConfig(Model):
         default=None,
         description="Object ID of the cluster layer's plan identity `id-<prefix>-plan-<env>-cluster` (the delivery "
         "project's `<env>StackSettings` output); previews of a site's unit read the CA certificate of the Kafka its "
-        "workloads reach, which the program lets this identity read by name as the tenants' (required with a site's "
-        "Kafka clients on Strimzi).",
+        "workloads reach, which the program lets this identity read by name as the tenants' (required with sites and "
+        "Strimzi).",
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from planning import kafka as kafka_plan
 from stackconfig.keys import key
 from stackconfig.model import (
     PlatformConfig,
@@ -28,13 +27,12 @@ def check_identity(config: PlatformConfig) -> Iterator[ConfigProblem]:
             "is required with kafka.engine strimzi: previews of the tenants' stack read Kafka's CA "
             "certificates, which its plan identity may read only where the program grants it",
         )
-    site_clients = [site for site in config.on_prem_clusters if strimzi and kafka_plan.site_clients(config, site)]
-    if plan is not None and site_clients and plan.cluster_principal_object_id is None:
+    if plan is not None and strimzi and config.on_prem_clusters and plan.cluster_principal_object_id is None:
         yield ConfigProblem(
             key("entra", "planIdentity", "clusterPrincipalObjectId"),
-            f"is required with Kafka clients at {', '.join(site_clients)}: previews of a site's unit read the CA "
-            "certificate of its region's Kafka, which the cluster layer's plan identity may read only where the "
-            "program grants it",
+            f"is required with sites ({', '.join(config.on_prem_clusters)}) and kafka.engine strimzi: previews of a "
+            "site's unit read the CA certificate of its region's Kafka for its clients, which the cluster layer's "
+            "plan identity may read only where the program grants it",
         )
 
 
