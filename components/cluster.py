@@ -133,6 +133,9 @@ class AksClusterArgs:
     alert_routes: Mapping[str, list[pulumi.Input[str]]] = field(default_factory=dict)
     # The unit creates its resource groups (platform:resourceGroups: program), or uses the delivery's.
     create_groups: bool = False
+    # The Istio add-on's revisions where the cluster serves (planning/serving.py): its internal
+    # ingress gateway, which the serving gateway fronts. Empty: no mesh.
+    mesh_revisions: Sequence[str] = ()
 
 
 def _issuer_url(profile: aks.outputs.ManagedClusterOIDCIssuerProfileResponse | None) -> str:
@@ -416,6 +419,20 @@ class AksCluster(pulumi.ComponentResource):
                     ),
                 )
             ),
+            service_mesh_profile=aks.ServiceMeshProfileArgs(
+                mode=aks.ServiceMeshMode.ISTIO,
+                istio=aks.IstioServiceMeshArgs(
+                    revisions=list(args.mesh_revisions),
+                    components=aks.IstioComponentsArgs(
+                        # Internal only: the platform serves nothing on a public address.
+                        ingress_gateways=[
+                            aks.IstioIngressGatewayArgs(enabled=True, mode=aks.IstioIngressGatewayMode.INTERNAL)
+                        ]
+                    ),
+                ),
+            )
+            if args.mesh_revisions
+            else None,
             storage_profile=aks.ManagedClusterStorageProfileArgs(
                 disk_csi_driver=aks.ManagedClusterStorageProfileDiskCSIDriverArgs(enabled=True),
                 snapshot_controller=aks.ManagedClusterStorageProfileSnapshotControllerArgs(enabled=True),

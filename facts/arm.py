@@ -68,6 +68,10 @@ ARM_TYPES: dict[str, ArmType] = {
         ("ruleCollectionGroups", "ruleCollectionGroupName"),
     ),
     "azure-native:privatedns:PrivateZone": _t("Microsoft.Network", ("privateDnsZones", "privateZoneName")),
+    # The program writes A records only (the serving zone): their type is the path's segment.
+    "azure-native:privatedns:PrivateRecordSet": _t(
+        "Microsoft.Network", ("privateDnsZones", "privateZoneName"), ("A", "relativeRecordSetName")
+    ),
     "azure-native:privatedns:VirtualNetworkLink": _t(
         "Microsoft.Network", ("privateDnsZones", "privateZoneName"), ("virtualNetworkLinks", "virtualNetworkLinkName")
     ),

@@ -99,6 +99,9 @@ FORCE_NEW: dict[str, dict[str, str]] = {
     "azure-native:privatedns:VirtualNetworkLink": _paths(
         PATH, "resourceGroupName", "privateZoneName", "virtualNetworkLinkName"
     ),
+    "azure-native:privatedns:PrivateRecordSet": _paths(
+        PATH, "resourceGroupName", "privateZoneName", "recordType", "relativeRecordSetName"
+    ),
     "azure-native:storage:StorageAccount": {
         **_paths(PATH, "resourceGroupName", "accountName"),
         **_paths(AN, "location", "isHnsEnabled"),

@@ -8,9 +8,14 @@ Networking Services), so the two can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from facts import istio
 from planning import dispatch, lustre_csi
 from planning import kafka as kafka_plan
 from planning import postgresql as pg_plan
+from planning import serving as serving_plan
 from planning import streaming as streaming_plan
 from planning.egress import DRIVER_BUILD_FQDNS, builds_drivers
 from planning.gpu import has_infiniband
@@ -114,6 +119,8 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
                 namespace=streaming_plan.OPERATOR_NAMESPACE,
             ),
         )
+    ingress += serving_ingress(config, cluster_key, namespace)
+    egress += list(serving_egress(config, cluster_key, workloads))
     return NamespaceTraffic(
         namespace,
         ingress=ingress,
@@ -127,6 +134,30 @@ def team_traffic(config: PlatformConfig, cluster_key: str, team: str, namespace:
         egress=tuple(egress),
         fqdns=tuple(fqdns),
     )
+
+
+def _gateway_peer(name: str, ports: tuple[Port, ...]) -> Peer:
+    return Peer(name, ports, namespace=istio.INGRESS_NAMESPACE, pod_labels=dict(istio.GATEWAY_SELECTOR))
+
+
+def serving_ingress(config: PlatformConfig, cluster_key: str, namespace: str) -> tuple[Peer, ...]:
+    """The serving gateway's pods reach the ports of the APIs served from this namespace, and no
+    one else does (the namespace denies everything else)."""
+    ports = tuple(
+        dict.fromkeys(Port(p.port) for p in serving_plan.served_ports(config, cluster_key) if p.namespace == namespace)
+    )
+    return (_gateway_peer("serving-gateway", ports),) if ports else ()
+
+
+def serving_egress(config: PlatformConfig, cluster_key: str, workloads: Mapping[str, Any]) -> tuple[Peer, ...]:
+    """Callers of an API served on this cluster reach its gateway (the load balancer's address
+    leads to the gateway's pods, which the policy sees)."""
+    if config.serving is None or cluster_key not in serving_plan.serving_clusters(config):
+        return ()
+    callers = {caller for spec in config.serving.apis.values() for caller in spec.callers}
+    if not callers & set(workloads):
+        return ()
+    return (_gateway_peer("serving-gateway", (Port(istio.HTTPS_PORT),)),)
 
 
 def _driver_builds(config: PlatformConfig, cluster_key: str) -> tuple[FqdnRule, ...]:

@@ -138,6 +138,9 @@ PLAN_READS = (
     "persistentvolumes",
     "persistentvolumeclaims",
     "apps/daemonsets",
+    # The serving gateway's load balancer and its certificates' sync (planning/serving.py).
+    "services",
+    "apps/deployments",
     "batch/cronjobs",
     "customresources",
 )

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from facts import entra
 from facts.gpu import LABEL_PREFIX
 from planning.naming import Naming
 from stackconfig.model import KafkaAccess, KafkaConfig, KafkaTopicConfig, NodePoolConfig, PlatformConfig
@@ -165,16 +166,10 @@ def oauth_scope(audience: str) -> str:
     return f"{audience}/.default"
 
 
-def entra_issuer(tenant_id: str) -> str:
-    return f"https://login.microsoftonline.com/{tenant_id}/v2.0"
-
-
-def entra_jwks_uri(tenant_id: str) -> str:
-    return f"https://login.microsoftonline.com/{tenant_id}/discovery/v2.0/keys"
-
-
-def entra_token_endpoint(tenant_id: str) -> str:
-    return f"https://login.microsoftonline.com/{tenant_id}/oauth2/v2.0/token"
+# Entra ID's v2.0 endpoints (facts/entra.py), as the brokers and Strimzi's clients name them.
+entra_issuer = entra.issuer
+entra_jwks_uri = entra.jwks_uri
+entra_token_endpoint = entra.token_endpoint
 
 
 def event_hubs_scope(namespace_host: str) -> str:

@@ -156,6 +156,9 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:streaming:Jobs": "tenants",
     "platform:fleet:Fleet": "fleet",
     "platform:arc:Site": "cluster",
+    "platform:serving:Zone": "foundation",
+    "platform:serving:Gateway": "cluster",
+    "platform:serving:Apis": "tenants",
     # Resources the composition itself registers: the peerings between regions.
     "platform:index:Platform": "foundation",
 }
@@ -176,6 +179,7 @@ PER_CLUSTER_PREFIXES = (
     "logs-",
     "lustre-csi-",
     "site-",
+    "serving-",
 )
 
 

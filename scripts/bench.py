@@ -117,6 +117,9 @@ def synthetic_fleet(clusters: int) -> dict:
     # Flink beside Kafka: its jobs are Kafka clients too.
     if "platform:streaming" in values:
         values["platform:streaming"]["clusters"] = kafka_hosts
+    # A serving gateway where the workloads run, one per region.
+    if "platform:serving" in values:
+        values["platform:serving"]["clusters"] = kafka_hosts
     return values
 
 

@@ -57,6 +57,10 @@ TENANT_KINDS = {
     "kubernetes:kafka.strimzi.io/v1:KafkaMirrorMaker2",
     "kubernetes:flink.apache.org/v1beta1:FlinkDeployment",
     "kubernetes:azmonitoring.coreos.com/v1:PodMonitor",
+    # The APIs served through the gateway (planning/serving.py).
+    "kubernetes:networking.istio.io/v1:VirtualService",
+    "kubernetes:networking.istio.io/v1:DestinationRule",
+    "kubernetes:security.istio.io/v1:AuthorizationPolicy",
 }
 
 

@@ -145,7 +145,10 @@ def test_dev_owns_its_zones_and_shared_hub_environments_link_to_the_hubs(plans):
     # own endpoints register (decision 0008); the hub's serve the hub's region.
     for stack in ("staging", "prod"):
         plan = plans[stack]
-        own = plan.of_type("azure-native:privatedns:PrivateZone")
+        zones = plan.of_type("azure-native:privatedns:PrivateZone")
+        # (The serving zone is the environment's own name, not a privatelink zone: a copy per
+        # serving region in its network group, tests/test_serving.py.)
+        own = [z for z in zones if z.inputs["privateZoneName"].startswith("privatelink.")]
         assert {z.inputs["resourceGroupName"] for z in own} <= {"rg-ailab-prod-scus-dns"}
         assert bool(own) == (stack == "prod")
         provider = plan.one("pulumi:providers:azure-native", "subscription-0b1f6471-1bf0-4dda-aec3-111122223333")

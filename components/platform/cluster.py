@@ -6,6 +6,7 @@ Lustre CSI driver and the training namespaces' volumes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -38,6 +39,7 @@ from components.platform.context import (
     alert_routes,
     cluster_api_server_zone,
 )
+from components.serving import ServingGateway, ServingGatewayArgs
 from components.streaming import StreamingPlatform, StreamingPlatformArgs
 from components.tenancy import ClusterAdmins, ClusterAdminsArgs
 from planning import alerts as alerts_plan
@@ -45,6 +47,7 @@ from planning import capacity, cold_start
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
 from planning import lustre_csi as lustre_plan
+from planning import serving as serving_plan
 from planning import streaming as streaming_plan
 from planning.charts import SYSTEM_POOL_TOLERATION
 from planning.cluster_traffic import (
@@ -113,6 +116,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs, data: D
                 and vnet == naming.regional("vnet", region)
             ],
             tags={**ctx.tags, "cluster": key},
+            mesh_revisions=serving_plan.revisions(config) if key in serving_plan.serving_clusters(config) else (),
         ),
         opts=ctx.opts,
     )
@@ -266,6 +270,19 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs, data: D
                 priority_class=PLATFORM_CRITICAL.name,
                 tolerations=[SYSTEM_POOL_TOLERATION],
                 ready=[kueue] if kueue is not None else [],
+            ),
+            provider=provider,
+            opts=ctx.opts,
+        )
+    if key in serving_plan.serving_clusters(config):
+        tenant = config.entra.tenant_id or ctx.deployer.tenant_id
+        ServingGateway(
+            f"serving-{key}",
+            ServingGatewayArgs(
+                cluster_key=key,
+                render=partial(serving_plan.gateway_manifests, config, key, login_server=login_server),
+                client_id=foundation.identity_client_ids[serving_plan.CERTIFICATE_WORKLOAD],
+                tenant_id=tenant,
             ),
             provider=provider,
             opts=ctx.opts,

@@ -31,6 +31,7 @@ from planning import egress as egress_plan
 from planning import kafka as kafka_plan
 from planning import lustre_csi
 from planning import onprem as onprem_plan
+from planning import serving as serving_plan
 from planning.cluster_traffic import (
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
@@ -321,12 +322,13 @@ def replicas(config: PlatformConfig) -> dict[str, tuple[str, str]]:
 
 
 def identity_workloads(config: PlatformConfig) -> list[str]:
-    """Workloads with a managed identity: the configured ones, MirrorMaker where it runs, and
-    MultiKueue's dispatchers where there are any."""
+    """Workloads with a managed identity: the configured ones, MirrorMaker where it runs,
+    MultiKueue's dispatchers where there are any, and the serving gateways' certificate sync."""
     return (
         list(config.workloads)
         + ([kafka_plan.MIRROR_WORKLOAD] if kafka_plan.mirror_clusters(config) else [])
         + ([dispatch_plan.DISPATCH_WORKLOAD] if config.jobs.dispatchers else [])
+        + ([serving_plan.CERTIFICATE_WORKLOAD] if config.serving is not None else [])
     )
 
 

@@ -43,11 +43,13 @@ from components.private_dns import (
     PrivateDnsArgs,
 )
 from components.registry import ContainerRegistry, ContainerRegistryArgs
+from components.serving import ServingZone, ServingZoneArgs
 from components.workload_identity import (
     WorkloadIdentities,
     WorkloadIdentitiesArgs,
 )
 from planning import onprem as onprem_plan
+from planning import serving as serving_plan
 from planning.naming import (
     parse_resource_id,
     region_code,
@@ -92,6 +94,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
     routes = alert_routes(config, action_groups.ids)
     networks = _networks(ctx, workspace_ids, routes)
     dns, regional_dns = _private_dns(ctx, networks)
+    _serving_zones(ctx, networks)
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
     regional_zone_ids = {r: d.zone_ids for r, d in regional_dns.items()}
     service = ctx.data_plane(subnet_ids, dns.zone_ids, regional_zone_ids, workspace_ids)
@@ -314,6 +317,35 @@ def _networks(
     for first, second in combinations(networks.values(), 2):
         peer_regions(first, second, parent=ctx.parent)
     return networks
+
+
+def _serving_zones(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> None:
+    """The serving zone, a copy per serving region in its network group, linked to its VNet (the
+    primary's also to the hub's, where the environment's zones are its own), resolving each serving
+    team's names to the region's gateway (planning/serving.py)."""
+    config, naming = ctx.config, ctx.naming
+    if config.serving is None:
+        return
+    hub = config.network.hub
+    for region, network in networks.items():
+        records = serving_plan.zone_records(config, region)
+        if not records:
+            continue
+        vnet_ids: dict[str, pulumi.Input[str]] = {naming.regional("vnet", region): network.vnet_id}
+        if hub and region == config.primary_region and not hub.private_dns_zones_resource_group_id:
+            vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
+        ServingZone(
+            f"serving-zone-{region_code(region)}",
+            ServingZoneArgs(
+                zone=config.serving.zone,
+                region=region,
+                resource_group_name=network.resource_group_name,
+                vnet_ids=vnet_ids,
+                records=records,
+                tags=ctx.tags,
+            ),
+            opts=ctx.opts,
+        )
 
 
 def _private_dns(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> tuple[PrivateDns, dict[str, PrivateDns]]:

@@ -30,22 +30,27 @@ from components.outputs import ClusterOutputs, DataOutputs, FoundationOutputs
 from components.platform.cluster import _kafka_clients, _mirror_identity
 from components.platform.context import (
     Context,
+    vault_key,
     workload_grants,
 )
 from components.postgresql import PostgresAccess, PostgresAccessArgs
+from components.serving import ServedApis, ServedApisArgs
 from components.streaming import StreamingJobs, StreamingJobsArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import (
+    Grant,
     WorkloadAccess,
     WorkloadAccessArgs,
     WorkloadSpec,
 )
+from facts import istio
 from planning import capacity, site_baseline
 from planning import cosmosdb as cosmos_plan
 from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
 from planning import lustre_csi as lustre_plan
 from planning import postgresql as pg_plan
+from planning import serving as serving_plan
 from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
     KUEUE_NAMESPACE,
@@ -104,6 +109,29 @@ def build_tenants(
                 service_account=dispatch_plan.TOKEN_JOB,
                 issuers={c: clusters[c].oidc_issuer_url for c in config.jobs.dispatchers},
                 grants=[],
+            )
+        )
+    if config.serving is not None:
+        # The gateways' certificate sync reads each serving team's certificate, in each serving
+        # region's vault, and nothing else.
+        regions = dict.fromkeys(config.clusters[c].region for c in serving_plan.serving_clusters(config))
+        workloads.append(
+            WorkloadSpec(
+                name=serving_plan.CERTIFICATE_WORKLOAD,
+                namespace=istio.INGRESS_NAMESPACE,
+                service_account=serving_plan.CERTIFICATE_SYNC,
+                issuers={c: clusters[c].oidc_issuer_url for c in serving_plan.serving_clusters(config)},
+                grants=[
+                    Grant(
+                        "Key Vault Secrets User",
+                        pulumi.Output.concat(foundation.key_vault_ids[region], "/secrets/", certificate),
+                        f"{vault_key(config, region)}/secrets/{certificate}",
+                    )
+                    for region in regions
+                    for certificate in (
+                        serving_plan.certificate_name(config, team) for team in serving_plan.serving_teams(config)
+                    )
+                ],
             )
         )
     workload_access = WorkloadAccess(
@@ -207,6 +235,14 @@ def build_tenants(
                     kueue=cluster.kueue,
                     team_namespaces=namespaces[key],
                 ),
+                provider=cluster.provider,
+                opts=ctx.opts,
+            )
+        served = serving_plan.api_manifests(config, key) if key in serving_plan.serving_clusters(config) else []
+        if served:
+            ServedApis(
+                f"serving-apis-{key}",
+                ServedApisArgs(cluster_key=key, manifests=served, team_namespaces=namespaces[key]),
                 provider=cluster.provider,
                 opts=ctx.opts,
             )

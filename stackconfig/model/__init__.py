@@ -136,6 +136,12 @@ from stackconfig.model.pools import (
     SystemPoolConfig,
 )
 from stackconfig.model.postgresql import PostgresAdministratorConfig, PostgresConfig
+from stackconfig.model.serving import (
+    PrivateLinkConsumerConfig,
+    ServingApiConfig,
+    ServingConfig,
+    ServingRouteConfig,
+)
 from stackconfig.model.streaming import (
     CheckpointStorageConfig,
     FlinkDuration,
@@ -256,6 +262,10 @@ class PlatformConfig(Model):
     jobs: JobsConfig = Field(
         default_factory=JobsConfig,
         description="Jobs that fail over between regions (MultiKueue dispatchers and workers).",
+    )
+    serving: Optional[ServingConfig] = Field(
+        default=None,
+        description="Serving models privately through an internal gateway (docs/serving.md). Unset: no gateway.",
     )
 
     @property
@@ -427,6 +437,7 @@ __all__ = [
     "PostgresAdministratorConfig",
     "PostgresConfig",
     "PremiumStorageVmSize",
+    "PrivateLinkConsumerConfig",
     "PythonFile",
     "RegionName",
     "RegionNetworkConfig",
@@ -436,6 +447,9 @@ __all__ = [
     "ResourceGroupId",
     "SandboxPoolConfig",
     "SecretName",
+    "ServingApiConfig",
+    "ServingConfig",
+    "ServingRouteConfig",
     "ShortName",
     "StorageAccountConfig",
     "StorageConfig",

@@ -46,6 +46,7 @@ from validation.checks.network import (
 from validation.checks.onprem import check_on_prem_clusters
 from validation.checks.operations import check_alerts, check_monitoring
 from validation.checks.postgresql import check_postgresql
+from validation.checks.serving import check_serving
 from validation.checks.streaming import check_streaming
 
 CHECKS = (
@@ -78,6 +79,7 @@ CHECKS = (
     check_lustre,
     check_on_prem_clusters,
     check_kafka,
+    check_serving,
     check_jobs,
     check_alerts,
     check_monitoring,

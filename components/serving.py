@@ -1,0 +1,167 @@
+"""The serving edge (docs/serving.md; planning/serving.py holds what each object says):
+
+- `ServingZone` (the foundation's): the private zone the platform owns for serving, one copy per
+  serving region with the same name, linked to that region's VNet (the primary's also to the
+  hub's), where `*.<team>` resolves to the region's gateway: each region's callers reach their own
+  region's gateway under the same names, and a region that fails takes only its own callers;
+- `ServingGateway` (a serving cluster's): the platform's internal load balancer in front of the
+  Istio add-on's gateway pods (pinned address, Private Link service where config names consumers),
+  the `Gateway` with each serving team's server and certificate (synced from Key Vault with the
+  `serving-tls` identity), Entra ID token validation and the DENY of a request without a token;
+- `ServedApis` (the tenants'): per API and serving cluster, its `VirtualService` (and for gRPC its
+  `DestinationRule`) in the team's namespace, and its ALLOW policy on the gateway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as kubernetes
+from pulumi_azure_native import privatedns
+
+from components.isolation import manifest_metadata
+
+
+def register(
+    name: str,
+    manifest: dict[str, Any],
+    opts: pulumi.ResourceOptions,
+    values: pulumi.Output[dict[str, Any]] | None = None,
+) -> pulumi.Resource:
+    """A plain manifest as the SDK's resource of its kind (custom resources for Istio's and the
+    Secrets Store CSI driver's kinds); `values`, where given, is the same manifest once the
+    identities it names are known (its metadata and spec are taken from there)."""
+    kind = manifest["kind"]
+    metadata: Any = values.apply(lambda m: m["metadata"]) if values is not None else manifest_metadata(manifest)
+    spec: Any = values.apply(lambda m: m.get("spec")) if values is not None else manifest.get("spec")
+    if kind == "Service":
+        return kubernetes.core.v1.Service(name, metadata=metadata, spec=spec, opts=opts)
+    if kind == "ServiceAccount":
+        return kubernetes.core.v1.ServiceAccount(
+            name, metadata=metadata, automount_service_account_token=False, opts=opts
+        )
+    if kind == "Deployment":
+        return kubernetes.apps.v1.Deployment(name, metadata=metadata, spec=spec, opts=opts)
+    return kubernetes.apiextensions.CustomResource(
+        name, api_version=manifest["apiVersion"], kind=kind, metadata=metadata, spec=spec, opts=opts
+    )
+
+
+@dataclass(frozen=True)
+class ServingZoneArgs:
+    zone: str
+    region: str
+    resource_group_name: pulumi.Input[str]
+    # VNet name -> ID: the region's VNet, and for the primary region the hub's.
+    vnet_ids: Mapping[str, pulumi.Input[str]]
+    # Relative record name (`*.<team>`) -> the gateway address it resolves to.
+    records: Mapping[str, str]
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class ServingZone(pulumi.ComponentResource):
+    def __init__(self, name: str, args: ServingZoneArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("platform:serving:Zone", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        zone = privatedns.PrivateZone(
+            name,
+            private_zone_name=args.zone,
+            resource_group_name=args.resource_group_name,
+            location="global",
+            tags=args.tags,
+            opts=child,
+        )
+        for vnet_name, vnet_id in args.vnet_ids.items():
+            privatedns.VirtualNetworkLink(
+                f"{name}-{vnet_name}",
+                virtual_network_link_name=f"link-{vnet_name}",
+                private_zone_name=zone.name,
+                resource_group_name=args.resource_group_name,
+                location="global",
+                virtual_network=privatedns.SubResourceArgs(id=vnet_id),
+                registration_enabled=False,
+                resolution_policy=privatedns.ResolutionPolicy.DEFAULT,
+                tags=args.tags,
+                opts=child,
+            )
+        for record, address in args.records.items():
+            privatedns.PrivateRecordSet(
+                f"{name}-{record.replace('*', 'any')}",
+                private_zone_name=zone.name,
+                resource_group_name=args.resource_group_name,
+                record_type="A",
+                relative_record_set_name=record,
+                ttl=300,
+                a_records=[privatedns.ARecordArgs(ipv4_address=address)],
+                opts=child,
+            )
+        self.zone_id = zone.id
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class ServingGatewayArgs:
+    cluster_key: str
+    # planning/serving.py's manifests for the cluster (the gateway Service, the certificates'
+    # sync, the Gateway, token validation and the DENY without a token), given the `serving-tls`
+    # identity's client ID and the tenant.
+    render: Callable[[str, str], list[dict[str, Any]]]
+    client_id: pulumi.Input[str]
+    tenant_id: pulumi.Input[str]
+
+
+class ServingGateway(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: ServingGatewayArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:serving:Gateway", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        rendered = pulumi.Output.all(args.client_id, args.tenant_id).apply(
+            lambda ids: args.render(str(ids[0]), str(ids[1]))
+        )
+        # Which objects there are does not depend on the identities: their names come from a render
+        # without them, their contents from the render with them.
+        for i, manifest in enumerate(args.render("", "")):
+            register(
+                f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
+                manifest,
+                child,
+                values=rendered.apply(lambda manifests, i=i: manifests[i]),
+            )
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class ServedApisArgs:
+    cluster_key: str
+    # planning/serving.py's manifests of the APIs served on the cluster.
+    manifests: Sequence[dict[str, Any]]
+    # The team namespaces to wait for, within one stack.
+    team_namespaces: Mapping[str, pulumi.Resource] = field(default_factory=dict)
+
+
+class ServedApis(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: ServedApisArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:serving:Apis", name, None, opts)
+        for manifest in args.manifests:
+            namespace = manifest["metadata"]["namespace"]
+            wait = [args.team_namespaces[namespace]] if namespace in args.team_namespaces else []
+            register(
+                f"{name}-{manifest['kind'].lower()}-{namespace}-{manifest['metadata']['name']}",
+                manifest,
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=wait),
+            )
+        self.register_outputs({})
