@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -113,6 +114,10 @@ class ServingGatewayArgs:
     tenant_id: pulumi.Input[str]
 
 
+def _item(index: int, manifests: list[dict[str, Any]]) -> dict[str, Any]:
+    return manifests[index]
+
+
 class ServingGateway(pulumi.ComponentResource):
     def __init__(
         self,
@@ -133,7 +138,7 @@ class ServingGateway(pulumi.ComponentResource):
                 f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
                 manifest,
                 child,
-                values=rendered.apply(lambda manifests, i=i: manifests[i]),
+                values=rendered.apply(partial(_item, i)),
             )
         self.register_outputs({})
 

@@ -299,7 +299,7 @@ def certificate_objects(
     certificate renews; istiod pushes it to the gateway without a restart."""
     region = config.clusters[cluster].region
     vault = Naming(config.prefix, config.environment).key_vault(region)
-    classes = []
+    classes: list[dict[str, Any]] = []
     for team in serving_teams(config):
         name = certificate_name(config, team)
         objects = f"array:\n  - |\n    objectName: {name}\n    objectType: secret\n"

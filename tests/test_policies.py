@@ -689,6 +689,60 @@ VIOLATIONS += [
         ),
     ),
 ]
+SERVING_ALLOW = "serving-apis-eus2-authorizationpolicy-aks-istio-ingress-serving-generate"
+SERVING_GATEWAY = "serving-eus2-gateway-serving"
+VIOLATIONS += [
+    (
+        "serving-routes-authenticated",
+        "a route without its ALLOW policy",
+        lambda p: without(p, SERVING_ALLOW),
+    ),
+    (
+        "serving-routes-authenticated",
+        "a route open to any token of the API, whatever its roles",
+        lambda p: changed(
+            p,
+            SERVING_ALLOW,
+            path="spec.rules[0].when",
+            value=[{"key": "request.auth.audiences", "values": ["7d2a9e3c-5f4b-4a8c-9dae-9f8a7b6c5d43"]}],
+        ),
+    ),
+    (
+        "serving-routes-authenticated",
+        "a gateway that lets a request without a token through",
+        lambda p: without(p, "serving-eus2-authorizationpolicy-serving-require-token"),
+    ),
+    (
+        "serving-certificates-from-key-vault",
+        "a certificate in a hand-made Secret",
+        lambda p: changed(p, SERVING_GATEWAY, path="spec.servers[0].tls.credentialName", value="inference-tls"),
+    ),
+    (
+        "serving-certificates-from-key-vault",
+        "TLS 1.0",
+        lambda p: changed(p, SERVING_GATEWAY, path="spec.servers[0].tls.minProtocolVersion", value="TLSV1_0"),
+    ),
+    (
+        "serving-private-link-per-consumer",
+        "a Private Link service approving every subscription",
+        lambda p: changed(
+            p,
+            "serving-eus2-service-serving-gateway",
+            path=("metadata", "annotations", "service.beta.kubernetes.io/azure-pls-auto-approval"),
+            value="*",
+        ),
+    ),
+    (
+        "aks-mesh-gateways-internal",
+        "the mesh's external (public) ingress gateway",
+        lambda p: changed(
+            p,
+            "aks-eus2-aks",
+            path="serviceMeshProfile.istio.components.ingressGateways",
+            value=[{"enabled": True, "mode": "Internal"}, {"enabled": True, "mode": "External"}],
+        ),
+    ),
+]
 FLINK_JOB = "flink-eus2-inference-stats"
 FLINK_CONFIG = ("spec", "flinkConfiguration")
 VIOLATIONS += [

@@ -23,11 +23,11 @@ def check_serving(config: PlatformConfig) -> Iterator[ConfigProblem]:
         return
     where = partial(key, "serving")
     for i, cluster in enumerate(serving.clusters):
-        spec = config.clusters.get(cluster)
-        if spec is None:
+        host = config.clusters.get(cluster)
+        if host is None:
             yield ConfigProblem(where("clusters", i), f"{cluster} is not a cluster of platform:clusters")
-        elif spec.role != "workloads":
-            yield ConfigProblem(where("clusters", i), f"{cluster} is a {spec.role} cluster: it runs no workloads")
+        elif host.role != "workloads":
+            yield ConfigProblem(where("clusters", i), f"{cluster} is a {host.role} cluster: it runs no workloads")
     revisions = list(serving.istio_revisions)
     for i, revision in enumerate(revisions):
         if revision not in istio.SUPPORTED_REVISIONS:

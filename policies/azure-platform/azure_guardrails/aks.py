@@ -48,6 +48,16 @@ def local_accounts_disabled(args, report):
         report("disableLocalAccounts must be true: the cluster-admin certificate bypasses Entra ID and audit.")
 
 
+def mesh_gateways_internal(args, report):
+    """The Istio add-on's ingress gateways: internal only (an external one is a public load
+    balancer with a public IP in front of the mesh)."""
+    if not _clusters(args):
+        return
+    for gateway in lookup(args.props, "serviceMeshProfile.istio.components.ingressGateways") or []:
+        if gateway.get("enabled") and gateway.get("mode") != "Internal":
+            report(f"The service mesh's {gateway.get('mode')} ingress gateway has a public address.")
+
+
 def etcd_encrypted(args, report):
     """Secrets in etcd under a key the platform holds, in a vault reached privately."""
     if not _clusters(args):
@@ -300,6 +310,14 @@ def upgrade_owner(args, report):
 
 
 POLICIES = [
+    resource_policy(
+        "aks-mesh-gateways-internal",
+        "The Istio add-on's ingress gateways are internal: serving is never on a public address.",
+        mesh_gateways_internal,
+        severity=Severity.CRITICAL,
+        remediation="Serve through platform:serving (its gateway is the add-on's internal one); reach "
+        "consumers in other networks through platform:serving.privateLink.",
+    ),
     resource_policy(
         "aks-etcd-encrypted",
         "AKS clusters encrypt Secrets in etcd with a customer-managed key in a private Key Vault (KMS).",

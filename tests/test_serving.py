@@ -1,0 +1,287 @@
+"""Serving models privately (docs/serving.md): staging and prod serve the inference team's model
+through each serving cluster's internal gateway, over gRPC and HTTP, to a caller whose token
+carries the route's app role, and refuse everyone else; the gateway, its certificates, its names
+and its Private Link service as Azure and Istio would take them."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts.cluster import ClusterView
+from contracts.gateway import Call, refusals
+from facts import entra, istio
+from offline.mocks import OFFLINE_TENANT_ID
+from planning import serving as serving_plan
+from planning.naming import Naming
+from tests.conftest import assert_problems, stack_values
+from validation.loader import parse_platform_config
+
+SERVING = ("staging", "prod")
+TRAINER_POD = {"azure.workload.identity/use": "true", "job-name": "train-llm"}
+
+
+def _config(stack: str):
+    return parse_platform_config(stack_values(stack))
+
+
+def _token(config, api: str, roles: list[str], tenant: str | None = None) -> dict:
+    """The claims of the v2.0 token Entra ID issues a caller for the API's application, with the
+    app roles assigned to the caller's identity."""
+    assert config.serving is not None
+    return {
+        "iss": entra.issuer(tenant or str(config.entra.tenant_id or OFFLINE_TENANT_ID)),
+        "aud": str(config.serving.apis[api].application_client_id),
+        "roles": roles,
+    }
+
+
+def _views(plans, stack: str):
+    config = _config(stack)
+    return config, [
+        ClusterView(plans[stack], key, stack_values(stack)) for key in serving_plan.serving_clusters(config)
+    ]
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_a_caller_with_the_app_role_reaches_the_model_over_grpc_and_http_on_every_serving_cluster(plans, stack):
+    """The trainer (team research, its own namespace) calls the inference team's gRPC generation
+    and its HTTP chat API with the roles config gives it: every layer admits both calls, on each
+    serving cluster, and the gRPC route speaks HTTP/2 to the pods."""
+    config, views = _views(plans, stack)
+    assert views and [v.key for v in views] == list(config.serving.clusters)
+    generate = serving_plan.api_host(config, "generate")
+    chat = serving_plan.api_host(config, "chat")
+    assert generate == f"generate.inference.{config.serving.zone}"
+    for view in views:
+        grpc = Call(
+            generate,
+            "/inference.v1.Generate/Stream",
+            _token(config, "generate", ["Generate.Invoke"]),
+            "research",
+            TRAINER_POD,
+        )
+        assert refusals(view, grpc) == [], view.key
+        http = Call(chat, "/v1/chat/completions", _token(config, "chat", ["Chat.Invoke"]), "research", TRAINER_POD)
+        assert refusals(view, http) == [], view.key
+        (rule,) = view.objects("kubernetes:networking.istio.io/v1:DestinationRule", "inference")
+        assert rule["spec"]["host"] == "serve-llm.inference.svc.cluster.local"
+        assert rule["spec"]["trafficPolicy"]["connectionPool"]["http"]["h2UpgradePolicy"] == "UPGRADE"
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_the_gateway_refuses_every_call_that_lacks_the_routes_role_or_a_valid_token(plans, stack):
+    """Default deny at the door: no token (DENY), a token without the route's role, a token for
+    another API's application, another tenant's token, a path no route takes, a host no API
+    serves, and a pod whose namespace may not reach the gateway."""
+    config, views = _views(plans, stack)
+    host = serving_plan.api_host(config, "generate")
+    path = "/inference.v1.Generate/Stream"
+    view = views[0]
+    cases = {
+        "no token": (Call(host, path, None, "research", TRAINER_POD), "serving-require-token denies it"),
+        "another role": (
+            Call(host, path, _token(config, "generate", ["Models.Read"]), "research", TRAINER_POD),
+            "no ALLOW policy",
+        ),
+        "no role at all": (
+            Call(host, path, _token(config, "generate", []), "research", TRAINER_POD),
+            "no ALLOW policy",
+        ),
+        "another API's token": (
+            Call(host, path, _token(config, "chat", ["Generate.Invoke"]), "research", TRAINER_POD),
+            "no ALLOW policy",
+        ),
+        "another tenant": (
+            Call(
+                host,
+                path,
+                _token(config, "generate", ["Generate.Invoke"], tenant="0" * 8 + "-0000-0000-0000-" + "0" * 12),
+                "research",
+                TRAINER_POD,
+            ),
+            "(401)",
+        ),
+        "a path no route takes": (
+            Call(
+                host,
+                "/inference.v1.Admin/Shutdown",
+                _token(config, "generate", ["Generate.Invoke"]),
+                "research",
+                TRAINER_POD,
+            ),
+            "(404)",
+        ),
+        "a host no API serves": (
+            Call(
+                f"admin.inference.{config.serving.zone}",
+                path,
+                _token(config, "generate", ["Generate.Invoke"]),
+                "research",
+                TRAINER_POD,
+            ),
+            "no VirtualService binds",
+        ),
+        "a namespace that calls nothing": (
+            Call(host, path, _token(config, "generate", ["Generate.Invoke"]), "research-batch", {}),
+            "no network policy in 'research-batch' allows it",
+        ),
+    }
+    for case, (call, reason) in cases.items():
+        found = refusals(view, call)
+        assert any(reason in r for r in found), (case, found)
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_only_the_gateways_pods_reach_the_served_ports(plans, stack):
+    """The inference namespace admits the gateway's pods on the APIs' ports, and no other
+    namespace's pods there (the trainer reaches the model only through the gateway)."""
+    from contracts.reach import Destination, ingress_refused
+
+    _, views = _views(plans, stack)
+    for view in views:
+        for port in (8000, 8001):
+            served = Destination(port, namespace="inference", pod_labels=(("app", "serve-llm"),))
+            assert not ingress_refused(view, istio.INGRESS_NAMESPACE, dict(istio.GATEWAY_SELECTOR), served)
+            assert ingress_refused(view, "research", TRAINER_POD, served)
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_each_gateway_is_an_internal_load_balancer_at_its_pinned_address(plans, stack):
+    """The platform's own Service in front of the add-on's gateway pods: internal, in the node
+    subnet, at the address the serving zone names; Private Link only where config lists
+    consumers, visible to them alone and approving none of them unasked."""
+    config, views = _views(plans, stack)
+    for view in views:
+        (service,) = view.objects("kubernetes:core/v1:Service", istio.INGRESS_NAMESPACE)
+        annotations = service["metadata"]["annotations"]
+        assert annotations["service.beta.kubernetes.io/azure-load-balancer-internal"] == "true"
+        address = serving_plan.gateway_address(config, view.key)
+        assert annotations["service.beta.kubernetes.io/azure-load-balancer-ipv4"] == address
+        assert annotations["service.beta.kubernetes.io/azure-load-balancer-internal-subnet"].endswith(
+            f"-{view.key}-nodes"
+        )
+        assert service["spec"]["selector"] == istio.GATEWAY_SELECTOR
+        consumers = [str(c.subscription_id) for c in config.serving.private_link]
+        assert annotations.get(serving_plan.PLS_VISIBILITY, "") == " ".join(consumers)
+        assert (serving_plan.PLS_CREATE in annotations) == bool(consumers)
+        assert serving_plan.PLS_AUTO_APPROVAL not in annotations
+    assert bool(config.serving.private_link) == (stack == "prod")
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_each_serving_region_resolves_the_teams_names_to_its_own_gateway(plans, stack):
+    """A copy of the serving zone per serving region, linked to that region's VNet: `*.inference`
+    there is its own gateway's address, so callers stay in their region and a lost region takes
+    only its own callers."""
+    config = _config(stack)
+    plan = plans[stack]
+    naming = Naming(config.prefix, config.environment)
+    zones = [
+        z
+        for z in plan.of_type("azure-native:privatedns:PrivateZone")
+        if z.inputs["privateZoneName"] == config.serving.zone
+    ]
+    assert len(zones) == len(config.serving.clusters)
+    for cluster in config.serving.clusters:
+        region = config.clusters[cluster].region
+        group = naming.regional("rg", region, "network")
+        (record,) = [
+            r
+            for r in plan.of_type("azure-native:privatedns:PrivateRecordSet")
+            if r.inputs["resourceGroupName"] == group
+        ]
+        assert record.inputs["relativeRecordSetName"] == "*.inference"
+        assert record.inputs["aRecords"] == [{"ipv4Address": serving_plan.gateway_address(config, cluster)}]
+        links = [
+            link.inputs["virtualNetwork"]["id"].rsplit("/", 1)[-1]
+            for link in plan.of_type("azure-native:privatedns:VirtualNetworkLink")
+            if link.inputs["resourceGroupName"] == group and link.inputs["privateZoneName"] == config.serving.zone
+        ]
+        assert links == [naming.regional("vnet", region)]
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_the_certificates_come_from_key_vault_through_the_serving_tls_identity_alone(plans, stack):
+    """Each serving team's certificate is synced from its region's vault by a SecretProviderClass
+    read with the `serving-tls` workload identity, which trusts the gateways' sync pods alone and
+    reads exactly those certificates; the gateway's server names the synced Secret, TLS 1.2+."""
+    config, views = _views(plans, stack)
+    plan = plans[stack]
+    naming = Naming(config.prefix, config.environment)
+    (identity,) = [
+        r for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity") if r.name.endswith("-serving-tls")
+    ]
+    credentials = [
+        r.inputs
+        for r in plan.of_type("azure-native:managedidentity:FederatedIdentityCredential")
+        if r.inputs["resourceName"] == identity.inputs["resourceName"]
+    ]
+    assert {c["subject"] for c in credentials} == {
+        f"system:serviceaccount:{istio.INGRESS_NAMESPACE}:{serving_plan.CERTIFICATE_SYNC}"
+    }
+    assert len(credentials) == len(views)
+    grants = [g.inputs for g in plan.of_type("azure-native:authorization:RoleAssignment") if "serving-tls" in g.name]
+    regions = {config.clusters[c].region for c in config.serving.clusters}
+    assert len(grants) == len(regions)
+    assert all(g["scope"].endswith("/secrets/serving-inference") for g in grants)
+    for view in views:
+        (spc,) = view.objects("kubernetes:secrets-store.csi.x-k8s.io/v1:SecretProviderClass", istio.INGRESS_NAMESPACE)
+        assert spc["spec"]["parameters"]["keyvaultName"] == naming.key_vault(config.clusters[view.key].region)
+        assert spc["spec"]["secretObjects"][0]["type"] == "kubernetes.io/tls"
+        (gateway,) = view.objects("kubernetes:networking.istio.io/v1:Gateway", istio.INGRESS_NAMESPACE)
+        (server,) = gateway["spec"]["servers"]
+        assert server["tls"] == {
+            "mode": "SIMPLE",
+            "credentialName": "serving-inference",
+            "minProtocolVersion": "TLSV1_2",
+        }
+        # Only the inference team's namespaces may bind its names.
+        assert server["hosts"] == [
+            f"{ns}/*.inference.{config.serving.zone}" for ns in config.teams["inference"].namespaces
+        ]
+        (sync,) = view.objects("kubernetes:apps/v1:Deployment", istio.INGRESS_NAMESPACE)
+        mounted = {
+            v["csi"]["volumeAttributes"]["secretProviderClass"] for v in sync["spec"]["template"]["spec"]["volumes"]
+        }
+        assert mounted == {"serving-inference"}
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_serving_clusters_run_the_istio_add_on_with_an_internal_gateway_only(plans, stack):
+    config = _config(stack)
+    for cluster in plans[stack].of_type("azure-native:containerservice:ManagedCluster"):
+        key = cluster.name.removeprefix("aks-").removesuffix("-aks")
+        mesh = cluster.inputs.get("serviceMeshProfile")
+        if key not in config.serving.clusters:
+            assert mesh is None, key
+            continue
+        assert mesh["mode"] == "Istio" and mesh["istio"]["revisions"] == [istio.REVISION]
+        assert mesh["istio"]["components"]["ingressGateways"] == [{"enabled": True, "mode": "Internal"}]
+
+
+def test_a_serving_config_the_gateway_cannot_serve_is_refused_by_key():
+    def broken(values):
+        serving = values["platform:serving"]
+        serving["clusters"] = ["eus2", "dispeus2"]
+        serving["istioRevisions"] = ["asm-1-20"]
+        api = serving["apis"]["generate"]
+        api["workload"] = "trainer"
+        api["routes"][0]["role"] = "Generate.Everything"
+        api["callers"] = {"nobody": ["Models.Read"]}
+        serving["privateLink"] = [
+            {"subscriptionId": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"},
+            {"subscriptionId": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"},
+        ]
+
+    assert_problems(
+        "prod",
+        broken,
+        {
+            "platform:serving.clusters[1]": "dispatch cluster",
+            "platform:serving.istioRevisions[0]": "not a revision AKS offered",
+            "platform:serving.apis.generate.workload": "belongs to team research",
+            "platform:serving.apis.generate.routes[0].role": "is not a role of the API",
+            "platform:serving.apis.generate.callers.nobody": "is not a workload",
+            "platform:serving.privateLink[1].subscriptionId": "is listed twice",
+        },
+    )
