@@ -285,3 +285,60 @@ def test_a_serving_config_the_gateway_cannot_serve_is_refused_by_key():
             "platform:serving.privateLink[1].subscriptionId": "is listed twice",
         },
     )
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_the_golden_inference_workload_is_what_the_gateway_serves(plans, stack):
+    """The inference example as a team renders it for each serving cluster: its Service is the one
+    the APIs name, on their ports, selecting the Deployment's pods on the same container ports,
+    which admit the gateway's pods and no one else."""
+    from contracts.golden import BY_NAME, rendered
+    from contracts.reach import Destination, ingress_refused
+
+    config, views = _views(plans, stack)
+    for view in views:
+        item = rendered(BY_NAME["inference"], plans[stack].outputs, view.key)
+        assert item is not None
+        (service,) = [m for m in item.manifests if m["kind"] == "Service"]
+        labels = item.workload["spec"]["template"]["metadata"]["labels"]
+        assert all(labels.get(k) == v for k, v in service["spec"]["selector"].items())
+        ports = {
+            p["containerPort"] for c in item.workload["spec"]["template"]["spec"]["containers"] for p in c["ports"]
+        }
+        for api, spec in config.serving.apis.items():
+            assert service["metadata"]["name"] == spec.service_name and service["metadata"]["namespace"] == "inference"
+            (port,) = [p for p in service["spec"]["ports"] if p["port"] == spec.port]
+            assert port["targetPort"] == spec.port and spec.port in ports, api
+            assert port["appProtocol"] == spec.protocol
+            served = Destination(spec.port, namespace="inference", pod_labels=tuple(labels.items()))
+            assert not ingress_refused(view, istio.INGRESS_NAMESPACE, dict(istio.GATEWAY_SELECTOR), served)
+            assert ingress_refused(view, "research", TRAINER_POD, served)
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_a_consumer_network_reaches_the_gateway_only_through_its_private_link_service(plans, stack):
+    """prod lists one consumer subscription: each serving cluster's Private Link service is visible
+    to it alone, its endpoints' connections wait for approval, and the service's NAT addresses come
+    from the node subnet, which the node subnet's NSG admits (only the on-premises ranges are
+    denied there). staging lists none: no Private Link service."""
+    config, views = _views(plans, stack)
+    plan = plans[stack]
+    for view in views:
+        (service,) = view.objects("kubernetes:core/v1:Service", istio.INGRESS_NAMESPACE)
+        annotations = service["metadata"]["annotations"]
+        if not config.serving.private_link:
+            assert not [a for a in annotations if "azure-pls" in a]
+            continue
+        assert annotations[serving_plan.PLS_VISIBILITY] == "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
+        nodes = annotations["service.beta.kubernetes.io/azure-load-balancer-internal-subnet"]
+        assert annotations[serving_plan.PLS_SUBNET] == nodes
+        (subnet,) = [s for s in plan.of_type("azure-native:network:Subnet") if s.inputs["subnetName"] == nodes]
+        (group,) = [
+            g
+            for g in plan.of_type("azure-native:network:NetworkSecurityGroup")
+            if subnet.inputs["networkSecurityGroup"]["id"].endswith("/" + g.inputs["networkSecurityGroupName"])
+        ]
+        from contracts.reach import nsg_admits
+
+        nat = str(config.clusters[view.key].subnets.nodes.network_address + 10)
+        assert nsg_admits(group.inputs.get("securityRules") or [], nat, istio.HTTPS_PORT)
