@@ -40,6 +40,11 @@ class SubnetSpec:
     firewall: bool = False
     # Inbound rules of its NSG beyond Azure's defaults (a Managed Lustre subnet's).
     inbound: tuple[InboundRule, ...] = ()
+    # It holds a Private Link service's NAT addresses (the serving gateway's, which
+    # cloud-provider-azure creates): Azure requires its Private Link service network policies off,
+    # and the cloud provider turns them off itself; the program says so too, or every deploy
+    # would turn them back on (the SDK's default is Enabled).
+    private_link_service: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,9 @@ class RegionalNetwork(pulumi.ComponentResource):
             private_endpoint_network_policies=None
             if spec.firewall
             else network.VirtualNetworkPrivateEndpointNetworkPolicies.ENABLED,
+            private_link_service_network_policies=network.VirtualNetworkPrivateLinkServiceNetworkPolicies.DISABLED
+            if spec.private_link_service
+            else None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
         )
         self.subnet_ids[spec.key] = subnet.id

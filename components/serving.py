@@ -46,6 +46,8 @@ def register(
         )
     if kind == "Deployment":
         return kubernetes.apps.v1.Deployment(name, metadata=metadata, spec=spec, opts=opts)
+    if kind == "NetworkPolicy":
+        return kubernetes.networking.v1.NetworkPolicy(name, metadata=metadata, spec=spec, opts=opts)
     return kubernetes.apiextensions.CustomResource(
         name, api_version=manifest["apiVersion"], kind=kind, metadata=metadata, spec=spec, opts=opts
     )

@@ -89,12 +89,22 @@ def _rule_matches(rule: dict[str, Any], call: Call, principal: bool) -> bool:
     return all(_condition_holds(c, call.claims or {}) for c in rule.get("when") or [])
 
 
+def _applies(selector: dict[str, Any] | None) -> bool:
+    """Whether an object's selector takes the gateway's pods (none: every pod of its namespace)."""
+    labels = (selector or {}).get("matchLabels", selector or {})
+    return all(istio.GATEWAY_SELECTOR.get(k) == v for k, v in labels.items())
+
+
 def _gateway_objects(view: ClusterView, token: str) -> list[dict[str, Any]]:
-    return [
-        o
-        for o in view.objects(token, istio.INGRESS_NAMESPACE)
-        if o["spec"].get("selector") in (istio.GATEWAY_SELECTOR, {"matchLabels": istio.GATEWAY_SELECTOR})
-    ]
+    """The objects of a kind that apply to the gateway's pods: in its namespace with a selector
+    that takes them (or none), and security policies of the mesh's root namespace."""
+    namespaces = [istio.INGRESS_NAMESPACE] + ([istio.SYSTEM_NAMESPACE] if "security" in token else [])
+    return [o for ns in namespaces for o in view.objects(token, ns) if _applies(o["spec"].get("selector"))]
+
+
+def _hostname(authority: str) -> str:
+    """The authority without its port (the gateway's routes ignore it: IgnorePortInHostMatching)."""
+    return authority.rsplit(":", 1)[0] if authority.rsplit(":", 1)[-1].isdigit() else authority
 
 
 def authentication_refusals(view: ClusterView, call: Call) -> list[str]:
@@ -126,7 +136,7 @@ def route(view: ClusterView, call: Call) -> tuple[list[str], Destination | None]
         (s, host.split("/", 1)[0])
         for s in servers
         for host in s["hosts"]
-        if _host_matches(host.split("/", 1)[-1], call.host)
+        if _host_matches(host.split("/", 1)[-1], _hostname(call.host))
     ]
     if not matching:
         return [f"no server of the gateway takes {call.host}"], None
@@ -144,39 +154,41 @@ def route(view: ClusterView, call: Call) -> tuple[list[str], Destination | None]
             f"{tls.get('credentialName')} is no certificate synced from Key Vault into the gateway's namespace"
         ], None
     allowed = {namespace for _, namespace in matching}
-    for service in view.objects(VIRTUAL_SERVICE):
-        namespace = service["metadata"]["namespace"]
-        spec = service["spec"]
-        if call.host not in spec["hosts"] or f"{istio.INGRESS_NAMESPACE}/serving" not in spec.get("gateways", []):
-            continue
-        if namespace not in allowed:
-            return [f"VirtualService {namespace}/{service['metadata']['name']} may not bind {call.host}"], None
-        for http in spec.get("http") or []:
-            if any(call.path.startswith(m["uri"]["prefix"]) for m in http.get("match") or []):
-                destination = http["route"][0]["destination"]
-                _, target_namespace = destination["host"].split(".")[:2]
-                return [], Destination(int(destination["port"]["number"]), namespace=target_namespace, pod_labels=())
-        return [f"no route of {call.host} takes {call.path} (404)"], None
-    return [f"no VirtualService binds {call.host} to the gateway (404)"], None
+    # Istio merges every VirtualService that binds the host from an allowed namespace (in the
+    # order of their routes) and ignores the others.
+    routes = [
+        http
+        for service in view.objects(VIRTUAL_SERVICE)
+        if _hostname(call.host) in service["spec"]["hosts"]
+        and f"{istio.INGRESS_NAMESPACE}/serving" in service["spec"].get("gateways", [])
+        and service["metadata"]["namespace"] in allowed
+        for http in service["spec"].get("http") or []
+    ]
+    if not routes:
+        return [f"no VirtualService binds {_hostname(call.host)} to the gateway (404)"], None
+    for http in routes:
+        if any(call.path.startswith(m["uri"]["prefix"]) for m in http.get("match") or []):
+            destination = http["route"][0]["destination"]
+            _, target_namespace = destination["host"].split(".")[:2]
+            return [], Destination(int(destination["port"]["number"]), namespace=target_namespace, pod_labels=())
+    return [f"no route of {_hostname(call.host)} takes {call.path} (404)"], None
 
 
 def refusals(view: ClusterView, call: Call) -> list[str]:
     """Everything that would refuse the call, in the order it happens."""
-    found = reach.refusals(
-        view,
-        call.namespace,
-        call.pod_labels,
-        [
-            Destination(
-                istio.HTTPS_PORT, namespace=istio.INGRESS_NAMESPACE, pod_labels=tuple(istio.GATEWAY_SELECTOR.items())
-            )
-        ],
+    # After the load balancer's translation: the gateway's pods, on their port.
+    gateway = Destination(
+        istio.POD_HTTPS_PORT, namespace=istio.INGRESS_NAMESPACE, pod_labels=tuple(istio.GATEWAY_SELECTOR.items())
     )
+    found = reach.refusals(view, call.namespace, call.pod_labels, [gateway])
     routed, destination = route(view, call)
     found += routed
     found += authentication_refusals(view, call)
-    if destination is not None and reach.ingress_refused(
-        view, istio.INGRESS_NAMESPACE, dict(istio.GATEWAY_SELECTOR), destination
-    ):
-        found.append(f"{destination.namespace} does not admit the gateway's pods on {destination.port}")
+    if destination is not None:
+        found += [
+            f"the gateway's pods: {reason}"
+            for reason in reach.refusals(view, istio.INGRESS_NAMESPACE, dict(istio.GATEWAY_SELECTOR), [destination])
+        ]
+        if reach.ingress_refused(view, istio.INGRESS_NAMESPACE, dict(istio.GATEWAY_SELECTOR), destination):
+            found.append(f"{destination.namespace} does not admit the gateway's pods on {destination.port}")
     return found

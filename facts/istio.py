@@ -23,6 +23,8 @@ SUPPORTED_REVISIONS = ("asm-1-28", "asm-1-29", "asm-1-30")
 TAKEN_ON = "2026-08-05"
 
 INGRESS_NAMESPACE = "aks-istio-ingress"
+# istiod's xDS port, which gateways connect to (istio.io "Ports used by Istio").
+XDS_PORT = 15012
 SYSTEM_NAMESPACE = "aks-istio-system"
 INTERNAL_GATEWAY = "aks-istio-ingressgateway-internal"
 # The label the internal gateway's pods carry, which Gateways and policies select.
@@ -32,5 +34,13 @@ NETWORKING_API = "networking.istio.io/v1"
 SECURITY_API = "security.istio.io/v1"
 # Kinds the add-on's webhooks refuse.
 BLOCKED_KINDS = ("ProxyConfig", "WorkloadEntry", "WorkloadGroup", "IstioOperator", "WasmPlugin")
-# The gateway's HTTPS port (its Service: 15021 status, 80, 443).
+# The gateway's HTTPS port (its Service: 15021 status, 80, 443), and the port its pods listen on
+# for it: the add-on deploys Istio's `gateway` chart (Azure/AKS#4511: release `asm-igx-…`), whose
+# Service maps 443 to 443 (istio/istio manifests/charts/gateway/values.yaml); the legacy
+# `istio-ingress` chart used 8443. The first deploy's `kubectl -n aks-istio-ingress get svc
+# aks-istio-ingressgateway-internal -o yaml` confirms it (docs/serving.md).
 HTTPS_PORT = 443
+POD_HTTPS_PORT = 443
+# A Service label istiod reads: it ignores the Service when it maps a Gateway server's port to the
+# pods' listener (pilot/pkg/model/gateway.go), so the platform's own Service never moves it.
+DISABLE_PORT_TRANSLATION = "experimental.istio.io/disable-gateway-port-translation"

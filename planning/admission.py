@@ -19,6 +19,8 @@ from typing import Any
 
 from facts import pod_security as pss
 from facts.gpu import LABEL_PREFIX
+from facts.istio import INGRESS_NAMESPACE as ISTIO_INGRESS_NAMESPACE
+from planning.network_policy import NAMESPACE_NAME_LABEL
 from planning.pod_security import NAMESPACE_CLASS_LABEL, TRAINING_CLASS, TRAINING_EXTRA_CAPABILITIES
 from planning.priorities import WORKLOAD_PRIORITIES
 from planning.pss_paths import Step, parse
@@ -332,6 +334,45 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
             HIGH_RISK_NAMESPACES,
             always_deny=True,
         ),
+        # A team's Services are what the serving gateway routes to and whom Private Link exposes:
+        # none aliases another (ExternalName) or lists endpoints by hand (no selector), through
+        # which a team could point the gateway at another team's model or beyond the cluster;
+        # none publishes its own Private Link service (docs/serving.md).
+        AdmissionRule(
+            "service-kinds",
+            (
+                Rule(
+                    "!has(object.spec.type) || object.spec.type != 'ExternalName'",
+                    "ExternalName Services are not allowed in workload namespaces: name the Service's pods",
+                ),
+                Rule(
+                    "has(object.spec.selector) && size(object.spec.selector) > 0",
+                    "Services in workload namespaces select their pods (no hand-written endpoints)",
+                ),
+                Rule(
+                    "!has(object.metadata.annotations) || "
+                    "!object.metadata.annotations.exists(k, k.startsWith('service.beta.kubernetes.io/azure-pls-'))",
+                    "Private Link services are the serving gateway's alone (platform:serving.privateLink)",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+            always_deny=True,
+            kind="Service",
+        ),
+        # Istio's Gateways select pods cluster-wide (classic selectors are not scoped to their
+        # namespace): anyone who could create one elsewhere could attach servers to the serving
+        # gateway's pods. Only the gateway's own namespace holds them.
+        AdmissionRule(
+            "istio-gateways-platform-only",
+            (Rule("false", f"Istio Gateways live in {ISTIO_INGRESS_NAMESPACE} only (the platform's)"),),
+            {
+                "matchExpressions": [
+                    {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": [ISTIO_INGRESS_NAMESPACE]}
+                ]
+            },
+            always_deny=True,
+            kind="IstioGateway",
+        ),
         # Training namespaces enforce Pod Security `privileged` (IPC_LOCK is beyond baseline and
         # Pod Security has no per-capability exemption); this holds their pods to baseline plus
         # exactly IPC_LOCK, and always denies, as Pod Security's enforce label would have.
@@ -358,6 +399,17 @@ MATCH = {
     ],
     # Jobs as written and as changed (a queue label removed later counts too).
     "Job": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"]}],
+    "Service": [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["services"]}
+    ],
+    "IstioGateway": [
+        {
+            "apiGroups": ["networking.istio.io"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["gateways"],
+        }
+    ],
 }
 
 

@@ -157,7 +157,8 @@ def serving_egress(config: PlatformConfig, cluster_key: str, workloads: Mapping[
     callers = {caller for spec in config.serving.apis.values() for caller in spec.callers}
     if not callers & set(workloads):
         return ()
-    return (_gateway_peer("serving-gateway", (Port(istio.HTTPS_PORT),)),)
+    # The gateway pods' port: policies see the traffic after the load balancer's translation.
+    return (_gateway_peer("serving-gateway", (Port(istio.POD_HTTPS_PORT),)),)
 
 
 def _driver_builds(config: PlatformConfig, cluster_key: str) -> tuple[FqdnRule, ...]:

@@ -28,6 +28,7 @@ from facts import entra, istio
 from facts.aks_load_balancer import INTERNAL_LB, INTERNAL_LB_SUBNET, LB_IPV4
 from planning.images import mirrored
 from planning.naming import Naming
+from planning.network_policy import DNS_PODS, NAMESPACE_NAME_LABEL
 from stackconfig.model import PlatformConfig, ServingApiConfig
 
 GATEWAY_NAME = "serving"
@@ -40,12 +41,14 @@ PLS_NAME = "service.beta.kubernetes.io/azure-pls-name"
 PLS_SUBNET = "service.beta.kubernetes.io/azure-pls-ip-configuration-subnet"
 PLS_VISIBILITY = "service.beta.kubernetes.io/azure-pls-visibility"
 PLS_AUTO_APPROVAL = "service.beta.kubernetes.io/azure-pls-auto-approval"
+TCP_IDLE_TIMEOUT = "service.beta.kubernetes.io/azure-load-balancer-tcp-idle-timeout"
 # The Service that keeps the team's certificate synced from Key Vault into the gateway's namespace
 # (the Secrets Store CSI driver syncs a Secret only while a pod mounts its SecretProviderClass).
 CERTIFICATE_SYNC = "serving-certificates"
 # The platform identity that syncs it (workload identity: Key Vault Secrets User on each team's
 # certificate, nothing else).
 CERTIFICATE_WORKLOAD = "serving-tls"
+CERTIFICATE_LABEL = "platform.ai/serving-certificate"
 PAUSE_REPOSITORY = "registry.k8s.io/pause"
 PAUSE_TAG = "3.10"
 
@@ -101,6 +104,11 @@ def _metadata(name: str, namespace: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "namespace": namespace, **extra}
 
 
+def private_link_subnet(config: PlatformConfig, cluster: str) -> bool:
+    """Whether the cluster's node subnet holds its gateway's Private Link service's NAT addresses."""
+    return config.serving is not None and bool(config.serving.private_link) and cluster in serving_clusters(config)
+
+
 def gateway_service(config: PlatformConfig, cluster: str) -> dict[str, Any]:
     """The platform's internal load balancer in front of the add-on's gateway pods."""
     assert config.serving is not None
@@ -119,17 +127,27 @@ def gateway_service(config: PlatformConfig, cluster: str) -> dict[str, Any]:
         approved = [str(c.subscription_id) for c in consumers if c.auto_approve]
         if approved:
             annotations[PLS_AUTO_APPROVAL] = " ".join(approved)
+    # Longer than Envoy's 5 minutes of an idle stream, so the gateway, not the load balancer's
+    # default 4 minutes, ends a quiet gRPC stream (which HTTP/2 keepalives prevent).
+    annotations[TCP_IDLE_TIMEOUT] = "30"
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(GATEWAY_SERVICE, istio.INGRESS_NAMESPACE, annotations=annotations),
+        "metadata": _metadata(
+            GATEWAY_SERVICE,
+            istio.INGRESS_NAMESPACE,
+            annotations=annotations,
+            labels={istio.DISABLE_PORT_TRANSLATION: "true"},
+        ),
         "spec": {
             "type": "LoadBalancer",
             # Callers' addresses reach the gateway (its logs, its policies); Private Link's arrive
             # as the service's NAT addresses either way.
             "externalTrafficPolicy": "Local",
             "selector": dict(istio.GATEWAY_SELECTOR),
-            "ports": [{"name": "https", "port": istio.HTTPS_PORT, "targetPort": istio.HTTPS_PORT, "protocol": "TCP"}],
+            "ports": [
+                {"name": "https", "port": istio.HTTPS_PORT, "targetPort": istio.POD_HTTPS_PORT, "protocol": "TCP"}
+            ],
         },
     }
 
@@ -205,7 +223,9 @@ def api_policy(config: PlatformConfig, api: str) -> dict[str, Any]:
             "action": "ALLOW",
             "rules": [
                 {
-                    "to": [{"operation": {"hosts": [host], "paths": [f"{route.prefix}*"]}}],
+                    # The authority as clients send it: gRPC's carries the port (`host:443`),
+                    # which Istio's host match compares exactly (matcher/header.go).
+                    "to": [{"operation": {"hosts": [host, f"{host}:*"], "paths": [f"{route.prefix}*"]}}],
                     "when": [
                         {"key": "request.auth.audiences", "values": [str(spec.application_client_id)]},
                         {"key": "request.auth.claims[roles]", "values": [route.role]},
@@ -246,25 +266,39 @@ def virtual_service(config: PlatformConfig, api: str) -> dict[str, Any]:
     }
 
 
-def destination_rule(config: PlatformConfig, api: str) -> dict[str, Any] | None:
-    """For gRPC: HTTP/2 from the gateway to the pods whatever the Service's port is named, with no
-    limit on a connection's requests (long-lived streams)."""
+def destination_rules(config: PlatformConfig, cluster: str) -> list[dict[str, Any]]:
+    """For the gRPC APIs: HTTP/2 from the gateway to their ports alone (an HTTP API on the same
+    Service keeps HTTP/1.1: a host-wide upgrade would send h2c to it, istio
+    pilot/pkg/networking/core/cluster_traffic_policy.go), whatever the Service's ports are named,
+    with no limit on a connection's requests (long-lived streams). One rule per Service."""
     assert config.serving is not None
-    spec = config.serving.apis[api]
-    if spec.protocol != "grpc":
-        return None
-    namespace = config.workloads[spec.workload].namespace
-    return {
-        "apiVersion": istio.NETWORKING_API,
-        "kind": "DestinationRule",
-        "metadata": _metadata(f"serving-{api}", namespace),
-        "spec": {
-            "host": upstream(config, spec),
-            "trafficPolicy": {
-                "connectionPool": {"http": {"h2UpgradePolicy": "UPGRADE", "maxRequestsPerConnection": 0}}
+    ports: dict[tuple[str, str], list[int]] = {}
+    for api, spec in config.serving.apis.items():
+        if spec.protocol == "grpc" and cluster in api_clusters(config, api):
+            namespace = config.workloads[spec.workload].namespace
+            ports.setdefault((namespace, spec.service_name), []).append(spec.port)
+    return [
+        {
+            "apiVersion": istio.NETWORKING_API,
+            "kind": "DestinationRule",
+            "metadata": _metadata(f"serving-{service}", namespace),
+            "spec": {
+                "host": f"{service}.{namespace}.svc.cluster.local",
+                # Only the gateway applies it (the serving pods run no sidecar).
+                "exportTo": [istio.INGRESS_NAMESPACE],
+                "trafficPolicy": {
+                    "portLevelSettings": [
+                        {
+                            "port": {"number": port},
+                            "connectionPool": {"http": {"h2UpgradePolicy": "UPGRADE", "maxRequestsPerConnection": 0}},
+                        }
+                        for port in sorted(set(numbers))
+                    ]
+                },
             },
-        },
-    }
+        }
+        for (namespace, service), numbers in ports.items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -327,60 +361,8 @@ def certificate_objects(
                 },
             }
         )
-    volumes = [
-        {
-            "name": spc["metadata"]["name"],
-            "csi": {
-                "driver": "secrets-store.csi.k8s.io",
-                "readOnly": True,
-                "volumeAttributes": {"secretProviderClass": spc["metadata"]["name"]},
-            },
-        }
-        for spc in classes
-    ]
-    labels = {"app": CERTIFICATE_SYNC, "azure.workload.identity/use": "true"}
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _metadata(CERTIFICATE_SYNC, istio.INGRESS_NAMESPACE),
-        "spec": {
-            # Two, so a drained node never leaves the Secrets without a mounting pod.
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": CERTIFICATE_SYNC}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "serviceAccountName": CERTIFICATE_SYNC,
-                    "automountServiceAccountToken": False,
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 65532,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
-                    "containers": [
-                        {
-                            "name": "hold",
-                            # Holds the mounts and does nothing else (Kubernetes' pause, mirrored).
-                            "image": f"{mirrored(PAUSE_REPOSITORY, login_server)}:{PAUSE_TAG}",
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "capabilities": {"drop": ["ALL"]},
-                                "readOnlyRootFilesystem": True,
-                            },
-                            "resources": {
-                                "requests": {"cpu": "5m", "memory": "16Mi"},
-                                "limits": {"cpu": "50m", "memory": "32Mi"},
-                            },
-                            "volumeMounts": [
-                                {"name": v["name"], "mountPath": f"/mnt/{v['name']}", "readOnly": True} for v in volumes
-                            ],
-                        }
-                    ],
-                    "volumes": volumes,
-                },
-            },
-        },
-    }
+    # One small Deployment per team, so one team's missing certificate stalls only its own sync.
+    deployments = [_certificate_sync(spc["metadata"]["name"], login_server) for spc in classes]
     account = {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
@@ -393,7 +375,73 @@ def certificate_objects(
             },
         ),
     }
-    return [account, *classes, deployment]
+    return [account, *classes, *deployments]
+
+
+def _certificate_sync(name: str, login_server: str) -> dict[str, Any]:
+    """Two pods holding the team's SecretProviderClass mounted, spread over zones (the driver
+    syncs the Secret only while a pod mounts the class; the Secret belongs to the ReplicaSet, so a
+    drained pod does not delete it). The driver asks the kubelet for the service account's token
+    itself: the pods need no token of their own."""
+    labels = {"app": CERTIFICATE_SYNC, CERTIFICATE_LABEL: name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(name, istio.INGRESS_NAMESPACE, labels=labels),
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": CERTIFICATE_SYNC,
+                    "automountServiceAccountToken": False,
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": 65532,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "topology.kubernetes.io/zone",
+                            "whenUnsatisfiable": "ScheduleAnyway",
+                            "labelSelector": {"matchLabels": labels},
+                        }
+                    ],
+                    "containers": [
+                        {
+                            "name": "hold",
+                            # Holds the mount and does nothing else (Kubernetes' pause, mirrored).
+                            "image": f"{mirrored(PAUSE_REPOSITORY, login_server)}:{PAUSE_TAG}",
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                                "readOnlyRootFilesystem": True,
+                            },
+                            "resources": {
+                                "requests": {"cpu": "5m", "memory": "16Mi"},
+                                "limits": {"cpu": "50m", "memory": "32Mi"},
+                            },
+                            "volumeMounts": [
+                                {"name": "certificate", "mountPath": "/mnt/certificate", "readOnly": True}
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {
+                            "name": "certificate",
+                            "csi": {
+                                "driver": "secrets-store.csi.k8s.io",
+                                "readOnly": True,
+                                "volumeAttributes": {"secretProviderClass": name},
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+    }
 
 
 def gateway_manifests(
@@ -410,6 +458,47 @@ def gateway_manifests(
     ]
 
 
+def gateway_egress(config: PlatformConfig, cluster: str) -> dict[str, Any]:
+    """What the gateway's pods may open: the served APIs' pods on their ports, istiod's xDS, and
+    DNS; nothing else (not the VNet, not the internet), so a route cannot make the gateway a proxy
+    beyond the models it serves."""
+    peers: dict[str, set[int]] = {}
+    for served in served_ports(config, cluster):
+        peers.setdefault(served.namespace, set()).add(served.port)
+    egress = [
+        {
+            "to": [{"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: namespace}}}],
+            "ports": [{"protocol": "TCP", "port": port} for port in sorted(ports)],
+        }
+        for namespace, ports in sorted(peers.items())
+    ]
+    egress += [
+        {
+            "to": [{"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: istio.SYSTEM_NAMESPACE}}}],
+            "ports": [{"protocol": "TCP", "port": istio.XDS_PORT}],
+        },
+        {
+            "to": [
+                {
+                    "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "kube-system"}},
+                    "podSelector": {"matchLabels": dict(DNS_PODS)},
+                }
+            ],
+            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+        },
+    ]
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _metadata("serving-gateway-egress", istio.INGRESS_NAMESPACE),
+        "spec": {
+            "podSelector": {"matchLabels": dict(istio.GATEWAY_SELECTOR)},
+            "policyTypes": ["Egress"],
+            "egress": egress,
+        },
+    }
+
+
 def api_manifests(config: PlatformConfig, cluster: str) -> list[dict[str, Any]]:
     """What the tenants apply on a serving cluster, per API served there: its VirtualService (and
     DestinationRule) and its ALLOW policy on the gateway."""
@@ -419,10 +508,7 @@ def api_manifests(config: PlatformConfig, cluster: str) -> list[dict[str, Any]]:
         if cluster not in api_clusters(config, api):
             continue
         found += [virtual_service(config, api), api_policy(config, api)]
-        rule = destination_rule(config, api)
-        if rule is not None:
-            found.append(rule)
-    return found
+    return [*found, *destination_rules(config, cluster), gateway_egress(config, cluster)]
 
 
 def region_gateway(config: PlatformConfig, region: str) -> str | None:

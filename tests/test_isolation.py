@@ -256,8 +256,14 @@ def test_admission_policies_use_the_environments_action(plans, stack, actions):
         for name, binding in bindings.items():
             assert binding["spec"]["policyName"] == name
             assert policies[name]["spec"]["failurePolicy"] == "Fail"
-            # Sandboxing and the training namespaces' Pod Security stand-in deny everywhere.
-            always = ("platform-sandboxed-runtime", "platform-pod-security-training")
+            # Sandboxing, the training namespaces' Pod Security stand-in, and the serving edge's
+            # guards (a team's Services, Istio Gateways: tests/test_serving.py) deny everywhere.
+            always = (
+                "platform-sandboxed-runtime",
+                "platform-pod-security-training",
+                "platform-service-kinds",
+                "platform-istio-gateways-platform-only",
+            )
             expected = ["Deny", "Audit"] if name in always else actions
             assert binding["spec"]["validationActions"] == expected
         assert bindings["platform-no-privileged"]["spec"]["matchResources"]["namespaceSelector"] == {

@@ -709,6 +709,16 @@ VIOLATIONS += [
     ),
     (
         "serving-routes-authenticated",
+        "a route open to another API's token that carries a role of the same name",
+        lambda p: changed(
+            p,
+            SERVING_ALLOW,
+            path="spec.rules[0].when",
+            value=[{"key": "request.auth.claims[roles]", "values": ["Generate.Invoke"]}],
+        ),
+    ),
+    (
+        "serving-routes-authenticated",
         "a gateway that lets a request without a token through",
         lambda p: without(p, "serving-eus2-authorizationpolicy-serving-require-token"),
     ),

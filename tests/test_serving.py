@@ -63,9 +63,16 @@ def test_a_caller_with_the_app_role_reaches_the_model_over_grpc_and_http_on_ever
         assert refusals(view, grpc) == [], view.key
         http = Call(chat, "/v1/chat/completions", _token(config, "chat", ["Chat.Invoke"]), "research", TRAINER_POD)
         assert refusals(view, http) == [], view.key
+        # gRPC clients send the port in the authority; the gateway's routes ignore it, its
+        # ALLOW must take it (Istio compares `hosts` to the authority exactly).
+        with_port = Call(f"{generate}:443", grpc.path, grpc.claims, "research", TRAINER_POD)
+        assert refusals(view, with_port) == [], view.key
+        # HTTP/2 to the gRPC port alone: the chat port on the same Service keeps HTTP/1.1.
         (rule,) = view.objects("kubernetes:networking.istio.io/v1:DestinationRule", "inference")
         assert rule["spec"]["host"] == "serve-llm.inference.svc.cluster.local"
-        assert rule["spec"]["trafficPolicy"]["connectionPool"]["http"]["h2UpgradePolicy"] == "UPGRADE"
+        assert "connectionPool" not in rule["spec"]["trafficPolicy"]
+        (level,) = rule["spec"]["trafficPolicy"]["portLevelSettings"]
+        assert level["port"] == {"number": 8001} and level["connectionPool"]["http"]["h2UpgradePolicy"] == "UPGRADE"
 
 
 @pytest.mark.parametrize("stack", SERVING)
@@ -239,11 +246,12 @@ def test_the_certificates_come_from_key_vault_through_the_serving_tls_identity_a
         assert server["hosts"] == [
             f"{ns}/*.inference.{config.serving.zone}" for ns in config.teams["inference"].namespaces
         ]
+        # One sync per team, two pods over the zones, no token of its own in the pod.
         (sync,) = view.objects("kubernetes:apps/v1:Deployment", istio.INGRESS_NAMESPACE)
-        mounted = {
-            v["csi"]["volumeAttributes"]["secretProviderClass"] for v in sync["spec"]["template"]["spec"]["volumes"]
-        }
-        assert mounted == {"serving-inference"}
+        pod = sync["spec"]["template"]["spec"]
+        assert {v["csi"]["volumeAttributes"]["secretProviderClass"] for v in pod["volumes"]} == {"serving-inference"}
+        assert sync["spec"]["replicas"] == 2 and pod["automountServiceAccountToken"] is False
+        assert "azure.workload.identity/use" not in sync["spec"]["template"]["metadata"]["labels"]
 
 
 @pytest.mark.parametrize("stack", SERVING)
@@ -333,6 +341,9 @@ def test_a_consumer_network_reaches_the_gateway_only_through_its_private_link_se
         nodes = annotations["service.beta.kubernetes.io/azure-load-balancer-internal-subnet"]
         assert annotations[serving_plan.PLS_SUBNET] == nodes
         (subnet,) = [s for s in plan.of_type("azure-native:network:Subnet") if s.inputs["subnetName"] == nodes]
+        # Azure requires them off for the service's NAT addresses; the cloud provider turns them
+        # off, and the program says so too (the SDK's default, Enabled, would undo it each deploy).
+        assert subnet.inputs["privateLinkServiceNetworkPolicies"] == "Disabled"
         (group,) = [
             g
             for g in plan.of_type("azure-native:network:NetworkSecurityGroup")
@@ -342,3 +353,62 @@ def test_a_consumer_network_reaches_the_gateway_only_through_its_private_link_se
 
         nat = str(config.clusters[view.key].subnets.nodes.network_address + 10)
         assert nsg_admits(group.inputs.get("securityRules") or [], nat, istio.HTTPS_PORT)
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_the_gateway_reaches_only_the_served_models_istiod_and_dns(plans, stack):
+    """The gateway's pods may open connections to the served APIs' ports, istiod and DNS, and
+    nowhere else: a route cannot make it a proxy into the VNet, another team's pods, or out."""
+    from contracts.reach import Destination
+    from contracts.reach import refusals as reach_refusals
+
+    _, views = _views(plans, stack)
+    gateway = dict(istio.GATEWAY_SELECTOR)
+    for view in views:
+        allowed = [Destination(8000, namespace="inference"), Destination(8001, namespace="inference")]
+        assert reach_refusals(view, istio.INGRESS_NAMESPACE, gateway, allowed) == []
+        for elsewhere in (
+            Destination(8000, namespace="research"),
+            Destination(9093, namespace="kafka", pod_labels=(("strimzi.io/kind", "Kafka"),)),
+            Destination(443, cidr="10.0.0.0/8"),
+        ):
+            assert reach_refusals(view, istio.INGRESS_NAMESPACE, gateway, [elsewhere]), elsewhere
+
+
+def _denied(rule, subject: dict) -> list[str]:
+    """The messages of an admission rule's validations that `subject` fails (CEL, as the API server)."""
+    import celpy
+
+    from contracts.admission import cel_program
+
+    activation = {"object": celpy.json_to_cel(subject)}
+    return [r.message for r in rule.rules if not cel_program(r.expression).evaluate(activation)]
+
+
+def test_teams_cannot_alias_services_publish_private_link_or_attach_gateways():
+    """Admission, always denying: a team's Service selects its pods (no ExternalName, no
+    hand-written endpoints: either could point the gateway at another team's model) and publishes
+    no Private Link service; an Istio Gateway outside the gateway's namespace is refused (classic
+    Gateways select pods cluster-wide)."""
+    from planning.admission import admission_rules, policy_manifest
+
+    rules = {r.name: r for r in admission_rules("acr.example.azurecr.io")}
+    services = rules["service-kinds"]
+    assert services.always_deny and services.kind == "Service"
+    assert policy_manifest(services)["spec"]["matchConstraints"]["resourceRules"][0]["resources"] == ["services"]
+    good = {"metadata": {"name": "serve-llm"}, "spec": {"selector": {"app": "serve-llm"}, "ports": [{"port": 8000}]}}
+    assert _denied(services, good) == []
+    alias = {"metadata": {"name": "x"}, "spec": {"type": "ExternalName", "externalName": "serve-b.b.svc.cluster.local"}}
+    assert any("ExternalName" in m for m in _denied(services, alias))
+    assert any("select their pods" in m for m in _denied(services, {"metadata": {"name": "x"}, "spec": {}}))
+    published = {
+        "metadata": {"name": "x", "annotations": {"service.beta.kubernetes.io/azure-pls-create": "true"}},
+        "spec": {"selector": {"app": "x"}},
+    }
+    assert _denied(services, published) == [
+        "Private Link services are the serving gateway's alone (platform:serving.privateLink)"
+    ]
+    gateways = rules["istio-gateways-platform-only"]
+    assert gateways.kind == "IstioGateway" and gateways.always_deny
+    assert gateways.namespace_selector["matchExpressions"][0]["values"] == [istio.INGRESS_NAMESPACE]
+    assert _denied(gateways, {"metadata": {"name": "g"}, "spec": {}})

@@ -168,7 +168,16 @@ def region_subnets(config: PlatformConfig, region: str) -> list[SubnetSpec]:
         specs.append(SubnetSpec(f"{key}-system", "system", subnets.system, egress=True, inbound=closed))
         # The node subnet holds the load balancers of its Kafka's listener for other networks.
         nodes_inbound = onprem_plan.on_premises_inbound(config, "cluster", kafka_host=key)
-        specs.append(SubnetSpec(f"{key}-nodes", "nodes", subnets.nodes, egress=True, inbound=nodes_inbound))
+        specs.append(
+            SubnetSpec(
+                f"{key}-nodes",
+                "nodes",
+                subnets.nodes,
+                egress=True,
+                inbound=nodes_inbound,
+                private_link_service=serving_plan.private_link_subnet(config, key),
+            )
+        )
         if subnets.pods is not None:
             specs.append(SubnetSpec(f"{key}-pods", "pods", subnets.pods, egress=True, inbound=closed))
         if subnets.api_server is not None:

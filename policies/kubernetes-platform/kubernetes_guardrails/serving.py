@@ -83,7 +83,9 @@ def routes_authenticated(args, report):
                 for p in mine
                 if lookup(p.props, "spec.action", "ALLOW") == "ALLOW"
                 for rule in lookup(p.props, "spec.rules") or []
-                if any(str(c.get("key", "")).startswith("request.auth.claims[roles]") for c in rule.get("when") or [])
+                # Both the API's audience and a role: role names repeat across APIs.
+                if {"request.auth.claims[roles]", "request.auth.audiences"}
+                <= {str(c.get("key", "")) for c in rule.get("when") or []}
             ]
             for host in lookup(service.props, "spec.hosts") or []:
                 for http in lookup(service.props, "spec.http") or []:
@@ -97,7 +99,8 @@ def routes_authenticated(args, report):
                         )
                         if not covered:
                             report(
-                                f"{service.name}: {host}{prefix} has no ALLOW policy requiring an app role on "
+                                f"{service.name}: {host}{prefix} has no ALLOW policy requiring its audience and an app "
+                                "role on "
                                 f"gateway {reference}.",
                                 service.urn,
                             )
