@@ -23,8 +23,10 @@ SUPPORTED_REVISIONS = ("asm-1-28", "asm-1-29", "asm-1-30")
 TAKEN_ON = "2026-08-05"
 
 INGRESS_NAMESPACE = "aks-istio-ingress"
-# istiod's xDS port, which gateways connect to (istio.io "Ports used by Istio").
+# istiod's xDS port, which gateways connect to, and Envoy's Prometheus port's name on a gateway's
+# pods (15090; istio.io "Ports used by Istio", the gateway chart's deployment).
 XDS_PORT = 15012
+METRICS_PORT_NAME = "http-envoy-prom"
 SYSTEM_NAMESPACE = "aks-istio-system"
 INTERNAL_GATEWAY = "aks-istio-ingressgateway-internal"
 # The label the internal gateway's pods carry, which Gateways and policies select.

@@ -430,3 +430,17 @@ STRIMZI_METRICS: frozenset[str] = frozenset(
 FLINK_METRICS: frozenset[str] = frozenset(
     {"flink_jobmanager_job_numRestarts", "flink_jobmanager_job_numberOfFailedCheckpoints"}
 )
+
+# Istio's standard metrics from the serving gateway's Envoy (its pods' `http-envoy-prom` port,
+# /stats/prometheus). Source: istio/istio.io content/en/docs/reference/config/metrics/index.md:
+# `reporter="source"` at a gateway (it is the client of the upstream), `destination_service` the
+# upstream's FQDN, `response_code` on HTTP metrics, `grpc_response_status` on gRPC ones. No route
+# or path label by default: per API is per upstream Service and port.
+ISTIO_METRICS: frozenset[str] = frozenset(
+    {
+        "istio_requests_total",
+        "istio_request_duration_milliseconds_bucket",
+        "istio_request_duration_milliseconds_count",
+        "istio_request_duration_milliseconds_sum",
+    }
+)

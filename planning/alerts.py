@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from facts import istio
 from facts.aks_node import AGENT_POOL_LABEL
 from facts.gpu import POOL_LABEL, PREFLIGHT_LABEL, UNHEALTHY_TAINT_KEY
 from facts.metrics import AKS_RECORDING_RULES
 from planning import kafka as kafka_plan
 from planning import lustre_csi
+from planning import serving as serving_plan
 from stackconfig.model import PlatformConfig
 
 
@@ -270,6 +272,48 @@ LUSTRE_ALERTS = (
 )
 
 
+# The serving gateway's requests to the APIs' Services (reporter="source": the gateway is the
+# client), errors being 5xx for HTTP and, for gRPC, the codes a server fails with (UNKNOWN,
+# DEADLINE_EXCEEDED, INTERNAL, UNAVAILABLE, DATA_LOSS; grpc/doc/statuscodes.md), not a caller's.
+_SERVED = f'reporter="source", source_workload_namespace="{istio.INGRESS_NAMESPACE}"'
+SERVING_SLO = 0.999  # a month's budget: 43 minutes of errors
+
+
+def _error_ratio(window: str) -> str:
+    errors = (
+        f'sum by (destination_service) (rate(istio_requests_total{{{_SERVED}, response_code=~"5.."}}[{window}])) '
+        f'or sum by (destination_service) (rate(istio_requests_total{{{_SERVED}, grpc_response_status=~"2|4|13|14|15"}}[{window}]))'
+    )
+    return f"({errors}) / sum by (destination_service) (rate(istio_requests_total{{{_SERVED}}}[{window}]))"
+
+
+def _burn(long: str, short: str, rate: float) -> str:
+    """Multiwindow burn rate (Google's SRE workbook, "Alerting on SLOs"): the budget burning
+    `rate` times too fast over the long window, and still over the short one (so it resets soon)."""
+    threshold = round(rate * (1 - SERVING_SLO), 6)
+    return f"({_error_ratio(long)} > {threshold}) and ({_error_ratio(short)} > {threshold})"
+
+
+SERVING_ALERTS = (
+    Alert(
+        "ServingErrorBudgetBurningFast",
+        _burn("1h", "5m", 14.4),
+        "PT2M",
+        "critical",
+        "An API behind the serving gateway is burning its 99.9% error budget 14x too fast.",
+        "14.4x over an hour spends 2% of a month's budget: page (SRE workbook's first window)",
+    ),
+    Alert(
+        "ServingErrorBudgetBurningSlowly",
+        _burn("6h", "30m", 6),
+        "PT15M",
+        "warning",
+        "An API behind the serving gateway is burning its 99.9% error budget 6x too fast.",
+        "6x over six hours spends 5% of the budget: a ticket, not a page",
+    ),
+)
+
+
 def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
     """The cluster's rule groups: AKS's recording rules, then the platform's alerts for what runs there."""
     cluster = config.clusters[cluster_key]
@@ -296,6 +340,8 @@ def rule_groups(config: PlatformConfig, cluster_key: str) -> list[RuleGroup]:
         groups.append(RuleGroup("platform-mirrormaker", "MirrorMaker 2.", alerts=MIRROR_ALERTS))
     if cluster_key in config.streaming_clusters() and config.streaming and config.streaming.jobs:
         groups.append(RuleGroup("platform-flink", "Flink jobs.", alerts=FLINK_ALERTS))
+    if cluster_key in serving_plan.serving_clusters(config):
+        groups.append(RuleGroup("platform-serving", "The serving gateway's APIs.", alerts=SERVING_ALERTS))
     return groups
 
 

@@ -444,6 +444,20 @@ def _certificate_sync(name: str, login_server: str) -> dict[str, Any]:
     }
 
 
+def gateway_monitor() -> dict[str, Any]:
+    """Managed Prometheus scrapes the gateway's Envoy (its `http-envoy-prom` port, 15090, in
+    Istio's gateway chart): request rate, errors and latency per API (planning/alerts.py)."""
+    return {
+        "apiVersion": "azmonitoring.coreos.com/v1",
+        "kind": "PodMonitor",
+        "metadata": _metadata(GATEWAY_SERVICE, istio.INGRESS_NAMESPACE),
+        "spec": {
+            "selector": {"matchLabels": dict(istio.GATEWAY_SELECTOR)},
+            "podMetricsEndpoints": [{"port": istio.METRICS_PORT_NAME, "path": "/stats/prometheus", "interval": "30s"}],
+        },
+    }
+
+
 def gateway_manifests(
     config: PlatformConfig, cluster: str, client_id: str, tenant_id: str, login_server: str
 ) -> list[dict[str, Any]]:
@@ -455,6 +469,7 @@ def gateway_manifests(
         gateway(config),
         request_authentication(config, tenant_id),
         require_token(),
+        gateway_monitor(),
     ]
 
 

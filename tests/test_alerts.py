@@ -33,6 +33,7 @@ SOURCES = {
     "platform-kafka": (metrics.STRIMZI_METRICS, ("PodMonitor", "strimzi")),
     "platform-mirrormaker": (metrics.STRIMZI_METRICS, ("PodMonitor", "strimzi")),
     "platform-flink": (metrics.FLINK_METRICS, ("PodMonitor", None)),
+    "platform-serving": (metrics.ISTIO_METRICS, ("PodMonitor", "serving-gateway")),
 }
 
 

@@ -301,11 +301,12 @@ def test_every_dashboard_query_parses_and_reads_only_collected_series():
         | metrics.KUBE_STATE_METRICS
         | frozenset(metrics.KUEUE_METRICS)
         | metrics.STRIMZI_METRICS
+        | metrics.ISTIO_METRICS
         | {record for rules in metrics.AKS_RECORDING_RULES.values() for record, _, _ in rules}
     )
     exported = {alerts_plan.label_series(label) for label in alerts_plan.EXPORTED_NODE_LABELS}
     boards = dashboard_files()
-    assert {"fleet-capacity", "gpu-health", "kafka", "networking"} <= set(boards)
+    assert {"fleet-capacity", "gpu-health", "kafka", "networking", "serving"} <= set(boards)
     assert len({b["uid"] for b in boards.values()}) == len(boards)
     for name, board in boards.items():
         for title, expression in _queries(board):

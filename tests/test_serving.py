@@ -412,3 +412,29 @@ def test_teams_cannot_alias_services_publish_private_link_or_attach_gateways():
     assert gateways.kind == "IstioGateway" and gateways.always_deny
     assert gateways.namespace_selector["matchExpressions"][0]["values"] == [istio.INGRESS_NAMESPACE]
     assert _denied(gateways, {"metadata": {"name": "g"}, "spec": {}})
+
+
+@pytest.mark.parametrize("stack", SERVING)
+def test_each_serving_cluster_pages_on_a_fast_burn_of_the_error_budget(plans, stack):
+    """Managed Prometheus scrapes the gateway's Envoy; each serving cluster's rule group pages when
+    an API burns its 99.9% budget 14.4x too fast over an hour (and still over five minutes), and
+    opens a ticket at 6x over six hours (the SRE workbook's windows), both reading the gateway's
+    own view of each API (reporter="source")."""
+    from planning import alerts as alerts_plan
+
+    config = _config(stack)
+    plan = plans[stack]
+    for key in config.clusters:
+        names = {g.name for g in alerts_plan.rule_groups(config, key)}
+        assert ("platform-serving" in names) == (key in config.serving.clusters), key
+    fast, slow = alerts_plan.SERVING_ALERTS
+    assert (fast.severity, slow.severity) == ("critical", "warning")
+    for alert, windows, threshold in ((fast, ("[1h]", "[5m]"), "0.0144"), (slow, ("[6h]", "[30m]"), "0.006")):
+        assert all(w in alert.expression for w in windows) and f"> {threshold}" in alert.expression
+        assert 'reporter="source"' in alert.expression and "istio_requests_total" in alert.expression
+    groups = [
+        g
+        for g in plan.of_type("azure-native:alertsmanagement:PrometheusRuleGroup")
+        if g.inputs["ruleGroupName"].startswith("platform-serving")
+    ]
+    assert len(groups) == len(config.serving.clusters)
