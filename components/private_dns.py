@@ -57,6 +57,33 @@ class PrivateDnsArgs:
     create_groups: bool = False
 
 
+def link_vnet(
+    name: str,
+    zone: pulumi.Input[str],
+    resource_group_name: pulumi.Input[str],
+    vnet_name: str,
+    vnet_id: pulumi.Input[str],
+    tags: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+) -> privatedns.VirtualNetworkLink:
+    """A zone's link to a VNet, for resolution only."""
+    return privatedns.VirtualNetworkLink(
+        name,
+        # Named after the VNet: unique in a zone that several environments share.
+        virtual_network_link_name=f"link-{vnet_name}",
+        private_zone_name=zone,
+        resource_group_name=resource_group_name,
+        location="global",
+        virtual_network=privatedns.SubResourceArgs(id=vnet_id),
+        # Resolution only: endpoints and AKS write their records themselves.
+        registration_enabled=False,
+        # Private names resolve privately or not at all, never to a public address.
+        resolution_policy=privatedns.ResolutionPolicy.DEFAULT,
+        tags=dict(tags),
+        opts=opts,
+    )
+
+
 class PrivateDns(pulumi.ComponentResource):
     """Outputs: `zone_ids[zone name]`, `links[(zone name, VNet name)]`, and `hub_links[zone
     name]`: the VNets the hub's owner links to a shared zone of the hub's."""
@@ -108,20 +135,8 @@ class PrivateDns(pulumi.ComponentResource):
             for vnet_name, vnet_id in args.vnet_ids.items():
                 if vnet_name not in linked:
                     continue
-                self.links[(zone_name, vnet_name)] = privatedns.VirtualNetworkLink(
-                    f"{name}-{zone_name}-{vnet_name}",
-                    # Named after the VNet: unique in a zone that several environments share.
-                    virtual_network_link_name=f"link-{vnet_name}",
-                    private_zone_name=zone_ref,
-                    resource_group_name=group_name,
-                    location="global",
-                    virtual_network=privatedns.SubResourceArgs(id=vnet_id),
-                    # Resolution only: endpoints and AKS write their records themselves.
-                    registration_enabled=False,
-                    # Private names resolve privately or not at all, never to a public address.
-                    resolution_policy=privatedns.ResolutionPolicy.DEFAULT,
-                    tags=args.tags,
-                    opts=link_opts,
+                self.links[(zone_name, vnet_name)] = link_vnet(
+                    f"{name}-{zone_name}-{vnet_name}", zone_ref, group_name, vnet_name, vnet_id, args.tags, link_opts
                 )
             self.zone_ids[zone_name] = zone_id
         self.register_outputs({"zoneIds": self.zone_ids})

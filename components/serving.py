@@ -24,6 +24,7 @@ import pulumi_kubernetes as kubernetes
 from pulumi_azure_native import privatedns
 
 from components.isolation import manifest_metadata
+from components.private_dns import link_vnet
 
 
 def register(
@@ -78,18 +79,7 @@ class ServingZone(pulumi.ComponentResource):
             opts=child,
         )
         for vnet_name, vnet_id in args.vnet_ids.items():
-            privatedns.VirtualNetworkLink(
-                f"{name}-{vnet_name}",
-                virtual_network_link_name=f"link-{vnet_name}",
-                private_zone_name=zone.name,
-                resource_group_name=args.resource_group_name,
-                location="global",
-                virtual_network=privatedns.SubResourceArgs(id=vnet_id),
-                registration_enabled=False,
-                resolution_policy=privatedns.ResolutionPolicy.DEFAULT,
-                tags=args.tags,
-                opts=child,
-            )
+            link_vnet(f"{name}-{vnet_name}", zone.name, args.resource_group_name, vnet_name, vnet_id, args.tags, child)
         for record, address in args.records.items():
             privatedns.PrivateRecordSet(
                 f"{name}-{record.replace('*', 'any')}",
