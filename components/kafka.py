@@ -654,20 +654,20 @@ class KafkaAccess(pulumi.ComponentResource):
         certificate = cluster_ca_certificate(
             f"{prefix}-cluster-ca-cert", cluster, args.kafka_id, pulumi.ResourceOptions(parent=self, provider=provider)
         )
+
+        def waits(namespace_name: str) -> list[pulumi.Resource]:
+            return [args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else []
+
         for namespace_name in dict.fromkeys(client.namespace for client in args.clients):
-            in_namespace = pulumi.ResourceOptions(
-                parent=self,
-                provider=provider,
-                depends_on=[args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else [],
-                aliases=moved,
-            )
             kubernetes.core.v1.ConfigMap(
                 f"{prefix}-ca-{namespace_name}",
                 metadata=kubernetes.meta.v1.ObjectMetaArgs(
                     name=kafka_plan.CA_CONFIG_MAP, namespace=namespace_name, labels=of_cluster
                 ),
                 data={"ca.crt": certificate},
-                opts=in_namespace,
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=waits(namespace_name), aliases=moved
+                ),
             )
         for namespace_name in dict.fromkeys(c.namespace for c in args.clients if c.authentication == "oauth"):
             bootstrap_config_map(
@@ -675,11 +675,7 @@ class KafkaAccess(pulumi.ComponentResource):
                 namespace_name,
                 kafka_plan.strimzi_bootstrap(cluster, kafka_plan.OAUTH_PORT),
                 kafka_plan.IN_CLUSTER_IDLE_MS,
-                pulumi.ResourceOptions(
-                    parent=self,
-                    provider=provider,
-                    depends_on=[args.team_namespaces[namespace_name]] if namespace_name in args.team_namespaces else [],
-                ),
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=waits(namespace_name)),
             )
         self.register_outputs({})
 

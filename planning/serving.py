@@ -26,6 +26,7 @@ from typing import Any
 
 from facts import entra, istio
 from facts.aks_load_balancer import INTERNAL_LB, INTERNAL_LB_SUBNET, LB_IPV4
+from facts.workload_identity import CLIENT_ID_ANNOTATION, TENANT_ID_ANNOTATION
 from planning.images import mirrored
 from planning.naming import Naming
 from planning.network_policy import DNS_PODS, NAMESPACE_NAME_LABEL
@@ -327,8 +328,8 @@ def certificate_objects(
     """What keeps each serving team's certificate synced from the region's Key Vault into the
     gateway's namespace, where the gateway's server names it: a SecretProviderClass per team (the
     certificate's secret: its key and chain, split into a `kubernetes.io/tls` Secret), read with the
-    `serving-tls` workload identity, and one small Deployment mounting them all (the driver syncs
-    a Secret only while a pod mounts its class, and deletes it with the last such pod). The
+    `serving-tls` workload identity, and per team a small Deployment mounting it (the driver syncs
+    a Secret only while a pod mounts its class). The
     driver's rotation (the add-on's `enableSecretRotation`) rewrites the Secret when Key Vault's
     certificate renews; istiod pushes it to the gateway without a restart."""
     region = config.clusters[cluster].region
@@ -369,10 +370,7 @@ def certificate_objects(
         "metadata": _metadata(
             CERTIFICATE_SYNC,
             istio.INGRESS_NAMESPACE,
-            annotations={
-                "azure.workload.identity/client-id": client_id,
-                "azure.workload.identity/tenant-id": tenant_id,
-            },
+            annotations={CLIENT_ID_ANNOTATION: client_id, TENANT_ID_ANNOTATION: tenant_id},
         ),
     }
     return [account, *classes, *deployments]

@@ -336,6 +336,20 @@ def test_a_worker_admits_the_8_gpu_infiniband_gang_job_that_arrives_from_a_dispa
         assert queueing.refusals(dispatcher, greedy.workload, greedy.pod["spec"], pool), key
 
 
+def with_kafka_address(item, address: str):
+    """The golden training job carrying `address` literally, as it did before its namespace's
+    `platform-kafka` ConfigMap gave it the address of wherever it runs."""
+
+    def carry(job):
+        (variable,) = [
+            e for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "KAFKA_BOOTSTRAP_SERVERS"
+        ]
+        variable.pop("valueFrom")
+        variable["value"] = address
+
+    return item.changed(carry)
+
+
 @pytest.mark.parametrize("stack", MULTI_REGION)
 def test_the_job_rendered_once_reaches_the_kafka_of_whichever_worker_runs_it(plans, stack):
     """MultiKueue copies the Job unchanged, so a team renders it once (here for the first worker)
@@ -345,14 +359,7 @@ def test_the_job_rendered_once_reaches_the_kafka_of_whichever_worker_runs_it(pla
     found = applicable(plans, stack, "training-infiniband", QUEUE=dispatch.ANY_REGION_QUEUE)
     (home, first) = found[0]
 
-    def carry_the_address(job):
-        (variable,) = [
-            e for e in job["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "KAFKA_BOOTSTRAP_SERVERS"
-        ]
-        variable.pop("valueFrom")
-        variable["value"] = f"{home.key}-kafka-bootstrap.kafka.svc:9093"
-
-    literal = first.changed(carry_the_address)
+    literal = with_kafka_address(first, f"{home.key}-kafka-bootstrap.kafka.svc:9093")
     for view, _ in found:
         assert not any(evaluate(view, first).values()), (view.key, report(evaluate(view, first)))
         refused = [r for r in evaluate(view, literal)["reach"] if "does not resolve" in r]

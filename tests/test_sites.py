@@ -401,15 +401,9 @@ def test_the_infiniband_gang_job_for_any_region_is_admitted_at_the_site_with_its
     assert not any(evaluate(view, item).values()), evaluate(view, item)
     # The address as the job carried it before the ConfigMap: eus2's in-cluster Service name,
     # which does not resolve at the site (nor in scus).
-    literal = item.changed(
-        lambda job: job["spec"]["template"]["spec"]["containers"][0]["env"].append(
-            {"name": "KAFKA_BOOTSTRAP_SERVERS", "value": "eus2-kafka-bootstrap.kafka.svc:9093"}
-        )
-    )
-    for container in literal.workload["spec"]["template"]["spec"]["containers"]:
-        container["env"] = [
-            e for e in container["env"] if "valueFrom" not in e or e["name"] != "KAFKA_BOOTSTRAP_SERVERS"
-        ]
+    from tests.test_dispatch import with_kafka_address
+
+    literal = with_kafka_address(item, "eus2-kafka-bootstrap.kafka.svc:9093")
     assert any("does not resolve in phx1" in r for r in evaluate(view, literal)["reach"])
     # A baseline without the namespace's platform-kafka: the kubelet would not start the trainer.
     without = SiteView(plan, SITE, view.config, {k: v for k, v in view.documents.items() if "platform-kafka" not in k})

@@ -332,7 +332,7 @@ def _serving_zones(ctx: Context, networks: Mapping[str, RegionalNetwork]) -> Non
         if not records:
             continue
         vnet_ids: dict[str, pulumi.Input[str]] = {naming.regional("vnet", region): network.vnet_id}
-        if hub and region == config.primary_region and not hub.private_dns_zones_resource_group_id:
+        if hub and region == config.primary_region and not shared_hub_zones(config):
             vnet_ids[parse_resource_id(hub.virtual_network_id).name] = hub.virtual_network_id
         ServingZone(
             f"serving-zone-{region_code(region)}",
