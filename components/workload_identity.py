@@ -77,7 +77,7 @@ class WorkloadIdentities(pulumi.ComponentResource):
         naming = args.naming
         group = resource_group(
             name,
-            naming.regional("rg", args.region, "identity"),
+            naming.identity_group(args.region),
             args.region,
             args.tags,
             parent=self,
@@ -87,7 +87,7 @@ class WorkloadIdentities(pulumi.ComponentResource):
         for workload in args.workloads:
             identity = managedidentity.UserAssignedIdentity(
                 f"{name}-{workload}",
-                resource_name_=naming.name("id", "workload", workload),
+                resource_name_=naming.workload_identity(workload),
                 resource_group_name=group.name,
                 location=args.region,
                 tags={**args.tags, "workload": workload},

@@ -21,10 +21,13 @@ import yaml
 
 from components.platform import own_hub_zones
 from facts.azure_roles import role_by_id
+from offline import entra
 from offline.engine import Plan, run_program
-from offline.mocks import OFFLINE_SUBSCRIPTION_ID
+from offline.mocks import OFFLINE_SUBSCRIPTION_ID, principal_id
 from planning.delivery import RESOURCE_PROVIDERS
+from planning.entra_applications import application_name
 from planning.layers import LAYERS
+from planning.naming import Naming
 from planning.permissions import Backend, Condition, Grant, RoleDefinition
 from validation.loader import parse_platform_config
 
@@ -54,6 +57,11 @@ class Identities:
     commands: list[list[str]] = field(default_factory=list)
     # identity -> the subjects of the federated credentials it trusts (GitHub's OIDC tokens)
     federated: dict[str, list[str]] = field(default_factory=dict)
+    # principal object ID -> the served APIs' roles Entra issues it ("<application> as <role>")
+    app_roles: dict[str, list[str]] = field(default_factory=dict)
+    # principal (an identity's name, or an object ID the plan does not make) -> app-role
+    # assignments on any other resource: Microsoft Graph's reach the whole tenant (offline/entra.py)
+    other_app_roles: dict[str, list[str]] = field(default_factory=dict)
 
     def deployer(self, layer: str) -> str:
         return f"id-{PREFIX}-deploy-{self.environment}-{layer}"
@@ -155,6 +163,7 @@ def plan_identities(environment: str, plan: Plan | None = None) -> Identities:
         identity = plan.by_urn(r.parent or "").name
         if identity_environment(identity) == environment:
             found.federated.setdefault(identity, []).append(f"{r.inputs['issuer']} {r.inputs['subject']}")
+    _entra_roles(plan, environment, found)
     subscription = plan.outputs["subscriptions"][environment]
     for r in plan.of_type("azure-native:features:SubscriptionFeatureRegistration"):
         if r.parent and plan.by_urn(r.parent).name == f"subscription-{subscription}":
@@ -272,3 +281,26 @@ def markdown_table(identities: Identities) -> str:
         data = ", ".join(f"`{a}`" for a in custom_role.definition.data_actions) or "none"
         lines.append(f"| {name} | {actions} | {data} |")
     return "\n".join(lines) + "\n"
+
+
+def _entra_roles(plan: Plan, environment: str, found: Identities) -> None:
+    """The served APIs' app roles the delivery assigns in this environment, and any app-role
+    assignment on another resource, by the principal that holds it."""
+    applications, others = entra.read(plan)
+    own = application_name(Naming(PREFIX, environment), "")
+    for application in applications.values():
+        if not application.display_name.startswith(own):
+            continue
+        for principal, roles in application.holders.items():
+            found.app_roles.setdefault(principal, []).extend(f"{application.display_name} as {r}" for r in roles)
+    # The delivery's own identities, by the object ID Azure gives them in the state's subscription.
+    subscriptions = {r.urn: str(r.inputs.get("subscriptionId")) for r in plan.of_type("pulumi:providers:azure-native")}
+    names = {
+        principal_id(r, subscriptions.get(r.provider.rsplit("::", 1)[0], STATE_SUBSCRIPTION)): str(
+            r.inputs["resourceName"]
+        )
+        for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")
+    }
+    for other in others:
+        holder = names.get(other.principal_id, other.principal_id)
+        found.other_app_roles.setdefault(holder, []).append(f"{other.name}: app role {other.app_role_id}")

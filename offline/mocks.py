@@ -39,6 +39,12 @@ def offline_uuid(*parts: str, namespace: uuid.UUID = OFFLINE_NAMESPACE) -> str:
     return str(uuid.uuid5(namespace, "/".join(parts)))
 
 
+def principal_id(resource: Any, subscription: str = OFFLINE_SUBSCRIPTION_ID) -> str:
+    """The object ID the offline engine gives a plan's managed identity (or a resource's
+    system-assigned one), as Azure gives one when it is created."""
+    return offline_uuid(arm_id(resource.type, resource.name, resource.inputs, subscription), "principal")
+
+
 def arm_id(token: str, name: str, inputs: dict[str, Any], subscription: str = OFFLINE_SUBSCRIPTION_ID) -> str:
     """The resource ID Azure would give this resource (facts/arm.py)."""
     try:
@@ -153,6 +159,14 @@ class OfflineMocks(Mocks):
             return f"{args.name}-id", {**inputs, "data": {"token": token_value}}
         if token == "pulumi:providers:azure-native" and inputs.get("subscriptionId"):
             self.provider_subscriptions[f"{args.name}-id"] = str(inputs["subscriptionId"])
+        if token == "azuread:index/application:Application":
+            # Entra gives an application its client ID and object ID (Graph's `appId`, `id`).
+            name = str(inputs.get("displayName", args.name))
+            object_id = self._uuid("application", name)
+            return object_id, {**inputs, "clientId": self._uuid("application", name, "client"), "objectId": object_id}
+        if token == "azuread:index/servicePrincipal:ServicePrincipal":
+            object_id = self._uuid("service principal", str(inputs.get("clientId")))
+            return object_id, {**inputs, "objectId": object_id}
         if not token.startswith("azure-native:"):
             return f"{args.name}-id", inputs
         if args.resource_id:
@@ -264,6 +278,25 @@ class OfflineMocks(Mocks):
             # A workspace's customer ID (what agents name it by): a GUID fixed by its name.
             name = f"{args.args.get('resourceGroupName')}/{args.args.get('workspaceName')}"
             return {"customerId": self._uuid("workspace", name), "name": args.args.get("workspaceName")}
+        if args.token == "azure-native:managedidentity:getUserAssignedIdentity":
+            # An existing identity, as its creator's preview saw it: the same IDs for the same
+            # resource ID (a workload's identity, read by the delivery for its app roles).
+            identity_id = arm_id(
+                "azure-native:managedidentity:UserAssignedIdentity",
+                str(args.args.get("resourceName")),
+                {
+                    "resourceGroupName": args.args.get("resourceGroupName"),
+                    "resourceName": args.args.get("resourceName"),
+                },
+                self.provider_subscriptions.get((args.provider or "").rsplit("::", 1)[-1], self.subscription_id),
+            )
+            return {
+                "id": identity_id,
+                "name": args.args.get("resourceName"),
+                "principalId": self._uuid(identity_id, "principal"),
+                "clientId": self._uuid(identity_id, "client"),
+                "tenantId": self.tenant_id,
+            }
         if args.token == "github:index/getTeam:getTeam":
             # GitHub's numeric team ID (reviewers name teams by it).
             slug = args.args.get("slug", "team")

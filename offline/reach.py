@@ -42,9 +42,11 @@ from planning.reach import (
     PODS,
     RUNNER,
     SECRETS,
+    SERVED_API,
     SERVICE_ACCOUNT,
     STATE_SECRETS,
     STATE_WRITE,
+    TENANT,
     WRITE,
     WRITING,
     Cluster,
@@ -175,17 +177,13 @@ def _principals(
     them, as the offline engine does), the clusters' kubelets, Grafana's, and the configured groups."""
     names: dict[str, str] = {}
     teams: dict[str, str] = {}
-    from offline.mocks import offline_uuid
+    from offline.mocks import principal_id
 
     for r in resources:
         if r.type == "azure-native:managedidentity:UserAssignedIdentity":
-            names[offline_uuid(arm_id(r.type, r.name, r.inputs, OFFLINE_SUBSCRIPTION_ID), "principal")] = _identity(
-                r.inputs["resourceName"]
-            )
+            names[principal_id(r)] = _identity(r.inputs["resourceName"])
         elif r.type == "azure-native:dashboard:Grafana":
-            names[offline_uuid(arm_id(r.type, r.name, r.inputs, OFFLINE_SUBSCRIPTION_ID), "principal")] = _identity(
-                f"Managed Grafana {r.inputs.get('workspaceName')}"
-            )
+            names[principal_id(r)] = _identity(f"Managed Grafana {r.inputs.get('workspaceName')}")
     for workload, spec in config.workloads.items():
         for value, principal in names.items():
             if principal.endswith(f"-workload-{workload}"):
@@ -339,6 +337,25 @@ def build(
             if issuer != GITHUB_ISSUER or ":environment:" not in claim:
                 raise Unclassified(f"{identity} trusts {subject}, which the model does not place")
             graph.add(node(GITHUB, claim.rsplit(":environment:", 1)[1]), _identity(identity), "OIDC token, federated")
+
+    # --- Entra ID: the served APIs' app roles, and who writes app-role assignments at all.
+    tenant = node(TENANT, "app-role assignments")
+    graph.add(
+        DELIVERY_ADMINS,
+        tenant,
+        "they run the delivery signed in with Graph's AppRoleAssignment.ReadWrite.All (components/delivery/entra.py)",
+    )
+    for holder_id, held_roles in identities.app_roles.items():
+        holder = principals.get(holder_id)
+        if holder is None:
+            raise Unclassified(f"the delivery assigns {held_roles} to {holder_id}, whom the model does not know")
+        for api_role in held_roles:
+            graph.add(holder, node(SERVED_API, api_role), "an app-role assignment: Entra puts the role in its tokens")
+            graph.add(tenant, node(SERVED_API, api_role), "writes any assignment")
+    for holder_name, assignments in identities.other_app_roles.items():
+        if not holder_name.startswith("id-"):
+            raise Unclassified(f"{assignments[0]} is held by {holder_name}, whom the model does not know")
+        graph.add(_identity(holder_name), tenant, f"{assignments[0]} (another resource's role: tenant-wide)")
 
     # --- Azure RBAC: the delivery's grants and the program's role assignments.
     grants: dict[str, list[permissions.Grant]] = {}
@@ -814,7 +831,7 @@ def team_violations(model: Model, config: PlatformConfig) -> list[str]:
                     return _namespace_of(n) not in spec.namespaces
                 if kind == IDENTITY:
                     return model.team_of.get(n) != team
-                return kind in (CLUSTER_ADMIN, NODE, STATE_SECRETS, STATE_WRITE, GITHUB)
+                return kind in (CLUSTER_ADMIN, NODE, STATE_SECRETS, STATE_WRITE, GITHUB, TENANT)
 
             found += violations(model.graph, entry, forbidden)
     return found
@@ -831,7 +848,7 @@ def node_violations(model: Model) -> list[str]:
             kind = kind_of(n)
             if kind == NODE:
                 return n != start
-            return kind in (CLUSTER_ADMIN, STATE_SECRETS, STATE_WRITE, GITHUB)
+            return kind in (CLUSTER_ADMIN, STATE_SECRETS, STATE_WRITE, GITHUB, TENANT)
 
         found += violations(model.graph, node_entry(key), forbidden)
     return found
@@ -850,7 +867,7 @@ def site_violations(model: Model) -> list[str]:
             kind = kind_of(n)
             if kind in (CLUSTER_ADMIN, NODE, PODS, SECRETS):
                 return not name_of(n).startswith(cluster.id)
-            return kind in (STATE_SECRETS, STATE_WRITE, GITHUB)
+            return kind in (STATE_SECRETS, STATE_WRITE, GITHUB, TENANT)
 
         found += violations(model.graph, entry, forbidden)
     return found
@@ -864,6 +881,8 @@ def other_environment_violations(model: Model, hub_scopes: Iterable[str], own_su
 
     def forbidden(n: str) -> bool:
         scope = name_of(n).lower()
+        if kind_of(n) == TENANT:
+            return True
         if kind_of(n) in (STATE_SECRETS, STATE_WRITE):
             return not scope.startswith(f"{environment}.")
         if kind_of(n) != WRITE:
@@ -872,7 +891,14 @@ def other_environment_violations(model: Model, hub_scopes: Iterable[str], own_su
             return own_subzone.lower() not in scope
         return "pulumi-state-" in scope and f"pulumi-state-{environment}" not in scope
 
-    return [found for entry in model.entries for found in violations(model.graph, entry, forbidden)]
+    # The delivery's administrators hold the tenant's app roles by design (they make the APIs'
+    # applications and assign their roles): the one entry that reaches them.
+    return [
+        found
+        for entry in model.entries
+        if entry != DELIVERY_ADMINS
+        for found in violations(model.graph, entry, forbidden)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from planning.entra_applications import ServedApplication
 from planning.layers import LAYERS, UPSTREAM, Layer
 from planning.roles import BUILT_IN_ROLES
 
@@ -281,6 +282,10 @@ class EnvironmentAccess:
     # (its dashboards).
     tenant_groups: tuple[str, ...] = ()
     grafana_group: str | None = None
+    # The served APIs' Entra applications (planning/entra_applications.py), and whether their
+    # callers' identities exist to be assigned roles (delivery:environments.<env>.servingCallers).
+    applications: tuple[ServedApplication, ...] = ()
+    serving_callers: bool = False
 
     def group_id(self, name: str) -> str:
         return f"/subscriptions/{self.subscription}/resourceGroups/{name}"

@@ -55,6 +55,13 @@ class Naming:
     def regional(self, abbreviation: str, region: str, *parts: str) -> str:
         return self.name(abbreviation, region_code(region), *parts)
 
+    def identity_group(self, region: str) -> str:
+        """The workloads' managed identities' resource group (the primary region's)."""
+        return self.regional("rg", region, "identity")
+
+    def workload_identity(self, workload: str) -> str:
+        return self.name("id", "workload", workload)
+
     def cluster(self, cluster_key: str) -> str:
         return self.name("aks", cluster_key)
 

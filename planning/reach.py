@@ -26,7 +26,11 @@ The edges, each from a documented behaviour:
   what makes pods: jobs, custom resources) in a namespace is acting as every service account
   there; writing Secrets there mints their tokens; in a namespace whose Pod Security admits
   privileged pods, or cluster-wide (kube-system), it is the node and cluster admin;
-- workload identity: a service account with a federated credential signs in as its identity.
+- workload identity: a service account with a federated credential signs in as its identity;
+- Entra ID: an app-role assignment puts the role in its holder's tokens for that application
+  (the served APIs' roles, which the gateway checks); writing assignments (Graph's
+  AppRoleAssignment.ReadWrite.All, which the delivery's administrators hold) is every role of
+  the tenant.
 
 Pure: imports facts and planning only.
 """
@@ -58,9 +62,14 @@ STATE_WRITE = "state of"  # a stack's state written (its next deploy does what i
 CREDENTIAL = "credential"  # a credential found in a state or a Secret
 RUNNER = "runner"  # a self-hosted runner label: a network position, and whatever is attached there
 KAFKA_ANY = "Kafka as any user"  # a client certificate the clients CA signs
+# Microsoft Graph's permission to write app-role assignments (or another that reaches every app
+# role): the holder grants any principal any role of any application, Graph's own included, and
+# through them any directory role (facts/entra.py). Tenant-wide: past every environment.
+TENANT = "the tenant's app roles"
+SERVED_API = "served API"  # calls an API at the gateway: `<application> as <role>`
 
 # What writes: reaching one of these is reaching a credential that writes.
-WRITING = frozenset({WRITE, CLUSTER_ADMIN, PODS, STATE_WRITE, NODE, KAFKA_ANY})
+WRITING = frozenset({WRITE, CLUSTER_ADMIN, PODS, STATE_WRITE, NODE, KAFKA_ANY, TENANT})
 
 # Control-plane actions that change nothing of the scope they are checked on: reads, and the
 # linked-access checks whose write happens on the caller's own resource (a peering, a zone link,

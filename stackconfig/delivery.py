@@ -206,6 +206,13 @@ class DeliveryEnvironment(Model):
         description="Capacity reservation groups (or their resource groups) in this subscription the clusters place "
         "nodes on: the cluster layer may make its clusters Contributor there, nothing else.",
     )
+    serving_callers: bool = Field(
+        False,
+        description="Assign the environment's served APIs' app roles to their callers' managed identities "
+        "(`platform:serving.apis.<api>.callers`). The identities are the foundation's, found by name: set it once "
+        "the environment's foundation is deployed. Until then the applications exist, no caller holds a role, and "
+        "the gateway refuses every call (docs/serving.md, \"Who may call\").",
+    )
 
 
 class DeliveryConfig(Model):

@@ -224,6 +224,31 @@ VIOLATIONS: list[Change] = [
         lambda p: changed(p, "github-workflow-permissions", path="defaultWorkflowPermissions", value="write"),
     ),
     (
+        "entra-applications-locked",
+        "a served API's service principal issues tokens to every principal",
+        lambda p: changed(p, "serving-prod-generate-principal", path="appRoleAssignmentRequired", value=False),
+    ),
+    (
+        "entra-applications-locked",
+        "a served API's application issues v1.0 tokens",
+        lambda p: changed(p, "serving-prod-generate", path="api.requestedAccessTokenVersion", value=1),
+    ),
+    (
+        "entra-applications-locked",
+        "a served API's application takes other tenants' principals",
+        lambda p: changed(p, "serving-staging-chat", path="signInAudience", value="AzureADMultipleOrgs"),
+    ),
+    (
+        "entra-no-tenant-wide-app-roles",
+        "an identity assigned Graph's AppRoleAssignment.ReadWrite.All",
+        lambda p: changed(
+            p,
+            "serving-prod-generate-trainer-Generate.Invoke",
+            path="appRoleId",
+            value="06b708a9-e830-4db3-a914-8e69da51d44f",
+        ),
+    ),
+    (
         "storage-shared-key-disabled",
         "the state account takes shared keys",
         lambda p: changed(p, "state-account", path="allowSharedKeyAccess", value=True),
@@ -380,6 +405,7 @@ def test_removing_an_environment_from_the_delivery_is_refused_by_the_state_locks
         "azure-native:managedidentity:UserAssignedIdentity",
         "azure-native:keyvault:Key",
         "azure-native:resources:ResourceGroup",  # staging's units' groups (protected)
+        "azuread:index/application:Application",  # staging's served APIs' applications (protected)
     }
     unlocked = preview(False, every)
     (lifted,) = diff_sides(side(acme), side(unlocked))

@@ -392,7 +392,7 @@ def test_each_unit_builds_only_into_the_resource_groups_the_delivery_makes_for_i
 
     config = parsed_environment(stack)
     groups = unit_groups(config)
-    identity = Naming(config.prefix, config.environment).regional("rg", config.primary_region, "identity")
+    identity = Naming(config.prefix, config.environment).identity_group(config.primary_region)
     for name, plan in unit_plans[stack].plans.items():
         _, unit = parse_stack(name)
         assert unit is not None

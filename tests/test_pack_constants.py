@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from components.cluster import SYSTEM_POOL_TAINT
-from facts import azure_policy, cosmosdb, flink
+from facts import azure_policy, cosmosdb, entra, flink
 from facts.aks_load_balancer import INTERNAL_LB
 from facts.azure_roles import role_id
 from facts.gpu import DEFAULT_GPU_TAINT, GPU_VM_SIZES, PURPOSE_LABEL
@@ -23,6 +23,7 @@ from stackconfig.model import REQUIRED_TAGS
 from tests.support.packs import POLICIES, pack_module
 
 AZURE = ("azure-platform", "azure_guardrails")
+DELIVERY = ("delivery", "delivery_guardrails")
 KUBERNETES = ("kubernetes-platform", "kubernetes_guardrails")
 
 # (pack, module, constant) -> what the program holds.
@@ -39,6 +40,8 @@ RESTATED: list[tuple[tuple[str, str], str, str, Any]] = [
         tuple(azure_policy.initiative_id(name) for name in azure_policy.POD_SECURITY_INITIATIVES),
     ),
     (AZURE, "databases", "COSMOS_DATA_ROLES", (cosmosdb.DATA_ROLES["read"], cosmosdb.DATA_ROLES["readWrite"])),
+    (DELIVERY, "entra", "TENANT_WIDE_GRAPH_ROLES", entra.TENANT_WIDE_GRAPH_ROLES),
+    (DELIVERY, "entra", "SINGLE_TENANT", entra.SINGLE_TENANT),
     (KUBERNETES, "workloads", "NAMESPACE_CLASS_LABEL", NAMESPACE_CLASS_LABEL),
     (KUBERNETES, "workloads", "TRAINING_CLASS", TRAINING_CLASS),
     (KUBERNETES, "workloads", "INTERNAL_LB", INTERNAL_LB),

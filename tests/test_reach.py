@@ -381,3 +381,68 @@ def test_from_azure_only_the_cluster_layers_deploys_administer_a_site(models):
         assert not [n for n in reached if graph_model.kind_of(n) in graph_model.WRITING], graph_model.path(
             reached, next(n for n in reached if graph_model.kind_of(n) in graph_model.WRITING)
         )
+
+
+TENANT = graph_model.node(graph_model.TENANT, "app-role assignments")
+
+
+@pytest.mark.parametrize("stack", ALL)
+def test_only_the_delivery_administrators_reach_the_tenants_app_roles_and_a_served_role_only_its_callers(models, stack):
+    """Writing app-role assignments is tenant-wide (Graph's AppRoleAssignment.ReadWrite.All):
+    the delivery's administrators hold it, and no pull request, merge, approver, team, pod or
+    node reaches it. Each served API's role is held by the identities of the workloads config
+    names as its callers, and by no one else's."""
+    from planning.entra_applications import served_applications
+
+    model = models[stack]
+    config = config_of(stack)
+    assert [entry for entry in model.entries if TENANT in model.graph.reach(entry)] == [reach.DELIVERY_ADMINS]
+    held: dict[str, set[str]] = {}
+    for source, edges in model.graph.edges.items():
+        for edge in edges:
+            if graph_model.kind_of(edge.target) == graph_model.SERVED_API and source != TENANT:
+                held.setdefault(graph_model.name_of(edge.target), set()).add(source)
+    expected: dict[str, set[str]] = {}
+    for application in served_applications(config):
+        for caller in application.callers:
+            for role in caller.roles:
+                expected.setdefault(f"{application.display_name} as {role}", set()).add(
+                    graph_model.node(graph_model.IDENTITY, caller.identity_name)
+                )
+    assert held == expected
+    assert bool(expected) == (config.serving is not None)
+
+
+def test_an_app_role_of_another_resource_given_to_a_deploy_identity_joins_the_environments(unit_plans):
+    """Were the delivery to give prod's tenants deploy identity an app role of another resource
+    (Graph's AppRoleAssignment.ReadWrite.All, to assign the APIs' roles itself), the model places
+    it as tenant-wide: prod's approvers would then reach past their environment."""
+    import dataclasses as dc
+
+    from offline.mocks import principal_id
+
+    plan = bootstrap.delivery_plan("acme")
+    (deployer,) = [
+        r
+        for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")
+        if r.inputs["resourceName"] == "id-ailab-deploy-prod-tenants"
+    ]
+    template = plan.of_type("azuread:index/appRoleAssignment:AppRoleAssignment")[0]
+    graph_role = dc.replace(
+        template,
+        name="tenants-deployer-graph",
+        urn=template.urn.rsplit("::", 1)[0] + "::tenants-deployer-graph",
+        inputs={
+            "appRoleId": "06b708a9-e830-4db3-a914-8e69da51d44f",
+            "principalObjectId": principal_id(deployer, bootstrap.STATE_SUBSCRIPTION),
+            "resourceObjectId": "a-lookup-of-microsoft-graph",
+        },
+        property_dependencies={},
+    )
+    identities = bootstrap.plan_identities("prod", dc.replace(plan, resources=[*plan.resources, graph_role]))
+    assert identities.other_app_roles == {
+        "id-ailab-deploy-prod-tenants": ["tenants-deployer-graph: app role 06b708a9-e830-4db3-a914-8e69da51d44f"]
+    }
+    model = reach.build(config_of("prod"), unit_plans["prod"].plans, identities, bootstrap.backend("prod"))
+    found = reach.other_environment_violations(model, [], "")
+    assert any("tenants-deployer-graph" in path for path in found), report(found)

@@ -35,6 +35,15 @@ def _token(config, api: str, roles: list[str], tenant: str | None = None) -> dic
     }
 
 
+def _issued(plans, stack: str, api: str, workload: str = "trainer") -> dict | None:
+    """The token Entra issues the workload's identity for the API, as the delivery's plan leaves
+    the tenant (offline/entra.py)."""
+    from offline.entra import issued_token
+    from offline.identities import delivery_plan, delivery_stack_of
+
+    return issued_token(_config(stack), plans[stack], delivery_plan(delivery_stack_of(stack)), api, workload)
+
+
 def _views(plans, stack: str):
     config = _config(stack)
     return config, [
@@ -45,23 +54,21 @@ def _views(plans, stack: str):
 @pytest.mark.parametrize("stack", SERVING)
 def test_a_caller_with_the_app_role_reaches_the_model_over_grpc_and_http_on_every_serving_cluster(plans, stack):
     """The trainer (team research, its own namespace) calls the inference team's gRPC generation
-    and its HTTP chat API with the roles config gives it: every layer admits both calls, on each
-    serving cluster, and the gRPC route speaks HTTP/2 to the pods."""
+    and its HTTP chat API with the tokens Entra issues its identity (the roles the delivery
+    assigned it): every layer admits both calls, on each serving cluster, and the gRPC route
+    speaks HTTP/2 to the pods."""
     config, views = _views(plans, stack)
+    generate_token, chat_token = _issued(plans, stack, "generate"), _issued(plans, stack, "chat")
+    assert generate_token is not None and generate_token["roles"] == ["Generate.Invoke", "Models.Read"]
+    assert chat_token is not None and chat_token["roles"] == ["Chat.Invoke"]
     assert views and [v.key for v in views] == list(config.serving.clusters)
     generate = serving_plan.api_host(config, "generate")
     chat = serving_plan.api_host(config, "chat")
     assert generate == f"generate.inference.{config.serving.zone}"
     for view in views:
-        grpc = Call(
-            generate,
-            "/inference.v1.Generate/Stream",
-            _token(config, "generate", ["Generate.Invoke"]),
-            "research",
-            TRAINER_POD,
-        )
+        grpc = Call(generate, "/inference.v1.Generate/Stream", generate_token, "research", TRAINER_POD)
         assert refusals(view, grpc) == [], view.key
-        http = Call(chat, "/v1/chat/completions", _token(config, "chat", ["Chat.Invoke"]), "research", TRAINER_POD)
+        http = Call(chat, "/v1/chat/completions", chat_token, "research", TRAINER_POD)
         assert refusals(view, http) == [], view.key
         # gRPC clients send the port in the authority; the gateway's routes ignore it, its
         # ALLOW must take it (Istio compares `hosts` to the authority exactly).

@@ -8,16 +8,19 @@ from pathlib import Path
 
 import pulumi
 import pulumi_azure_native
+import pulumi_azuread
 import pulumi_github
 from pulumi_azure_native import authorization
 
 from components.delivery.access import EnvironmentAccess, EnvironmentAccessArgs, SubscriptionFeatures, custom_role
+from components.delivery.entra import ServingApplications, ServingApplicationsArgs
 from components.delivery.github import GitHubDelivery, GitHubDeliveryArgs
 from components.delivery.hub import MinimalHubArgs, MinimalHubNetwork
 from components.delivery.state import StateBackend, StateBackendArgs
 from components.platform.context import own_hub_zones
 from components.platform.groups import unit_groups
 from planning import delivery as plan
+from planning.entra_applications import ServedApplication, served_applications
 from planning.hub import hub_ids, minimal_hub
 from planning.layers import LAYERS
 from planning.naming import Naming
@@ -122,6 +125,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
         SubscriptionFeatures(f"subscription-{subscription}", provider(subscription))
     pulumi.export("subscriptions", {name: env.subscription for name, env in environments.items()})
     worker_roles = {}
+    entra_provider: pulumi_azuread.Provider | None = None
     client_ids: dict[str, pulumi.Output[str]] = {}
     for name, env in environments.items():
         env_plan = plan.environment_delivery(names, env)
@@ -142,6 +146,20 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
             opts=pulumi.ResourceOptions(provider=provider(config.state.subscription_id)),
         )
         pulumi.export(f"{name}ClientIds", access.client_ids)
+        served: dict[str, pulumi.Output[str]] = {}
+        if env.applications:
+            if entra_provider is None:
+                # The tenant the administrator signed in to, named: Graph writes go nowhere else.
+                entra_provider = pulumi_azuread.Provider("entra", tenant_id=client.tenant_id)
+            served = ServingApplications(
+                f"serving-{name}",
+                ServingApplicationsArgs(
+                    applications=env.applications,
+                    assign_callers=env.serving_callers,
+                    provider=provider(env.subscription),
+                ),
+                opts=pulumi.ResourceOptions(providers=[entra_provider]),
+            ).client_ids
         # What the environment's platform stack file takes from the delivery (docs/deploying.md).
         pulumi.export(
             f"{name}StackSettings",
@@ -154,6 +172,7 @@ def deliver(config: DeliveryConfig, environments: Mapping[str, plan.EnvironmentA
                     names.planner(name, "cluster")
                 ],
                 "platform:jobs.workerRoleId": worker_roles[name],
+                **{f"platform:serving.apis.{api}.applicationClientId": client_id for api, client_id in served.items()},
             },
         )
         client_ids.update(access.client_ids)
@@ -193,6 +212,7 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
         tenant_groups: dict[str, None] = {}
         grafana_group: str | None = None
         modes = set()
+        applications: dict[str, ServedApplication] = {}
         for stack in env.platform_stacks or [name]:
             path = stack_file(root, stack)
             if not path.exists():
@@ -221,6 +241,15 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
                     )
                 )
             peered = peered or platform.network.hub is not None
+            for application in served_applications(platform):
+                if applications.setdefault(application.api, application) != application:
+                    problems.append(
+                        ConfigProblem(
+                            f"{DELIVERY_NAMESPACE}:environments.{name}.platformStacks",
+                            f"its stack files serve API {application.api} differently: one environment, one "
+                            "application per API",
+                        )
+                    )
             modes.add(platform.resource_groups)
             if platform.resource_groups == "delivery":
                 naming = Naming(platform.prefix, platform.environment)
@@ -229,7 +258,7 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
                         groups[(unit.layer, group.name, group.region)] = None
                         if unit.layer == "cluster":
                             tenant_groups[group.name] = None
-                identity = naming.regional("rg", platform.primary_region, "identity")
+                identity = naming.identity_group(platform.primary_region)
                 tenant_groups = {identity: None, **tenant_groups}
                 grafana_group = naming.regional("rg", platform.primary_region, "ops")
             zones += [
@@ -254,6 +283,8 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
             resource_groups=tuple(groups),
             tenant_groups=tuple(tenant_groups),
             grafana_group=grafana_group,
+            applications=tuple(applications.values()),
+            serving_callers=env.serving_callers,
         )
     if problems:
         raise ConfigError(problems, reference=DELIVERY_REFERENCE)

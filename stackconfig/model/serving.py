@@ -59,7 +59,9 @@ class ServingApiConfig(Model):
     )
     protocol: Literal["http", "grpc"] = Field(description="`grpc` (HTTP/2 to the pods, long-lived streams) or `http`.")
     application_client_id: Uuid = Field(
-        description="The client ID of the API's Entra application: the audience its callers' tokens name."
+        description="The client ID of the API's Entra application, which the delivery project makes: the audience "
+        "its callers' tokens name (the delivery's output `<env>StackSettings`, `platform:serving.apis.<api>."
+        "applicationClientId`)."
     )
     roles: dict[RoleValue, Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
         min_length=1, description="The API's app roles: value -> what it allows."
@@ -69,7 +71,9 @@ class ServingApiConfig(Model):
     )
     callers: dict[str, list[RoleValue]] = Field(
         default_factory=dict,
-        description="`platform:workloads` entries whose identities hold app roles of the API: workload -> roles.",
+        description="`platform:workloads` entries whose identities hold app roles of the API: workload -> roles. The "
+        "delivery project assigns them (`delivery:environments.<env>.servingCallers`); Entra issues no token for "
+        "the API to any other principal.",
     )
 
 
