@@ -136,6 +136,8 @@ class AksClusterArgs:
     # The Istio add-on's revisions where the cluster serves (planning/serving.py): its internal
     # ingress gateway, which the serving gateway fronts. Empty: no mesh.
     mesh_revisions: Sequence[str] = ()
+    # KEDA's add-on, where the cluster scales served Deployments (planning/serving_scaling.py).
+    keda: bool = False
 
 
 def _issuer_url(profile: aks.outputs.ManagedClusterOIDCIssuerProfileResponse | None) -> str:
@@ -432,6 +434,11 @@ class AksCluster(pulumi.ComponentResource):
                 ),
             )
             if args.mesh_revisions
+            else None,
+            workload_auto_scaler_profile=aks.ManagedClusterWorkloadAutoScalerProfileArgs(
+                keda=aks.ManagedClusterWorkloadAutoScalerProfileKedaArgs(enabled=True)
+            )
+            if args.keda
             else None,
             storage_profile=aks.ManagedClusterStorageProfileArgs(
                 disk_csi_driver=aks.ManagedClusterStorageProfileDiskCSIDriverArgs(enabled=True),

@@ -56,6 +56,8 @@ class EgressFirewallArgs:
     network_rules: Sequence[NetworkRule] = ()
     # What it does not SNAT (planning/onprem.py, firewall_private_ranges); None: Azure's default.
     private_ranges: Sequence[str] | None = None
+    # Exact hosts of the region's Azure Monitor workspace query endpoint (KEDA's scaler).
+    query_hosts: Sequence[pulumi.Input[str]] = ()
 
 
 def _protocols(rule: ApplicationRule) -> list[network.FirewallPolicyRuleApplicationProtocolArgs]:
@@ -86,23 +88,32 @@ def _allow(name: str, priority: int, rules: list[Any]) -> network.FirewallPolicy
 
 
 def allow_rule_collection(
-    rules: list[ApplicationRule], source_ranges: list[str]
+    rules: list[ApplicationRule], source_ranges: list[str], query_hosts: Sequence[pulumi.Input[str]] = ()
 ) -> network.FirewallPolicyFilterRuleCollectionArgs:
-    return _allow(
-        "allow-egress",
-        ALLOW_COLLECTION_PRIORITY,
-        [
+    allowed = [
+        network.ApplicationRuleArgs(
+            rule_type="ApplicationRule",
+            name=rule.name,
+            source_addresses=list(rule.sources or source_ranges),
+            fqdn_tags=list(rule.fqdn_tags) or None,
+            target_fqdns=list(rule.fqdns) or None,
+            protocols=_protocols(rule),
+        )
+        for rule in rules
+    ]
+    if query_hosts:
+        # The workspace's own host, not `*.prometheus.monitor.azure.com`: every tenant's
+        # workspaces share that domain (facts/azure_endpoints.py).
+        allowed.append(
             network.ApplicationRuleArgs(
                 rule_type="ApplicationRule",
-                name=rule.name,
-                source_addresses=list(rule.sources or source_ranges),
-                fqdn_tags=list(rule.fqdn_tags) or None,
-                target_fqdns=list(rule.fqdns) or None,
-                protocols=_protocols(rule),
+                name="prometheus-query",
+                source_addresses=list(source_ranges),
+                target_fqdns=list(query_hosts),
+                protocols=_protocols(ApplicationRule("prometheus-query")),
             )
-            for rule in rules
-        ],
-    )
+        )
+    return _allow("allow-egress", ALLOW_COLLECTION_PRIORITY, allowed)
 
 
 NETWORK_COLLECTION_PRIORITY = 200
@@ -180,7 +191,7 @@ class EgressFirewall(pulumi.ComponentResource):
             resource_group_name=args.resource_group_name,
             priority=RULE_COLLECTION_GROUP_PRIORITY,
             rule_collections=[
-                allow_rule_collection(args.rules, args.source_ranges),
+                allow_rule_collection(args.rules, args.source_ranges, args.query_hosts),
                 *([network_rule_collection(list(args.network_rules))] if args.network_rules else []),
             ],
             opts=child,

@@ -70,6 +70,9 @@ class FirewallSpec:
     network_rules: list[NetworkRule] = field(default_factory=list)
     # What it does not SNAT (None: Azure's default, IANA's private ranges).
     private_ranges: tuple[str, ...] | None = None
+    # The region's Azure Monitor workspace query host, where KEDA reads its signals (an output of
+    # the workspace: its name carries a suffix Azure picks).
+    query_hosts: list[pulumi.Input[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,7 @@ class RegionalNetwork(pulumi.ComponentResource):
                     tags=args.tags,
                     network_rules=args.firewall.network_rules,
                     private_ranges=args.firewall.private_ranges,
+                    query_hosts=args.firewall.query_hosts,
                 ),
                 opts=child,
             )

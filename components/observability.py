@@ -36,6 +36,8 @@ class Observability(pulumi.ComponentResource):
     log_analytics_workspace_id: pulumi.Output[str]
     monitor_workspace_id: pulumi.Output[str]
     data_collection_endpoint_id: pulumi.Output[str]
+    # What PromQL queries go to (KEDA's scaler: planning/serving_scaling.py).
+    prometheus_query_endpoint: pulumi.Output[str]
 
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("platform:observability:Observability", name, None, opts)
@@ -115,6 +117,7 @@ class Observability(pulumi.ComponentResource):
         self.resource_group_name = group.name
         self.log_analytics_workspace_id = workspace.id
         self.monitor_workspace_id = metrics.id
+        self.prometheus_query_endpoint = metrics.metrics.apply(lambda m: m.prometheus_query_endpoint)
         self.data_collection_endpoint_id = endpoint.id
         self.region = args.region
         self.register_outputs(

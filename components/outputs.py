@@ -35,7 +35,9 @@ from planning.layers import Unit, parse_stack
 # 6: the data unit exports the Cosmos DB account's ID (the tenants unit assigns its data roles).
 # 7: the data unit exports each Managed Lustre file system's address (lustreMgsAddresses), which
 #    the cluster units read (their training namespaces' volumes).
-CONTRACT_VERSION = 7
+# 8: the foundation exports each region's Azure Monitor workspace query endpoint
+#    (prometheusQueryEndpoints), which the tenants unit's KEDA triggers read.
+CONTRACT_VERSION = 8
 VERSION_KEY = "contractVersion"
 
 
@@ -94,6 +96,8 @@ class FoundationOutputs:
     regional_workspaces: Mapping[str, Mapping[str, pulumi.Input[str]]]
     # alert receiver -> its action group's ID
     action_group_ids: Mapping[str, pulumi.Input[str]]
+    # region -> its Azure Monitor workspace's Prometheus query endpoint (every region with clusters)
+    prometheus_query_endpoints: Mapping[str, pulumi.Input[str]]
     # region -> VNet ID; region -> subnet key (`<cluster>-nodes`, `private-endpoints`) -> ID
     vnet_ids: Mapping[str, pulumi.Input[str]]
     subnet_ids: Mapping[str, Mapping[str, pulumi.Input[str]]]
@@ -141,6 +145,7 @@ class FoundationOutputs:
             "monitorWorkspaceId": self.monitor_workspace_id,
             "dataCollectionEndpointId": self.data_collection_endpoint_id,
             "regionalWorkspaces": {region: dict(ids) for region, ids in self.regional_workspaces.items()},
+            "prometheusQueryEndpoints": dict(self.prometheus_query_endpoints),
             "actionGroupIds": dict(self.action_group_ids),
             "vnetIds": dict(self.vnet_ids),
             "subnetIds": {region: dict(ids) for region, ids in self.subnet_ids.items()},
@@ -173,6 +178,7 @@ class FoundationOutputs:
         vault_regions: Sequence[str],
         receivers: Sequence[str] = (),
         grafana: bool = False,
+        query_regions: Sequence[str] = (),
     ) -> FoundationOutputs:
         """The foundation's outputs a unit uses: `subnets` (region -> keys: the regions it builds
         in), `zones`, `workloads`, the regions with a vault, from config."""
@@ -190,6 +196,7 @@ class FoundationOutputs:
                 for region in regional_zones
             },
             action_group_ids={receiver: get("actionGroupIds", receiver) for receiver in receivers},
+            prometheus_query_endpoints={region: get("prometheusQueryEndpoints", region) for region in query_regions},
             vnet_ids={region: get("vnetIds", region) for region in subnets},
             subnet_ids={
                 region: {key: get("subnetIds", region, key) for key in keys} for region, keys in subnets.items()

@@ -106,7 +106,7 @@ class ServingGatewayArgs:
     tenant_id: pulumi.Input[str]
 
 
-def _item(index: int, manifests: list[dict[str, Any]]) -> dict[str, Any]:
+def manifest_at(index: int, manifests: list[dict[str, Any]]) -> dict[str, Any]:
     return manifests[index]
 
 
@@ -130,7 +130,7 @@ class ServingGateway(pulumi.ComponentResource):
                 f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
                 manifest,
                 child,
-                values=rendered.apply(partial(_item, i)),
+                values=rendered.apply(partial(manifest_at, i)),
             )
         self.register_outputs({})
 

@@ -218,6 +218,14 @@ class OfflineMocks(Mocks):
                 "endpoint": f"https://{workspace}-{self._uuid(resource_id)[:8]}.{inputs.get('location')}.grafana.azure.com",
             }
             state["identity"] = {**inputs.get("identity", {}), "principalId": self._uuid(resource_id, "principal")}
+        elif token == "azure-native:monitor:AzureMonitorWorkspace":
+            # Azure names the query endpoint after the workspace, with a suffix of its own.
+            workspace = inputs.get("azureMonitorWorkspaceName")
+            state["metrics"] = {
+                "prometheusQueryEndpoint": f"https://{workspace}-{self._uuid(resource_id)[:4]}."
+                f"{inputs.get('location')}.prometheus.monitor.azure.com",
+                "internalId": self._uuid(resource_id, "metrics"),
+            }
         elif token == "azure-native:keyvault:Key":
             state["keyUri"] = f"https://{inputs.get('vaultName')}.vault.azure.net/keys/{inputs.get('keyName')}"
         elif token == "azure-native:containerregistry:Registry":

@@ -128,6 +128,7 @@ OUTPUTS_WITHOUT_CREDENTIALS = {
     "oidcIssuerUrl": "a public URL",
     "regionalDnsZoneIds": "resource IDs",
     "regionalWorkspaces": "resource IDs",
+    "prometheusQueryEndpoints": "host names",
     "registryId": "a resource ID",
     "registryLoginServer": "a host name",
     "replicaContainerIds": "resource IDs",

@@ -159,6 +159,7 @@ COMPONENT_LAYERS: dict[str, Layer] = {
     "platform:serving:Zone": "foundation",
     "platform:serving:Gateway": "cluster",
     "platform:serving:Apis": "tenants",
+    "platform:serving:Scalers": "tenants",
     # Resources the composition itself registers: the peerings between regions.
     "platform:index:Platform": "foundation",
 }

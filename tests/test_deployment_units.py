@@ -61,6 +61,9 @@ TENANT_KINDS = {
     "kubernetes:networking.istio.io/v1:VirtualService",
     "kubernetes:networking.istio.io/v1:DestinationRule",
     "kubernetes:security.istio.io/v1:AuthorizationPolicy",
+    # KEDA's objects for the scaled Deployments (planning/serving_scaling.py).
+    "kubernetes:keda.sh/v1alpha1:ScaledObject",
+    "kubernetes:keda.sh/v1alpha1:TriggerAuthentication",
 }
 
 

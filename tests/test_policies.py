@@ -752,6 +752,16 @@ VIOLATIONS += [
             value=[{"enabled": True, "mode": "Internal"}, {"enabled": True, "mode": "External"}],
         ),
     ),
+    (
+        "k8s-no-public-load-balancer",
+        "the serving gateway's load balancer on a public IP",
+        lambda p: changed(
+            p,
+            "serving-eus2-service-serving-gateway",
+            path=("metadata", "annotations", "service.beta.kubernetes.io/azure-load-balancer-internal"),
+            value="false",
+        ),
+    ),
 ]
 FLINK_JOB = "flink-eus2-inference-stats"
 FLINK_CONFIG = ("spec", "flinkConfiguration")

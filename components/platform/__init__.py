@@ -51,6 +51,7 @@ from components.platform.foundation import build_foundation
 from components.platform.site import build_site
 from components.platform.tenants import build_tenants
 from planning import kafka as kafka_plan
+from planning import serving_scaling as scaling_plan
 from planning.charts import HELM_DRIVER
 from planning.layers import Unit
 from planning.lustre_csi import lustre_clusters
@@ -102,6 +103,7 @@ def _foundation_reference(config: PlatformConfig, regions: Sequence[str]) -> Fou
         vault_regions=endpoint_regions(config),
         receivers=list(config.operations.alerts.receivers),
         grafana=config.operations.grafana.enabled,
+        query_regions=scaling_plan.keda_regions(config),
     )
 
 

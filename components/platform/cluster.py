@@ -48,6 +48,7 @@ from planning import dispatch as dispatch_plan
 from planning import kafka as kafka_plan
 from planning import lustre_csi as lustre_plan
 from planning import serving as serving_plan
+from planning import serving_scaling as scaling_plan
 from planning import streaming as streaming_plan
 from planning.charts import SYSTEM_POOL_TOLERATION
 from planning.cluster_traffic import (
@@ -117,6 +118,7 @@ def build_cluster(ctx: Context, key: str, foundation: FoundationOutputs, data: D
             ],
             tags={**ctx.tags, "cluster": key},
             mesh_revisions=serving_plan.revisions(config) if key in serving_plan.serving_clusters(config) else (),
+            keda=key in scaling_plan.keda_clusters(config),
         ),
         opts=ctx.opts,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlparse
 
 import pulumi
 import pulumi_azure_native
@@ -32,6 +33,7 @@ from planning import kafka as kafka_plan
 from planning import lustre_csi
 from planning import onprem as onprem_plan
 from planning import serving as serving_plan
+from planning import serving_scaling as scaling_plan
 from planning.cluster_traffic import (
     GPU_HEALTH_NAMESPACE,
     GPU_OPERATOR_NAMESPACE,
@@ -87,6 +89,7 @@ def firewall_spec(
     region: str,
     log_analytics_workspace_id: pulumi.Input[str],
     routes: Mapping[str, list[pulumi.Input[str]]] | None = None,
+    query_endpoint: pulumi.Input[str] | None = None,
 ) -> FirewallSpec | None:
     """The region's firewall with userDefinedRouting: its rules, sources and zones."""
     egress = config.network.egress
@@ -126,6 +129,9 @@ def firewall_spec(
         zones=sorted({zone for cluster in clusters for zone in cluster.zones}) or ["1", "2", "3"],
         log_analytics_workspace_id=log_analytics_workspace_id,
         alert_routes=routes or {},
+        query_hosts=[pulumi.Output.from_input(query_endpoint).apply(lambda url: urlparse(url).hostname or "")]
+        if query_endpoint is not None and region in scaling_plan.keda_regions(config)
+        else [],
     )
 
 
@@ -332,12 +338,14 @@ def replicas(config: PlatformConfig) -> dict[str, tuple[str, str]]:
 
 def identity_workloads(config: PlatformConfig) -> list[str]:
     """Workloads with a managed identity: the configured ones, MirrorMaker where it runs,
-    MultiKueue's dispatchers where there are any, and the serving gateways' certificate sync."""
+    MultiKueue's dispatchers where there are any, the serving gateways' certificate sync, and
+    KEDA's operator where it scales served Deployments."""
     return (
         list(config.workloads)
         + ([kafka_plan.MIRROR_WORKLOAD] if kafka_plan.mirror_clusters(config) else [])
         + ([dispatch_plan.DISPATCH_WORKLOAD] if config.jobs.dispatchers else [])
         + ([serving_plan.CERTIFICATE_WORKLOAD] if config.serving is not None else [])
+        + ([scaling_plan.SCALER_WORKLOAD] if scaling_plan.keda_clusters(config) else [])
     )
 
 

@@ -42,14 +42,17 @@ from components.private_dns import (
     PrivateDns,
     PrivateDnsArgs,
 )
+from components.rbac import assign_role
 from components.registry import ContainerRegistry, ContainerRegistryArgs
 from components.serving import ServingZone, ServingZoneArgs
 from components.workload_identity import (
     WorkloadIdentities,
     WorkloadIdentitiesArgs,
 )
+from facts import keda
 from planning import onprem as onprem_plan
 from planning import serving as serving_plan
+from planning import serving_scaling as scaling_plan
 from planning.naming import (
     parse_resource_id,
     region_code,
@@ -92,7 +95,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         opts=ctx.opts,
     )
     routes = alert_routes(config, action_groups.ids)
-    networks = _networks(ctx, workspace_ids, routes)
+    networks = _networks(ctx, workspace_ids, routes, {r: o.prometheus_query_endpoint for r, o in observability.items()})
     dns, regional_dns = _private_dns(ctx, networks)
     _serving_zones(ctx, networks)
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
@@ -182,11 +185,27 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         ),
         opts=ctx.opts,
     )
+    if scaling_plan.keda_clusters(config):
+        # KEDA's operator reads each scaling region's metrics and nothing else (planning/
+        # serving_scaling.py): the workspaces and the identity are both this unit's.
+        scaler = scaling_plan.SCALER_WORKLOAD
+        for r in scaling_plan.keda_regions(config):
+            assign_role(
+                f"{scaler}-reads-metrics-{r}",
+                role=keda.PROMETHEUS_READER_ROLE,
+                scope=observability[r].monitor_workspace_id,
+                scope_key=f"{naming.environment}/amw/{r}",
+                principal_id=identities.principal_ids[scaler],
+                principal_key=f"{naming.environment}/{scaler}",
+                subscription_id=ctx.deployer.subscription_id,
+                parent=identities,
+            )
     return FoundationOutputs(
         log_analytics_workspace_id=observability[region].log_analytics_workspace_id,
         monitor_workspace_id=observability[region].monitor_workspace_id,
         action_group_ids=action_groups.ids,
         data_collection_endpoint_id=observability[region].data_collection_endpoint_id,
+        prometheus_query_endpoints={r: o.prometheus_query_endpoint for r, o in observability.items()},
         regional_workspaces={
             r: {
                 "logAnalytics": o.log_analytics_workspace_id,
@@ -271,6 +290,7 @@ def _networks(
     ctx: Context,
     workspace_ids: Mapping[str, pulumi.Input[str]],
     routes: Mapping[str, list[pulumi.Input[str]]],
+    query_endpoints: Mapping[str, pulumi.Input[str]],
 ) -> dict[str, RegionalNetwork]:
     config, naming = ctx.config, ctx.naming
     egress, hub = config.network.egress, config.network.hub
@@ -293,7 +313,11 @@ def _networks(
                 subnets=region_subnets(config, region),
                 outbound_type=egress.outbound_type,
                 firewall=firewall_spec(
-                    config, region, workspace_ids.get(region, workspace_ids[config.primary_region]), routes
+                    config,
+                    region,
+                    workspace_ids.get(region, workspace_ids[config.primary_region]),
+                    routes,
+                    query_endpoints.get(region),
                 ),
                 nat_idle_timeout_minutes=egress.nat_gateway.idle_timeout_minutes,
                 nat_public_ip_count=egress.nat_gateway.public_ip_count,

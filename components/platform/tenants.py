@@ -35,6 +35,7 @@ from components.platform.context import (
 )
 from components.postgresql import PostgresAccess, PostgresAccessArgs
 from components.serving import ServedApis, ServedApisArgs
+from components.serving_scaling import ServingScalers, ServingScalersArgs
 from components.streaming import StreamingJobs, StreamingJobsArgs
 from components.tenancy import ClusterTenancy, ClusterTenancyArgs, ServiceAccountSpec
 from components.workload_identity import (
@@ -43,7 +44,7 @@ from components.workload_identity import (
     WorkloadAccessArgs,
     WorkloadSpec,
 )
-from facts import istio
+from facts import istio, keda
 from planning import capacity, site_baseline
 from planning import cosmosdb as cosmos_plan
 from planning import dispatch as dispatch_plan
@@ -51,6 +52,7 @@ from planning import kafka as kafka_plan
 from planning import lustre_csi as lustre_plan
 from planning import postgresql as pg_plan
 from planning import serving as serving_plan
+from planning import serving_scaling as scaling_plan
 from planning import streaming as streaming_plan
 from planning.cluster_traffic import (
     KUEUE_NAMESPACE,
@@ -132,6 +134,18 @@ def build_tenants(
                         serving_plan.certificate_name(config, team) for team in serving_plan.serving_teams(config)
                     )
                 ],
+            )
+        )
+    if scaling_plan.keda_clusters(config):
+        # KEDA's operator signs in as the scaler identity on the clusters that scale.
+        workloads.append(
+            WorkloadSpec(
+                name=scaling_plan.SCALER_WORKLOAD,
+                namespace=keda.OPERATOR_NAMESPACE,
+                service_account=keda.OPERATOR_SERVICE_ACCOUNT,
+                issuers={c: clusters[c].oidc_issuer_url for c in scaling_plan.keda_clusters(config)},
+                # Its one role, on the workspaces, is the foundation's grant (both are its own).
+                grants=[],
             )
         )
     workload_access = WorkloadAccess(
@@ -233,6 +247,19 @@ def build_tenants(
                     gpu_pools=gpu_pools,
                     teams=dict(config.teams),
                     kueue=cluster.kueue,
+                    team_namespaces=namespaces[key],
+                ),
+                provider=cluster.provider,
+                opts=ctx.opts,
+            )
+        if key in scaling_plan.keda_clusters(config):
+            ServingScalers(
+                f"serving-scalers-{key}",
+                ServingScalersArgs(
+                    cluster_key=key,
+                    render=partial(scaling_plan.scaling_manifests, config, key),
+                    client_id=foundation.identity_client_ids[scaling_plan.SCALER_WORKLOAD],
+                    query_endpoint=foundation.prometheus_query_endpoints[config.clusters[key].region],
                     team_namespaces=namespaces[key],
                 ),
                 provider=cluster.provider,

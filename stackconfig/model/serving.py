@@ -17,6 +17,7 @@ DnsZoneName = Annotated[
         max_length=200, pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$"
     ),
 ]
+DeploymentName = Annotated[str, StringConstraints(pattern=r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")]
 RoleValue = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9._-]{0,119}$")]
 # An HTTP path prefix (`/v1/`) or a gRPC service or method (`/package.Service/`, `/package.Service/Method`).
 RoutePrefix = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._~/-]*$")]
@@ -77,6 +78,49 @@ class ServingApiConfig(Model):
     )
 
 
+class ServingScalingConfig(Model):
+    """How KEDA scales one served Deployment: on its model server's queue depth, read from managed
+    Prometheus (docs/serving.md, "Scaling")."""
+
+    workload: str = Field(description="The `platform:workloads` entry whose namespace holds the Deployment.")
+    min_replicas: int = Field(1, ge=0, le=1000, description="Replicas kept with no load; 0 only with `scaleFromZero`.")
+    max_replicas: int = Field(
+        ge=1,
+        le=1000,
+        description="The most replicas KEDA asks for. Kueue admits each pod against the team's quota: a replica "
+        "past it waits, gated, without a node.",
+    )
+    metrics_port: int = Field(
+        ge=1, le=65535, description="The pods' port that serves their Prometheus metrics (at `metricsPath`)."
+    )
+    metrics_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._~/-]*$")] = Field(
+        "/metrics", description="Where the pods serve their metrics."
+    )
+    pod_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels that select the Deployment's pods, for the metrics' scrape. Default `app: <name>`.",
+    )
+    queue_metric: Annotated[str, StringConstraints(pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")] = Field(
+        "vllm:num_requests_waiting",
+        description="The model server's gauge of requests waiting for a slot (vLLM's by default).",
+    )
+    waiting_per_replica: float = Field(
+        4, gt=0, description="Waiting requests per replica KEDA aims for: above it, it adds replicas."
+    )
+    scale_from_zero: bool = Field(
+        False,
+        description="Allow `minReplicas: 0`. The AKS add-on has no HTTP interceptor: at zero replicas a request "
+        "gets the gateway's 503 until a pod is ready, so only for APIs whose callers retry. It wakes on the "
+        "gateway's request rate to the Deployment's APIs.",
+    )
+    fallback_replicas: int | None = Field(
+        None,
+        ge=1,
+        description="Replicas while the metrics cannot be read (3 failed reads in a row). Default: `minReplicas`, "
+        "at least 1.",
+    )
+
+
 class ServingConfig(Model):
     """The environment's serving edge."""
 
@@ -92,6 +136,11 @@ class ServingConfig(Model):
         default_factory=list,
         description="Networks outside the environment that reach the gateways through a Private Link service "
         "(none: no Private Link service).",
+    )
+    scaling: dict[DeploymentName, ServingScalingConfig] = Field(
+        default_factory=dict,
+        description="Deployments KEDA scales, by name: the AKS add-on on the serving clusters that run them, "
+        "reading managed Prometheus with the `serving-scaler` identity.",
     )
     tls_certificate_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,60}$")] = Field(
         default="serving",

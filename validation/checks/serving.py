@@ -9,6 +9,7 @@ from functools import partial
 
 from facts import istio
 from planning import serving as serving_plan
+from planning import serving_scaling as scaling_plan
 from stackconfig.keys import key
 from stackconfig.model import PlatformConfig
 from validation.checks.common import ConfigProblem
@@ -100,3 +101,35 @@ def check_serving(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     )
         if spec.team in config.teams and len(serving_plan.api_host(config, api)) > MAX_HOST:
             yield ConfigProblem(at(), f"{serving_plan.api_host(config, api)} is longer than a DNS name may be")
+    yield from _check_scaling(config)
+
+
+def _check_scaling(config: PlatformConfig) -> Iterator[ConfigProblem]:
+    """A scaled Deployment: a workload that runs on a serving cluster, bounds in order, zero only
+    where allowed, and when allowed, an API of its workload whose requests wake it."""
+    assert config.serving is not None
+    for name, spec in config.serving.scaling.items():
+        at = partial(key, "serving", "scaling", name)
+        if spec.workload not in config.workloads:
+            yield ConfigProblem(at("workload"), f"{spec.workload} is not a workload of platform:workloads")
+        elif not scaling_plan.scaling_clusters(config, name):
+            yield ConfigProblem(
+                at("workload"),
+                f"{spec.workload} runs on {', '.join(config.workload_clusters(spec.workload))}, none of which runs "
+                "a gateway (platform:serving.clusters): KEDA runs on serving clusters",
+            )
+        if spec.max_replicas < spec.min_replicas:
+            yield ConfigProblem(at("maxReplicas"), f"is below minReplicas ({spec.min_replicas})")
+        if spec.min_replicas == 0 and not spec.scale_from_zero:
+            yield ConfigProblem(
+                at("minReplicas"),
+                "0 needs scaleFromZero: true (with no HTTP interceptor in the AKS add-on, requests get 503 until a "
+                "pod is ready)",
+            )
+        if spec.scale_from_zero and not scaling_plan.wake_services(config, name):
+            yield ConfigProblem(
+                at("scaleFromZero"),
+                f"no API of platform:serving.apis is served by workload {spec.workload}: nothing would wake it from zero",
+            )
+        if spec.fallback_replicas is not None and spec.fallback_replicas > spec.max_replicas:
+            yield ConfigProblem(at("fallbackReplicas"), f"is above maxReplicas ({spec.max_replicas})")

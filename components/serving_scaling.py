@@ -1,0 +1,51 @@
+"""KEDA's objects for one cluster's scaled Deployments (planning/serving_scaling.py): the
+TriggerAuthentication naming the `serving-scaler` identity, a PodMonitor and a ScaledObject per
+Deployment. The tenants layer's: they change with the teams' Deployments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as kubernetes
+
+from components.serving import manifest_at, register
+
+
+@dataclass(frozen=True)
+class ServingScalersArgs:
+    cluster_key: str
+    # The cluster's manifests given the scaler identity's client ID and the region's query endpoint.
+    render: Callable[[str, str], list[dict[str, Any]]]
+    client_id: pulumi.Input[str]
+    query_endpoint: pulumi.Input[str]
+    # The team namespaces to wait for, within one stack.
+    team_namespaces: Mapping[str, pulumi.Resource] = field(default_factory=dict)
+
+
+class ServingScalers(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: ServingScalersArgs,
+        provider: kubernetes.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("platform:serving:Scalers", name, None, opts)
+        rendered = pulumi.Output.all(args.client_id, args.query_endpoint).apply(
+            lambda values: args.render(str(values[0]), str(values[1]))
+        )
+        # Which objects there are depends on config alone; their contents on the identity and endpoint.
+        for i, manifest in enumerate(args.render("", "")):
+            namespace = manifest["metadata"]["namespace"]
+            wait = [args.team_namespaces[namespace]] if namespace in args.team_namespaces else []
+            register(
+                f"{name}-{manifest['kind'].lower()}-{namespace}-{manifest['metadata']['name']}",
+                manifest,
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=wait),
+                values=rendered.apply(partial(manifest_at, i)),
+            )
+        self.register_outputs({})
