@@ -106,8 +106,31 @@ class ServingGatewayArgs:
     tenant_id: pulumi.Input[str]
 
 
-def manifest_at(index: int, manifests: list[dict[str, Any]]) -> dict[str, Any]:
+def _manifest_at(index: int, manifests: list[dict[str, Any]]) -> dict[str, Any]:
     return manifests[index]
+
+
+def register_rendered(
+    name: str,
+    render: Callable[[str, str], list[dict[str, Any]]],
+    inputs: tuple[pulumi.Input[str], pulumi.Input[str]],
+    options: Callable[[dict[str, Any]], pulumi.ResourceOptions],
+    *,
+    with_namespace: bool = False,
+) -> None:
+    """Each manifest a render makes from two outputs (an identity's client ID, a tenant or an
+    endpoint). Which objects there are does not depend on them: their names come from a render
+    without them, their contents from the render with them."""
+    rendered = pulumi.Output.all(*inputs).apply(lambda values: render(str(values[0]), str(values[1])))
+    for i, manifest in enumerate(render("", "")):
+        metadata = manifest["metadata"]
+        where = f"{metadata['namespace']}-" if with_namespace else ""
+        register(
+            f"{name}-{manifest['kind'].lower()}-{where}{metadata['name']}",
+            manifest,
+            options(manifest),
+            values=rendered.apply(partial(_manifest_at, i)),
+        )
 
 
 class ServingGateway(pulumi.ComponentResource):
@@ -120,18 +143,7 @@ class ServingGateway(pulumi.ComponentResource):
     ):
         super().__init__("platform:serving:Gateway", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        rendered = pulumi.Output.all(args.client_id, args.tenant_id).apply(
-            lambda ids: args.render(str(ids[0]), str(ids[1]))
-        )
-        # Which objects there are does not depend on the identities: their names come from a render
-        # without them, their contents from the render with them.
-        for i, manifest in enumerate(args.render("", "")):
-            register(
-                f"{name}-{manifest['kind'].lower()}-{manifest['metadata']['name']}",
-                manifest,
-                child,
-                values=rendered.apply(partial(manifest_at, i)),
-            )
+        register_rendered(name, args.render, (args.client_id, args.tenant_id), lambda _: child)
         self.register_outputs({})
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as kubernetes
 
-from components.serving import manifest_at, register
+from components.serving import register_rendered
 
 
 @dataclass(frozen=True)
@@ -35,17 +34,11 @@ class ServingScalers(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("platform:serving:Scalers", name, None, opts)
-        rendered = pulumi.Output.all(args.client_id, args.query_endpoint).apply(
-            lambda values: args.render(str(values[0]), str(values[1]))
-        )
-        # Which objects there are depends on config alone; their contents on the identity and endpoint.
-        for i, manifest in enumerate(args.render("", "")):
+
+        def options(manifest: dict[str, Any]) -> pulumi.ResourceOptions:
             namespace = manifest["metadata"]["namespace"]
             wait = [args.team_namespaces[namespace]] if namespace in args.team_namespaces else []
-            register(
-                f"{name}-{manifest['kind'].lower()}-{namespace}-{manifest['metadata']['name']}",
-                manifest,
-                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=wait),
-                values=rendered.apply(partial(manifest_at, i)),
-            )
+            return pulumi.ResourceOptions(parent=self, provider=provider, depends_on=wait)
+
+        register_rendered(name, args.render, (args.client_id, args.query_endpoint), options, with_namespace=True)
         self.register_outputs({})
