@@ -26,3 +26,6 @@ WORKLOAD_IDENTITY_PROVIDER = "azure-workload"
 PROMETHEUS_READER_ROLE = "Monitoring Data Reader"
 # Failed reads in a row before `fallback.replicas` applies.
 FALLBACK_FAILURES = 3
+# An Azure Monitor workspace's Prometheus query endpoint (`https://<workspace>-<suffix>.<region>.
+# prometheus.monitor.azure.com`): only Microsoft receives what is sent there.
+PROMETHEUS_QUERY_ENDPOINT = r"^https://[a-z0-9-]+[.][a-z0-9]+[.]prometheus[.]monitor[.]azure[.]com/?$"

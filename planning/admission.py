@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from facts import keda
 from facts import pod_security as pss
 from facts.gpu import LABEL_PREFIX
 from facts.istio import INGRESS_NAMESPACE as ISTIO_INGRESS_NAMESPACE
@@ -26,6 +27,7 @@ from planning.priorities import WORKLOAD_PRIORITIES
 from planning.pss_paths import Step, parse
 from planning.queues import LOCAL_QUEUE, TEAM_LABEL
 from planning.sandbox import HIGH_RISK_NAMESPACE_LABEL, RUNTIME_CLASS, SANDBOX_LABEL
+from planning.serving_scaling import TRIGGER_AUTHENTICATION
 
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -373,6 +375,42 @@ def admission_rules(login_server: str) -> list[AdmissionRule]:
             always_deny=True,
             kind="IstioGateway",
         ),
+        # KEDA's operator signs in as the `serving-scaler` identity for any TriggerAuthentication
+        # that names it, and sends the token to its triggers' servers (planning/serving_scaling.py).
+        # Whoever writes custom resources in a team namespace (the tenants' deploy, MultiKueue's
+        # dispatchers) could otherwise have it sent anywhere: only the platform's authentication
+        # uses workload identity there, and every trigger using it queries Azure Monitor.
+        AdmissionRule(
+            "keda-authentication-platform-only",
+            (
+                Rule(
+                    f"!has(object.spec.podIdentity) || object.metadata.name == '{TRIGGER_AUTHENTICATION}'",
+                    f"in workload namespaces only the platform's {TRIGGER_AUTHENTICATION} signs KEDA in with an "
+                    "identity (platform:serving.scaling)",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+            always_deny=True,
+            kind="KedaAuthentication",
+        ),
+        AdmissionRule(
+            "keda-triggers-to-azure-monitor",
+            (
+                Rule(
+                    "!has(object.spec.triggers) || object.spec.triggers.all(t, !has(t.authenticationRef) || "
+                    "((!has(t.authenticationRef.kind) || t.authenticationRef.kind == 'TriggerAuthentication') && "
+                    f"(t.authenticationRef.name != '{TRIGGER_AUTHENTICATION}' || (t.type == 'prometheus' && "
+                    "has(t.metadata.serverAddress) && "
+                    f"t.metadata.serverAddress.matches('{keda.PROMETHEUS_QUERY_ENDPOINT}')))))",
+                    f"triggers that use {TRIGGER_AUTHENTICATION} query an Azure Monitor workspace "
+                    "(https://<workspace>.<region>.prometheus.monitor.azure.com); none uses a cluster-wide "
+                    "authentication",
+                ),
+            ),
+            WORKLOAD_NAMESPACES,
+            always_deny=True,
+            kind="KedaScaler",
+        ),
         # Training namespaces enforce Pod Security `privileged` (IPC_LOCK is beyond baseline and
         # Pod Security has no per-capability exemption); this holds their pods to baseline plus
         # exactly IPC_LOCK, and always denies, as Pod Security's enforce label would have.
@@ -401,6 +439,22 @@ MATCH = {
     "Job": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"]}],
     "Service": [
         {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["services"]}
+    ],
+    "KedaAuthentication": [
+        {
+            "apiGroups": ["keda.sh"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["triggerauthentications"],
+        }
+    ],
+    "KedaScaler": [
+        {
+            "apiGroups": ["keda.sh"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["scaledobjects", "scaledjobs"],
+        }
     ],
     "IstioGateway": [
         {

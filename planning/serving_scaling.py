@@ -91,7 +91,10 @@ def wake_query(config: PlatformConfig, cluster: str, name: str) -> str:
     services = "|".join(wake_services(config, name))
     return (
         f'sum(rate(istio_requests_total{{cluster="{aks}", reporter="source", '
-        f'source_workload_namespace="{istio.INGRESS_NAMESPACE}", destination_service=~"{services}"}}[{WAKE_WINDOW}]))'
+        f'source_workload_namespace="{istio.INGRESS_NAMESPACE}", destination_service=~"{services}", '
+        # A request the gateway refused (no token, no role) wakes no GPU: HTTP's 401 and 403, and
+        # gRPC's UNAUTHENTICATED and PERMISSION_DENIED (Envoy answers gRPC with a status, over 200).
+        f'response_code!~"401|403", grpc_response_status!~"7|16"}}[{WAKE_WINDOW}]))'
     )
 
 
@@ -105,10 +108,16 @@ def trigger_authentication(namespace: str, client_id: str) -> dict[str, Any]:
     }
 
 
-def _trigger(server: str, query: str, threshold: str, activation: str | None = None) -> dict[str, Any]:
+def _trigger(
+    server: str, query: str, threshold: str, activation: str | None = None, *, empty_is_zero: bool = True
+) -> dict[str, Any]:
     metadata = {"serverAddress": server, "query": query, "threshold": threshold}
     if activation is not None:
         metadata["activationThreshold"] = activation
+    if not empty_is_zero:
+        # No series is an error, not "no load": KEDA's fallback then holds the replicas instead of
+        # scaling in because a scrape broke (the scaler's default reads an empty result as 0).
+        metadata["ignoreNullValues"] = "false"
     return {
         "type": "prometheus",
         # AverageValue: the threshold is per replica, and `fallback` applies (facts/keda.py).
@@ -122,7 +131,15 @@ def scaled_object(config: PlatformConfig, cluster: str, name: str, query_endpoin
     assert config.serving is not None
     spec = config.serving.scaling[name]
     namespace = config.workloads[spec.workload].namespace
-    triggers = [_trigger(query_endpoint, queue_query(config, cluster, name), f"{spec.waiting_per_replica:g}")]
+    # At zero replicas the queue has no series by design; with pods running, it must have one.
+    triggers = [
+        _trigger(
+            query_endpoint,
+            queue_query(config, cluster, name),
+            f"{spec.waiting_per_replica:g}",
+            empty_is_zero=spec.min_replicas == 0,
+        )
+    ]
     if spec.scale_from_zero:
         # Any request in the window wakes it (activation above 0); it adds nothing past one replica.
         triggers.append(_trigger(query_endpoint, wake_query(config, cluster, name), "1000000", activation="0"))

@@ -239,6 +239,13 @@ VIOLATIONS: list[Change] = [
         lambda p: changed(p, "serving-staging-chat", path="signInAudience", value="AzureADMultipleOrgs"),
     ),
     (
+        "entra-applications-locked",
+        "a client secret for a served API's service principal",
+        lambda p: changed(
+            p, "serving-prod-chat-principal", type="azuread:index/servicePrincipalPassword:ServicePrincipalPassword"
+        ),
+    ),
+    (
         "entra-no-tenant-wide-app-roles",
         "an identity assigned Graph's AppRoleAssignment.ReadWrite.All",
         lambda p: changed(
@@ -405,7 +412,9 @@ def test_removing_an_environment_from_the_delivery_is_refused_by_the_state_locks
         "azure-native:managedidentity:UserAssignedIdentity",
         "azure-native:keyvault:Key",
         "azure-native:resources:ResourceGroup",  # staging's units' groups (protected)
-        "azuread:index/application:Application",  # staging's served APIs' applications (protected)
+        # staging's served APIs' applications and their principals (protected)
+        "azuread:index/application:Application",
+        "azuread:index/servicePrincipal:ServicePrincipal",
     }
     unlocked = preview(False, every)
     (lifted,) = diff_sides(side(acme), side(unlocked))

@@ -259,12 +259,15 @@ def test_admission_policies_use_the_environments_action(plans, stack, actions):
             assert binding["spec"]["policyName"] == name
             assert policies[name]["spec"]["failurePolicy"] == "Fail"
             # Sandboxing, the training namespaces' Pod Security stand-in, and the serving edge's
-            # guards (a team's Services, Istio Gateways: tests/test_serving.py) deny everywhere.
+            # guards (a team's Services, Istio Gateways: tests/test_serving.py; KEDA's sign-in:
+            # tests/test_serving_scaling.py) deny everywhere.
             always = (
                 "platform-sandboxed-runtime",
                 "platform-pod-security-training",
                 "platform-service-kinds",
                 "platform-istio-gateways-platform-only",
+                "platform-keda-authentication-platform-only",
+                "platform-keda-triggers-to-azure-monitor",
             )
             expected = ["Deny", "Audit"] if name in always else actions
             assert binding["spec"]["validationActions"] == expected

@@ -88,3 +88,34 @@ def test_the_gateway_admits_a_caller_only_once_the_delivery_has_assigned_its_rol
     after = offline_entra.issued_token(platform, plans["staging"], delivery_plan("acme"), "generate", "trainer")
     assert after is not None
     assert refusals(view, dataclasses.replace(call, claims=after)) == []
+
+
+def test_a_new_api_is_made_by_the_delivery_before_the_stack_file_names_its_client_id(tmp_path):
+    """The order of a new API: its stack file entry has no client ID yet; the delivery's run
+    makes its application from it, while the platform refuses to serve it, naming the key and
+    where the value comes from."""
+    import shutil
+
+    import yaml
+
+    from components.delivery.program import environment_access
+    from tests.conftest import ROOT, assert_problems
+    from validation.delivery import parse_delivery_config
+
+    def without_client_id(values):
+        del values["platform:serving"]["apis"]["chat"]["applicationClientId"]
+
+    assert_problems(
+        "staging",
+        without_client_id,
+        {"platform:serving.apis.chat.applicationClientId": "stagingStackSettings carries the client ID"},
+    )
+    # The delivery reads the same stack file (the project's file and its stacks, nothing else).
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    path = tmp_path / "stacks" / "Pulumi.staging.yaml"
+    document = yaml.safe_load(path.read_text())
+    del document["config"]["platform:serving"]["apis"]["chat"]["applicationClientId"]
+    path.write_text(yaml.safe_dump(document))
+    access = environment_access(parse_delivery_config(read_stack_config(DELIVERY, "acme").values), tmp_path)
+    assert sorted(a.api for a in access["staging"].applications) == ["chat", "generate"]

@@ -160,7 +160,8 @@ def test_scale_from_zero_only_where_config_allows_it_and_then_it_wakes_on_the_ga
     """staging idles at zero (config allows it: its callers retry): a second trigger wakes the
     model on the gateway's request rate to its Service, which exists while no pod does (the
     gateway answers 503 and counts it). prod keeps two replicas and has no such trigger. While
-    the metrics cannot be read, each holds its fallback (at least one replica)."""
+    the metrics cannot be read, prod holds its fallback; at zero replicas KEDA applies none
+    (it only logs the error), so staging wakes only once the metrics are back."""
     config = parse_platform_config(stack_values(stack))
     spec = config.serving.scaling["serve-llm"]
     for key in scaling_plan.keda_clusters(config):
@@ -170,12 +171,19 @@ def test_scale_from_zero_only_where_config_allows_it_and_then_it_wakes_on_the_ga
         triggers = scaled["triggers"]
         if stack == "staging":
             assert scaled["minReplicaCount"] == 0
+            # At zero the queue has no series: that is no load, not a failure.
+            assert "ignoreNullValues" not in triggers[0]["metadata"]
             wake = triggers[1]["metadata"]
             assert wake["activationThreshold"] == "0"
             assert "istio_requests_total" in wake["query"]
             assert "serve-llm.inference.svc.cluster.local" in wake["query"]
+            # Calls the gateway refused wake nothing.
+            assert 'response_code!~"401|403"' in wake["query"] and 'grpc_response_status!~"7|16"' in wake["query"]
         else:
             assert scaled["minReplicaCount"] == 2 and len(triggers) == 1
+            # With pods running, no series means a broken scrape: an error, so the fallback holds
+            # the replicas instead of KEDA reading it as no load and scaling in.
+            assert triggers[0]["metadata"]["ignoreNullValues"] == "false"
 
 
 def test_the_golden_inference_deployment_leaves_its_replica_count_to_keda():
@@ -230,3 +238,51 @@ def test_a_scaling_config_keda_cannot_honour_is_refused_by_key():
         }
 
     assert_problems("prod", no_api, {"platform:serving.scaling.trainer.scaleFromZero": "nothing would wake it"})
+
+
+def test_only_the_platforms_authentication_signs_keda_in_and_only_to_azure_monitor():
+    """Admission, always denying in team namespaces: whoever writes custom resources there (the
+    tenants' deploy, MultiKueue's dispatchers) cannot have KEDA's operator sign in as the scaler
+    identity for a TriggerAuthentication of their own, nor send its token anywhere but an Azure
+    Monitor workspace, nor use a cluster-wide authentication."""
+    import celpy
+
+    from contracts.admission import cel_program
+    from planning.admission import admission_rules, policy_manifest
+
+    def denied(rule, subject: dict) -> list[str]:
+        activation = {"object": celpy.json_to_cel(subject)}
+        return [r.message for r in rule.rules if not cel_program(r.expression).evaluate(activation)]
+
+    rules = {r.name: r for r in admission_rules("acr.example.azurecr.io")}
+    authentication, triggers = rules["keda-authentication-platform-only"], rules["keda-triggers-to-azure-monitor"]
+    assert authentication.always_deny and triggers.always_deny
+    assert policy_manifest(triggers)["spec"]["matchConstraints"]["resourceRules"][0]["resources"] == [
+        "scaledobjects",
+        "scaledjobs",
+    ]
+    identity = {"podIdentity": {"provider": "azure-workload", "identityId": "scaler-client-id"}}
+    assert denied(authentication, {"metadata": {"name": scaling_plan.TRIGGER_AUTHENTICATION}, "spec": identity}) == []
+    assert denied(authentication, {"metadata": {"name": "mine"}, "spec": identity})
+    assert denied(authentication, {"metadata": {"name": "mine"}, "spec": {"secretTargetRef": []}}) == []
+
+    def scaler(server: str, ref: dict | None = None, kind: str = "prometheus") -> dict:
+        trigger = {"type": kind, "metadata": {"serverAddress": server, "query": "up", "threshold": "1"}}
+        trigger["authenticationRef"] = ref or {"name": scaling_plan.TRIGGER_AUTHENTICATION}
+        return {
+            "metadata": {"name": "s"},
+            "spec": {"triggers": [{"type": "cpu", "metadata": {"value": "50"}}, trigger]},
+        }
+
+    workspace = "https://amw-ailab-prod-eus2-1a2b.eastus2.prometheus.monitor.azure.com"
+    assert denied(triggers, scaler(workspace)) == []
+    assert denied(triggers, scaler("https://collector.attacker.example/api"))
+    assert denied(triggers, scaler("https://amw.eastus2.prometheus.monitor.azure.com.attacker.example"))
+    assert denied(triggers, scaler(workspace, kind="metrics-api"))
+    assert denied(triggers, scaler(workspace, {"name": "any", "kind": "ClusterTriggerAuthentication"}))
+    # The platform's own objects pass.
+    config = parse_platform_config(stack_values("prod"))
+    for manifest in scaling_plan.scaling_manifests(config, "eus2", "client-id", workspace):
+        rule = triggers if manifest["kind"] == "ScaledObject" else authentication
+        if manifest["kind"] != "PodMonitor":
+            assert denied(rule, manifest) == [], manifest["kind"]

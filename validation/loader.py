@@ -172,6 +172,11 @@ def unit_problems(config: PlatformConfig, unit: Unit, stack: str) -> list[Config
     return []
 
 
+# Keys whose values come from the delivery project's output `<env>StackSettings`, which the
+# delivery itself never needs to read.
+DELIVERY_SUPPLIED = re.compile(rf"^{NAMESPACE}:serving\.apis\.[^.]+\.applicationClientId$")
+
+
 def parse_platform_config(
     raw: Mapping[str, Any],
     *,
@@ -180,6 +185,7 @@ def parse_platform_config(
     unit: Unit | None = None,
     unit_stack: str | None = None,
     others: Mapping[str, PlatformConfig] | None = None,
+    for_delivery: bool = False,
 ) -> PlatformConfig:
     """Validate `platform:` config given as {"platform:network": <json or value>, ...}.
 
@@ -188,6 +194,8 @@ def parse_platform_config(
     `stack_file`, when given, is checked for values YAML would convert; `others` (the repository's
     other stacks) for names and ranges this stack may not share (checks/repository.py). Raises ConfigError
     listing every problem; no message repeats a value that looks like a credential.
+    `for_delivery`: the delivery project reads the stack file before it holds what the delivery
+    supplies (DELIVERY_SUPPLIED): those keys' problems are not its own.
     """
     prefix = f"{NAMESPACE}:"
     section = {k[len(prefix) :]: _top_level_scalar(k[len(prefix) :], v) for k, v in raw.items() if k.startswith(prefix)}
@@ -219,6 +227,8 @@ def parse_platform_config(
         problems += collisions(stack, expanded, others)
     if config is not None and unit is not None:
         problems += unit_problems(config, unit, unit_stack or unit.stack(config.environment))
+    if for_delivery:
+        problems = [p for p in problems if not DELIVERY_SUPPLIED.match(p.key)]
     if problems or config is None:
         raise ConfigError(
             _redacted(ordered(set(problems)), [value for _, _, value in credentials]),

@@ -68,7 +68,8 @@ class ServingApplications(pulumi.ComponentResource):
                 # Entra issues tokens for the API only to principals assigned one of its roles:
                 # another identity of the tenant gets none, not just a token without roles.
                 app_role_assignment_required=True,
-                opts=pulumi.ResourceOptions(parent=self),
+                # Deleting it would drop every caller's assignment with it.
+                opts=pulumi.ResourceOptions(parent=self, protect=True),
             )
             self.client_ids[app.api] = application.client_id
             if not args.assign_callers:
@@ -85,6 +86,8 @@ class ServingApplications(pulumi.ComponentResource):
                         app_role_id=app.role_id(role),
                         principal_object_id=identity.principal_id,
                         resource_object_id=principal.object_id,
-                        opts=pulumi.ResourceOptions(parent=principal),
+                        # Not under the protected principal (children inherit `protect`): a caller
+                        # leaves with a change to config alone.
+                        opts=pulumi.ResourceOptions(parent=self),
                     )
         self.register_outputs({"clientIds": self.client_ids})

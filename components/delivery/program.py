@@ -223,7 +223,8 @@ def environment_access(config: DeliveryConfig, root: Path = REPOSITORY) -> dict[
                     )
                 )
                 continue
-            platform = parse_platform_config(read_stack_config(root, stack).values, stack=stack)
+            # Before the stack file holds what this run supplies (a new API's client ID).
+            platform = parse_platform_config(read_stack_config(root, stack).values, stack=stack, for_delivery=True)
             if platform.environment != name:
                 problems.append(
                     ConfigProblem(

@@ -59,10 +59,11 @@ class ServingApiConfig(Model):
         description="The Service's port, which must be its pods' port too (their policy admits the gateway there).",
     )
     protocol: Literal["http", "grpc"] = Field(description="`grpc` (HTTP/2 to the pods, long-lived streams) or `http`.")
-    application_client_id: Uuid = Field(
+    application_client_id: Uuid | None = Field(
+        None,
         description="The client ID of the API's Entra application, which the delivery project makes: the audience "
         "its callers' tokens name (the delivery's output `<env>StackSettings`, `platform:serving.apis.<api>."
-        "applicationClientId`)."
+        "applicationClientId`).",
     )
     roles: dict[RoleValue, Annotated[str, StringConstraints(min_length=1, max_length=200)]] = Field(
         min_length=1, description="The API's app roles: value -> what it allows."

@@ -82,6 +82,12 @@ def check_serving(config: PlatformConfig) -> Iterator[ConfigProblem]:
                     f"{spec.workload} runs on {', '.join(config.workload_clusters(spec.workload))}, none of which "
                     "runs a gateway (platform:serving.clusters)",
                 )
+        if spec.application_client_id is None:
+            yield ConfigProblem(
+                at("applicationClientId"),
+                f"is not set: the delivery project makes the API's application, and its output "
+                f"{config.environment}StackSettings carries the client ID (docs/serving.md)",
+            )
         for i, route in enumerate(spec.routes):
             if route.role not in spec.roles:
                 yield ConfigProblem(

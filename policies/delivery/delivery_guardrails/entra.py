@@ -18,6 +18,15 @@ APPLICATION = "azuread:index/application:Application"
 SERVICE_PRINCIPAL = "azuread:index/servicePrincipal:ServicePrincipal"
 APP_ROLE_ASSIGNMENT = "azuread:index/appRoleAssignment:AppRoleAssignment"
 SINGLE_TENANT = "AzureADMyOrg"
+# Credentials an application or service principal could hold: with one, something other than the
+# callers' managed identities could sign in as the API's application.
+CREDENTIALS = (
+    "azuread:index/applicationPassword:ApplicationPassword",
+    "azuread:index/applicationCertificate:ApplicationCertificate",
+    "azuread:index/applicationFederatedIdentityCredential:ApplicationFederatedIdentityCredential",
+    "azuread:index/servicePrincipalPassword:ServicePrincipalPassword",
+    "azuread:index/servicePrincipalCertificate:ServicePrincipalCertificate",
+)
 # Microsoft Graph's application permissions that reach every app role or directory role
 # (restates facts/entra.py: tests/test_pack_constants.py).
 TENANT_WIDE_GRAPH_ROLES = {
@@ -41,6 +50,10 @@ def applications_locked(args, report):
             )
         if lookup(args.props, "password"):
             report(f"application {name}: a client secret; the API's application needs no credential of its own.")
+    elif args.resource_type in CREDENTIALS:
+        report(
+            f"{args.resource_type.rsplit(':', 1)[-1]}: the served APIs' applications hold no credential of their own."
+        )
     elif args.resource_type == SERVICE_PRINCIPAL and lookup(args.props, "appRoleAssignmentRequired") is not True:
         report(
             "a served API's service principal issues tokens to every principal of the tenant "
@@ -62,8 +75,8 @@ def no_tenant_wide_app_roles(args, report):
 POLICIES = [
     resource_policy(
         "entra-applications-locked",
-        "A served API's application is single-tenant, issues v2.0 tokens and holds no secret; its service "
-        "principal issues tokens only to principals assigned a role.",
+        "A served API's application is single-tenant, issues v2.0 tokens and holds no secret, certificate or "
+        "federated credential; its service principal issues tokens only to principals assigned a role.",
         applications_locked,
         severity=Severity.HIGH,
         remediation="components/delivery/entra.py: sign_in_audience AzureADMyOrg, requested_access_token_version 2, "
