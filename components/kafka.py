@@ -120,6 +120,9 @@ class StrimziKafkaArgs:
     # previews copy them to clients); every Kafka cluster's, as MirrorMaker's copies are named.
     ca_readers: list[str] = field(default_factory=list)
     ca_certificates: list[str] = field(default_factory=list)
+    # Consumer groups whose lag KEDA scales on (planning/serving_scaling.py): the Kafka Exporter
+    # reports them; none, no exporter.
+    exporter_groups: list[str] = field(default_factory=list)
 
 
 def kafka_scheduling(cluster: str, pool_name: str | None = None) -> dict[str, Any]:
@@ -338,6 +341,18 @@ def kafka_spec(args: StrimziKafkaArgs) -> dict[str, Any]:
             ],
             "template": {"pod": kafka_scheduling(args.cluster_key)},
         },
+        **(
+            {
+                # Strimzi's Kafka Exporter: the lag of these groups alone, on the Kafka pool.
+                "kafkaExporter": {
+                    "groupRegex": "^(" + "|".join(re.escape(g) for g in args.exporter_groups) + ")$",
+                    "topicRegex": ".*",
+                    "template": {"pod": kafka_scheduling(args.cluster_key)},
+                }
+            }
+            if args.exporter_groups
+            else {}
+        ),
     }
 
 

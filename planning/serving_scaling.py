@@ -1,10 +1,12 @@
 """Scaling served Deployments with KEDA (docs/serving.md, "Scaling"; facts/keda.py).
 
 Per Deployment of `platform:serving.scaling`, on each serving cluster its workload runs on:
-- managed Prometheus scrapes the model server's metrics (a PodMonitor on its pods);
+- managed Prometheus scrapes the model server's metrics (a PodMonitor on its pods), or for a
+  stream consumer, Strimzi's Kafka Exporter on the cluster's Kafka (the `strimzi` PodMonitor);
 - a ScaledObject scales the Deployment on its queue depth (the model server's gauge of waiting
-  requests, summed over the Deployment's pods on this cluster), `waitingPerReplica` each, between
-  `minReplicas` and `maxReplicas`; while the metrics cannot be read it holds `fallbackReplicas`;
+  requests, summed over the Deployment's pods on this cluster), `waitingPerReplica` each, or on
+  its consumer group's lag, `lagPerReplica` each, between `minReplicas` and `maxReplicas`; while
+  the metrics cannot be read it holds `fallbackReplicas`;
 - with `scaleFromZero`, a second trigger wakes it from zero on the gateway's request rate to its
   Services (those metrics exist at zero replicas: the gateway answers 503 and counts it);
 - KEDA's operator reads the region's Azure Monitor workspace as the `serving-scaler` identity
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from facts import istio, keda
+from facts import istio, keda, strimzi
+from planning.kafka import KAFKA_NAMESPACE
 from planning.naming import Naming
 from stackconfig.model import PlatformConfig
 from stackconfig.model.serving import ServingScalingConfig
@@ -86,6 +89,27 @@ def queue_query(config: PlatformConfig, cluster: str, name: str) -> str:
     return f'sum({spec.queue_metric}{{cluster="{aks}", namespace="{namespace}", pod=~"{name}-.*"}})'
 
 
+def lag_query(config: PlatformConfig, cluster: str, name: str) -> str:
+    """The consumer group's lag on this cluster's Kafka, every topic and partition it reads,
+    as Strimzi's Kafka Exporter reports it (facts/strimzi.py)."""
+    assert config.serving is not None
+    spec = config.serving.scaling[name]
+    aks = Naming(config.prefix, config.environment).cluster(cluster)
+    return (
+        f'sum({strimzi.EXPORTER_LAG_METRIC}{{cluster="{aks}", namespace="{KAFKA_NAMESPACE}", '
+        f'consumergroup="{spec.consumer_group}"}})'
+    )
+
+
+def exporter_groups(config: PlatformConfig, cluster: str) -> list[str]:
+    """The consumer groups whose lag this cluster's Kafka Exporter reports (none: no exporter)."""
+    return sorted(
+        str(spec.consumer_group)
+        for name, spec in scaled(config).items()
+        if spec.signal == "kafka-lag" and cluster in scaling_clusters(config, name)
+    )
+
+
 def wake_query(config: PlatformConfig, cluster: str, name: str) -> str:
     aks = Naming(config.prefix, config.environment).cluster(cluster)
     services = "|".join(wake_services(config, name))
@@ -131,16 +155,19 @@ def scaled_object(config: PlatformConfig, cluster: str, name: str, query_endpoin
     assert config.serving is not None
     spec = config.serving.scaling[name]
     namespace = config.workloads[spec.workload].namespace
+    lag = spec.signal == "kafka-lag"
     # At zero replicas the queue has no series by design; with pods running, it must have one.
     triggers = [
         _trigger(
             query_endpoint,
-            queue_query(config, cluster, name),
-            f"{spec.waiting_per_replica:g}",
+            lag_query(config, cluster, name) if lag else queue_query(config, cluster, name),
+            str(spec.lag_per_replica) if lag else f"{spec.waiting_per_replica:g}",
+            # Lag exists with no consumer running: any wakes it from zero.
+            activation="0" if lag and spec.scale_from_zero else None,
             empty_is_zero=spec.min_replicas == 0,
         )
     ]
-    if spec.scale_from_zero:
+    if spec.scale_from_zero and not lag:
         # Any request in the window wakes it (activation above 0); it adds nothing past one replica.
         triggers.append(_trigger(query_endpoint, wake_query(config, cluster, name), "1000000", activation="0"))
     return {
@@ -190,5 +217,7 @@ def scaling_manifests(
         if namespace not in namespaces:
             namespaces.append(namespace)
             found.append(trigger_authentication(namespace, client_id))
-        found += [metrics_monitor(config, name), scaled_object(config, cluster, name, query_endpoint)]
+        if spec.signal == "queue-depth":
+            found.append(metrics_monitor(config, name))
+        found.append(scaled_object(config, cluster, name, query_endpoint))
     return found

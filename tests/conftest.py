@@ -139,6 +139,13 @@ def run_with(stack: str, change: Callable[[dict[str, Any]], None]) -> Plan:
     return run_program(StackConfig(base.project, stack, encoded, []), ROOT)
 
 
+def without_kafka_lag_scaling(values: dict[str, Any]) -> None:
+    """A stack switched to Event Hubs loses its Kafka-lag scaling (Strimzi's exporter feeds it)."""
+    serving = values.get("platform:serving") or {}
+    if "scaling" in serving:
+        serving["scaling"] = {k: v for k, v in serving["scaling"].items() if v.get("signal") != "kafka-lag"}
+
+
 def assert_problems(stack: str, change: Callable[[dict[str, Any]], None], expected: dict[str, str]) -> None:
     """`change` stops the preview of `stack` with one message naming each key of `expected` with
     words of its reason, nothing registered, no traceback."""

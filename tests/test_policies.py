@@ -24,7 +24,7 @@ from pulumi.runtime import rpc
 from offline.engine import Plan
 from offline.policy import PolicyConfigError, load_pack_config, load_packs, parse_pack_config, review_plan
 from offline.report import StackReport, markdown
-from tests.conftest import ROOT, copy_project, run_with
+from tests.conftest import ROOT, copy_project, run_with, without_kafka_lag_scaling
 from tests.support.plan_edits import DELETE, changed, options, with_resource, without
 
 PACKS = {pack.name: pack for pack in load_packs()}
@@ -91,6 +91,7 @@ def prod_on_event_hubs() -> Plan:
         kafka["engine"] = "eventhubs"
         kafka.pop("strimzi")
         kafka["eventHubs"] = {"sku": "Premium", "capacity": 1}
+        without_kafka_lag_scaling(values)
 
     plan = run_with("prod", switch)
     assert plan.ok, plan.error

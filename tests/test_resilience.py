@@ -10,7 +10,7 @@ from facts.azure_regions import PAIRED_REGIONS
 from planning import cosmosdb as cosmos_plan
 from planning.resilience import FAILURE_TABLE, SCENARIOS, row
 from stackconfig.model import GEO_REDUNDANT_STORAGE
-from tests.conftest import run_with, stack_values
+from tests.conftest import run_with, stack_values, without_kafka_lag_scaling
 from tests.support.plan_edits import changed
 from tests.test_private_data import resource_id
 
@@ -452,6 +452,7 @@ def test_on_event_hubs_the_other_region_loses_kafka_with_the_primary():
         values["platform:kafka"].pop("strimzi")
         for job in values["platform:streaming"]["jobs"].values():
             job.pop("topics", None)
+        without_kafka_lag_scaling(values)
 
     plan = run_with("prod", on_event_hubs)
     assert plan.ok, plan.error

@@ -286,3 +286,104 @@ def test_only_the_platforms_authentication_signs_keda_in_and_only_to_azure_monit
         rule = triggers if manifest["kind"] == "ScaledObject" else authentication
         if manifest["kind"] != "PodMonitor":
             assert denied(rule, manifest) == [], manifest["kind"]
+
+
+def test_a_stream_consumer_scales_on_its_groups_lag_from_its_clusters_kafka_exporter(plans):
+    """prod's checkpoint follower (the golden Kafka consumer) scales on its consumer group's lag:
+    each cluster's Kafka runs Strimzi's Kafka Exporter for exactly the groups scaled there, on the
+    Kafka pool; the platform's `strimzi` PodMonitor scrapes it (it carries the Kafka's labels and
+    port), its namespace admits the scrapers; the ScaledObject reads that group's lag on that
+    cluster, `lagPerReplica` each, and the example's group is the one config names."""
+    import re
+
+    import yaml
+
+    from planning import kafka as kafka_plan
+    from tests.conftest import ROOT
+
+    config = parse_platform_config(stack_values("prod"))
+    spec = config.serving.scaling["checkpoint-follower"]
+    assert spec.signal == "kafka-lag"
+    plan = plans["prod"]
+    for key in scaling_plan.keda_clusters(config):
+        view = ClusterView(plan, key, stack_values("prod"))
+        (kafka,) = view.objects("kubernetes:kafka.strimzi.io/v1:Kafka", "kafka")
+        exporter = kafka["spec"]["kafkaExporter"]
+        assert re.fullmatch(exporter["groupRegex"], spec.consumer_group)
+        assert not re.fullmatch(exporter["groupRegex"], "trainer.checkpoint-follower")
+        assert (
+            exporter["template"]["pod"]["tolerations"]
+            == kafka["spec"]["entityOperator"]["template"]["pod"]["tolerations"]
+        )
+        (monitor,) = view.objects("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "kafka")
+        assert {"key": "strimzi.io/kind", "operator": "In", "values": ["Kafka", "KafkaMirrorMaker2"]} in monitor[
+            "spec"
+        ]["selector"]["matchExpressions"]
+        assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "tcp-prometheus"
+        exporter_pod = (("strimzi.io/kind", "Kafka"), ("strimzi.io/name", f"{key}-kafka-exporter"))
+        for scraper in METRICS_SCRAPERS:
+            assert not ingress_refused(
+                view, "kube-system", dict(scraper), Destination(9404, namespace="kafka", pod_labels=exporter_pod)
+            )
+        scaled = _scaled_objects(view, "inference")["checkpoint-follower"]["spec"]
+        (trigger,) = scaled["triggers"]
+        query = trigger["metadata"]["query"]
+        assert (
+            f'consumergroup="{spec.consumer_group}"' in query
+            and f'cluster="{Naming(config.prefix, config.environment).cluster(key)}"' in query
+        )
+        assert trigger["metadata"]["threshold"] == str(spec.lag_per_replica)
+        assert not [
+            m
+            for m in view.objects("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "inference")
+            if m["metadata"]["name"] == "checkpoint-follower"
+        ]
+    (deployment,) = [
+        d
+        for d in yaml.safe_load_all((ROOT / "examples" / "kafka-consumer.yaml").read_text())
+        if d["kind"] == "Deployment"
+    ]
+    assert "replicas" not in deployment["spec"]
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    group = env["KAFKA_GROUP_ID"].replace(
+        "${WORKLOAD_KAFKA_GROUP_PREFIX}", kafka_plan.consumer_group_prefix("inference")
+    )
+    assert group == spec.consumer_group
+
+
+def test_a_lag_scaling_config_kafka_cannot_feed_is_refused_by_key():
+    def broken(values):
+        values["platform:serving"]["scaling"] = {
+            "follower": {
+                "workload": "inference",
+                "signal": "kafka-lag",
+                "consumerGroup": "trainer.follower",
+                "maxReplicas": 7,
+            },
+            "loader": {"workload": "inference", "maxReplicas": 2},
+            "poller": {"workload": "inference", "signal": "kafka-lag", "consumerGroup": "x", "maxReplicas": 1},
+        }
+        values["platform:kafka"]["clients"]["inference"]["topics"] = {"checkpoint-events": "read"}
+
+    assert_problems(
+        "prod",
+        broken,
+        {
+            "platform:serving.scaling.follower.consumerGroup": "starts with inference.",
+            "platform:serving.scaling.follower.maxReplicas": "is above 6",
+            "platform:serving.scaling.loader.metricsPort": "is required for queue-depth",
+            "platform:serving.scaling.poller.consumerGroup": "starts with inference.",
+        },
+    )
+
+    def on_event_hubs(values):
+        kafka = values["platform:kafka"]
+        kafka["engine"] = "eventhubs"
+        kafka.pop("strimzi")
+        kafka["eventHubs"] = {"sku": "Premium", "capacity": 1}
+        for job in values["platform:streaming"]["jobs"].values():
+            job.pop("topics", None)
+
+    assert_problems(
+        "prod", on_event_hubs, {"platform:serving.scaling.checkpoint-follower.signal": "reads Strimzi's Kafka Exporter"}
+    )

@@ -380,6 +380,7 @@ def _strimzi(
             ready=admission.ready,
             ca_readers=_ca_readers(config, key),
             ca_certificates=[kafka_plan.cluster_ca_secret(c) for c in config.kafka_clusters()],
+            exporter_groups=scaling_plan.exporter_groups(config, key),
         ),
         provider=provider,
         opts=ctx.opts,

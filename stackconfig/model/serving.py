@@ -80,8 +80,8 @@ class ServingApiConfig(Model):
 
 
 class ServingScalingConfig(Model):
-    """How KEDA scales one served Deployment: on its model server's queue depth, read from managed
-    Prometheus (docs/serving.md, "Scaling")."""
+    """How KEDA scales one Deployment, on a signal read from managed Prometheus (docs/serving.md,
+    "Scaling"): a model server's queue depth, or a stream consumer's Kafka lag."""
 
     workload: str = Field(description="The `platform:workloads` entry whose namespace holds the Deployment.")
     min_replicas: int = Field(1, ge=0, le=1000, description="Replicas kept with no load; 0 only with `scaleFromZero`.")
@@ -91,8 +91,16 @@ class ServingScalingConfig(Model):
         description="The most replicas KEDA asks for. Kueue admits each pod against the team's quota: a replica "
         "past it waits, gated, without a node.",
     )
-    metrics_port: int = Field(
-        ge=1, le=65535, description="The pods' port that serves their Prometheus metrics (at `metricsPath`)."
+    signal: Literal["queue-depth", "kafka-lag"] = Field(
+        "queue-depth",
+        description="`queue-depth`: the model server's waiting requests (its pods' metrics); `kafka-lag`: the "
+        "records its consumer group has yet to read, from Strimzi's Kafka Exporter on the cluster's Kafka.",
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="The pods' port that serves their Prometheus metrics (at `metricsPath`); for `queue-depth`.",
     )
     metrics_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._~/-]*$")] = Field(
         "/metrics", description="Where the pods serve their metrics."
@@ -108,11 +116,17 @@ class ServingScalingConfig(Model):
     waiting_per_replica: float = Field(
         4, gt=0, description="Waiting requests per replica KEDA aims for: above it, it adds replicas."
     )
+    consumer_group: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,200}$")] | None = Field(
+        None,
+        description="For `kafka-lag`: the Deployment's consumer group (it starts with its client's prefix, "
+        "`<workload>.`).",
+    )
+    lag_per_replica: int = Field(1000, ge=1, description="For `kafka-lag`: records behind per replica KEDA aims for.")
     scale_from_zero: bool = Field(
         False,
         description="Allow `minReplicas: 0`. The AKS add-on has no HTTP interceptor: at zero replicas a request "
         "gets the gateway's 503 until a pod is ready, so only for APIs whose callers retry. It wakes on the "
-        "gateway's request rate to the Deployment's APIs.",
+        "gateway's request rate to the Deployment's APIs (`queue-depth`), or on lag (`kafka-lag`).",
     )
     fallback_replicas: int | None = Field(
         None,

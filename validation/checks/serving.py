@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from functools import partial
 
 from facts import istio
+from planning import kafka as kafka_plan
 from planning import serving as serving_plan
 from planning import serving_scaling as scaling_plan
 from stackconfig.keys import key
@@ -132,10 +133,51 @@ def _check_scaling(config: PlatformConfig) -> Iterator[ConfigProblem]:
                 "0 needs scaleFromZero: true (with no HTTP interceptor in the AKS add-on, requests get 503 until a "
                 "pod is ready)",
             )
-        if spec.scale_from_zero and not scaling_plan.wake_services(config, name):
+        yield from _check_signal(config, name)
+        if spec.scale_from_zero and spec.signal == "queue-depth" and not scaling_plan.wake_services(config, name):
             yield ConfigProblem(
                 at("scaleFromZero"),
                 f"no API of platform:serving.apis is served by workload {spec.workload}: nothing would wake it from zero",
             )
         if spec.fallback_replicas is not None and spec.fallback_replicas > spec.max_replicas:
             yield ConfigProblem(at("fallbackReplicas"), f"is above maxReplicas ({spec.max_replicas})")
+
+
+def _check_signal(config: PlatformConfig, name: str) -> Iterator[ConfigProblem]:
+    """The signal exists: the pods' metrics port for queue depth; for Kafka lag, a Strimzi Kafka on
+    each cluster that scales it, whose client the workload is, with a group of its own prefix."""
+    assert config.serving is not None
+    spec = config.serving.scaling[name]
+    at = partial(key, "serving", "scaling", name)
+    if spec.signal == "queue-depth":
+        if spec.metrics_port is None:
+            yield ConfigProblem(at("metricsPort"), "is required for queue-depth: where the pods serve their metrics")
+        return
+    kafka = config.kafka
+    if kafka is None or kafka.engine != "strimzi":
+        yield ConfigProblem(at("signal"), "kafka-lag reads Strimzi's Kafka Exporter: platform:kafka.engine strimzi")
+        return
+    client = kafka.clients.get(spec.workload)
+    if client is None:
+        yield ConfigProblem(at("workload"), f"{spec.workload} is not a client of platform:kafka.clients")
+        return
+    prefix = kafka_plan.consumer_group_prefix(spec.workload)
+    if spec.consumer_group is None or not spec.consumer_group.startswith(prefix):
+        yield ConfigProblem(
+            at("consumerGroup"), f"names the Deployment's consumer group, which starts with {prefix} (its ACLs)"
+        )
+    hosts = set(config.kafka_clusters())
+    for cluster in scaling_plan.scaling_clusters(config, name):
+        if cluster not in hosts:
+            yield ConfigProblem(
+                at("workload"), f"runs on {cluster}, which hosts no Kafka: its lag is read from the cluster's own"
+            )
+    partitions = max(
+        (t.partitions for t in kafka.topics if kafka_plan.reads(client.topics.get(t.name, "write"))), default=0
+    )
+    if spec.max_replicas > partitions:
+        yield ConfigProblem(
+            at("maxReplicas"),
+            f"is above {partitions}, the most partitions of a topic {spec.workload} reads: a group's consumers past "
+            "its partitions sit idle",
+        )
