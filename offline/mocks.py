@@ -45,6 +45,11 @@ def principal_id(resource: Any, subscription: str = OFFLINE_SUBSCRIPTION_ID) -> 
     return offline_uuid(arm_id(resource.type, resource.name, resource.inputs, subscription), "principal")
 
 
+def client_id(resource: Any, subscription: str = OFFLINE_SUBSCRIPTION_ID) -> str:
+    """The client ID the offline engine gives a plan's user-assigned identity."""
+    return offline_uuid(arm_id(resource.type, resource.name, resource.inputs, subscription), "client")
+
+
 def arm_id(token: str, name: str, inputs: dict[str, Any], subscription: str = OFFLINE_SUBSCRIPTION_ID) -> str:
     """The resource ID Azure would give this resource (facts/arm.py)."""
     try:
@@ -131,6 +136,11 @@ class OfflineMocks(Mocks):
     def _uuid(self, *parts: str) -> str:
         return offline_uuid(*parts, namespace=self.namespace)
 
+    def _identity_ids(self, identity_id: str) -> dict[str, str]:
+        """A user-assigned identity's object and client IDs, fixed by its resource ID: the same
+        wherever it is created, referenced or read."""
+        return {"principalId": self._uuid(identity_id, "principal"), "clientId": self._uuid(identity_id, "client")}
+
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict]:
         inputs = dict(args.inputs)
         token = args.typ
@@ -182,17 +192,11 @@ class OfflineMocks(Mocks):
             state["identity"] = {
                 **identity,
                 "userAssignedIdentities": {
-                    identity_id: {
-                        "principalId": self._uuid(identity_id, "principal"),
-                        "clientId": self._uuid(identity_id, "client"),
-                    }
-                    for identity_id in identity["userAssignedIdentities"]
+                    identity_id: self._identity_ids(identity_id) for identity_id in identity["userAssignedIdentities"]
                 },
             }
         if token == "azure-native:managedidentity:UserAssignedIdentity":
-            state["principalId"] = self._uuid(resource_id, "principal")
-            state["clientId"] = self._uuid(resource_id, "client")
-            state["tenantId"] = self.tenant_id
+            state.update(self._identity_ids(resource_id), tenantId=self.tenant_id)
         elif token == "azure-native:containerservice:ManagedCluster":
             location = inputs.get("location", "eastus2")
             cluster_uid = self._uuid(resource_id)
@@ -301,8 +305,7 @@ class OfflineMocks(Mocks):
             return {
                 "id": identity_id,
                 "name": args.args.get("resourceName"),
-                "principalId": self._uuid(identity_id, "principal"),
-                "clientId": self._uuid(identity_id, "client"),
+                **self._identity_ids(identity_id),
                 "tenantId": self.tenant_id,
             }
         if args.token == "github:index/getTeam:getTeam":

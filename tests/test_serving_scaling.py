@@ -79,9 +79,9 @@ def test_each_serving_cluster_scales_the_model_on_its_queue_depth_within_config_
             for r in plan.of_type("azure-native:managedidentity:UserAssignedIdentity")
             if r.inputs["resourceName"] == naming.workload_identity(scaling_plan.SCALER_WORKLOAD)
         ]
-        from offline.mocks import arm_id, offline_uuid
+        from offline.mocks import client_id
 
-        assert pod_identity["identityId"] == offline_uuid(arm_id(scaler.type, scaler.name, scaler.inputs), "client")
+        assert pod_identity["identityId"] == client_id(scaler)
 
 
 @pytest.mark.parametrize("stack", SERVING)

@@ -95,7 +95,8 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         opts=ctx.opts,
     )
     routes = alert_routes(config, action_groups.ids)
-    networks = _networks(ctx, workspace_ids, routes, {r: o.prometheus_query_endpoint for r, o in observability.items()})
+    query_endpoints = {r: o.prometheus_query_endpoint for r, o in observability.items()}
+    networks = _networks(ctx, workspace_ids, routes, query_endpoints)
     dns, regional_dns = _private_dns(ctx, networks)
     _serving_zones(ctx, networks)
     subnet_ids = {r: n.subnet_ids for r, n in networks.items()}
@@ -205,7 +206,7 @@ def build_foundation(ctx: Context) -> FoundationOutputs:
         monitor_workspace_id=observability[region].monitor_workspace_id,
         action_group_ids=action_groups.ids,
         data_collection_endpoint_id=observability[region].data_collection_endpoint_id,
-        prometheus_query_endpoints={r: o.prometheus_query_endpoint for r, o in observability.items()},
+        prometheus_query_endpoints=query_endpoints,
         regional_workspaces={
             r: {
                 "logAnalytics": o.log_analytics_workspace_id,
